@@ -1,0 +1,220 @@
+//! The contract between workloads and storage systems.
+//!
+//! A workload never knows which backend it drives: it talks to a per-worker [`Client`] through
+//! paths relative to the run directory, and to block files through the fio-style queue of
+//! [`BlockIo`]. Backends declare what they can do in [`Capabilities`] so a workload that needs a
+//! missing capability is refused before it starts.
+//!
+//! The traits use `async fn` without `Send` bounds on purpose: every worker runs on a
+//! thread-local executor, so futures never cross threads, and static dispatch keeps the hot loop
+//! free of boxing.
+#![allow(async_fn_in_trait)]
+
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+use crate::{AlignedBuf, OpError};
+
+/// Result of one storage operation.
+pub type OpResult<T> = Result<T, OpError>;
+
+/// What a backend supports. Workloads check these before they start.
+#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq, Eq)]
+pub struct Capabilities {
+    /// Real directories (mkdir/rmdir/readdir); object stores only have prefixes.
+    pub directories: bool,
+    /// Atomic rename of a file.
+    pub rename: bool,
+    /// Append to an existing file.
+    pub append: bool,
+    /// Read at an offset without reading from the start (pread, ranged GET).
+    pub ranged_read: bool,
+    /// Write at an arbitrary offset of an existing file (pwrite).
+    pub positional_write: bool,
+    /// Force data to stable storage (fsync).
+    pub fsync: bool,
+    /// Bypass the client page cache (O_DIRECT).
+    pub direct_io: bool,
+    /// Operations block the calling OS thread, so every worker needs a thread of its own.
+    pub blocking: bool,
+}
+
+/// One capability, for error messages and checks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Capability {
+    Directories,
+    Rename,
+    Append,
+    RangedRead,
+    PositionalWrite,
+    Fsync,
+    DirectIo,
+}
+
+impl Capability {
+    pub fn name(self) -> &'static str {
+        match self {
+            Capability::Directories => "directories",
+            Capability::Rename => "rename",
+            Capability::Append => "append",
+            Capability::RangedRead => "ranged read",
+            Capability::PositionalWrite => "positional write",
+            Capability::Fsync => "fsync",
+            Capability::DirectIo => "O_DIRECT",
+        }
+    }
+}
+
+impl Capabilities {
+    pub fn has(&self, cap: Capability) -> bool {
+        match cap {
+            Capability::Directories => self.directories,
+            Capability::Rename => self.rename,
+            Capability::Append => self.append,
+            Capability::RangedRead => self.ranged_read,
+            Capability::PositionalWrite => self.positional_write,
+            Capability::Fsync => self.fsync,
+            Capability::DirectIo => self.direct_io,
+        }
+    }
+}
+
+/// A description of the target for result files. Never holds credentials.
+#[derive(Debug, Clone, Serialize)]
+pub struct TargetInfo {
+    /// The target URI as the user gave it, with any secret removed.
+    pub uri: String,
+    /// Backend name, e.g. `posix` or `mem`.
+    pub backend: String,
+    /// Where this run's files live (the run prefix inside the target).
+    pub run_path: String,
+    pub capabilities: Capabilities,
+    /// Backend-specific facts (file system type, I/O engine, ...).
+    pub details: BTreeMap<String, String>,
+}
+
+/// Options of whole-file reads and writes.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FileOpts {
+    /// Bypass the page cache.
+    pub direct: bool,
+    /// fsync before close after writing.
+    pub fsync: bool,
+}
+
+/// Options of a block file opened for fio-style I/O.
+#[derive(Debug, Clone, Copy)]
+pub struct BlockOpts {
+    pub block_size: usize,
+    pub queue_depth: usize,
+    pub direct: bool,
+    /// Create the file if it does not exist.
+    pub create: bool,
+    pub engine: IoEngine,
+}
+
+/// How block I/O is issued, named as in fio.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IoEngine {
+    /// io_uring where the kernel has it, else the synchronous engine.
+    Auto,
+    /// Linux io_uring with a real queue depth.
+    IoUring,
+    /// pread/pwrite, one operation at a time (queue depth 1).
+    Psync,
+}
+
+impl IoEngine {
+    pub fn name(self) -> &'static str {
+        match self {
+            IoEngine::Auto => "auto",
+            IoEngine::IoUring => "io_uring",
+            IoEngine::Psync => "psync",
+        }
+    }
+}
+
+/// Direction of one block operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BlockOp {
+    Read,
+    Write,
+}
+
+/// A finished block operation: the slot it used and the bytes moved or the error.
+#[derive(Debug)]
+pub struct Completion {
+    pub slot: usize,
+    pub result: OpResult<usize>,
+}
+
+/// A storage system opened at the run directory of one run.
+pub trait Storage: Sync {
+    type Client: Client;
+
+    fn capabilities(&self) -> Capabilities;
+    fn info(&self) -> TargetInfo;
+    /// A client for one worker; called on the worker's own thread.
+    fn client(&self) -> OpResult<Self::Client>;
+    /// Remove the run directory and everything in it. Only the run directory this storage
+    /// created is ever removed.
+    fn remove_run(&self) -> OpResult<()>;
+}
+
+/// The operations of one worker. All paths are relative to the run directory and use `/`.
+pub trait Client {
+    type Block: BlockIo;
+
+    async fn mkdir(&mut self, path: &str) -> OpResult<()>;
+    async fn rmdir(&mut self, path: &str) -> OpResult<()>;
+    /// Create an empty file (fails if it exists).
+    async fn create(&mut self, path: &str) -> OpResult<()>;
+    /// The size of a file.
+    async fn stat(&mut self, path: &str) -> OpResult<u64>;
+    /// Open a file for reading and close it again (a 0-byte read).
+    async fn open_close(&mut self, path: &str) -> OpResult<()>;
+    async fn rename(&mut self, from: &str, to: &str) -> OpResult<()>;
+    /// List a directory; returns the number of entries.
+    async fn list(&mut self, dir: &str) -> OpResult<u64>;
+    async fn delete(&mut self, path: &str) -> OpResult<()>;
+    /// Write a whole file of `size` bytes (open, write, close), `buf` at a time. Before each
+    /// chunk is written, `fill(chunk, offset)` may set its content.
+    async fn write_file(
+        &mut self,
+        path: &str,
+        size: u64,
+        opts: FileOpts,
+        buf: &mut AlignedBuf,
+        fill: &mut dyn FnMut(&mut [u8], u64),
+    ) -> OpResult<()>;
+    /// Read a whole file (open, read, close), `buf` at a time; `check(chunk, offset)` sees every
+    /// chunk. Returns the bytes read.
+    async fn read_file(
+        &mut self,
+        path: &str,
+        opts: FileOpts,
+        buf: &mut AlignedBuf,
+        check: &mut dyn FnMut(&[u8], u64),
+    ) -> OpResult<u64>;
+    /// Open a file for fio-style block I/O.
+    async fn open_block(&mut self, path: &str, opts: BlockOpts) -> OpResult<Self::Block>;
+}
+
+/// A file opened for block I/O with a submission queue, in the manner of fio's I/O engines:
+/// fill a slot's buffer, `submit` it, and collect finished slots with `complete`.
+pub trait BlockIo {
+    /// Operations that can be in flight at once (1 for synchronous engines).
+    fn depth(&self) -> usize;
+    /// The engine actually used.
+    fn engine(&self) -> IoEngine;
+    /// The buffer of one slot (`block_size` bytes, aligned for O_DIRECT).
+    fn buffer(&mut self, slot: usize) -> &mut [u8];
+    /// Queue an operation on `len` bytes of the slot's buffer at `offset`.
+    fn submit(&mut self, slot: usize, op: BlockOp, offset: u64, len: usize) -> OpResult<()>;
+    /// Send queued operations and wait until at least `min` have finished; appends every
+    /// finished one to `out`.
+    async fn complete(&mut self, min: usize, out: &mut Vec<Completion>) -> OpResult<()>;
+    /// Flush written data to stable storage.
+    async fn sync(&mut self) -> OpResult<()>;
+}

@@ -1,0 +1,232 @@
+//! `dfsbench run`: turn flags and workload files into a run, execute it, write the result.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use dfsbench_core::config::{parse_workload_file, validate, JobSpec, RunConfig, RunSpec};
+use dfsbench_core::result::RunResult;
+use dfsbench_core::runner::Status;
+use dfsbench_core::session::{execute, new_run_id};
+use dfsbench_report::{phases_csv, phases_table};
+
+use crate::cli::{Format, RunArgs};
+use crate::progress::Progress;
+use crate::Failure;
+
+/// Set by Ctrl-C: workers finish their operation in flight and the run writes what it has.
+pub static INTERRUPT: AtomicBool = AtomicBool::new(false);
+
+/// The job-level keys given as flags.
+fn job_flags(a: &RunArgs) -> JobSpec {
+    JobSpec {
+        workload: a.workload.clone(),
+        workers: a.workers,
+        threads: a.threads,
+        duration: a.duration.clone(),
+        ramp: a.ramp.clone(),
+        files: a.files,
+        phases: a.phases.clone(),
+        layout: a.layout.clone(),
+        dirs: a.dirs,
+        branch: a.branch,
+        file_size: a.file_size.clone(),
+        sizes: a.sizes.clone(),
+        bs: a.bs.clone(),
+        direct: a.direct,
+        fsync: a.fsync,
+        rw: a.rw.clone(),
+        size: a.size.clone(),
+        iodepth: a.iodepth,
+        rwmixread: a.rwmixread,
+        shared_file: a.shared_file,
+        ioengine: a.ioengine.clone(),
+        name: None,
+    }
+}
+
+fn run_flags(a: &RunArgs) -> RunSpec {
+    RunSpec {
+        verify: a.verify.then_some(true),
+        keep: a.keep.then_some(true),
+        max_errors: a.max_errors,
+        seed: a.seed,
+        workers: None,
+        threads: None,
+    }
+}
+
+/// `dfsbench run` without a workload: a short mix of metadata, small and large files.
+fn default_mix(flags: &JobSpec) -> Vec<JobSpec> {
+    let meta = JobSpec {
+        name: Some("metadata".into()),
+        workload: Some("meta".into()),
+        files: Some(1000),
+        ..Default::default()
+    };
+    let files = JobSpec {
+        name: Some("files".into()),
+        workload: Some("files".into()),
+        sizes: Some(vec!["1000x4k".into(), "4x16m".into()]),
+        ..Default::default()
+    };
+    let common = JobSpec {
+        workers: flags.workers,
+        threads: flags.threads,
+        ..Default::default()
+    };
+    vec![meta.overlay(&common), files.overlay(&common)]
+}
+
+/// Build the run from a workload file and/or flags.
+fn build_config(a: &RunArgs) -> Result<(RunConfig, Option<String>), Failure> {
+    let flags = job_flags(a);
+    let (file_target, run, jobs) = match &a.workload_file {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| Failure::usage(format!("cannot read workload file {}: {e}", path.display())))?;
+            let file = parse_workload_file(&path.display().to_string(), &text).map_err(Failure::usage)?;
+            if a.workload.is_some() {
+                return Err(Failure::usage(
+                    "give either a workload file or --workload, not both".to_string(),
+                ));
+            }
+            let only_common = JobSpec {
+                workers: flags.workers,
+                threads: flags.threads,
+                duration: flags.duration.clone(),
+                ramp: flags.ramp.clone(),
+                ..Default::default()
+            };
+            if format!("{flags:?}") != format!("{only_common:?}") {
+                return Err(Failure::usage(
+                    "with a workload file only --workers, --threads, --duration and --ramp apply to its jobs: \
+                     set the other keys in the file"
+                        .to_string(),
+                ));
+            }
+            let jobs: Vec<JobSpec> = file.jobs.iter().map(|j| j.overlay(&only_common)).collect();
+            (file.target, file.run, jobs)
+        }
+        None if a.workload.is_some() => (None, RunSpec::default(), vec![flags]),
+        None => {
+            let specific = JobSpec {
+                workers: None,
+                threads: None,
+                ..flags.clone()
+            };
+            if format!("{specific:?}") != format!("{:?}", JobSpec::default()) {
+                return Err(Failure::usage(
+                    "workload flags need --workload meta|files|io (or a workload file)".to_string(),
+                ));
+            }
+            (None, RunSpec::default(), default_mix(&flags))
+        }
+    };
+    let run = run.merge(&run_flags(a));
+    let config = validate(&run, &jobs).map_err(Failure::usage)?;
+    Ok((config, file_target))
+}
+
+/// Where the result JSON goes.
+fn result_path(out: Option<&Path>, run_id: &str) -> PathBuf {
+    let name = format!("{run_id}.json");
+    match out {
+        Some(p) if p.is_dir() || p.as_os_str().to_string_lossy().ends_with('/') => p.join(name),
+        Some(p) => p.to_path_buf(),
+        None => PathBuf::from("dfsbench-results").join(name),
+    }
+}
+
+/// Write the result; if the chosen place fails, keep it in the temp directory instead of
+/// losing it.
+fn save(result: &RunResult, path: &Path) -> Result<PathBuf, Failure> {
+    let json = serde_json::to_string_pretty(result).expect("results serialize");
+    let write = |p: &Path| -> std::io::Result<()> {
+        if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)?;
+        }
+        let tmp = p.with_extension("json.tmp");
+        std::fs::write(&tmp, &json)?;
+        std::fs::rename(&tmp, p)
+    };
+    match write(path) {
+        Ok(()) => Ok(path.to_path_buf()),
+        Err(e) => {
+            let fallback = std::env::temp_dir().join(format!("dfsbench-result-{}.json", result.run_id));
+            write(&fallback).map_err(|e2| {
+                Failure::runtime(format!(
+                    "cannot write the result to {} ({e}) nor to {} ({e2})",
+                    path.display(),
+                    fallback.display()
+                ))
+            })?;
+            eprintln!(
+                "warning: cannot write the result to {} ({e}); saved it to {} instead",
+                path.display(),
+                fallback.display()
+            );
+            Ok(fallback)
+        }
+    }
+}
+
+pub fn run(a: &RunArgs) -> Result<(), Failure> {
+    let (config, file_target) = build_config(a)?;
+    let target = a
+        .target
+        .clone()
+        .or(file_target)
+        .unwrap_or_else(|| std::env::temp_dir().display().to_string());
+    let run_id = new_run_id();
+    let _ = ctrlc::set_handler(|| {
+        if INTERRUPT.swap(true, Ordering::SeqCst) {
+            eprintln!("\ndfsbench: interrupted twice, quitting without results");
+            std::process::exit(130);
+        }
+        eprintln!(
+            "\ndfsbench: interrupted: finishing operations in flight and writing results (Ctrl-C again quits at once)"
+        );
+    });
+
+    let mut progress = Progress::new(a.quiet);
+    let outcome = execute(&config, &target, &run_id, &INTERRUPT, &mut progress).map_err(|e| Failure::runtime(e.0))?;
+    progress.finish();
+    let result = &outcome.result;
+    let path = save(result, &result_path(a.out.as_deref(), &run_id))?;
+
+    match a.format {
+        Format::Table => {
+            let fs = result
+                .target
+                .details
+                .get("fs_type")
+                .map(|t| format!(", {t}"))
+                .unwrap_or_default();
+            println!(
+                "dfsbench {}  run {}  target {} ({}{fs})",
+                result.tool.version, result.run_id, result.target.run_path, result.target.backend
+            );
+            print!("{}", phases_table(result));
+        }
+        Format::Json => println!("{}", serde_json::to_string_pretty(result).expect("results serialize")),
+        Format::Csv => print!("{}", phases_csv(result)),
+    }
+    if !a.quiet {
+        eprintln!("results: {}", path.display());
+    }
+    for w in &outcome.warnings {
+        eprintln!("warning: {w}");
+    }
+    let errors: u64 = result.phases.iter().map(|p| p.errors.total).sum();
+    match outcome.status {
+        Status::Complete if errors == 0 => Ok(()),
+        Status::Complete => Err(Failure::runtime(format!(
+            "{errors} operations failed (see errors in {})",
+            path.display()
+        ))),
+        Status::Interrupted => Err(Failure::interrupted()),
+        Status::Aborted(m) | Status::Failed(m) => {
+            Err(Failure::runtime(format!("{m}; partial results in {}", path.display())))
+        }
+    }
+}

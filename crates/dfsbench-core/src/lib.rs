@@ -1,0 +1,13 @@
+//! The dfsbench engine: workloads, workers, measurement and the result document.
+
+pub mod config;
+pub mod host;
+pub mod pattern;
+pub mod plan;
+pub mod result;
+pub mod runner;
+pub mod session;
+pub mod stats;
+pub mod units;
+mod worker;
+mod workloads;

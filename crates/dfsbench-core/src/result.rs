@@ -1,0 +1,199 @@
+//! The result document: one versioned JSON file per run, from which every report is derived.
+//! The schema is documented in docs/result-schema.json.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// Schema identifier written into every result file.
+pub const SCHEMA: &str = "dfsbench.result/1";
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunResult {
+    pub schema: String,
+    pub tool: Tool,
+    pub run_id: String,
+    /// RFC 3339 UTC.
+    pub started_at: String,
+    pub finished_at: String,
+    /// `complete`, `interrupted` (Ctrl-C), `aborted` (too many errors) or `failed`.
+    pub status: String,
+    /// Why the run did not complete, when it did not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status_message: Option<String>,
+    pub command_line: Vec<String>,
+    pub host: Host,
+    pub target: Target,
+    pub config: serde_json::Value,
+    /// SHA-256 of the config's JSON text: equal hashes mean equal workloads.
+    pub config_hash: String,
+    pub phases: Vec<PhaseResult>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Tool {
+    pub name: String,
+    pub version: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Host {
+    pub hostname: String,
+    pub os: String,
+    pub kernel: String,
+    pub cpus: usize,
+    pub memory_bytes: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Target {
+    pub uri: String,
+    pub backend: String,
+    pub run_path: String,
+    pub capabilities: BTreeMap<String, bool>,
+    pub details: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PhaseResult {
+    /// Operation of the phase: `create`, `write`, `randread`, ...
+    pub name: String,
+    /// Name and parameters for people, e.g. `write 10 KiB`.
+    pub label: String,
+    /// Index of the job in the config, and its name and workload.
+    pub job: usize,
+    pub job_name: String,
+    pub workload: String,
+    /// Parameters that distinguish this phase (file size, block size, queue depth, ...).
+    pub params: BTreeMap<String, serde_json::Value>,
+    /// An unmeasured preparation step (fio's file layout), not a benchmark result.
+    #[serde(default)]
+    pub prepare: bool,
+    pub workers: usize,
+    pub threads: usize,
+    /// Start of the phase, seconds after the run started.
+    pub start_s: f64,
+    /// Measured time: from the end of ramp-up until the last worker finished.
+    pub duration_s: f64,
+    pub ramp_s: f64,
+    pub ops: u64,
+    pub bytes: u64,
+    /// Entries seen by list operations.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub items: u64,
+    pub ops_per_sec: f64,
+    pub bytes_per_sec: f64,
+    pub errors: Errors,
+    /// Throughput while every worker was running (IOR's stonewalling).
+    pub stonewall: Stonewall,
+    pub latency: Latency,
+    /// Per-operation breakdown for mixed phases (e.g. read and write of randrw).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ops_by_kind: Vec<OpKind>,
+    pub series: Series,
+    pub cpu: Cpu,
+    pub workers_detail: Vec<WorkerSummary>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify: Option<Verify>,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Errors {
+    pub total: u64,
+    pub by_kind: BTreeMap<String, u64>,
+    /// The first errors of the phase with their details (at most 100).
+    pub samples: Vec<ErrorSample>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ErrorSample {
+    /// Seconds after the phase started.
+    pub time_s: f64,
+    pub worker: usize,
+    pub op: String,
+    pub kind: String,
+    pub path: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset: Option<u64>,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Stonewall {
+    pub duration_s: f64,
+    pub ops: u64,
+    pub bytes: u64,
+    pub ops_per_sec: f64,
+    pub bytes_per_sec: f64,
+}
+
+/// Latency of successful operations in nanoseconds, from the exactly merged histogram.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Latency {
+    pub count: u64,
+    pub min_ns: u64,
+    pub mean_ns: f64,
+    pub stdev_ns: f64,
+    pub p50_ns: u64,
+    pub p90_ns: u64,
+    pub p99_ns: u64,
+    pub p99_9_ns: u64,
+    pub p99_99_ns: u64,
+    pub max_ns: u64,
+    /// The whole histogram: HdrHistogram V2 with DEFLATE, base64 (any HdrHistogram library
+    /// reads it).
+    pub histogram: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct OpKind {
+    pub op: String,
+    pub ops: u64,
+    pub bytes: u64,
+    pub ops_per_sec: f64,
+    pub bytes_per_sec: f64,
+    pub latency: Latency,
+}
+
+/// Per-interval counts, interval `i` covering [i * interval_s, (i + 1) * interval_s) after the
+/// phase started; the last interval may be shorter.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Series {
+    pub interval_s: f64,
+    pub ops: Vec<u64>,
+    pub bytes: Vec<u64>,
+    pub errors: Vec<u64>,
+}
+
+/// CPU used by the dfsbench process during the phase.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Cpu {
+    pub user_s: f64,
+    pub sys_s: f64,
+    /// (user + sys) / duration: 1.0 is one core busy.
+    pub cores: f64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct WorkerSummary {
+    pub worker: usize,
+    pub ops: u64,
+    pub bytes: u64,
+    pub errors: u64,
+    pub duration_s: f64,
+    pub ops_per_sec: f64,
+    pub bytes_per_sec: f64,
+    pub p50_ns: u64,
+    pub p99_ns: u64,
+    pub max_ns: u64,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Verify {
+    pub checked_bytes: u64,
+    pub mismatches: u64,
+}

@@ -1,0 +1,500 @@
+//! Runs the phases of every job on worker threads and merges what they measured.
+//!
+//! Each job gets its own OS threads (as many as the backend needs), each thread a
+//! current-thread executor carrying some of the workers. The main thread releases every phase
+//! with a barrier, samples the workers' live counters for the per-second series and the
+//! progress line, and merges the workers' histograms and counters exactly when the phase ends.
+
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::mpsc;
+use std::sync::{Barrier, Mutex};
+use std::time::{Duration, Instant};
+
+use futures_util::future::join_all;
+
+use dfsbench_backends::{Capability, Client, Storage};
+
+use crate::config::{Job, RunConfig, Workload};
+use crate::host::cpu_times;
+use crate::plan::{phases, Phase};
+use crate::result::{Cpu, OpKind, PhaseResult, Series, Stonewall, Verify, WorkerSummary};
+use crate::stats::{latency, merge_errors, merge_histograms, Live, PhaseControl, WorkerPhase};
+use crate::worker::{JobContext, Worker};
+use crate::workloads::{files_dir, io_dir, meta_setup_dirs};
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Status {
+    Complete,
+    /// Ctrl-C.
+    Interrupted,
+    /// Stopped after `max_errors` errors.
+    Aborted(String),
+    /// Could not go on (e.g. a setup step failed).
+    Failed(String),
+}
+
+/// What the runner tells the user interface while it runs.
+pub trait Observer {
+    fn phase_started(&mut self, _phase: &Phase, _workers: usize) {}
+    /// About ten times a second: elapsed time and running totals of the phase.
+    fn tick(&mut self, _elapsed: Duration, _ops: u64, _bytes: u64, _errors: u64) {}
+    fn phase_finished(&mut self, _result: &PhaseResult) {}
+}
+
+/// An observer that shows nothing.
+pub struct Quiet;
+impl Observer for Quiet {}
+
+const TICK: Duration = Duration::from_millis(100);
+const SERIES_INTERVAL: Duration = Duration::from_secs(1);
+
+/// Check that the backend can do what the jobs ask, before anything runs.
+pub fn check_capabilities(
+    config: &RunConfig,
+    caps: dfsbench_backends::Capabilities,
+    backend: &str,
+) -> Result<(), String> {
+    for job in &config.jobs {
+        let mut needs = Vec::new();
+        match &job.workload {
+            Workload::Meta(m) => {
+                needs.push(Capability::Directories);
+                if m.phases.contains(&crate::config::MetaPhase::Rename) {
+                    needs.push(Capability::Rename);
+                }
+            }
+            Workload::Files(f) => {
+                if f.direct {
+                    needs.push(Capability::DirectIo);
+                }
+                if f.fsync {
+                    needs.push(Capability::Fsync);
+                }
+            }
+            Workload::Io(io) => {
+                needs.push(Capability::RangedRead);
+                if io.rw.writes() {
+                    needs.push(Capability::PositionalWrite);
+                }
+                if io.direct {
+                    needs.push(Capability::DirectIo);
+                }
+                if io.fsync {
+                    needs.push(Capability::Fsync);
+                }
+            }
+        }
+        if let Some(missing) = needs.into_iter().find(|c| !caps.has(*c)) {
+            return Err(format!(
+                "job '{}' needs {} but the {backend} backend does not support it: change the job or the target",
+                job.name,
+                missing.name()
+            ));
+        }
+        if caps.blocking {
+            if let Some(t) = job.threads.filter(|&t| t != job.workers) {
+                return Err(format!(
+                    "job '{}': the {backend} backend blocks a thread per operation, so threads ({t}) must equal workers ({}): leave --threads out",
+                    job.name, job.workers
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Run every job of `config` on `storage`. Phases finished before an interruption, an abort or
+/// a failure are returned with the status.
+pub fn run<S: Storage>(
+    storage: &S,
+    config: &RunConfig,
+    run_tag: u32,
+    interrupt: &'static AtomicBool,
+    observer: &mut dyn Observer,
+) -> (Vec<PhaseResult>, Status) {
+    let run_start = Instant::now();
+    let mut results = Vec::new();
+    for (index, job) in config.jobs.iter().enumerate() {
+        let status = run_job(
+            storage,
+            config,
+            index,
+            job,
+            run_tag,
+            interrupt,
+            run_start,
+            observer,
+            &mut results,
+        );
+        if status != Status::Complete {
+            return (results, status);
+        }
+    }
+    (results, Status::Complete)
+}
+
+/// Drive a client future to its end on the calling thread.
+fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a current-thread runtime")
+        .block_on(f)
+}
+
+/// Directories a job needs before its first phase, made on the main thread, unmeasured.
+fn setup_dirs(index: usize, job: &Job) -> Vec<String> {
+    match &job.workload {
+        Workload::Meta(m) => meta_setup_dirs(index, m, job.workers),
+        Workload::Files(_) => {
+            let base = files_dir(index);
+            std::iter::once(base.clone())
+                .chain((0..job.workers).map(|w| format!("{base}/w{w}")))
+                .collect()
+        }
+        Workload::Io(_) => vec![io_dir(index)],
+    }
+}
+
+/// One job's directories hold many files; the mem and posix backends need them made, object
+/// stores (later) ignore them.
+fn setup<S: Storage>(storage: &S, index: usize, job: &Job) -> Result<(), String> {
+    let dirs = setup_dirs(index, job);
+    let mut client = storage.client().map_err(|e| format!("cannot open a client: {e}"))?;
+    block_on(async {
+        for d in &dirs {
+            client
+                .mkdir(d)
+                .await
+                .map_err(|e| format!("cannot create directory {d} in the run directory: {e}"))?;
+        }
+        Ok(())
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_job<S: Storage>(
+    storage: &S,
+    config: &RunConfig,
+    index: usize,
+    job: &Job,
+    run_tag: u32,
+    interrupt: &'static AtomicBool,
+    run_start: Instant,
+    observer: &mut dyn Observer,
+    results: &mut Vec<PhaseResult>,
+) -> Status {
+    if let Err(e) = setup(storage, index, job) {
+        return Status::Failed(e);
+    }
+    let caps = storage.capabilities();
+    let threads = if caps.blocking {
+        job.workers
+    } else {
+        job.threads.unwrap_or_else(|| {
+            job.workers
+                .min(std::thread::available_parallelism().map_or(1, |n| n.get()))
+        })
+    };
+    let ctx = JobContext {
+        config,
+        job,
+        job_index: index,
+    };
+    let lives: Vec<Live> = (0..job.workers).map(|_| Live::default()).collect();
+    let barrier = Barrier::new(threads + 1);
+    let current: Mutex<Option<(Phase, std::sync::Arc<PhaseControl>)>> = Mutex::new(None);
+    let collected: Mutex<Vec<WorkerPhase>> = Mutex::new(Vec::new());
+    let client_error: Mutex<Option<String>> = Mutex::new(None);
+    let (done_tx, done_rx) = mpsc::channel::<()>();
+
+    std::thread::scope(|scope| {
+        for t in 0..threads {
+            let (ctx, lives, barrier, current, collected, client_error) =
+                (&ctx, &lives, &barrier, &current, &collected, &client_error);
+            let done_tx = done_tx.clone();
+            let ids: Vec<usize> = (t..job.workers).step_by(threads).collect();
+            std::thread::Builder::new()
+                .name(format!("dfsbench-w{t}"))
+                .spawn_scoped(scope, move || {
+                    let rt = tokio::runtime::Builder::new_current_thread()
+                        .enable_all()
+                        .build()
+                        .expect("a current-thread runtime");
+                    let mut workers = Vec::with_capacity(ids.len());
+                    for &id in &ids {
+                        match storage.client() {
+                            Ok(c) => workers.push(Worker::new(id, c, ctx, run_tag)),
+                            Err(e) => *client_error.lock().expect("lock") = Some(format!("cannot open a client: {e}")),
+                        }
+                    }
+                    loop {
+                        barrier.wait();
+                        let Some((phase, ctl)) = current.lock().expect("lock").clone() else {
+                            break;
+                        };
+                        let out = rt.block_on(join_all(
+                            workers.iter_mut().map(|w| w.run_phase(ctx, &phase, &ctl, &lives[w.id])),
+                        ));
+                        ctl.done_workers.fetch_add(out.len(), Relaxed);
+                        collected.lock().expect("lock").extend(out);
+                        let _ = done_tx.send(());
+                        barrier.wait();
+                    }
+                })
+                .expect("spawning a worker thread");
+        }
+        drop(done_tx);
+
+        let mut status = Status::Complete;
+        for phase in phases(index, job) {
+            if let Some(e) = client_error.lock().expect("lock").take() {
+                status = Status::Failed(e);
+                break;
+            }
+            let start = Instant::now();
+            let ctl = std::sync::Arc::new(PhaseControl::new(
+                start,
+                phase.duration,
+                phase.ramp,
+                config.max_errors,
+                interrupt,
+            ));
+            *current.lock().expect("lock") = Some((phase.clone(), ctl.clone()));
+            observer.phase_started(&phase, job.workers);
+            let cpu0 = cpu_times();
+            barrier.wait();
+            let series = sample(&ctl, &lives, threads, &done_rx, observer);
+            barrier.wait();
+            let cpu1 = cpu_times();
+            let workers = std::mem::take(&mut *collected.lock().expect("lock"));
+            let result = merge(&phase, job, threads, &ctl, run_start, workers, series, cpu0, cpu1);
+            observer.phase_finished(&result);
+            let errors = result.errors.clone();
+            results.push(result);
+            if ctl.interrupted() {
+                status = Status::Interrupted;
+                break;
+            }
+            if ctl.aborted() {
+                let why = match crate::stats::top_error(&errors) {
+                    Some((kind, n, msg)) => format!("{n} x {kind}: {msg}"),
+                    None => "errors".into(),
+                };
+                status = Status::Aborted(format!(
+                    "stopped after {} errors (max_errors) in phase '{}', most often {why}",
+                    config.max_errors, phase.label
+                ));
+                break;
+            }
+        }
+        *current.lock().expect("lock") = None;
+        barrier.wait();
+        status
+    })
+}
+
+/// Watch a running phase until every thread reports done; returns the per-second series.
+fn sample(
+    ctl: &PhaseControl,
+    lives: &[Live],
+    threads: usize,
+    done_rx: &mpsc::Receiver<()>,
+    observer: &mut dyn Observer,
+) -> Series {
+    let totals = || {
+        lives.iter().fold((0, 0, 0), |(o, b, e), l| {
+            (
+                o + l.ops.load(Relaxed),
+                b + l.bytes.load(Relaxed),
+                e + l.errors.load(Relaxed),
+            )
+        })
+    };
+    let mut series = Series {
+        interval_s: SERIES_INTERVAL.as_secs_f64(),
+        ..Series::default()
+    };
+    let mut last = (0u64, 0u64, 0u64);
+    let push = |series: &mut Series, last: &mut (u64, u64, u64), now: (u64, u64, u64)| {
+        series.ops.push(now.0 - last.0);
+        series.bytes.push(now.1 - last.1);
+        series.errors.push(now.2 - last.2);
+        *last = now;
+    };
+    let mut done = 0;
+    let mut next_tick = ctl.start + TICK;
+    let mut next_sample = ctl.start + SERIES_INTERVAL;
+    while done < threads {
+        let wait = next_tick.saturating_duration_since(Instant::now());
+        match done_rx.recv_timeout(wait) {
+            Ok(()) => done += 1,
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        }
+        let now = Instant::now();
+        if now >= next_tick {
+            let (o, b, e) = totals();
+            observer.tick(now - ctl.start, o, b, e);
+            next_tick += TICK;
+        }
+        if now >= next_sample {
+            push(&mut series, &mut last, totals());
+            next_sample += SERIES_INTERVAL;
+        }
+    }
+    let end = totals();
+    if end != last || series.ops.is_empty() {
+        push(&mut series, &mut last, end);
+    }
+    series
+}
+
+fn secs(d: Duration) -> f64 {
+    d.as_secs_f64()
+}
+
+fn rate(n: u64, seconds: f64) -> f64 {
+    if seconds > 0.0 {
+        n as f64 / seconds
+    } else {
+        0.0
+    }
+}
+
+/// Merge the workers' measurements of one phase exactly.
+#[allow(clippy::too_many_arguments)]
+fn merge(
+    phase: &Phase,
+    job: &Job,
+    threads: usize,
+    ctl: &PhaseControl,
+    run_start: Instant,
+    mut workers: Vec<WorkerPhase>,
+    series: Series,
+    cpu0: (f64, f64),
+    cpu1: (f64, f64),
+) -> PhaseResult {
+    workers.sort_by_key(|w| w.worker);
+    let measured_from = ctl.ramp_end.unwrap_or(ctl.start);
+    let last_end = workers.iter().filter_map(|w| w.last_end).max().unwrap_or(measured_from);
+    let duration = secs(last_end.saturating_duration_since(measured_from));
+
+    let class_count = phase.classes.len();
+    let mut kinds = Vec::new();
+    for c in 0..class_count {
+        let hist = merge_histograms(workers.iter().map(|w| &w.classes[c].hist));
+        let ops: u64 = workers.iter().map(|w| w.classes[c].ops).sum();
+        let bytes: u64 = workers.iter().map(|w| w.classes[c].bytes).sum();
+        kinds.push((phase.classes[c], hist, ops, bytes));
+    }
+    let all = merge_histograms(kinds.iter().map(|k| &k.1));
+    let ops: u64 = kinds.iter().map(|k| k.2).sum();
+    let bytes: u64 = kinds.iter().map(|k| k.3).sum();
+    let active: Vec<_> = kinds.iter().filter(|k| k.2 > 0).collect();
+    let ops_by_kind = if active.len() > 1 {
+        active
+            .iter()
+            .map(|(name, hist, ops, bytes)| OpKind {
+                op: name.to_string(),
+                ops: *ops,
+                bytes: *bytes,
+                ops_per_sec: rate(*ops, duration),
+                bytes_per_sec: rate(*bytes, duration),
+                latency: latency(hist),
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+
+    // Stonewall: from the moment the last worker started to the moment the first finished.
+    let latest_start = workers
+        .iter()
+        .filter_map(|w| w.first_start)
+        .max()
+        .map_or(measured_from, |s| s.max(measured_from));
+    let first_done = ctl.first_done_at().unwrap_or(last_end);
+    let sw_duration = secs(first_done.saturating_duration_since(latest_start));
+    let sw_ops: u64 = workers.iter().map(|w| w.stonewall_ops).sum();
+    let sw_bytes: u64 = workers.iter().map(|w| w.stonewall_bytes).sum();
+
+    let mut errors = crate::result::Errors::default();
+    let mut items = 0;
+    let mut verify = Verify::default();
+    let mut detail = Vec::with_capacity(workers.len());
+    for w in workers {
+        let hist = merge_histograms(w.classes.iter().map(|c| &c.hist));
+        let w_ops: u64 = w.classes.iter().map(|c| c.ops).sum();
+        let w_bytes: u64 = w.classes.iter().map(|c| c.bytes).sum();
+        let w_dur = match (w.first_start, w.last_end) {
+            (Some(_), Some(e)) => secs(e.saturating_duration_since(measured_from)),
+            _ => 0.0,
+        };
+        detail.push(WorkerSummary {
+            worker: w.worker,
+            ops: w_ops,
+            bytes: w_bytes,
+            errors: w.errors.total,
+            duration_s: w_dur,
+            ops_per_sec: rate(w_ops, w_dur),
+            bytes_per_sec: rate(w_bytes, w_dur),
+            p50_ns: if hist.is_empty() {
+                0
+            } else {
+                hist.value_at_quantile(0.5)
+            },
+            p99_ns: if hist.is_empty() {
+                0
+            } else {
+                hist.value_at_quantile(0.99)
+            },
+            max_ns: hist.max(),
+        });
+        items += w.items;
+        verify.checked_bytes += w.verified_bytes;
+        verify.mismatches += w.mismatches;
+        merge_errors(&mut errors, w.errors);
+    }
+    let cpu_user = cpu1.0 - cpu0.0;
+    let cpu_sys = cpu1.1 - cpu0.1;
+    let wall = secs(last_end.saturating_duration_since(ctl.start));
+    PhaseResult {
+        name: phase.name.to_string(),
+        label: phase.label.clone(),
+        job: phase.job,
+        job_name: job.name.clone(),
+        workload: job.workload.name().to_string(),
+        params: phase.params.clone(),
+        prepare: phase.prepare,
+        workers: job.workers,
+        threads,
+        start_s: secs(ctl.start.saturating_duration_since(run_start)),
+        duration_s: duration,
+        ramp_s: secs(phase.ramp),
+        ops,
+        bytes,
+        items,
+        ops_per_sec: rate(ops, duration),
+        bytes_per_sec: rate(bytes, duration),
+        errors,
+        stonewall: Stonewall {
+            duration_s: sw_duration,
+            ops: sw_ops,
+            bytes: sw_bytes,
+            ops_per_sec: rate(sw_ops, sw_duration),
+            bytes_per_sec: rate(sw_bytes, sw_duration),
+        },
+        latency: latency(&all),
+        ops_by_kind,
+        series,
+        cpu: Cpu {
+            user_s: cpu_user,
+            sys_s: cpu_sys,
+            cores: if wall > 0.0 { (cpu_user + cpu_sys) / wall } else { 0.0 },
+        },
+        workers_detail: detail,
+        verify: (verify.checked_bytes > 0 || verify.mismatches > 0).then_some(verify),
+    }
+}

@@ -1,0 +1,129 @@
+//! One benchmark run from start to end: open the run directory in the target, check
+//! capabilities, run the jobs, clean up, and assemble the result document.
+
+use std::sync::atomic::AtomicBool;
+use std::time::SystemTime;
+
+use sha2::{Digest, Sha256};
+
+use dfsbench_backends::{with_storage, Storage, Target, TargetInfo};
+
+use crate::config::RunConfig;
+use crate::host::host;
+use crate::result::{self, RunResult, Tool};
+use crate::runner::{check_capabilities, run, Observer, Status};
+
+/// A run that could not start: nothing was measured.
+#[derive(Debug)]
+pub struct StartError(pub String);
+
+/// Identifies a run: `20261122-013012-4f2a9c`. The run directory is `dfsbench-<id>`.
+pub fn new_run_id() -> String {
+    let now = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
+    let stamp: String = now.chars().filter(|c| c.is_ascii_digit()).take(14).collect();
+    format!(
+        "{}-{}-{:06x}",
+        &stamp[..8],
+        &stamp[8..],
+        rand::random::<u32>() & 0xff_ffff
+    )
+}
+
+/// A 32-bit tag of the run id, written into verified data.
+pub fn run_tag(run_id: &str) -> u32 {
+    run_id
+        .bytes()
+        .fold(0x811c_9dc5u32, |h, b| (h ^ u32::from(b)).wrapping_mul(0x0100_0193))
+}
+
+fn target_json(info: &TargetInfo) -> result::Target {
+    let caps = serde_json::to_value(info.capabilities).expect("capabilities serialize");
+    result::Target {
+        uri: info.uri.clone(),
+        backend: info.backend.clone(),
+        run_path: info.run_path.clone(),
+        capabilities: serde_json::from_value(caps).expect("capabilities are booleans"),
+        details: info.details.clone(),
+    }
+}
+
+/// What a finished (or stopped) run produced.
+pub struct Outcome {
+    pub result: RunResult,
+    pub status: Status,
+    /// Problems after the measurement (e.g. cleanup), for the user's attention.
+    pub warnings: Vec<String>,
+}
+
+/// Run `config` against `target_uri`.
+pub fn execute(
+    config: &RunConfig,
+    target_uri: &str,
+    run_id: &str,
+    interrupt: &'static AtomicBool,
+    observer: &mut dyn Observer,
+) -> Result<Outcome, StartError> {
+    let target = Target::parse(target_uri).map_err(|e| StartError(e.message))?;
+    let run_name = format!("{}{run_id}", dfsbench_backends::posix::RUN_PREFIX);
+    let storage = target
+        .open_run(target_uri, &run_name)
+        .map_err(|e| StartError(e.message))?;
+    let started_at = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
+    let tag = run_tag(run_id);
+    let config_json = serde_json::to_value(config).expect("config serializes");
+    let config_hash = format!("{:x}", Sha256::digest(config_json.to_string().as_bytes()));
+
+    with_storage!(&storage, s => {
+        let info = s.info();
+        if let Err(e) = check_capabilities(config, s.capabilities(), &info.backend) {
+            let _ = s.remove_run();
+            return Err(StartError(e));
+        }
+        let (phases, status) = run(s, config, tag, interrupt, observer);
+        let mut warnings = Vec::new();
+        if !config.keep {
+            if let Err(e) = s.remove_run() {
+                warnings.push(format!("could not remove the run directory {}: {e}", info.run_path));
+            }
+        }
+        let (status_name, status_message) = match &status {
+            Status::Complete => ("complete", None),
+            Status::Interrupted => ("interrupted", Some("interrupted by the user".to_string())),
+            Status::Aborted(m) => ("aborted", Some(m.clone())),
+            Status::Failed(m) => ("failed", Some(m.clone())),
+        };
+        let result = RunResult {
+            schema: result::SCHEMA.to_string(),
+            tool: Tool {
+                name: "dfsbench".into(),
+                version: env!("CARGO_PKG_VERSION").into(),
+            },
+            run_id: run_id.to_string(),
+            started_at,
+            finished_at: humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
+            status: status_name.into(),
+            status_message,
+            command_line: std::env::args().collect(),
+            host: host(),
+            target: target_json(&info),
+            config: config_json,
+            config_hash,
+            phases,
+        };
+        Ok(Outcome { result, status, warnings })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_ids_are_unique_and_sortable() {
+        let a = new_run_id();
+        let b = new_run_id();
+        assert_eq!(a.len(), "20261122-013012-4f2a9c".len());
+        assert_ne!(a, b);
+        assert_ne!(run_tag(&a), run_tag(&b));
+    }
+}

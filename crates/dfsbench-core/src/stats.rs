@@ -1,0 +1,390 @@
+//! Per-worker measurement and its exact merge.
+//!
+//! A worker records each operation into its own HDR histogram and counters (no locks, no
+//! allocation) and publishes running totals through single-writer atomics that the sampler
+//! reads for the per-second series and the progress line.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+use dfsbench_backends::OpError;
+use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
+use hdrhistogram::Histogram;
+
+use crate::result::{ErrorSample, Errors, Latency};
+
+/// Highest latency the histograms hold exactly (one hour); longer ones saturate.
+const MAX_LATENCY_NS: u64 = 3_600_000_000_000;
+/// Error details kept per phase; counts stay exact beyond it.
+pub const MAX_ERROR_SAMPLES: usize = 100;
+
+pub fn new_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, MAX_LATENCY_NS, 3).expect("valid histogram bounds")
+}
+
+/// Running totals of one worker, written by it and read by the sampler.
+#[derive(Default)]
+#[repr(align(128))]
+pub struct Live {
+    pub ops: AtomicU64,
+    pub bytes: AtomicU64,
+    pub errors: AtomicU64,
+}
+
+/// What every worker of a phase shares: stop conditions and the stonewall mark.
+pub struct PhaseControl {
+    pub start: Instant,
+    pub deadline: Option<Instant>,
+    pub ramp_end: Option<Instant>,
+    interrupt: &'static AtomicBool,
+    aborted: AtomicBool,
+    errors: AtomicU64,
+    max_errors: u64,
+    first_done: AtomicBool,
+    first_done_at: Mutex<Option<Instant>>,
+    pub done_workers: AtomicUsize,
+}
+
+impl PhaseControl {
+    pub fn new(
+        start: Instant,
+        duration: Option<Duration>,
+        ramp: Duration,
+        max_errors: u64,
+        interrupt: &'static AtomicBool,
+    ) -> Self {
+        let ramp_end = (!ramp.is_zero()).then(|| start + ramp);
+        PhaseControl {
+            start,
+            deadline: duration.map(|d| start + ramp + d),
+            ramp_end,
+            interrupt,
+            aborted: AtomicBool::new(false),
+            errors: AtomicU64::new(0),
+            max_errors,
+            first_done: AtomicBool::new(false),
+            first_done_at: Mutex::new(None),
+            done_workers: AtomicUsize::new(0),
+        }
+    }
+
+    /// True once the phase must end: its time is up, the user interrupted, or too many errors.
+    #[inline]
+    pub fn should_stop(&self, now: Instant) -> bool {
+        self.deadline.is_some_and(|d| now >= d) || self.interrupt.load(Relaxed) || self.aborted.load(Relaxed)
+    }
+
+    pub fn interrupted(&self) -> bool {
+        self.interrupt.load(Relaxed)
+    }
+
+    pub fn aborted(&self) -> bool {
+        self.aborted.load(Relaxed)
+    }
+
+    fn count_error(&self) {
+        let n = self.errors.fetch_add(1, Relaxed) + 1;
+        if self.max_errors > 0 && n >= self.max_errors {
+            self.aborted.store(true, Relaxed);
+        }
+    }
+
+    fn mark_done(&self, at: Instant) {
+        if !self.first_done.swap(true, Relaxed) {
+            *self.first_done_at.lock().expect("stonewall lock") = Some(at);
+        }
+    }
+
+    pub fn first_done_at(&self) -> Option<Instant> {
+        *self.first_done_at.lock().expect("stonewall lock")
+    }
+}
+
+/// Measurements of one kind of operation by one worker.
+pub struct ClassStats {
+    pub hist: Histogram<u64>,
+    pub ops: u64,
+    pub bytes: u64,
+}
+
+/// Everything a worker measured in one phase.
+pub struct WorkerPhase {
+    pub worker: usize,
+    pub classes: Vec<ClassStats>,
+    pub errors: Errors,
+    pub items: u64,
+    pub first_start: Option<Instant>,
+    pub last_end: Option<Instant>,
+    pub stonewall_ops: u64,
+    pub stonewall_bytes: u64,
+    pub verified_bytes: u64,
+    pub mismatches: u64,
+}
+
+/// The recording side of a worker in one phase.
+pub struct Recorder<'a> {
+    ctl: &'a PhaseControl,
+    live: &'a Live,
+    class_names: &'static [&'static str],
+    out: WorkerPhase,
+    ops: u64,
+    bytes: u64,
+    live_ops: u64,
+    live_bytes: u64,
+    stonewalled: bool,
+}
+
+impl<'a> Recorder<'a> {
+    pub fn new(worker: usize, classes: &'static [&'static str], ctl: &'a PhaseControl, live: &'a Live) -> Self {
+        live.ops.store(0, Relaxed);
+        live.bytes.store(0, Relaxed);
+        live.errors.store(0, Relaxed);
+        Recorder {
+            ctl,
+            live,
+            class_names: classes,
+            out: WorkerPhase {
+                worker,
+                classes: classes
+                    .iter()
+                    .map(|_| ClassStats {
+                        hist: new_histogram(),
+                        ops: 0,
+                        bytes: 0,
+                    })
+                    .collect(),
+                errors: Errors::default(),
+                items: 0,
+                first_start: None,
+                last_end: None,
+                stonewall_ops: 0,
+                stonewall_bytes: 0,
+                verified_bytes: 0,
+                mismatches: 0,
+            },
+            ops: 0,
+            bytes: 0,
+            live_ops: 0,
+            live_bytes: 0,
+            stonewalled: false,
+        }
+    }
+
+    pub fn ctl(&self) -> &'a PhaseControl {
+        self.ctl
+    }
+
+    /// Record a successful operation of class `class` that ran from `start` to `end`.
+    #[inline]
+    pub fn record(&mut self, class: usize, start: Instant, end: Instant, bytes: u64) {
+        self.live_ops += 1;
+        self.live_bytes += bytes;
+        self.live.ops.store(self.live_ops, Relaxed);
+        self.live.bytes.store(self.live_bytes, Relaxed);
+        if self.ctl.ramp_end.is_some_and(|r| start < r) {
+            return;
+        }
+        // Once a worker has finished, what this one does no longer counts for the stonewall.
+        if !self.stonewalled && self.ctl.first_done.load(Relaxed) {
+            self.snapshot_stonewall();
+        }
+        let c = &mut self.out.classes[class];
+        c.hist
+            .saturating_record(end.saturating_duration_since(start).as_nanos() as u64);
+        c.ops += 1;
+        c.bytes += bytes;
+        self.ops += 1;
+        self.bytes += bytes;
+        if self.out.first_start.is_none() {
+            self.out.first_start = Some(start);
+        }
+        self.out.last_end = Some(end);
+    }
+
+    /// Count directory entries seen by a list operation.
+    pub fn add_items(&mut self, n: u64) {
+        self.out.items += n;
+    }
+
+    /// Count verified bytes.
+    pub fn add_verified(&mut self, n: u64) {
+        self.out.verified_bytes += n;
+    }
+
+    fn snapshot_stonewall(&mut self) {
+        self.stonewalled = true;
+        self.out.stonewall_ops = self.ops;
+        self.out.stonewall_bytes = self.bytes;
+    }
+
+    /// Record a failed operation. Errors are counted by kind, never hidden, and do not enter
+    /// the latency histogram of successful operations.
+    pub fn error(&mut self, class: usize, at: Instant, err: &OpError, path: &str, offset: Option<u64>) {
+        if err.kind == "verify" {
+            self.out.mismatches += 1;
+        }
+        let e = &mut self.out.errors;
+        e.total += 1;
+        *e.by_kind.entry(err.kind.to_string()).or_insert(0) += 1;
+        if e.samples.len() < MAX_ERROR_SAMPLES {
+            e.samples.push(ErrorSample {
+                time_s: at.saturating_duration_since(self.ctl.start).as_secs_f64(),
+                worker: self.out.worker,
+                op: self.class_names[class].to_string(),
+                kind: err.kind.to_string(),
+                path: path.to_string(),
+                offset,
+                message: err.message.clone(),
+            });
+        }
+        self.live.errors.store(e.total, Relaxed);
+        self.ctl.count_error();
+    }
+
+    /// End of this worker's phase: mark the stonewall if it is the first to finish.
+    pub fn finish(mut self) -> WorkerPhase {
+        let end = self.out.last_end.unwrap_or_else(Instant::now);
+        self.ctl.mark_done(end);
+        if !self.stonewalled {
+            self.snapshot_stonewall();
+        }
+        self.out
+    }
+}
+
+/// Summarise a histogram, with its serialized form.
+pub fn latency(hist: &Histogram<u64>) -> Latency {
+    if hist.is_empty() {
+        return Latency {
+            histogram: serialize(hist),
+            ..Latency::default()
+        };
+    }
+    Latency {
+        count: hist.len(),
+        min_ns: hist.min(),
+        mean_ns: hist.mean(),
+        stdev_ns: hist.stdev(),
+        p50_ns: hist.value_at_quantile(0.50),
+        p90_ns: hist.value_at_quantile(0.90),
+        p99_ns: hist.value_at_quantile(0.99),
+        p99_9_ns: hist.value_at_quantile(0.999),
+        p99_99_ns: hist.value_at_quantile(0.9999),
+        max_ns: hist.max(),
+        histogram: serialize(hist),
+    }
+}
+
+/// HdrHistogram V2 + DEFLATE, base64: the interchange format every HdrHistogram port reads.
+pub fn serialize(hist: &Histogram<u64>) -> String {
+    let mut bytes = Vec::new();
+    V2DeflateSerializer::new()
+        .serialize(hist, &mut bytes)
+        .expect("serializing into memory cannot fail");
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+/// Read back a histogram written by [`serialize`].
+pub fn deserialize(text: &str) -> Result<Histogram<u64>, String> {
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(text)
+        .map_err(|e| format!("histogram is not base64: {e}"))?;
+    hdrhistogram::serialization::Deserializer::new()
+        .deserialize(&mut bytes.as_slice())
+        .map_err(|e| format!("histogram is not HdrHistogram V2: {e:?}"))
+}
+
+/// Merge error logs, keeping samples in time order up to the cap.
+pub fn merge_errors(into: &mut Errors, from: Errors) {
+    into.total += from.total;
+    for (k, v) in from.by_kind {
+        *into.by_kind.entry(k).or_insert(0) += v;
+    }
+    into.samples.extend(from.samples);
+    into.samples.sort_by(|a, b| a.time_s.total_cmp(&b.time_s));
+    into.samples.truncate(MAX_ERROR_SAMPLES);
+}
+
+/// Counts by error kind for a quick summary line, most common first.
+pub fn top_error(errors: &Errors) -> Option<(&str, u64, &str)> {
+    let (kind, n) = errors.by_kind.iter().max_by_key(|(_, n)| **n)?;
+    let message = errors
+        .samples
+        .iter()
+        .find(|s| &s.kind == kind)
+        .map_or("", |s| s.message.as_str());
+    Some((kind.as_str(), *n, message))
+}
+
+/// Merge histograms exactly (never averaging percentiles).
+pub fn merge_histograms<'h>(hists: impl IntoIterator<Item = &'h Histogram<u64>>) -> Histogram<u64> {
+    let mut total = new_histogram();
+    for h in hists {
+        total.add(h).expect("histograms share bounds");
+    }
+    total
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    static NO: AtomicBool = AtomicBool::new(false);
+
+    #[test]
+    fn histograms_round_trip_and_merge_exactly() {
+        let mut a = new_histogram();
+        let mut b = new_histogram();
+        for v in 1..=1000u64 {
+            a.record(v * 1000).unwrap();
+            b.record(v * 3000).unwrap();
+        }
+        let m = merge_histograms([&a, &b]);
+        assert_eq!(m.len(), 2000);
+        let back = deserialize(&serialize(&m)).unwrap();
+        assert_eq!(back, m);
+        assert_eq!(back.value_at_quantile(0.5), m.value_at_quantile(0.5));
+    }
+
+    #[test]
+    fn recorder_counts_and_stonewalls() {
+        let start = Instant::now();
+        let ctl = PhaseControl::new(start, None, Duration::ZERO, 2, &NO);
+        let live = Live::default();
+        let mut r = Recorder::new(0, &["write"], &ctl, &live);
+        r.record(0, start, start + Duration::from_micros(5), 4096);
+        r.record(0, start, start + Duration::from_micros(7), 4096);
+        assert_eq!(live.ops.load(Relaxed), 2);
+        let e = OpError::new("ENOSPC", "disk full");
+        r.error(0, start, &e, "f1", Some(0));
+        assert!(!ctl.should_stop(Instant::now()));
+        r.error(0, start, &e, "f2", None);
+        assert!(ctl.should_stop(Instant::now()), "max_errors reached");
+        let w = r.finish();
+        assert_eq!((w.classes[0].ops, w.classes[0].bytes), (2, 8192));
+        assert_eq!((w.stonewall_ops, w.stonewall_bytes), (2, 8192));
+        assert_eq!(w.errors.total, 2);
+        assert_eq!(w.errors.by_kind["ENOSPC"], 2);
+        assert!(ctl.first_done_at().is_some());
+    }
+
+    #[test]
+    fn ramp_is_not_measured() {
+        let start = Instant::now();
+        let ctl = PhaseControl::new(start, Some(Duration::from_secs(1)), Duration::from_millis(100), 0, &NO);
+        let live = Live::default();
+        let mut r = Recorder::new(0, &["read"], &ctl, &live);
+        r.record(0, start, start + Duration::from_micros(5), 1);
+        r.record(
+            0,
+            start + Duration::from_millis(200),
+            start + Duration::from_millis(201),
+            1,
+        );
+        let w = r.finish();
+        assert_eq!(w.classes[0].ops, 1);
+        assert_eq!(live.ops.load(Relaxed), 2, "the live view shows ramp-up activity too");
+    }
+}

@@ -1,0 +1,109 @@
+//! Sizes and durations as people write them: `4k`, `1m`, `10g`, `1024000`, `30s`, `2m`.
+
+use std::time::Duration;
+
+/// Parse a byte count. Suffixes follow fio (`kb_base=1024`): `k`, `K`, `KB`, `KiB` all mean
+/// 1024; `m`, `g`, `t` likewise. A plain number is an exact byte count.
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let digits_end = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let (num, suffix) = t.split_at(digits_end);
+    let bad = || format!("invalid size '{text}': write a byte count like 4096, 4k, 1m, 10g");
+    if num.is_empty() {
+        return Err(bad());
+    }
+    let shift = match suffix.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 0,
+        "k" | "kb" | "kib" => 10,
+        "m" | "mb" | "mib" => 20,
+        "g" | "gb" | "gib" => 30,
+        "t" | "tb" | "tib" => 40,
+        _ => return Err(bad()),
+    };
+    if num.contains('.') {
+        let v: f64 = num.parse().map_err(|_| bad())?;
+        let bytes = v * (1u64 << shift) as f64;
+        if bytes.fract() != 0.0 || bytes > u64::MAX as f64 {
+            return Err(format!("size '{text}' is not a whole number of bytes"));
+        }
+        return Ok(bytes as u64);
+    }
+    let v: u64 = num.parse().map_err(|_| bad())?;
+    v.checked_mul(1u64 << shift)
+        .ok_or_else(|| format!("size '{text}' is too large"))
+}
+
+/// Parse a duration: `30s`, `2m`, `1h`, `500ms`, or a plain number of seconds as in fio.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let t = text.trim();
+    if let Ok(secs) = t.parse::<f64>() {
+        if secs.is_finite() && secs >= 0.0 {
+            return Ok(Duration::from_secs_f64(secs));
+        }
+    }
+    humantime::parse_duration(t).map_err(|_| format!("invalid duration '{text}': write e.g. 30s, 2m, 500ms or 1h"))
+}
+
+/// A byte count for people: exact for round binary sizes (`4 KiB`), else plain bytes.
+pub fn format_size(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut unit = 0;
+    let mut v = bytes;
+    while unit < UNITS.len() - 1 && v >= 1024 && v.is_multiple_of(1024) {
+        v /= 1024;
+        unit += 1;
+    }
+    format!("{v} {}", UNITS[unit])
+}
+
+/// A duration for tables: `850 ns`, `12.3 us`, `4.56 ms`, `1.23 s`.
+pub fn format_ns(ns: u64) -> String {
+    let v = ns as f64;
+    if ns < 1_000 {
+        format!("{ns} ns")
+    } else if ns < 1_000_000 {
+        format!("{:.1} us", v / 1e3)
+    } else if ns < 1_000_000_000 {
+        format!("{:.2} ms", v / 1e6)
+    } else {
+        format!("{:.2} s", v / 1e9)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("0").unwrap(), 0);
+        assert_eq!(parse_size("1024000").unwrap(), 1_024_000);
+        assert_eq!(parse_size("4k").unwrap(), 4096);
+        assert_eq!(parse_size("4KiB").unwrap(), 4096);
+        assert_eq!(parse_size("1m").unwrap(), 1 << 20);
+        assert_eq!(parse_size("10G").unwrap(), 10 << 30);
+        assert_eq!(parse_size("1.5k").unwrap(), 1536);
+        assert!(parse_size("abc").is_err());
+        assert!(parse_size("4q").is_err());
+        assert!(parse_size("99999999999t").is_err());
+        assert!(parse_size("0.3k").is_err());
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("30").unwrap(), Duration::from_secs(30));
+        assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
+        assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
+        assert!(parse_duration("soon").is_err());
+        assert!(parse_duration("-1").is_err());
+    }
+
+    #[test]
+    fn formats() {
+        assert_eq!(format_size(4096), "4 KiB");
+        assert_eq!(format_size(1_024_000), "1000 KiB");
+        assert_eq!(format_size(10_240), "10 KiB");
+        assert_eq!(format_size(1000), "1000 B");
+        assert_eq!(format_ns(1_500), "1.5 us");
+    }
+}

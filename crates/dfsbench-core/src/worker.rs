@@ -1,0 +1,102 @@
+//! A worker: one closed-loop client that runs every phase of a job on its own [`Client`].
+
+use rand::rngs::SmallRng;
+use rand::{RngCore, SeedableRng};
+
+use dfsbench_backends::{AlignedBuf, Client, Completion};
+
+use crate::config::{Job, RunConfig};
+use crate::pattern::Pattern;
+use crate::plan::{Phase, PhaseOp};
+use crate::stats::{Live, PhaseControl, Recorder, WorkerPhase};
+
+/// State of one worker that lives across the phases of a job.
+pub struct Worker<C: Client> {
+    /// Index of the worker in the job.
+    pub id: usize,
+    pub(crate) client: C,
+    /// Buffer of whole-file reads and writes, filled with random bytes once.
+    pub(crate) buf: AlignedBuf,
+    pub(crate) path: String,
+    pub(crate) path2: String,
+    pub(crate) rng: SmallRng,
+    pub(crate) pattern: Option<Pattern>,
+    /// Files that exist after the create/write phase, per file set (meta uses set 0).
+    pub(crate) existing: Vec<u64>,
+    pub(crate) completions: Vec<Completion>,
+}
+
+/// Read-only facts every worker of a job needs.
+pub struct JobContext<'a> {
+    pub config: &'a RunConfig,
+    pub job: &'a Job,
+    pub job_index: usize,
+}
+
+impl<C: Client> Worker<C> {
+    pub fn new(id: usize, client: C, ctx: &JobContext<'_>, run_tag: u32) -> Self {
+        let mut rng = SmallRng::seed_from_u64(ctx.config.seed ^ ((ctx.job_index as u64) << 32) ^ id as u64);
+        let buf_size = match &ctx.job.workload {
+            crate::config::Workload::Files(f) => f.bs,
+            _ => 0,
+        };
+        let mut buf = AlignedBuf::new(buf_size);
+        // Random content defeats compression and deduplication in the storage.
+        rng.fill_bytes(&mut buf);
+        Worker {
+            id,
+            client,
+            buf,
+            path: String::with_capacity(256),
+            path2: String::with_capacity(256),
+            rng,
+            pattern: ctx.config.verify.then(|| Pattern::new(run_tag)),
+            existing: Vec::new(),
+            completions: Vec::new(),
+        }
+    }
+
+    /// Run one phase to its end and return what was measured.
+    pub async fn run_phase(
+        &mut self,
+        ctx: &JobContext<'_>,
+        phase: &Phase,
+        ctl: &PhaseControl,
+        live: &Live,
+    ) -> WorkerPhase {
+        let mut rec = Recorder::new(self.id, phase.classes, ctl, live);
+        match phase.op {
+            PhaseOp::Meta(p) => self.run_meta(ctx, p, &mut rec).await,
+            PhaseOp::Files { phase: p, set } => self.run_files(ctx, p, set, &mut rec).await,
+            PhaseOp::IoLayout => self.run_io(ctx, None, &mut rec).await,
+            PhaseOp::Io(rw) => self.run_io(ctx, Some(rw), &mut rec).await,
+        }
+        rec.finish()
+    }
+}
+
+/// Append the decimal digits of `n` without the formatting machinery.
+pub(crate) fn push_num(s: &mut String, mut n: u64) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    s.push_str(std::str::from_utf8(&digits[i..]).expect("ascii digits"));
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn push_num_writes_decimal() {
+        let mut s = String::from("f");
+        super::push_num(&mut s, 0);
+        super::push_num(&mut s, 1234567890123);
+        assert_eq!(s, "f01234567890123");
+    }
+}

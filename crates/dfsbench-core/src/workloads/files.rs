@@ -1,0 +1,149 @@
+//! Whole-file phases: write N files of size S (open, write, close), read them, delete them.
+
+use std::time::Instant;
+
+use dfsbench_backends::{Client, FileOpts, OpError};
+
+use crate::config::{FilePhase, Workload};
+use crate::pattern::{FileKey, Mismatch};
+use crate::stats::Recorder;
+use crate::worker::{push_num, JobContext, Worker};
+
+/// The job's directory; worker `w` writes in `<dir>/w<w>`.
+pub(crate) fn files_dir(job: usize) -> String {
+    format!("j{job}-files")
+}
+
+fn file_path(s: &mut String, job: usize, worker: usize, set: usize, i: u64) {
+    s.clear();
+    s.push('j');
+    push_num(s, job as u64);
+    s.push_str("-files/w");
+    push_num(s, worker as u64);
+    s.push_str("/s");
+    push_num(s, set as u64);
+    s.push_str(".f");
+    push_num(s, i);
+}
+
+impl<C: Client> Worker<C> {
+    pub(crate) async fn run_files(
+        &mut self,
+        ctx: &JobContext<'_>,
+        phase: FilePhase,
+        set: usize,
+        rec: &mut Recorder<'_>,
+    ) {
+        let Workload::Files(f) = &ctx.job.workload else {
+            unreachable!("files phase of a files job")
+        };
+        let fs = f.sets[set];
+        let opts = FileOpts {
+            direct: f.direct,
+            fsync: f.fsync,
+        };
+        if self.existing.len() < f.sets.len() {
+            self.existing.resize(f.sets.len(), 0);
+        }
+        let time_based = ctx.job.duration.is_some() && phase != FilePhase::Delete;
+        let existing = self.existing[set];
+        let count = match phase {
+            FilePhase::Write if time_based => u64::MAX,
+            FilePhase::Write => fs.count,
+            FilePhase::Read if time_based => u64::MAX,
+            FilePhase::Read | FilePhase::Delete => existing,
+        };
+        if phase == FilePhase::Read && existing == 0 {
+            return;
+        }
+        let pattern = self.pattern;
+        let mut done = 0u64;
+        while done < count {
+            if rec.ctl().should_stop(Instant::now()) {
+                break;
+            }
+            // Time-based reads go round the written files again and again.
+            let i = if phase == FilePhase::Read {
+                done % existing
+            } else {
+                done
+            };
+            file_path(&mut self.path, ctx.job_index, self.id, set, i);
+            let key = FileKey {
+                job: ctx.job_index as u16,
+                set: set as u16,
+                worker: self.id as u32,
+                index: i,
+            };
+            let start = Instant::now();
+            let (result, mismatch) = match phase {
+                FilePhase::Write => {
+                    let r = match pattern {
+                        Some(p) => {
+                            let mut fill = |b: &mut [u8], off: u64| p.fill(key, off, b);
+                            self.client
+                                .write_file(&self.path, fs.size, opts, &mut self.buf, &mut fill)
+                                .await
+                        }
+                        None => {
+                            self.client
+                                .write_file(&self.path, fs.size, opts, &mut self.buf, &mut |_, _| {})
+                                .await
+                        }
+                    };
+                    (r.map(|_| fs.size), None)
+                }
+                FilePhase::Read => {
+                    let mut mismatch: Option<Mismatch> = None;
+                    let r = match pattern {
+                        Some(p) => {
+                            let mut check = |b: &[u8], off: u64| {
+                                if mismatch.is_none() {
+                                    mismatch = p.check(key, off, b).err();
+                                }
+                            };
+                            self.client.read_file(&self.path, opts, &mut self.buf, &mut check).await
+                        }
+                        None => {
+                            self.client
+                                .read_file(&self.path, opts, &mut self.buf, &mut |_, _| {})
+                                .await
+                        }
+                    };
+                    let r = r.and_then(|n| {
+                        if n == fs.size {
+                            Ok(n)
+                        } else {
+                            Err(OpError::new("size", format!("read {n} bytes, expected {}", fs.size)))
+                        }
+                    });
+                    (r, mismatch)
+                }
+                FilePhase::Delete => (self.client.delete(&self.path).await.map(|_| 0), None),
+            };
+            let end = Instant::now();
+            match (result, mismatch) {
+                (Ok(bytes), None) => {
+                    rec.record(0, start, end, bytes);
+                    if pattern.is_some() && phase == FilePhase::Read {
+                        rec.add_verified(bytes);
+                    }
+                }
+                (Ok(_), Some(m)) => {
+                    let e = OpError::new(
+                        "verify",
+                        format!("wrong data at offset {}: found {}", m.offset, m.found),
+                    );
+                    rec.error(0, end, &e, &self.path, Some(m.offset));
+                }
+                (Err(e), _) => rec.error(0, end, &e, &self.path, None),
+            }
+            done += 1;
+        }
+        if phase == FilePhase::Write {
+            self.existing[set] = done;
+        } else if phase == FilePhase::Delete {
+            self.existing[set] = 0;
+        }
+    }
+}

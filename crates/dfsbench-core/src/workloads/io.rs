@@ -1,0 +1,227 @@
+//! fio-style block I/O: sequential or random reads and writes with a real queue depth.
+
+use std::time::Instant;
+
+use rand::{Rng, RngCore};
+
+use dfsbench_backends::{BlockIo, BlockOp, BlockOpts, Client, OpError};
+
+use crate::config::{Rw, Workload};
+use crate::pattern::FileKey;
+use crate::plan::{READ, WRITE};
+use crate::stats::Recorder;
+use crate::worker::{JobContext, Worker};
+
+/// The job's directory.
+pub(crate) fn io_dir(job: usize) -> String {
+    format!("j{job}-io")
+}
+
+/// Block order of one pass over a file: in order, or a random permutation that touches every
+/// block once per pass (fio's random map) without a map in memory: a full-period LCG modulo
+/// the next power of two, skipping indices past the end.
+struct BlockOrder {
+    blocks: u64,
+    mask: u64,
+    state: u64,
+    increment: u64,
+    random: bool,
+    next_seq: u64,
+}
+
+impl BlockOrder {
+    fn new(blocks: u64, random: bool, seed: u64) -> Self {
+        let m = blocks.next_power_of_two();
+        BlockOrder {
+            blocks,
+            mask: m - 1,
+            state: seed & (m - 1),
+            increment: (seed >> 17) | 1,
+            random,
+            next_seq: 0,
+        }
+    }
+
+    #[inline]
+    fn next(&mut self) -> u64 {
+        if !self.random {
+            let b = self.next_seq;
+            self.next_seq = (b + 1) % self.blocks;
+            return b;
+        }
+        loop {
+            // a = 1 (mod 4) and an odd increment give a full period modulo a power of two.
+            self.state = self
+                .state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(self.increment)
+                & self.mask;
+            if self.state < self.blocks {
+                return self.state;
+            }
+        }
+    }
+}
+
+impl<C: Client> Worker<C> {
+    /// Run the io phase, or with `rw == None` lay the file out (write it once, sequentially).
+    pub(crate) async fn run_io(&mut self, ctx: &JobContext<'_>, rw: Option<Rw>, rec: &mut Recorder<'_>) {
+        let Workload::Io(io) = &ctx.job.workload else {
+            unreachable!("io phase of an io job")
+        };
+        let layout = rw.is_none();
+        let rw = rw.unwrap_or(Rw::Write);
+        let bs = io.bs as u64;
+        let blocks = io.size / bs;
+        let (path, region) = if io.shared_file {
+            (
+                format!("{}/shared.dat", io_dir(ctx.job_index)),
+                self.id as u64 * blocks * bs,
+            )
+        } else {
+            (format!("{}/w{}.dat", io_dir(ctx.job_index), self.id), 0)
+        };
+        let opts = BlockOpts {
+            block_size: io.bs,
+            queue_depth: io.iodepth,
+            direct: io.direct,
+            create: true,
+            engine: io.ioengine,
+        };
+        let mut file = match self.client.open_block(&path, opts).await {
+            Ok(f) => f,
+            Err(e) => return rec.error(0, Instant::now(), &e, &path, None),
+        };
+        let depth = file.depth();
+        if rw.writes() && self.pattern.is_none() {
+            for slot in 0..depth {
+                self.rng.fill_bytes(file.buffer(slot));
+            }
+        }
+        let key = FileKey {
+            job: ctx.job_index as u16,
+            set: 0,
+            worker: if io.shared_file { 0 } else { self.id as u32 },
+            index: 0,
+        };
+        let time_based = ctx.job.duration.is_some() && !layout;
+        let total = if time_based { u64::MAX } else { blocks };
+        let mut order = BlockOrder::new(blocks, rw.random(), self.rng.next_u64());
+        let mut free: Vec<usize> = (0..depth).rev().collect();
+        let mut slot_start = vec![Instant::now(); depth];
+        let mut slot_offset = vec![0u64; depth];
+        let mut slot_op = vec![BlockOp::Read; depth];
+        let (mut issued, mut inflight) = (0u64, 0usize);
+        let mut now = Instant::now();
+        let ctl = rec.ctl();
+        let mut stopping = false;
+        loop {
+            while inflight < depth && issued < total && !stopping {
+                if ctl.should_stop(now) {
+                    stopping = true;
+                    break;
+                }
+                let slot = free.pop().expect("a free slot when fewer than depth are in flight");
+                let offset = region + order.next() * bs;
+                let op = match rw {
+                    Rw::Read | Rw::Randread => BlockOp::Read,
+                    Rw::Write | Rw::Randwrite => BlockOp::Write,
+                    Rw::Readwrite | Rw::Randrw => {
+                        if self.rng.gen_range(0..100) < io.rwmixread {
+                            BlockOp::Read
+                        } else {
+                            BlockOp::Write
+                        }
+                    }
+                };
+                if op == BlockOp::Write {
+                    if let Some(p) = &self.pattern {
+                        p.fill(key, offset, file.buffer(slot));
+                    }
+                }
+                if let Err(e) = file.submit(slot, op, offset, io.bs) {
+                    free.push(slot);
+                    rec.error(class(op), now, &e, &path, Some(offset));
+                    stopping = true;
+                    break;
+                }
+                slot_start[slot] = now;
+                slot_offset[slot] = offset;
+                slot_op[slot] = op;
+                inflight += 1;
+                issued += 1;
+            }
+            if inflight == 0 {
+                break;
+            }
+            self.completions.clear();
+            if let Err(e) = file.complete(1, &mut self.completions).await {
+                rec.error(0, Instant::now(), &e, &path, None);
+                break;
+            }
+            now = Instant::now();
+            for c in self.completions.drain(..) {
+                inflight -= 1;
+                free.push(c.slot);
+                let (op, offset) = (slot_op[c.slot], slot_offset[c.slot]);
+                match c.result {
+                    Ok(n) if n == io.bs => {
+                        if op == BlockOp::Read {
+                            if let Some(p) = &self.pattern {
+                                if let Err(m) = p.check(key, offset, &file.buffer(c.slot)[..n]) {
+                                    let e = OpError::new(
+                                        "verify",
+                                        format!("wrong data at offset {}: found {}", m.offset, m.found),
+                                    );
+                                    rec.error(READ, now, &e, &path, Some(m.offset));
+                                    continue;
+                                }
+                                rec.add_verified(n as u64);
+                            }
+                        }
+                        rec.record(class(op), slot_start[c.slot], now, n as u64);
+                    }
+                    Ok(n) => {
+                        let e = OpError::new("short_io", format!("moved {n} of {} bytes", io.bs));
+                        rec.error(class(op), now, &e, &path, Some(offset));
+                    }
+                    Err(e) => rec.error(class(op), now, &e, &path, Some(offset)),
+                }
+            }
+        }
+        if io.fsync && rw.writes() {
+            if let Err(e) = file.sync().await {
+                rec.error(WRITE, Instant::now(), &e, &path, None);
+            }
+        }
+    }
+}
+
+fn class(op: BlockOp) -> usize {
+    match op {
+        BlockOp::Read => READ,
+        BlockOp::Write => WRITE,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn random_order_is_a_permutation() {
+        for blocks in [1u64, 2, 7, 64, 1000] {
+            let mut o = BlockOrder::new(blocks, true, 0xdead_beef);
+            let mut seen: Vec<u64> = (0..blocks).map(|_| o.next()).collect();
+            seen.sort();
+            assert_eq!(seen, (0..blocks).collect::<Vec<_>>(), "blocks = {blocks}");
+        }
+    }
+
+    #[test]
+    fn sequential_order_wraps() {
+        let mut o = BlockOrder::new(3, false, 1);
+        let got: Vec<u64> = (0..7).map(|_| o.next()).collect();
+        assert_eq!(got, vec![0, 1, 2, 0, 1, 2, 0]);
+    }
+}

@@ -1,0 +1,178 @@
+//! mdtest-style metadata phases: mkdir, create, stat, open, list, rename, delete, rmdir.
+
+use std::time::Instant;
+
+use dfsbench_backends::{Client, OpError};
+
+use crate::config::{DirLayout, MetaJob, MetaPhase, Workload};
+use crate::stats::Recorder;
+use crate::worker::{push_num, JobContext, Worker};
+
+/// The job's directory.
+fn meta_dir(job: usize) -> String {
+    format!("j{job}-meta")
+}
+
+/// Directories the job needs before its phases: the shared or per-worker file directories and
+/// one tree root per worker.
+pub(crate) fn meta_setup_dirs(job: usize, m: &MetaJob, workers: usize) -> Vec<String> {
+    let base = meta_dir(job);
+    let mut dirs = vec![base.clone()];
+    match m.layout {
+        DirLayout::Shared => dirs.push(format!("{base}/shared")),
+        DirLayout::PerWorker => dirs.extend((0..workers).map(|w| format!("{base}/w{w}"))),
+    }
+    if m.dirs > 0 {
+        dirs.extend((0..workers).map(|w| format!("{base}/t{w}")));
+    }
+    dirs
+}
+
+/// The directory a worker lists and keeps its files in.
+fn file_dir(s: &mut String, job: usize, layout: DirLayout, worker: usize) {
+    s.clear();
+    s.push('j');
+    push_num(s, job as u64);
+    s.push_str("-meta/");
+    match layout {
+        DirLayout::Shared => s.push_str("shared"),
+        DirLayout::PerWorker => {
+            s.push('w');
+            push_num(s, worker as u64);
+        }
+    }
+}
+
+fn file_path(s: &mut String, job: usize, layout: DirLayout, worker: usize, i: u64, renamed: bool) {
+    file_dir(s, job, layout, worker);
+    s.push_str("/w");
+    push_num(s, worker as u64);
+    s.push_str(".f");
+    push_num(s, i);
+    if renamed {
+        s.push_str(".r");
+    }
+}
+
+/// Path of directory `i` of a worker's tree. With fan-out `branch`, the children of the root
+/// are 0..branch and those of node k are branch*(k+1)..branch*(k+2), so every parent is made
+/// before its children when nodes are made in index order.
+fn tree_path(s: &mut String, job: usize, worker: usize, branch: u64, i: u64) {
+    s.clear();
+    s.push('j');
+    push_num(s, job as u64);
+    s.push_str("-meta/t");
+    push_num(s, worker as u64);
+    let mut chain = [0u64; 64];
+    let mut depth = 0;
+    let mut node = i;
+    loop {
+        chain[depth] = node;
+        depth += 1;
+        if branch == 0 || node < branch {
+            break;
+        }
+        node = node / branch - 1;
+    }
+    for &n in chain[..depth].iter().rev() {
+        s.push_str("/d");
+        push_num(s, n);
+    }
+}
+
+impl<C: Client> Worker<C> {
+    pub(crate) async fn run_meta(&mut self, ctx: &JobContext<'_>, phase: MetaPhase, rec: &mut Recorder<'_>) {
+        let Workload::Meta(m) = &ctx.job.workload else {
+            unreachable!("meta phase of a meta job")
+        };
+        let (job, layout, w) = (ctx.job_index, m.layout, self.id);
+        if self.existing.is_empty() {
+            self.existing.push(0);
+        }
+        let count = match phase {
+            MetaPhase::Mkdir | MetaPhase::Rmdir => m.dirs,
+            MetaPhase::Create => {
+                if ctx.job.duration.is_some() {
+                    u64::MAX
+                } else {
+                    m.files
+                }
+            }
+            MetaPhase::List => 1,
+            _ => self.existing[0],
+        };
+        let mut done = 0u64;
+        while done < count {
+            if rec.ctl().should_stop(Instant::now()) {
+                break;
+            }
+            let i = done;
+            // Directories are removed deepest first.
+            let node = if phase == MetaPhase::Rmdir { count - 1 - i } else { i };
+            match phase {
+                MetaPhase::Mkdir | MetaPhase::Rmdir => tree_path(&mut self.path, job, w, m.branch, node),
+                MetaPhase::List => file_dir(&mut self.path, job, layout, w),
+                MetaPhase::Delete => {
+                    file_path(&mut self.path, job, layout, w, i, m.phases.contains(&MetaPhase::Rename))
+                }
+                _ => file_path(&mut self.path, job, layout, w, i, false),
+            }
+            if phase == MetaPhase::Rename {
+                file_path(&mut self.path2, job, layout, w, i, true);
+            }
+            let start = Instant::now();
+            let result: Result<u64, OpError> = match phase {
+                MetaPhase::Mkdir => self.client.mkdir(&self.path).await.map(|_| 0),
+                MetaPhase::Create => self.client.create(&self.path).await.map(|_| 0),
+                MetaPhase::Stat => self.client.stat(&self.path).await.map(|_| 0),
+                MetaPhase::Open => self.client.open_close(&self.path).await.map(|_| 0),
+                MetaPhase::List => self.client.list(&self.path).await,
+                MetaPhase::Rename => self.client.rename(&self.path, &self.path2).await.map(|_| 0),
+                MetaPhase::Delete => self.client.delete(&self.path).await.map(|_| 0),
+                MetaPhase::Rmdir => self.client.rmdir(&self.path).await.map(|_| 0),
+            };
+            let end = Instant::now();
+            match result {
+                Ok(items) => {
+                    rec.record(0, start, end, 0);
+                    rec.add_items(items);
+                }
+                Err(e) => rec.error(0, end, &e, &self.path, None),
+            }
+            done += 1;
+        }
+        if phase == MetaPhase::Create {
+            self.existing[0] = done;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tree_parents_come_first() {
+        let mut s = String::new();
+        tree_path(&mut s, 0, 1, 0, 7);
+        assert_eq!(s, "j0-meta/t1/d7");
+        tree_path(&mut s, 0, 1, 2, 1);
+        assert_eq!(s, "j0-meta/t1/d1");
+        tree_path(&mut s, 0, 1, 2, 2);
+        assert_eq!(s, "j0-meta/t1/d0/d2");
+        tree_path(&mut s, 0, 1, 2, 9);
+        assert_eq!(s, "j0-meta/t1/d0/d3/d9");
+    }
+
+    #[test]
+    fn file_paths_are_unique_per_worker() {
+        let mut a = String::new();
+        let mut b = String::new();
+        file_path(&mut a, 2, DirLayout::Shared, 3, 10, false);
+        file_path(&mut b, 2, DirLayout::Shared, 4, 10, false);
+        assert_eq!(a, "j2-meta/shared/w3.f10");
+        assert_ne!(a, b);
+        file_path(&mut a, 2, DirLayout::PerWorker, 3, 10, true);
+        assert_eq!(a, "j2-meta/w3/w3.f10.r");
+    }
+}

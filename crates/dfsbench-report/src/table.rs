@@ -1,0 +1,85 @@
+//! The summary table printed after a run.
+
+use dfsbench_core::result::{PhaseResult, RunResult};
+use dfsbench_core::units::format_ns;
+
+/// A count per second with an SI suffix: `950`, `12.3k`, `1.20M`.
+pub fn rate_si(v: f64) -> String {
+    if v >= 1e9 {
+        format!("{:.2}G", v / 1e9)
+    } else if v >= 1e6 {
+        format!("{:.2}M", v / 1e6)
+    } else if v >= 1e4 {
+        format!("{:.1}k", v / 1e3)
+    } else if v >= 100.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.1}")
+    }
+}
+
+fn mib(bytes_per_sec: f64) -> String {
+    format!("{:.1}", bytes_per_sec / (1024.0 * 1024.0))
+}
+
+const HEADER: [&str; 10] = [
+    "phase", "workers", "ops", "ops/s", "MiB/s", "p50", "p99", "p99.9", "max", "errors",
+];
+
+fn row(p: &PhaseResult) -> [String; 10] {
+    let moves_data = p.bytes > 0 || matches!(p.name.as_str(), "write" | "read") || p.workload == "io";
+    let l = &p.latency;
+    let lat = |v: u64| if l.count == 0 { "-".to_string() } else { format_ns(v) };
+    [
+        p.label.clone(),
+        p.workers.to_string(),
+        p.ops.to_string(),
+        rate_si(p.ops_per_sec),
+        if moves_data { mib(p.bytes_per_sec) } else { "-".into() },
+        lat(l.p50_ns),
+        lat(l.p99_ns),
+        lat(l.p99_9_ns),
+        lat(l.max_ns),
+        p.errors.total.to_string(),
+    ]
+}
+
+/// Measured phases as an aligned text table; mixed phases get a line per operation kind.
+pub fn phases_table(result: &RunResult) -> String {
+    let mut rows: Vec<[String; 10]> = vec![HEADER.map(String::from)];
+    for p in result.phases.iter().filter(|p| !p.prepare) {
+        rows.push(row(p));
+        for k in &p.ops_by_kind {
+            let l = &k.latency;
+            rows.push([
+                format!("  {}", k.op),
+                String::new(),
+                k.ops.to_string(),
+                rate_si(k.ops_per_sec),
+                mib(k.bytes_per_sec),
+                format_ns(l.p50_ns),
+                format_ns(l.p99_ns),
+                format_ns(l.p99_9_ns),
+                format_ns(l.max_ns),
+                String::new(),
+            ]);
+        }
+    }
+    let widths: Vec<usize> = (0..HEADER.len())
+        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
+        .collect();
+    let mut out = String::new();
+    for r in &rows {
+        let mut line = String::new();
+        for (c, cell) in r.iter().enumerate() {
+            if c == 0 {
+                line.push_str(&format!("{cell:<w$}", w = widths[c]));
+            } else {
+                line.push_str(&format!("  {cell:>w$}", w = widths[c]));
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
