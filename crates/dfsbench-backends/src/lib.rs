@@ -13,4 +13,4 @@ pub use storage::{
     BlockIo, BlockOp, BlockOpts, Capabilities, Capability, Client, Completion, FileOpts, IoEngine, OpResult, Storage,
     TargetInfo,
 };
-pub use target::{AnyStorage, Target, BACKENDS};
+pub use target::{AnyStorage, BackendInfo, Target, BACKENDS};

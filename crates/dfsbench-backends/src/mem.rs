@@ -23,6 +23,19 @@ struct Tree {
     nodes: RwLock<BTreeMap<String, Node>>,
 }
 
+/// What the in-process store offers: everything but a page cache to bypass; operations never
+/// block, so many workers share a thread.
+pub const CAPABILITIES: Capabilities = Capabilities {
+    directories: true,
+    rename: true,
+    append: true,
+    ranged_read: true,
+    positional_write: true,
+    fsync: true,
+    direct_io: false,
+    blocking: false,
+};
+
 /// The whole store; a fresh one per run.
 pub struct MemStorage {
     uri: String,
@@ -44,16 +57,7 @@ impl Storage for MemStorage {
     type Client = MemClient;
 
     fn capabilities(&self) -> Capabilities {
-        Capabilities {
-            directories: true,
-            rename: true,
-            append: true,
-            ranged_read: true,
-            positional_write: true,
-            fsync: true,
-            direct_io: false,
-            blocking: false,
-        }
+        CAPABILITIES
     }
 
     fn info(&self) -> TargetInfo {

@@ -52,6 +52,16 @@ pub enum Capability {
 }
 
 impl Capability {
+    pub const ALL: [Capability; 7] = [
+        Capability::Directories,
+        Capability::Rename,
+        Capability::Append,
+        Capability::RangedRead,
+        Capability::PositionalWrite,
+        Capability::Fsync,
+        Capability::DirectIo,
+    ];
+
     pub fn name(self) -> &'static str {
         match self {
             Capability::Directories => "directories",

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use crate::mem::MemStorage;
 use crate::posix::PosixStorage;
-use crate::OpError;
+use crate::{Capabilities, OpError};
 
 /// A parsed `--target`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -15,14 +15,27 @@ pub enum Target {
     Mem,
 }
 
-/// The backends this build knows, with their URI forms, for `dfsbench targets` and errors.
-pub const BACKENDS: &[(&str, &str, &str)] = &[
-    (
-        "posix",
-        "file:///path or /path",
-        "local disk, tmpfs, NFS, CephFS, GlusterFS, Lustre, any FUSE mount",
-    ),
-    ("mem", "mem://", "in-process store: the tool's own ceiling"),
+/// A backend this build knows, for `dfsbench targets` and error messages.
+pub struct BackendInfo {
+    pub name: &'static str,
+    pub uri: &'static str,
+    pub what: &'static str,
+    pub capabilities: Capabilities,
+}
+
+pub const BACKENDS: &[BackendInfo] = &[
+    BackendInfo {
+        name: "posix",
+        uri: "file:///path or /path",
+        what: "local disk, tmpfs, NFS, CephFS, GlusterFS, Lustre, any FUSE mount",
+        capabilities: crate::posix::CAPABILITIES,
+    },
+    BackendInfo {
+        name: "mem",
+        uri: "mem://",
+        what: "in-process store: the tool's own ceiling",
+        capabilities: crate::mem::CAPABILITIES,
+    },
 ];
 
 impl Target {
@@ -46,7 +59,7 @@ impl Target {
             return Ok(Target::Mem);
         }
         if let Some((scheme, _)) = uri.split_once("://") {
-            let known: Vec<&str> = BACKENDS.iter().map(|b| b.1).collect();
+            let known: Vec<&str> = BACKENDS.iter().map(|b| b.uri).collect();
             return Err(OpError::new(
                 "EINVAL",
                 format!(

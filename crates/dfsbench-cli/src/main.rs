@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use dfsbench_backends::posix::remove_run_dir;
-use dfsbench_backends::BACKENDS;
+use dfsbench_backends::{Capability, BACKENDS};
 
 use cli::{Cli, Command};
 
@@ -44,51 +44,46 @@ fn one_line(err: &clap::Error) -> String {
         .lines()
         .map(str::trim)
         .filter(|l| !l.is_empty() && !l.starts_with("Usage:") && !l.starts_with("For more information"))
+        .map(|l| l.strip_prefix("error: ").unwrap_or(l))
         .collect();
     format!("{} (see dfsbench --help)", parts.join("; "))
 }
 
 fn targets() {
     println!("{:<8} {:<24} what", "backend", "target");
-    for (name, uri, what) in BACKENDS {
-        println!("{name:<8} {uri:<24} {what}");
+    for b in BACKENDS {
+        println!("{:<8} {:<24} {}", b.name, b.uri, b.what);
     }
+    let row = |label: &str, has: &dyn Fn(&dfsbench_backends::Capabilities) -> bool| {
+        let cells: Vec<String> = BACKENDS
+            .iter()
+            .map(|b| format!("{:<6}", if has(&b.capabilities) { "yes" } else { "no" }))
+            .collect();
+        println!("{label:<18} {}", cells.join(" ").trim_end());
+    };
     println!();
-    println!("capabilities       posix  mem");
-    let rows = [
-        ("directories", true, true),
-        ("rename", true, true),
-        ("append", true, true),
-        ("ranged read", true, true),
-        ("positional write", true, true),
-        ("fsync", true, true),
-        ("O_DIRECT", true, false),
-        ("io_uring queue", true, false),
-    ];
-    for (cap, posix, mem) in rows {
-        let yes = |b: bool| if b { "yes" } else { "no" };
-        println!("{cap:<18} {:<6} {}", yes(posix), yes(mem));
+    let names: Vec<String> = BACKENDS.iter().map(|b| format!("{:<6}", b.name)).collect();
+    println!("{:<18} {}", "capability", names.join(" ").trim_end());
+    for cap in Capability::ALL {
+        row(cap.name(), &|c| c.has(cap));
     }
+    row("blocking calls", &|c| c.blocking);
 }
 
 fn clean(paths: &[std::path::PathBuf]) -> Result<(), Failure> {
-    let mut failed = 0;
+    let mut refused = Vec::new();
     for p in paths {
         match remove_run_dir(p) {
             Ok(()) => println!("removed {}", p.display()),
-            Err(e) => {
-                eprintln!("dfsbench: {}", e.message);
-                failed += 1;
-            }
+            Err(e) => refused.push(e.message),
         }
     }
-    if failed > 0 {
-        return Err(Failure::runtime(format!(
-            "{failed} of {} paths not removed",
-            paths.len()
-        )));
+    // Every refusal but the last goes out here; the last is the command's error line.
+    let last = refused.pop();
+    for r in &refused {
+        eprintln!("dfsbench: {r}");
     }
-    Ok(())
+    last.map_or(Ok(()), |r| Err(Failure::runtime(r)))
 }
 
 fn main() -> ExitCode {

@@ -23,6 +23,18 @@ pub const RUN_MARKER: &str = ".dfsbench-run";
 /// Prefix of every run directory.
 pub const RUN_PREFIX: &str = "dfsbench-";
 
+/// What a POSIX file system offers.
+pub const CAPABILITIES: Capabilities = Capabilities {
+    directories: true,
+    rename: true,
+    append: true,
+    ranged_read: true,
+    positional_write: true,
+    fsync: true,
+    direct_io: true,
+    blocking: true,
+};
+
 /// A directory tree of a mounted file system.
 pub struct PosixStorage {
     uri: String,
@@ -163,16 +175,7 @@ impl Storage for PosixStorage {
     type Client = PosixClient;
 
     fn capabilities(&self) -> Capabilities {
-        Capabilities {
-            directories: true,
-            rename: true,
-            append: true,
-            ranged_read: true,
-            positional_write: true,
-            fsync: true,
-            direct_io: true,
-            blocking: true,
-        }
+        CAPABILITIES
     }
 
     fn info(&self) -> TargetInfo {
