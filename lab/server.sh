@@ -27,6 +27,14 @@ MARKER=".dfsbench-lab"
 
 usage() { sed -n '2,17p' "$0" >&2; exit 2; }
 
+# get_ports N: sets PORTS to N free ports on 127.0.0.1 (or dies).
+get_ports() {
+  local out
+  out="$(pick_ports "$1")" || die "could not get $1 free ports"
+  mapfile -t PORTS <<<"$out"
+  [ "${#PORTS[@]}" -eq "$1" ] || die "could not get $1 free ports"
+}
+
 # env_line VAR VALUE: an export line, value quoted for the shell.
 env_line() { printf 'export %s=%q\n' "$1" "$2"; }
 
@@ -47,7 +55,7 @@ write_s3_env() { # ENDPOINT KEY SECRET
 start_minio_common() { # DRIVE_ARGS...
   local minio="$BIN_DIR/minio" p c
   [ -x "$minio" ] || die "minio is not installed: lab/install.sh minio"
-  read -r p c < <(pick_ports 2 | xargs)
+  get_ports 2; p=${PORTS[0]} c=${PORTS[1]}
   mkdir -p "$STATE/certs"
   start_daemon "$STATE" minio env MINIO_ROOT_USER="$S3_KEY" MINIO_ROOT_PASSWORD="$S3_SECRET" \
     MINIO_CI_CD=1 MINIO_BROWSER=off MINIO_UPDATE=off MINIO_SITE_REGION="$S3_REGION" \
@@ -79,9 +87,8 @@ start_minio-ec() {
 start_seaweedfs() {
   local weed="$BIN_DIR/weed" nvol="${LAB_SEAWEEDFS_VOLUMES:-1}" i
   [ -x "$weed" ] || die "seaweedfs is not installed: lab/install.sh seaweedfs"
-  local ports=()
-  mapfile -t ports < <(pick_ports $((6 + 2 * nvol)))
-  [ ${#ports[@]} -eq $((6 + 2 * nvol)) ] || die "could not pick ports"
+  get_ports $((6 + 2 * nvol))
+  local ports=("${PORTS[@]}")
   local m=${ports[0]} mg=${ports[1]} f=${ports[2]} fg=${ports[3]} s=${ports[4]} sg=${ports[5]}
   local ipf=(-ip=127.0.0.1 -ip.bind=127.0.0.1)
   local master="127.0.0.1:$m.$mg"
@@ -126,7 +133,7 @@ EOF
 start_webdav() {
   [ -x /usr/sbin/apache2 ] || die "apache2 is not installed: lab/install.sh webdav"
   local p root="$STATE/root"
-  p="$(pick_ports 1)"
+  get_ports 1; p=${PORTS[0]}
   mkdir -p "$root/$BUCKET" "$STATE/lock" "$STATE/logs" "$STATE/conf"
   # The workers run as www-data (Apache refuses root); they own the tree.
   chown -R www-data:www-data "$root" "$STATE/lock"
@@ -198,7 +205,7 @@ start_swift() {
   command -v swift-proxy-server >/dev/null || die "swift is not installed: lab/install.sh swift"
   local reps="${LAB_SWIFT_REPLICAS:-3}" conf="$STATE/conf" me
   local mc pp ap cp op
-  read -r mc pp ap cp op < <(pick_ports 5 | xargs)
+  get_ports 5; mc=${PORTS[0]} pp=${PORTS[1]} ap=${PORTS[2]} cp=${PORTS[3]} op=${PORTS[4]}
   me="$(id -un)"
   mkdir -p "$conf" "$STATE/run" "$STATE/cache"
   local i
@@ -374,7 +381,7 @@ hdfs_java() {
     opens+=(--add-opens "$m=ALL-UNNAMED")
   done
   # shellcheck disable=SC2054 # the commas are part of -D values
-  JCMD=(java "-Xms${heap}m" "-Xmx${heap}m" -XX:+UseParallelGC "${opens[@]}" \
+  JCMD=(java "-Xmx${heap}m" -XX:+UseParallelGC "${opens[@]}" \
     -Djava.net.preferIPv4Stack=true -Dhadoop.home.dir="$HDFS_HOME" \
     -Dhadoop.log.dir="$STATE/logs" -Dhadoop.root.logger=INFO,console \
     -Dlog4j.configuration="file:$conf/log4j.properties" \
@@ -385,7 +392,7 @@ start_hdfs() {
   command -v java >/dev/null || die "java is not installed: lab/install.sh hdfs"
   [ -f "$HDFS_HOME/lib/hadoop-hdfs-$HADOOP_VERSION.jar" ] || die "hadoop jars missing: lab/install.sh hdfs"
   local rpc http ports=() i
-  mapfile -t ports < <(pick_ports 8)
+  get_ports 8; ports=("${PORTS[@]}")
   rpc=${ports[0]} http=${ports[1]}
   local common=(
     "fs.defaultFS=hdfs://127.0.0.1:$rpc"
