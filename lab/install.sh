@@ -85,7 +85,7 @@ install_minio() {
   mkdir -p "$BIN_DIR" "$CACHE_DIR/go/path" "$CACHE_DIR/go/build" "$CACHE_DIR/go/mod"
   log "minio: go install $stamp (5-10 min on 2 cores; caches in $CACHE_DIR/go)"
   env GOPATH="$CACHE_DIR/go/path" GOCACHE="$CACHE_DIR/go/build" \
-    GOMODCACHE="$CACHE_DIR/go/mod" GOBIN="$BIN_DIR" GOFLAGS=-buildvcs=false \
+    GOMODCACHE="$CACHE_DIR/go/mod" GOBIN="$BIN_DIR" GOFLAGS="-buildvcs=false -modcacherw" \
     go install "$stamp"
   [ -x "$BIN_DIR/minio" ] || die "go install did not produce $BIN_DIR/minio"
   stamp_set minio "$stamp"
