@@ -23,8 +23,8 @@ struct Tree {
     nodes: RwLock<BTreeMap<String, Node>>,
 }
 
-/// What the in-process store offers: everything but a page cache to bypass; operations never
-/// block, so many workers share a thread.
+/// What the in-process store offers: everything but a page cache to bypass. Its calls finish
+/// without ever yielding to the executor, so like syscalls they need a thread per worker.
 pub const CAPABILITIES: Capabilities = Capabilities {
     directories: true,
     rename: true,
@@ -33,7 +33,7 @@ pub const CAPABILITIES: Capabilities = Capabilities {
     positional_write: true,
     fsync: true,
     direct_io: false,
-    blocking: false,
+    blocking: true,
 };
 
 /// The whole store; a fresh one per run.

@@ -35,7 +35,8 @@ pub struct Capabilities {
     pub fsync: bool,
     /// Bypass the client page cache (O_DIRECT).
     pub direct_io: bool,
-    /// Operations block the calling OS thread, so every worker needs a thread of its own.
+    /// Operations finish on the calling OS thread without yielding to the executor (syscalls,
+    /// in-process calls), so every worker needs a thread of its own to run concurrently.
     pub blocking: bool,
 }
 

@@ -649,7 +649,14 @@ mod opt_secs {
 /// Parse a workload file's text; errors name the file's line.
 pub fn parse_workload_file(name: &str, text: &str) -> Result<WorkloadFile, ConfigError> {
     toml::from_str(text).map_err(|e| {
-        let msg = e.message().to_string();
+        // TOML's messages can span lines ("invalid array\nexpected `]`"): errors are one line.
+        let msg = e
+            .message()
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect::<Vec<_>>()
+            .join(": ");
         let line = e
             .span()
             .map(|sp| text[..sp.start.min(text.len())].matches('\n').count() + 1)
@@ -730,6 +737,8 @@ mod tests {
         let e = parse_workload_file("w.toml", "[[job]]\nworkload = \"meta\"\nwrkers = 3\n").unwrap_err();
         assert!(e.starts_with("w.toml: line 3:"), "{e}");
         assert!(e.contains("wrkers"), "{e}");
+        let e = parse_workload_file("w.toml", "[[job]]\nfiles = [3\n").unwrap_err();
+        assert!(!e.contains('\n'), "one line: {e}");
     }
 
     #[test]

@@ -134,7 +134,10 @@ impl Pattern {
         let sector_start = (abs - abs % SECTOR).max(offset);
         Err(Mismatch {
             offset: abs,
-            found: self.describe(&buf[(sector_start - offset) as usize..], sector_start.is_multiple_of(SECTOR)),
+            found: self.describe(
+                &buf[(sector_start - offset) as usize..],
+                sector_start.is_multiple_of(SECTOR),
+            ),
         })
     }
 

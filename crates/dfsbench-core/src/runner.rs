@@ -263,6 +263,14 @@ fn run_job<S: Storage>(
             ));
             *current.lock().expect("lock") = Some((phase.clone(), ctl.clone()));
             observer.phase_started(&phase, job.workers);
+            // Zero the live counters before the phase starts: a worker thread scheduled late
+            // would otherwise show the sampler its previous phase's totals, and the series (and
+            // the progress rate) would go backwards when it resets them.
+            for l in &lives {
+                l.ops.store(0, Relaxed);
+                l.bytes.store(0, Relaxed);
+                l.errors.store(0, Relaxed);
+            }
             let cpu0 = cpu_times();
             barrier.wait();
             let series = sample(&ctl, &lives, threads, &done_rx, observer);
@@ -409,14 +417,10 @@ fn merge(
         Vec::new()
     };
 
-    // Stonewall: from the moment the last worker started to the moment the first finished.
-    let latest_start = workers
-        .iter()
-        .filter_map(|w| w.first_start)
-        .max()
-        .map_or(measured_from, |s| s.max(measured_from));
+    // Stonewall, as IOR: from the common start (every worker leaves the same barrier) to the
+    // moment the first worker finished, counting what each worker had finished by then.
     let first_done = ctl.first_done_at().unwrap_or(last_end);
-    let sw_duration = secs(first_done.saturating_duration_since(latest_start));
+    let sw_duration = secs(first_done.saturating_duration_since(measured_from));
     let sw_ops: u64 = workers.iter().map(|w| w.stonewall_ops).sum();
     let sw_bytes: u64 = workers.iter().map(|w| w.stonewall_bytes).sum();
 

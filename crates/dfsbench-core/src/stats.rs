@@ -115,7 +115,9 @@ pub struct WorkerPhase {
     pub classes: Vec<ClassStats>,
     pub errors: Errors,
     pub items: u64,
+    /// Start of the first measured successful operation.
     pub first_start: Option<Instant>,
+    /// End of the last operation, successful or not.
     pub last_end: Option<Instant>,
     pub stonewall_ops: u64,
     pub stonewall_bytes: u64,
@@ -137,10 +139,8 @@ pub struct Recorder<'a> {
 }
 
 impl<'a> Recorder<'a> {
+    /// `live` must read zero: the runner resets it before the phase starts.
     pub fn new(worker: usize, classes: &'static [&'static str], ctl: &'a PhaseControl, live: &'a Live) -> Self {
-        live.ops.store(0, Relaxed);
-        live.bytes.store(0, Relaxed);
-        live.errors.store(0, Relaxed);
         Recorder {
             ctl,
             live,
@@ -222,6 +222,8 @@ impl<'a> Recorder<'a> {
     /// Record a failed operation. Errors are counted by kind, never hidden, and do not enter
     /// the latency histogram of successful operations.
     pub fn error(&mut self, class: usize, at: Instant, err: &OpError, path: &str, offset: Option<u64>) {
+        // Failed operations took time too: the phase lasts until the last one ended.
+        self.out.last_end = Some(self.out.last_end.map_or(at, |e| e.max(at)));
         if err.kind == "verify" {
             self.out.mismatches += 1;
         }

@@ -54,9 +54,32 @@ impl PosixBlock {
     }
 }
 
+/// A ring set up as fio sets up its own: only the worker thread that made the ring submits to
+/// it (SINGLE_ISSUER), and completions are posted when it waits for them (DEFER_TASKRUN)
+/// instead of interrupting it (COOP_TASKRUN). Without these, every completion from io-wq
+/// (all of them on tmpfs, which punts buffered I/O there) sends the worker an IPI and runs
+/// task work in its interrupt return. Kernels older than 6.1 reject the flags: fall back as
+/// fio does.
 fn new_ring(depth: usize) -> OpResult<Box<IoUring>> {
     let entries = depth.next_power_of_two().max(2) as u32;
-    IoUring::new(entries).map(Box::new).map_err(OpError::from)
+    let fast = IoUring::builder()
+        .setup_coop_taskrun()
+        .setup_single_issuer()
+        .setup_defer_taskrun()
+        .build(entries);
+    match fast {
+        Ok(ring) => Ok(Box::new(ring)),
+        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
+            match IoUring::builder().setup_coop_taskrun().build(entries) {
+                Ok(ring) => Ok(Box::new(ring)),
+                Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
+                    IoUring::new(entries).map(Box::new).map_err(OpError::from)
+                }
+                Err(e) => Err(e.into()),
+            }
+        }
+        Err(e) => Err(e.into()),
+    }
 }
 
 fn io_result(ret: isize) -> OpResult<usize> {

@@ -132,7 +132,10 @@ pub fn remove_run_dir(dir: &Path) -> Result<(), OpError> {
     if !name.starts_with(RUN_PREFIX) {
         return Err(refuse("its name does not start with 'dfsbench-'"));
     }
-    let meta = std::fs::symlink_metadata(dir).map_err(OpError::from)?;
+    let meta = std::fs::symlink_metadata(dir).map_err(|e| {
+        let e = OpError::from(e);
+        OpError::new(e.kind, format!("cannot remove {}: {}", dir.display(), e.message))
+    })?;
     if !meta.is_dir() {
         return Err(refuse("it is not a directory"));
     }

@@ -1,0 +1,303 @@
+//! Bad input and failing storage: exit code 2 for usage errors and 1 for runtime errors,
+//! exactly one line on stderr that names the problem, never a panic.
+
+mod common;
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::process::Command;
+
+use common::{is_root, run, run_with, u, validate, Run};
+
+/// Exit `code`, one stderr line starting `dfsbench: ` and containing every needle, no panic,
+/// nothing on stdout, no result file.
+#[track_caller]
+fn assert_one_line(r: &Run, code: i32, needles: &[&str]) -> String {
+    assert_eq!(r.code, Some(code), "{}", r.describe());
+    assert!(!r.stderr.contains("panicked"), "{}", r.describe());
+    assert!(!r.stderr.to_lowercase().contains("backtrace"), "{}", r.describe());
+    let lines = r.stderr_lines();
+    assert_eq!(lines.len(), 1, "exactly one line on stderr:\n{}", r.stderr);
+    let line = lines[0];
+    assert!(line.starts_with("dfsbench: "), "{line}");
+    for n in needles {
+        assert!(line.contains(n), "expected '{n}' in: {line}");
+    }
+    assert!(r.stdout.trim().is_empty(), "{}", r.describe());
+    line.to_string()
+}
+
+const USAGE: i32 = 2;
+const RUNTIME: i32 = 1;
+
+#[test]
+fn bad_targets() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("no/such/dir");
+    let r = run(missing.to_str().unwrap(), &["-w", "meta", "--files", "2"]);
+    assert_one_line(&r, RUNTIME, &[missing.to_str().unwrap(), "does not exist"]);
+
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, "x").unwrap();
+    let r = run(file.to_str().unwrap(), &["-w", "meta", "--files", "2"]);
+    assert_one_line(&r, RUNTIME, &[file.to_str().unwrap(), "not a directory"]);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "x");
+
+    let r = run("gopher://host/x", &["-w", "meta", "--files", "2"]);
+    assert_one_line(&r, RUNTIME, &["gopher://"]);
+    let r = run("file://relative/dir", &["-w", "meta", "--files", "2"]);
+    assert_one_line(&r, RUNTIME, &["file:///"]);
+}
+
+#[test]
+fn bad_flags_and_values() {
+    let cases: &[(&[&str], &[&str])] = &[
+        (&["-w", "meta", "--bogus"], &["--bogus"]),
+        (&["-w", "meta", "--workers", "0"], &["workers = 0"]),
+        (&["-w", "meta", "--workers", "-3"], &["-3"]),
+        (&["-w", "io", "--bs", "abc"], &["bs", "'abc'"]),
+        (&["-w", "io", "--rw", "foo"], &["rw = 'foo'", "randrw"]),
+        (
+            &["-w", "meta", "--rw", "randread"],
+            &["'rw' does not apply to the meta workload"],
+        ),
+        (
+            &["-w", "files", "--layout", "shared"],
+            &["'layout' does not apply to the files workload"],
+        ),
+        (
+            &["-w", "io", "--files", "3"],
+            &["'files' does not apply to the io workload"],
+        ),
+        (&["-w", "nfs"], &["unknown workload 'nfs'"]),
+        (&["--rw", "randread"], &["--workload"]),
+        (&["-w", "io", "--iodepth", "0"], &["iodepth = 0"]),
+        (&["-w", "io", "--size", "1k", "--bs", "4k"], &["smaller than bs"]),
+        (&["-w", "io", "--duration", "0"], &["duration = 0"]),
+        (&["-w", "io", "--duration", "soon"], &["invalid duration 'soon'"]),
+        (&["-w", "io", "--ramp", "1s"], &["ramp needs a time-based job"]),
+        (&["-w", "io", "--rwmixread", "101"], &["rwmixread = 101"]),
+        (&["-w", "io", "--ioengine", "libaio"], &["ioengine = 'libaio'"]),
+        (&["-w", "io", "--direct=2"], &["'2' is not 0 or 1"]),
+        (&["-w", "io", "--direct", "--bs", "1000"], &["512-byte"]),
+        (&["-w", "files", "--sizes", "10-1k"], &["COUNTxSIZE"]),
+        (&["-w", "files", "--sizes", "0x1k"], &["0 files"]),
+        (&["-w", "files", "--phases", "read"], &["keep the write phase"]),
+        (&["-w", "meta", "--phases", "create,chmod"], &["unknown phase 'chmod'"]),
+        (&["-w", "meta", "--phases", "mkdir"], &["need dirs"]),
+        (&["-w", "meta", "--layout", "tree"], &["layout = 'tree'"]),
+        (&["-w", "meta", "-j", "2", "--threads", "3"], &["threads = 3"]),
+        (&["-w", "meta", "--max-errors", "many"], &["many"]),
+        (&["--format", "xml"], &["xml"]),
+    ];
+    for (args, needles) in cases {
+        let r = run("mem://", args);
+        assert_one_line(&r, USAGE, needles);
+    }
+    // A missing subcommand or value is a usage error too.
+    let r = common::dfsbench(&["run", "-t"]);
+    assert_one_line(&r, USAGE, &["-t"]);
+    let r = common::dfsbench(&["explode"]);
+    assert_one_line(&r, USAGE, &["explode"]);
+}
+
+#[test]
+fn bad_workload_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, text: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        p.to_str().unwrap().to_string()
+    };
+    // A misspelt key: the error names the file, the line and the key.
+    let f = write("typo.toml", "[[job]]\nworkload = \"meta\"\nfiles = 3\nwrkers = 2\n");
+    let r = run("mem://", &[&f]);
+    assert_one_line(&r, USAGE, &[&f, "line 4", "wrkers"]);
+    // Broken syntax (TOML's message spans several lines): still one line, naming the line.
+    let f = write("syntax.toml", "[[job]]\nworkload = \"meta\"\nfiles = [3\n\n");
+    let r = run("mem://", &[&f]);
+    assert_one_line(&r, USAGE, &[&f, "line "]);
+    let f = write("string.toml", "[[job]]\nworkload = \"meta\nfiles = 3\n");
+    let r = run("mem://", &[&f]);
+    assert_one_line(&r, USAGE, &[&f, "line 2"]);
+    // A wrong type.
+    let f = write("type.toml", "[[job]]\nworkload = \"io\"\niodepth = \"deep\"\n");
+    let r = run("mem://", &[&f]);
+    assert_one_line(&r, USAGE, &[&f, "line 3"]);
+    // A valid file with a key of another workload.
+    let f = write(
+        "other.toml",
+        "[[job]]\nname = \"md\"\nworkload = \"meta\"\nbs = \"4k\"\n",
+    );
+    let r = run("mem://", &[&f]);
+    assert_one_line(&r, USAGE, &["job 'md'", "'bs' does not apply to the meta workload"]);
+    // No jobs at all.
+    let f = write("empty.toml", "verify = true\n");
+    let r = run("mem://", &[&f]);
+    assert_one_line(&r, USAGE, &["no job"]);
+    // A file and job flags it would ignore.
+    let f = write("ok.toml", "[[job]]\nworkload = \"meta\"\nfiles = 2\n");
+    let r = run("mem://", &[&f, "--rw", "read"]);
+    assert_one_line(&r, USAGE, &["workload file"]);
+    // A file that is not there.
+    let missing = dir.path().join("missing.toml");
+    let r = run("mem://", &[missing.to_str().unwrap()]);
+    assert_one_line(&r, USAGE, &[missing.to_str().unwrap()]);
+}
+
+#[test]
+fn missing_capability_is_named_before_the_run() {
+    let r = run(
+        "mem://",
+        &["-w", "io", "--rw", "randread", "--size", "64k", "--direct=1"],
+    );
+    let line = assert_one_line(&r, RUNTIME, &["O_DIRECT", "mem backend"]);
+    assert!(line.contains("job 'io'"), "{line}");
+    let r = run("mem://", &["-w", "files", "--files", "2", "--direct"]);
+    assert_one_line(&r, RUNTIME, &["O_DIRECT", "mem"]);
+}
+
+#[test]
+fn permission_denied() {
+    let target = tempfile::tempdir().unwrap();
+    let uri = target.path().to_str().unwrap();
+    let args = ["-w", "meta", "--files", "2"];
+    let r = if is_root() {
+        // Root may write anywhere: run as nobody against a root-owned 0755 directory.
+        std::fs::set_permissions(target.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let ok = Command::new("setpriv")
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if !ok {
+            eprintln!("note: setpriv is missing: permission denied not tested as root");
+            return;
+        }
+        let mut cmd = Command::new("setpriv");
+        cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups", common::bin()]);
+        run_with(cmd, uri, &args)
+    } else {
+        std::fs::set_permissions(target.path(), std::fs::Permissions::from_mode(0o555)).unwrap();
+        run(uri, &args)
+    };
+    if r.stderr.contains("Permission denied") && r.stderr.contains("dfsbench") && r.code == Some(126) {
+        eprintln!("note: nobody may not execute the test binary here: permission denied not tested");
+        return;
+    }
+    assert_one_line(&r, RUNTIME, &["permission denied", uri]);
+    assert_eq!(
+        std::fs::read_dir(target.path()).unwrap().count(),
+        0,
+        "nothing was created"
+    );
+}
+
+/// A tiny tmpfs, unmounted when dropped.
+struct TinyFs {
+    dir: tempfile::TempDir,
+}
+
+impl TinyFs {
+    fn mount() -> Option<TinyFs> {
+        let dir = tempfile::tempdir().unwrap();
+        let ok = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=1m", "tmpfs"])
+            .arg(dir.path())
+            .status()
+            .is_ok_and(|s| s.success());
+        ok.then_some(TinyFs { dir })
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+impl Drop for TinyFs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.dir.path()).status();
+    }
+}
+
+#[test]
+fn disk_full() {
+    if !is_root() {
+        eprintln!("note: not root, cannot mount a tiny tmpfs: disk full not tested");
+        return;
+    }
+    let Some(fs) = TinyFs::mount() else {
+        eprintln!("note: mounting a tmpfs failed: disk full not tested");
+        return;
+    };
+    let uri = fs.path().to_str().unwrap();
+    // 2 x 40 x 64 KiB = 5 MiB into 1 MiB.
+    let args = [
+        "-w",
+        "files",
+        "-j",
+        "2",
+        "--files",
+        "40",
+        "--file-size",
+        "64k",
+        "--max-errors",
+        "5",
+    ];
+    let r = run(uri, &args);
+    assert_eq!(r.code, Some(RUNTIME), "{}", r.describe());
+    let lines = r.stderr_lines();
+    assert_eq!(lines.len(), 1, "one line on stderr: {}", r.stderr);
+    assert!(lines[0].contains("ENOSPC"), "{}", lines[0]);
+    assert!(!r.stderr.contains("panicked"));
+    // The result file was still written, saying why the run stopped.
+    let doc = r.result();
+    validate(doc);
+    common::check_invariants(doc);
+    assert_eq!(doc["status"], "aborted");
+    assert!(doc["status_message"].as_str().unwrap().contains("ENOSPC"));
+    assert_eq!(common::names(doc), ["write"], "the run stopped in the write phase");
+    let write = &doc["phases"][0];
+    let enospc = u(&write["errors"]["by_kind"]["ENOSPC"]);
+    assert!(
+        (5..=6).contains(&enospc),
+        "{enospc} ENOSPC errors with --max-errors 5 and 2 workers"
+    );
+    assert_eq!(write["errors"]["samples"][0]["kind"], "ENOSPC");
+    assert!(u(&write["ops"]) > 0, "files that fitted were written");
+    assert!(u(&write["ops"]) < 80);
+    // The run directory was removed from the full file system.
+    assert_eq!(std::fs::read_dir(fs.path()).unwrap().count(), 0);
+
+    // With --max-errors 0 the run goes on: complete, with errors, and exit code 1.
+    let args = [
+        "-w",
+        "files",
+        "-j",
+        "2",
+        "--files",
+        "20",
+        "--file-size",
+        "64k",
+        "--phases",
+        "write,delete",
+        "--max-errors",
+        "0",
+    ];
+    let r = run(uri, &args);
+    assert_eq!(r.code, Some(RUNTIME), "{}", r.describe());
+    let lines = r.stderr_lines();
+    assert_eq!(lines.len(), 1, "{}", r.stderr);
+    assert!(lines[0].contains("operations failed"), "{}", lines[0]);
+    let doc = r.result();
+    validate(doc);
+    common::check_invariants(doc);
+    assert_eq!(doc["status"], "complete");
+    let write = &doc["phases"][0];
+    assert_eq!(
+        u(&write["ops"]) + u(&write["errors"]["total"]),
+        40,
+        "every file written or counted as failed"
+    );
+    assert_eq!(u(&doc["phases"][1]["ops"]), 40, "every file deleted, partial ones too");
+    assert_eq!(std::fs::read_dir(fs.path()).unwrap().count(), 0);
+}

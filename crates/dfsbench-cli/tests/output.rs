@@ -1,0 +1,183 @@
+//! What `dfsbench run` prints on stdout (`--format table|json|csv`) agrees with the result file.
+
+mod common;
+
+use common::{check_invariants, f, measured, run, u, validate, Run, Target};
+use serde_json::Value;
+
+const ARGS: [&str; 10] = ["-w", "io", "--rw", "randrw", "-j", "2", "--size", "64k", "--bs", "4k"];
+
+fn run_format(t: &Target, format: &str, extra: &[&str]) -> Run {
+    let mut args: Vec<&str> = ARGS.to_vec();
+    args.extend_from_slice(extra);
+    args.extend_from_slice(&["--format", format]);
+    let r = run(&t.uri(), &args);
+    assert_eq!(r.code, Some(0), "{}", r.describe());
+    validate(r.result());
+    check_invariants(r.result());
+    r
+}
+
+#[test]
+fn json_stdout_is_the_result_file() {
+    for t in Target::both() {
+        let r = run_format(&t, "json", &[]);
+        let printed: Value = serde_json::from_str(&r.stdout).expect("stdout is one JSON document");
+        assert_eq!(&printed, r.result());
+    }
+}
+
+#[test]
+fn csv_has_a_row_per_measured_phase() {
+    for t in Target::both() {
+        let r = run_format(&t, "csv", &[]);
+        check_csv(&r.stdout, r.result());
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("w.toml");
+    std::fs::write(
+        &file,
+        "[[job]]\nname = \"md, quoted\"\nworkload = \"meta\"\nfiles = 4\nworkers = 2\n\n[[job]]\nworkload = \"files\"\nsizes = [\"2x0\", \"2x3000\"]\nworkers = 2\n",
+    )
+    .unwrap();
+    let r = run(&Target::Mem.uri(), &[file.to_str().unwrap(), "--format", "csv"]);
+    assert_eq!(r.code, Some(0), "{}", r.describe());
+    check_csv(&r.stdout, r.result());
+}
+
+/// Split one CSV line, honouring double quotes.
+fn cells(line: &str) -> Vec<String> {
+    let mut out = vec![String::new()];
+    let mut quoted = false;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' if quoted && chars.peek() == Some(&'"') => {
+                out.last_mut().unwrap().push('"');
+                chars.next();
+            }
+            '"' => quoted = !quoted,
+            ',' if !quoted => out.push(String::new()),
+            c => out.last_mut().unwrap().push(c),
+        }
+    }
+    out
+}
+
+fn check_csv(stdout: &str, result: &Value) {
+    let mut lines = stdout.lines();
+    let header = cells(lines.next().expect("a header row"));
+    let rows: Vec<Vec<String>> = lines.map(cells).collect();
+    let phases = measured(result);
+    assert_eq!(rows.len(), phases.len(), "one row per measured phase:\n{stdout}");
+    let col = |row: &Vec<String>, name: &str| -> String {
+        let i = header
+            .iter()
+            .position(|h| h == name)
+            .unwrap_or_else(|| panic!("no column {name}"));
+        row[i].clone()
+    };
+    for (row, p) in rows.iter().zip(phases) {
+        assert_eq!(row.len(), header.len(), "{row:?}");
+        assert_eq!(col(row, "run_id"), result["run_id"].as_str().unwrap());
+        assert_eq!(col(row, "job"), p["job_name"].as_str().unwrap());
+        assert_eq!(col(row, "phase"), p["name"].as_str().unwrap());
+        assert_eq!(col(row, "label"), p["label"].as_str().unwrap());
+        for (c, field) in [
+            ("workers", &p["workers"]),
+            ("ops", &p["ops"]),
+            ("bytes", &p["bytes"]),
+            ("errors", &p["errors"]["total"]),
+            ("lat_min_ns", &p["latency"]["min_ns"]),
+            ("lat_p50_ns", &p["latency"]["p50_ns"]),
+            ("lat_p90_ns", &p["latency"]["p90_ns"]),
+            ("lat_p99_ns", &p["latency"]["p99_ns"]),
+            ("lat_p99_9_ns", &p["latency"]["p99_9_ns"]),
+            ("lat_max_ns", &p["latency"]["max_ns"]),
+        ] {
+            assert_eq!(col(row, c).parse::<u64>().unwrap(), u(field), "column {c}");
+        }
+        for (c, field, decimals) in [
+            ("duration_s", &p["duration_s"], 6),
+            ("ops_per_sec", &p["ops_per_sec"], 3),
+            ("bytes_per_sec", &p["bytes_per_sec"], 3),
+            ("stonewall_ops_per_sec", &p["stonewall"]["ops_per_sec"], 3),
+            ("stonewall_bytes_per_sec", &p["stonewall"]["bytes_per_sec"], 3),
+            ("lat_mean_ns", &p["latency"]["mean_ns"], 1),
+        ] {
+            let v: f64 = col(row, c).parse().unwrap();
+            let tolerance = 0.5 * 10f64.powi(-decimals) + 1e-9 * f(field).abs();
+            assert!((v - f(field)).abs() <= tolerance, "column {c}: {v} vs {}", f(field));
+        }
+    }
+}
+
+#[test]
+fn table_has_a_header_and_a_row_per_measured_phase() {
+    for t in Target::both() {
+        let r = run_format(&t, "table", &[]);
+        let result = r.result();
+        let lines: Vec<&str> = r.stdout.lines().collect();
+        assert!(lines[0].starts_with("dfsbench "), "{}", r.stdout);
+        assert!(lines[0].contains(result["run_id"].as_str().unwrap()));
+        let header: Vec<&str> = lines[1].split_whitespace().collect();
+        assert_eq!(
+            header,
+            ["phase", "workers", "ops", "ops/s", "MiB/s", "p50", "p99", "p99.9", "max", "errors"]
+        );
+        // Phase rows start at column 0; the read/write lines of a mixed phase are indented.
+        let rows: Vec<&str> = lines[2..].iter().copied().filter(|l| !l.starts_with(' ')).collect();
+        let phases = measured(result);
+        assert_eq!(rows.len(), phases.len(), "{}", r.stdout);
+        assert!(
+            !r.stdout.contains("layout"),
+            "the unmeasured layout phase is not a result row"
+        );
+        for (row, p) in rows.iter().zip(&phases) {
+            let label = p["label"].as_str().unwrap();
+            let rest: Vec<&str> = row
+                .strip_prefix(label)
+                .expect("row starts with the label")
+                .split_whitespace()
+                .collect();
+            assert_eq!(rest[0].parse::<u64>().unwrap(), u(&p["workers"]));
+            assert_eq!(rest[1].parse::<u64>().unwrap(), u(&p["ops"]));
+            assert_eq!(rest.last().unwrap().parse::<u64>().unwrap(), u(&p["errors"]["total"]));
+        }
+        let kinds: Vec<&str> = lines[2..].iter().copied().filter(|l| l.starts_with(' ')).collect();
+        let by_kind = phases[0]["ops_by_kind"].as_array().unwrap();
+        assert_eq!(kinds.len(), by_kind.len());
+        for (line, k) in kinds.iter().zip(by_kind) {
+            let cells: Vec<&str> = line.split_whitespace().collect();
+            assert_eq!(cells[0], k["op"].as_str().unwrap());
+            assert_eq!(cells[1].parse::<u64>().unwrap(), u(&k["ops"]));
+        }
+    }
+}
+
+#[test]
+fn output_directory_gets_run_id_file() {
+    let out = tempfile::tempdir().unwrap();
+    let r = common::dfsbench(&[
+        "run",
+        "-t",
+        "mem://",
+        "-w",
+        "meta",
+        "-j",
+        "1",
+        "--files",
+        "3",
+        "-o",
+        out.path().to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(r.code, Some(0), "{}", r.describe());
+    let printed: Value = serde_json::from_str(&r.stdout).unwrap();
+    let file = out.path().join(format!("{}.json", printed["run_id"].as_str().unwrap()));
+    let saved: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(saved, printed);
+    // Without -q, the only stderr line says where the result went.
+    assert_eq!(r.stderr.trim(), format!("results: {}", file.display()));
+}

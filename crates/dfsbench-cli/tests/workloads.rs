@@ -1,0 +1,514 @@
+//! Every workload on both backends (a temp directory and mem://): the phases that run and
+//! the counts they report.
+
+mod common;
+
+use common::{expect_ok, f, measured, names, phase, phases, run, run_ok, u, Target};
+use serde_json::Value;
+
+/// Size-based meta: every phase does its items once per worker.
+fn check_meta_counts(r: &Value, workers: u64, files: u64, dirs: u64) {
+    for p in phases(r) {
+        let ops = u(&p["ops"]);
+        let label = &p["label"];
+        assert_eq!(u(&p["bytes"]), 0, "{label}: metadata moves no data");
+        let want = match p["name"].as_str().unwrap() {
+            "mkdir" | "rmdir" => workers * dirs,
+            "list" => workers,
+            _ => workers * files,
+        };
+        assert_eq!(ops, want, "{label}: ops");
+        assert_eq!(
+            u(&p["params"]["items_per_worker"]),
+            if matches!(p["name"].as_str(), Some("mkdir" | "rmdir")) {
+                dirs
+            } else {
+                files
+            },
+            "{label}: items_per_worker"
+        );
+    }
+}
+
+#[test]
+fn meta_all_phases_per_worker_tree() {
+    for t in Target::both() {
+        // dirs > 0 adds mkdir and rmdir to the default phases; --branch 2 makes a deep tree
+        // whose parents must exist before their children (and be removed after them).
+        let r = run_ok(
+            &t,
+            &[
+                "-w", "meta", "-j", "3", "--files", "20", "--dirs", "15", "--branch", "2",
+            ],
+        );
+        assert_eq!(
+            names(&r),
+            ["mkdir", "create", "stat", "open", "list", "rename", "delete", "rmdir"],
+            "{}",
+            t.uri()
+        );
+        check_meta_counts(&r, 3, 20, 15);
+        // Each worker lists its own directory, holding its own files.
+        assert_eq!(u(&phase(&r, "list")["items"]), 3 * 20);
+        assert_eq!(phase(&r, "create")["params"]["layout"], "per-worker");
+        assert_eq!(r["config"]["jobs"][0]["branch"], 2);
+    }
+}
+
+#[test]
+fn meta_shared_layout_flat_dirs() {
+    for t in Target::both() {
+        let r = run_ok(
+            &t,
+            &[
+                "-w", "meta", "-j", "3", "--files", "10", "--dirs", "4", "--layout", "shared",
+            ],
+        );
+        assert_eq!(names(&r).len(), 8);
+        check_meta_counts(&r, 3, 10, 4);
+        // Every worker lists the shared directory after all workers created their files (the
+        // barrier), so each one sees every file.
+        assert_eq!(u(&phase(&r, "list")["items"]), 3 * 3 * 10, "{}", t.uri());
+        assert_eq!(phase(&r, "stat")["params"]["layout"], "shared");
+    }
+}
+
+#[test]
+fn meta_chosen_phases_without_dirs() {
+    for t in Target::both() {
+        let r = run_ok(
+            &t,
+            &[
+                "-w",
+                "meta",
+                "-j",
+                "2",
+                "--files",
+                "7",
+                "--phases",
+                "delete,create,stat",
+            ],
+        );
+        assert_eq!(names(&r), ["create", "stat", "delete"]);
+        check_meta_counts(&r, 2, 7, 0);
+    }
+}
+
+#[test]
+fn meta_time_based_create() {
+    for t in Target::both() {
+        let r = run_ok(&t, &["-w", "meta", "-j", "2", "--files", "5", "--duration", "300ms"]);
+        let create = phase(&r, "create");
+        let created = u(&create["ops"]);
+        assert!(created > 0);
+        assert!(f(&create["duration_s"]) >= 0.25, "{}", create["duration_s"]);
+        // Later phases work on the files that exist.
+        for name in ["stat", "open", "rename", "delete"] {
+            assert_eq!(u(&phase(&r, name)["ops"]), created, "{name}");
+        }
+        assert_eq!(u(&phase(&r, "list")["items"]), created);
+    }
+}
+
+#[test]
+fn files_size_sweep() {
+    // 0-byte files, a file smaller than a block, and sizes that are not a multiple of bs.
+    let sets = [(5u64, 0u64), (4, 1000), (3, 4096), (2, 10_000)];
+    let sizes = sets.map(|(n, s)| format!("{n}x{s}")).join(",");
+    for t in Target::both() {
+        let r = run_ok(&t, &["-w", "files", "-j", "2", "--sizes", &sizes, "--bs", "4k"]);
+        assert_eq!(phases(&r).len(), 12, "write, read, delete per size");
+        for (i, (count, size)) in sets.iter().enumerate() {
+            let ps = &phases(&r)[i * 3..i * 3 + 3];
+            for (p, name) in ps.iter().zip(["write", "read", "delete"]) {
+                let label = &p["label"];
+                assert_eq!(p["name"], name, "{label}");
+                assert_eq!(u(&p["params"]["file_size"]), *size, "{label}");
+                assert_eq!(u(&p["params"]["files_per_worker"]), *count, "{label}");
+                assert_eq!(u(&p["params"]["bs"]), 4096, "{label}");
+                assert_eq!(u(&p["ops"]), 2 * count, "{label}: ops == workers x files");
+                let bytes = if name == "delete" { 0 } else { u(&p["ops"]) * size };
+                assert_eq!(u(&p["bytes"]), bytes, "{label}: bytes == ops x file size");
+            }
+        }
+    }
+}
+
+#[test]
+fn files_fsync_and_write_only() {
+    for t in Target::both() {
+        let r = run_ok(
+            &t,
+            &[
+                "-w",
+                "files",
+                "-j",
+                "2",
+                "--files",
+                "3",
+                "--file-size",
+                "5000",
+                "--bs",
+                "1k",
+                "--fsync",
+                "--phases",
+                "write",
+            ],
+        );
+        assert_eq!(names(&r), ["write"]);
+        assert_eq!(u(&phases(&r)[0]["bytes"]), 2 * 3 * 5000);
+    }
+}
+
+#[test]
+fn files_time_based() {
+    for t in Target::both() {
+        let r = run_ok(
+            &t,
+            &[
+                "-w",
+                "files",
+                "-j",
+                "2",
+                "--file-size",
+                "3000",
+                "--bs",
+                "1k",
+                "--duration",
+                "300ms",
+            ],
+        );
+        let (write, read, delete) = (phase(&r, "write"), phase(&r, "read"), phase(&r, "delete"));
+        assert!(u(&write["ops"]) > 0 && u(&read["ops"]) > 0);
+        assert_eq!(u(&write["bytes"]), u(&write["ops"]) * 3000);
+        assert_eq!(u(&read["bytes"]), u(&read["ops"]) * 3000);
+        // Delete is not time-based: it removes every file the write phase made.
+        assert_eq!(u(&delete["ops"]), u(&write["ops"]));
+    }
+}
+
+/// Checks of a size-based io run: the layout phase (for patterns that read) and the measured
+/// phase each do every block of every worker once.
+fn check_io(r: &Value, rw: &str, workers: u64, size: u64, bs: u64) {
+    let blocks = workers * (size / bs);
+    let reads = !matches!(rw, "write" | "randwrite");
+    let expected: Vec<&str> = if reads { vec!["layout", rw] } else { vec![rw] };
+    assert_eq!(names(r), expected);
+    if reads {
+        let layout = phase(r, "layout");
+        assert_eq!(layout["prepare"], true);
+        assert_eq!(u(&layout["ops"]), blocks, "layout writes every block");
+        assert_eq!(u(&layout["bytes"]), blocks * bs);
+    }
+    let p = phase(r, rw);
+    assert_eq!(p["prepare"], false);
+    assert_eq!(p["params"]["rw"], rw);
+    assert_eq!(u(&p["ops"]), blocks, "{rw}: ops == workers x size / bs");
+    assert_eq!(u(&p["bytes"]), u(&p["ops"]) * bs, "{rw}: bytes == ops x bs");
+    let mixed = matches!(rw, "readwrite" | "randrw");
+    assert_eq!(p["params"].get("rwmixread").is_some(), mixed);
+    if mixed {
+        let kinds = p["ops_by_kind"].as_array().expect("ops_by_kind in a mixed phase");
+        let ops: Vec<&str> = kinds.iter().map(|k| k["op"].as_str().unwrap()).collect();
+        assert_eq!(ops, ["read", "write"]);
+        assert_eq!(u(&kinds[0]["ops"]) + u(&kinds[1]["ops"]), u(&p["ops"]));
+        for k in kinds {
+            assert_eq!(u(&k["bytes"]), u(&k["ops"]) * bs);
+        }
+    } else {
+        assert!(p.get("ops_by_kind").is_none(), "{rw}: one kind only");
+    }
+}
+
+#[test]
+fn io_every_pattern() {
+    for t in Target::both() {
+        for rw in ["read", "write", "randread", "randwrite", "readwrite", "randrw"] {
+            let r = run_ok(&t, &["-w", "io", "--rw", rw, "-j", "2", "--bs", "4k", "--size", "128k"]);
+            check_io(&r, rw, 2, 128 << 10, 4096);
+            assert_eq!(u(&phase(&r, rw)["params"]["iodepth"]), 1);
+        }
+    }
+}
+
+#[test]
+fn io_queue_depth() {
+    for t in Target::both() {
+        for rw in ["randread", "randwrite", "randrw"] {
+            let r = run_ok(
+                &t,
+                &[
+                    "-w",
+                    "io",
+                    "--rw",
+                    rw,
+                    "-j",
+                    "2",
+                    "--bs",
+                    "8k",
+                    "--size",
+                    "256k",
+                    "--iodepth",
+                    "16",
+                ],
+            );
+            check_io(&r, rw, 2, 256 << 10, 8192);
+            let p = phase(&r, rw);
+            assert_eq!(u(&p["params"]["iodepth"]), 16);
+            assert!(p["label"].as_str().unwrap().ends_with("qd16"), "{}", p["label"]);
+        }
+    }
+}
+
+#[test]
+fn io_explicit_engines() {
+    let t = Target::temp();
+    for engine in ["psync", "io_uring"] {
+        let args = [
+            "-w",
+            "io",
+            "--rw",
+            "randrw",
+            "-j",
+            "2",
+            "--size",
+            "64k",
+            "--iodepth",
+            "4",
+            "--ioengine",
+            engine,
+        ];
+        let r = run(&t.uri(), &args);
+        if engine == "io_uring" && r.code != Some(0) {
+            eprintln!("note: io_uring unavailable here, not tested: {}", r.stderr.trim());
+            continue;
+        }
+        let r = expect_ok(&t, &args, r);
+        check_io(&r, "randrw", 2, 64 << 10, 4096);
+        assert_eq!(r["config"]["jobs"][0]["ioengine"], engine);
+    }
+    // mem:// takes the engine flag and does its own queue-depth-1 I/O.
+    let r = run_ok(
+        &Target::Mem,
+        &[
+            "-w",
+            "io",
+            "--rw",
+            "randread",
+            "-j",
+            "2",
+            "--size",
+            "64k",
+            "--ioengine",
+            "psync",
+        ],
+    );
+    check_io(&r, "randread", 2, 64 << 10, 4096);
+}
+
+#[test]
+fn io_shared_file() {
+    for t in Target::both() {
+        for rw in ["randwrite", "read", "randrw"] {
+            let r = run_ok(
+                &t,
+                &[
+                    "-w",
+                    "io",
+                    "--rw",
+                    rw,
+                    "-j",
+                    "3",
+                    "--bs",
+                    "4k",
+                    "--size",
+                    "64k",
+                    "--shared-file",
+                    "--iodepth",
+                    "2",
+                ],
+            );
+            check_io(&r, rw, 3, 64 << 10, 4096);
+            assert_eq!(phase(&r, rw)["params"]["shared_file"], true);
+        }
+    }
+    // One file of workers x size, each worker in its own region.
+    let t = Target::temp();
+    let r = run_ok(
+        &t,
+        &[
+            "-w",
+            "io",
+            "--rw",
+            "write",
+            "-j",
+            "3",
+            "--size",
+            "64k",
+            "--shared-file",
+            "--keep",
+        ],
+    );
+    let dirs = t.run_dirs();
+    assert_eq!(dirs.len(), 1, "--keep keeps the run directory");
+    let io_dir = dirs[0].join("j0-io");
+    let entries: Vec<_> = std::fs::read_dir(&io_dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(entries, ["shared.dat"]);
+    assert_eq!(
+        std::fs::metadata(io_dir.join("shared.dat")).unwrap().len(),
+        3 * (64 << 10)
+    );
+    assert_eq!(u(&phase(&r, "write")["bytes"]), 3 * (64 << 10));
+}
+
+#[test]
+fn io_direct_on_temp_dir() {
+    let t = Target::temp();
+    if !common::supports_o_direct(t.path().unwrap()) {
+        eprintln!("note: the temp directory's file system refuses O_DIRECT: --direct not tested");
+        return;
+    }
+    for rw in ["randread", "write", "randrw"] {
+        let r = run_ok(
+            &t,
+            &[
+                "-w",
+                "io",
+                "--rw",
+                rw,
+                "-j",
+                "2",
+                "--size",
+                "128k",
+                "--iodepth",
+                "4",
+                "--direct=1",
+            ],
+        );
+        check_io(&r, rw, 2, 128 << 10, 4096);
+        assert_eq!(phase(&r, rw)["params"]["direct"], true);
+    }
+    // Whole files with O_DIRECT, including a size that is not a multiple of the sector.
+    let r = run_ok(
+        &t,
+        &[
+            "-w",
+            "files",
+            "-j",
+            "2",
+            "--sizes",
+            "2x8k,2x10000",
+            "--bs",
+            "4k",
+            "--direct=1",
+        ],
+    );
+    assert_eq!(
+        u(&phases(&r)[4]["bytes"]),
+        2 * 2 * 10_000,
+        "read of the 10000-byte files"
+    );
+}
+
+#[test]
+fn io_time_based_with_ramp() {
+    let both = Target::both();
+    std::thread::scope(|s| {
+        for t in &both {
+            // A mixed pattern with a queue on the file system, plain reads in memory.
+            let rw = if t.path().is_some() { "randrw" } else { "randread" };
+            s.spawn(move || {
+                let r = run_ok(
+                    t,
+                    &[
+                        "-w",
+                        "io",
+                        "--rw",
+                        rw,
+                        "-j",
+                        "2",
+                        "--size",
+                        "64k",
+                        "--iodepth",
+                        "4",
+                        "--duration",
+                        "1s",
+                        "--ramp",
+                        "300ms",
+                    ],
+                );
+                // The layout is size-based: not ramped, not timed.
+                let layout = phase(&r, "layout");
+                assert_eq!(f(&layout["ramp_s"]), 0.0);
+                assert_eq!(u(&layout["ops"]), 2 * 16);
+                let p = phase(&r, rw);
+                assert_eq!(f(&p["ramp_s"]), 0.3);
+                // The phase ends at its deadline, once the operations in flight complete (each
+                // within the slowest latency; a loaded machine can stall one for seconds).
+                let d = f(&p["duration_s"]);
+                let slowest = f(&p["latency"]["max_ns"]) / 1e9;
+                assert!(
+                    d >= 1.0 - 1e-3 && d <= 1.0 + slowest + 0.5,
+                    "measured {d} s of a 1 s phase after ramp-up (slowest op {slowest} s)"
+                );
+                let ops = u(&p["ops"]);
+                assert!(ops > 0);
+                assert_eq!(u(&p["bytes"]), ops * 4096);
+                // The series covers ramp-up and the measured second: more than 1 interval.
+                let series: u64 = p["series"]["ops"].as_array().unwrap().iter().map(u).sum();
+                assert!(
+                    series > ops,
+                    "ramp-up ops ({series} in the series) are not measured ({ops})"
+                );
+                assert!(p["series"]["ops"].as_array().unwrap().len() >= 2);
+                assert!(f(&p["start_s"]) >= f(&layout["start_s"]) + f(&layout["duration_s"]));
+                if rw == "randrw" {
+                    let kinds = p["ops_by_kind"].as_array().expect("ops_by_kind");
+                    assert_eq!(u(&kinds[0]["ops"]) + u(&kinds[1]["ops"]), ops);
+                }
+            });
+        }
+    });
+}
+
+#[test]
+fn workload_file_with_two_jobs() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("two.toml");
+    std::fs::write(
+        &file,
+        r#"
+workers = 2
+
+[[job]]
+name = "md"
+workload = "meta"
+files = 10
+phases = ["create", "stat", "delete"]
+
+[[job]]
+name = "rand"
+workload = "io"
+rw = "randwrite"
+size = "32k"
+bs = "4k"
+workers = 3
+"#,
+    )
+    .unwrap();
+    for t in Target::both() {
+        let r = run_ok(&t, &[file.to_str().unwrap()]);
+        assert_eq!(names(&r), ["create", "stat", "delete", "randwrite"]);
+        let jobs: Vec<(u64, &str, u64)> = phases(&r)
+            .iter()
+            .map(|p| (u(&p["job"]), p["job_name"].as_str().unwrap(), u(&p["workers"])))
+            .collect();
+        assert_eq!(jobs, [(0, "md", 2), (0, "md", 2), (0, "md", 2), (1, "rand", 3)]);
+        assert_eq!(u(&phase(&r, "create")["ops"]), 20);
+        assert_eq!(u(&phase(&r, "randwrite")["ops"]), 3 * 8);
+        assert_eq!(measured(&r).len(), 4);
+    }
+}
