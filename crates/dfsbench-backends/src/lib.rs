@@ -1,16 +1,19 @@
 //! Storage backends of dfsbench behind one trait.
 
 mod buf;
+pub mod dal;
 mod error;
 pub mod mem;
 pub mod posix;
+pub mod runtime;
 mod storage;
 mod target;
+pub mod units;
 
 pub use buf::{AlignedBuf, ALIGN};
 pub use error::{errno_name, OpError};
 pub use storage::{
-    BlockIo, BlockOp, BlockOpts, Capabilities, Capability, Client, Completion, FileOpts, IoEngine, OpResult, Storage,
-    TargetInfo,
+    BlockIo, BlockOp, BlockOpts, Capabilities, Capability, Check, Client, Completion, FileOpts, FileRead, Fill,
+    IoEngine, OpResult, Storage, TargetInfo,
 };
 pub use target::{AnyStorage, BackendInfo, Target, BACKENDS};

@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, RwLock};
 
 use crate::storage::{
-    BlockIo, BlockOp, BlockOpts, Capabilities, Client, Completion, FileOpts, IoEngine, OpResult, Storage, TargetInfo,
+    BlockIo, BlockOp, BlockOpts, Capabilities, Check, Client, Completion, FileOpts, FileRead, Fill, IoEngine, OpResult,
+    Storage, TargetInfo,
 };
 use crate::{AlignedBuf, OpError};
 
@@ -70,7 +71,7 @@ impl Storage for MemStorage {
         }
     }
 
-    fn client(&self) -> OpResult<MemClient> {
+    fn client(&self, _queue_depth: usize) -> OpResult<MemClient> {
         Ok(MemClient {
             tree: self.tree.clone(),
         })
@@ -218,7 +219,7 @@ impl Client for MemClient {
         size: u64,
         _opts: FileOpts,
         buf: &mut AlignedBuf,
-        fill: &mut dyn FnMut(&mut [u8], u64),
+        mut fill: Option<Fill<'_>>,
     ) -> OpResult<()> {
         {
             let nodes = self.tree.nodes.read().expect("mem lock");
@@ -227,7 +228,9 @@ impl Client for MemClient {
         let mut data = Vec::with_capacity(size as usize);
         while (data.len() as u64) < size {
             let len = (size - data.len() as u64).min(buf.len() as u64) as usize;
-            fill(&mut buf[..len], data.len() as u64);
+            if let Some(f) = fill.as_deref_mut() {
+                f(&mut buf[..len], data.len() as u64);
+            }
             data.extend_from_slice(&buf[..len]);
         }
         let mut nodes = self.tree.nodes.write().expect("mem lock");
@@ -244,18 +247,25 @@ impl Client for MemClient {
         path: &str,
         _opts: FileOpts,
         buf: &mut AlignedBuf,
-        check: &mut dyn FnMut(&[u8], u64),
-    ) -> OpResult<u64> {
+        mut check: Option<Check<'_>>,
+    ) -> OpResult<FileRead> {
         let file = self.tree.file(path)?;
         let data = file.lock().expect("mem lock");
         let mut off = 0usize;
+        let mut first_byte = None;
         while off < data.len() {
             let len = (data.len() - off).min(buf.len());
             buf[..len].copy_from_slice(&data[off..off + len]);
-            check(&buf[..len], off as u64);
+            first_byte.get_or_insert_with(std::time::Instant::now);
+            if let Some(c) = check.as_deref_mut() {
+                c(&buf[..len], off as u64);
+            }
             off += len;
         }
-        Ok(off as u64)
+        Ok(FileRead {
+            bytes: off as u64,
+            first_byte,
+        })
     }
 
     async fn open_block(&mut self, path: &str, opts: BlockOpts) -> OpResult<MemBlock> {
@@ -352,7 +362,7 @@ mod tests {
     #[test]
     fn keeps_posix_semantics() {
         let s = MemStorage::new("mem://", "r");
-        let mut c = s.client().unwrap();
+        let mut c = s.client(1).unwrap();
         assert_eq!(block_on(c.create("d/f")).unwrap_err().kind, "ENOENT");
         block_on(c.mkdir("d")).unwrap();
         block_on(c.create("d/f")).unwrap();
@@ -369,24 +379,25 @@ mod tests {
     #[test]
     fn files_round_trip() {
         let s = MemStorage::new("mem://", "r");
-        let mut c = s.client().unwrap();
+        let mut c = s.client(1).unwrap();
         let mut buf = AlignedBuf::new(4096);
-        block_on(c.write_file("f", 10_000, FileOpts::default(), &mut buf, &mut |b, off| {
+        let mut fill = |b: &mut [u8], off: u64| {
             b.iter_mut()
                 .enumerate()
                 .for_each(|(i, x)| *x = ((off as usize + i) % 251) as u8)
-        }))
-        .unwrap();
+        };
+        block_on(c.write_file("f", 10_000, FileOpts::default(), &mut buf, Some(&mut fill))).unwrap();
         assert_eq!(block_on(c.stat("f")).unwrap(), 10_000);
         let mut ok = true;
-        let n = block_on(c.read_file("f", FileOpts::default(), &mut buf, &mut |b, off| {
+        let mut check = |b: &[u8], off: u64| {
             ok &= b
                 .iter()
                 .enumerate()
                 .all(|(i, &x)| x == ((off as usize + i) % 251) as u8)
-        }))
-        .unwrap();
-        assert_eq!(n, 10_000);
+        };
+        let read = block_on(c.read_file("f", FileOpts::default(), &mut buf, Some(&mut check))).unwrap();
+        assert_eq!(read.bytes, 10_000);
+        assert!(read.first_byte.is_some());
         assert!(ok);
     }
 }

@@ -134,6 +134,8 @@ pub enum IoEngine {
     IoUring,
     /// pread/pwrite, one operation at a time (queue depth 1).
     Psync,
+    /// The backend's own asynchronous requests (ranged GETs, RPCs), `iodepth` in flight.
+    Requests,
 }
 
 impl IoEngine {
@@ -142,6 +144,7 @@ impl IoEngine {
             IoEngine::Auto => "auto",
             IoEngine::IoUring => "io_uring",
             IoEngine::Psync => "psync",
+            IoEngine::Requests => "requests",
         }
     }
 }
@@ -151,6 +154,14 @@ impl IoEngine {
 pub enum BlockOp {
     Read,
     Write,
+}
+
+/// What a whole-file read saw.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FileRead {
+    pub bytes: u64,
+    /// When the first byte arrived (time to first byte), if any did.
+    pub first_byte: Option<std::time::Instant>,
 }
 
 /// A finished block operation: the slot it used and the bytes moved or the error.
@@ -166,12 +177,18 @@ pub trait Storage: Sync {
 
     fn capabilities(&self) -> Capabilities;
     fn info(&self) -> TargetInfo;
-    /// A client for one worker; called on the worker's own thread.
-    fn client(&self) -> OpResult<Self::Client>;
+    /// A client for one worker, called on the worker's own thread; `queue_depth` is how many
+    /// requests it may have in flight (to size connection pools).
+    fn client(&self, queue_depth: usize) -> OpResult<Self::Client>;
     /// Remove the run directory and everything in it. Only the run directory this storage
     /// created is ever removed.
     fn remove_run(&self) -> OpResult<()>;
 }
+
+/// Sets the content of a chunk about to be written at a file offset.
+pub type Fill<'a> = &'a mut dyn FnMut(&mut [u8], u64);
+/// Sees every chunk read, with its file offset.
+pub type Check<'a> = &'a mut dyn FnMut(&[u8], u64);
 
 /// The operations of one worker. All paths are relative to the run directory and use `/`.
 pub trait Client {
@@ -189,27 +206,32 @@ pub trait Client {
     /// List a directory; returns the number of entries.
     async fn list(&mut self, dir: &str) -> OpResult<u64>;
     async fn delete(&mut self, path: &str) -> OpResult<()>;
-    /// Write a whole file of `size` bytes (open, write, close), `buf` at a time. Before each
-    /// chunk is written, `fill(chunk, offset)` may set its content.
+    /// Write a whole file of `size` bytes (open, write, close), `buf` at a time. With `fill`,
+    /// `fill(chunk, offset)` sets each chunk's content first; without it the content of `buf`
+    /// is written as it is, again and again.
     async fn write_file(
         &mut self,
         path: &str,
         size: u64,
         opts: FileOpts,
         buf: &mut AlignedBuf,
-        fill: &mut dyn FnMut(&mut [u8], u64),
+        fill: Option<Fill<'_>>,
     ) -> OpResult<()>;
     /// Read a whole file (open, read, close), `buf` at a time; `check(chunk, offset)` sees every
-    /// chunk. Returns the bytes read.
+    /// chunk when given.
     async fn read_file(
         &mut self,
         path: &str,
         opts: FileOpts,
         buf: &mut AlignedBuf,
-        check: &mut dyn FnMut(&[u8], u64),
-    ) -> OpResult<u64>;
+        check: Option<Check<'_>>,
+    ) -> OpResult<FileRead>;
     /// Open a file for fio-style block I/O.
     async fn open_block(&mut self, path: &str, opts: BlockOpts) -> OpResult<Self::Block>;
+    /// Retries of failed requests since the last call (backends that retry count them).
+    fn take_retries(&mut self) -> u64 {
+        0
+    }
 }
 
 /// A file opened for block I/O with a submission queue, in the manner of fio's I/O engines:

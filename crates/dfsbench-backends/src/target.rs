@@ -2,9 +2,10 @@
 
 use std::path::PathBuf;
 
+use crate::dal::{DalStorage, NetOptions, Spec, SCHEMES};
 use crate::mem::MemStorage;
 use crate::posix::PosixStorage;
-use crate::{Capabilities, OpError};
+use crate::{Capabilities, Capability, OpError};
 
 /// A parsed `--target`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -13,6 +14,8 @@ pub enum Target {
     Posix(PathBuf),
     /// The in-process store: `mem://`.
     Mem,
+    /// An object store, HDFS or HTTP file service: `s3://`, `swift://`, `hdfs://`, ...
+    Net(Box<Spec>),
 }
 
 /// A backend this build knows, for `dfsbench targets` and error messages.
@@ -36,7 +39,66 @@ pub const BACKENDS: &[BackendInfo] = &[
         what: "in-process store: the tool's own ceiling",
         capabilities: crate::mem::CAPABILITIES,
     },
+    BackendInfo {
+        name: "s3",
+        uri: "s3://bucket/prefix",
+        what: "AWS S3, MinIO, Ceph RGW, SeaweedFS, Swift s3api (?endpoint=&region=)",
+        capabilities: OBJECT_STORE,
+    },
+    BackendInfo {
+        name: "swift",
+        uri: "swift://container/prefix",
+        what: "OpenStack Swift, native API (tempauth or Keystone from ST_*/OS_*)",
+        capabilities: OBJECT_STORE,
+    },
+    BackendInfo {
+        name: "hdfs",
+        uri: "hdfs://namenode:port/path",
+        what: "HDFS over its native RPC protocol (no JVM)",
+        capabilities: FILE_SERVICE,
+    },
+    BackendInfo {
+        name: "webhdfs",
+        uri: "webhdfs://namenode:port/path",
+        what: "HDFS through the NameNode's REST API",
+        capabilities: Capabilities {
+            rename: false,
+            ..FILE_SERVICE
+        },
+    },
+    BackendInfo {
+        name: "webdav",
+        uri: "webdav[s]://host:port/path",
+        what: "WebDAV servers (Apache mod_dav, nginx, ownCloud, ...)",
+        capabilities: FILE_SERVICE,
+    },
+    BackendInfo {
+        name: "alluxio",
+        uri: "alluxio://proxy:port/path",
+        what: "Alluxio through its REST proxy",
+        capabilities: FILE_SERVICE,
+    },
 ];
+
+/// Object stores: flat namespaces, whole-object writes, ranged reads.
+const OBJECT_STORE: Capabilities = Capabilities {
+    directories: false,
+    rename: false,
+    append: false,
+    ranged_read: true,
+    positional_write: false,
+    fsync: false,
+    direct_io: false,
+    blocking: false,
+};
+
+/// Remote file services with real directories and rename; the capabilities a run reports are
+/// read from the service itself when it opens.
+const FILE_SERVICE: Capabilities = Capabilities {
+    directories: true,
+    rename: true,
+    ..OBJECT_STORE
+};
 
 impl Target {
     pub fn parse(uri: &str) -> Result<Target, OpError> {
@@ -58,6 +120,10 @@ impl Target {
         if uri == "mem://" || uri == "mem:" || uri.starts_with("mem://") {
             return Ok(Target::Mem);
         }
+        if let Some((scheme, _)) = uri.split_once("://").filter(|(s, _)| SCHEMES.contains(s)) {
+            debug_assert!(SCHEMES.contains(&scheme));
+            return Ok(Target::Net(Box::new(Spec::parse(uri)?)));
+        }
         if let Some((scheme, _)) = uri.split_once("://") {
             let known: Vec<&str> = BACKENDS.iter().map(|b| b.uri).collect();
             return Err(OpError::new(
@@ -72,11 +138,19 @@ impl Target {
     }
 
     /// Create this run's directory in the target and open it.
-    pub fn open_run(&self, uri: &str, run_name: &str) -> Result<AnyStorage, OpError> {
+    pub fn open_run(&self, uri: &str, run_name: &str, net: NetOptions) -> Result<AnyStorage, OpError> {
         Ok(match self {
             Target::Posix(path) => AnyStorage::Posix(PosixStorage::create_run(uri, path, run_name)?),
             Target::Mem => AnyStorage::Mem(MemStorage::new(uri, run_name)),
+            Target::Net(spec) => AnyStorage::Dal(DalStorage::create_run((**spec).clone(), run_name, net)?),
         })
+    }
+}
+
+impl Capabilities {
+    /// Capabilities a backend lacks, among `needs`.
+    pub fn missing(&self, needs: &[Capability]) -> Option<Capability> {
+        needs.iter().copied().find(|c| !self.has(*c))
     }
 }
 
@@ -84,6 +158,7 @@ impl Target {
 pub enum AnyStorage {
     Posix(PosixStorage),
     Mem(MemStorage),
+    Dal(DalStorage),
 }
 
 /// Run `$body` with `$s` bound to the concrete storage inside an [`AnyStorage`], so generic
@@ -94,6 +169,7 @@ macro_rules! with_storage {
         match $any {
             $crate::AnyStorage::Posix($s) => $body,
             $crate::AnyStorage::Mem($s) => $body,
+            $crate::AnyStorage::Dal($s) => $body,
         }
     };
 }

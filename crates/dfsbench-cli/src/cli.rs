@@ -29,6 +29,10 @@ pub enum Command {
     Run(Box<RunArgs>),
     /// List the storage backends and what each can do.
     Targets,
+    /// Make a report of result files: an HTML page with charts, Markdown, CSV or JSON.
+    Report(crate::report::ReportArgs),
+    /// Compare two result files metric by metric, with the change and whether it is noise.
+    Compare(crate::report::CompareArgs),
     /// Remove run directories left by `--keep` or a killed run (only ones dfsbench created).
     Clean {
         /// Run directories (dfsbench-<run id>) to remove.
@@ -147,6 +151,15 @@ pub struct RunArgs {
     /// Stop after this many errors; 0 never stops [default: 1000].
     #[arg(long, value_name = "N", help_heading = "Run")]
     pub max_errors: Option<u64>,
+
+    /// Create the S3 bucket of the target when it does not exist.
+    #[arg(long, help_heading = "Run")]
+    pub create_bucket: bool,
+
+    /// Retry requests that failed temporarily up to N times, counting every retry (network
+    /// backends; by default nothing is retried).
+    #[arg(long, value_name = "N", help_heading = "Run")]
+    pub retries: Option<u32>,
 
     /// Seed of random offsets and choices.
     #[arg(long, value_name = "N", help_heading = "Run")]

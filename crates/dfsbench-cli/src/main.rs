@@ -2,6 +2,7 @@
 
 mod cli;
 mod progress;
+mod report;
 mod run;
 
 use std::process::ExitCode;
@@ -113,6 +114,8 @@ fn main() -> ExitCode {
             targets();
             Ok(())
         }
+        Command::Report(args) => report::report(args),
+        Command::Compare(args) => report::compare(args),
         Command::Clean { paths } => clean(paths),
     };
     match result {

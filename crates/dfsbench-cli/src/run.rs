@@ -50,6 +50,8 @@ fn run_flags(a: &RunArgs) -> RunSpec {
         keep: a.keep.then_some(true),
         max_errors: a.max_errors,
         seed: a.seed,
+        create_bucket: a.create_bucket.then_some(true),
+        retries: a.retries,
         workers: None,
         threads: None,
     }
@@ -215,7 +217,7 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
         eprintln!("results: {}", path.display());
     }
     for w in &outcome.warnings {
-        eprintln!("warning: {w}");
+        eprintln!("dfsbench: {w}");
     }
     let errors: u64 = result.phases.iter().map(|p| p.errors.total).sum();
     match outcome.status {

@@ -187,8 +187,9 @@ fn files_time_based() {
     }
 }
 
-/// Checks of a size-based io run: the layout phase (for patterns that read) and the measured
-/// phase each do every block of every worker once.
+/// Checks of a size-based io run: the layout phase (for patterns that read) writes every
+/// worker's file whole, as one file write (worker 0 writes a shared file for all), and the
+/// measured phase does every block of every worker once.
 fn check_io(r: &Value, rw: &str, workers: u64, size: u64, bs: u64) {
     let blocks = workers * (size / bs);
     let reads = !matches!(rw, "write" | "randwrite");
@@ -197,8 +198,13 @@ fn check_io(r: &Value, rw: &str, workers: u64, size: u64, bs: u64) {
     if reads {
         let layout = phase(r, "layout");
         assert_eq!(layout["prepare"], true);
-        assert_eq!(u(&layout["ops"]), blocks, "layout writes every block");
-        assert_eq!(u(&layout["bytes"]), blocks * bs);
+        let files = if layout["params"]["shared_file"] == true {
+            1
+        } else {
+            workers
+        };
+        assert_eq!(u(&layout["ops"]), files, "layout writes each file once");
+        assert_eq!(u(&layout["bytes"]), blocks * bs, "layout writes every block");
     }
     let p = phase(r, rw);
     assert_eq!(p["prepare"], false);
@@ -443,7 +449,8 @@ fn io_time_based_with_ramp() {
                 // The layout is size-based: not ramped, not timed.
                 let layout = phase(&r, "layout");
                 assert_eq!(f(&layout["ramp_s"]), 0.0);
-                assert_eq!(u(&layout["ops"]), 2 * 16);
+                assert_eq!(u(&layout["ops"]), 2, "one whole-file write per worker");
+                assert_eq!(u(&layout["bytes"]), 2 * (64 << 10));
                 let p = phase(&r, rw);
                 assert_eq!(f(&p["ramp_s"]), 0.3);
                 // The phase ends at its deadline, once the operations in flight complete (each

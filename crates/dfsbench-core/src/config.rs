@@ -39,6 +39,10 @@ pub struct RunSpec {
     pub max_errors: Option<u64>,
     /// Seed of random offsets and operation choices.
     pub seed: Option<u64>,
+    /// Create the S3 bucket if it does not exist.
+    pub create_bucket: Option<bool>,
+    /// Retries of temporary failures per request (network backends; 0: none).
+    pub retries: Option<u32>,
     /// Defaults for every job.
     pub workers: Option<usize>,
     pub threads: Option<usize>,
@@ -85,6 +89,8 @@ pub struct RunConfig {
     pub keep: bool,
     pub max_errors: u64,
     pub seed: u64,
+    pub create_bucket: bool,
+    pub retries: u32,
     pub jobs: Vec<Job>,
 }
 
@@ -132,6 +138,9 @@ pub struct MetaJob {
     /// Fan-out of the directory tree (0: all directories side by side).
     pub branch: u64,
     pub phases: Vec<MetaPhase>,
+    /// Phases named by the user, kept even where the backend lacks them (then it is an error).
+    #[serde(skip)]
+    pub explicit_phases: bool,
 }
 
 /// Where workers put their files.
@@ -282,6 +291,8 @@ impl RunSpec {
             keep: over.keep.or(self.keep),
             max_errors: over.max_errors.or(self.max_errors),
             seed: over.seed.or(self.seed),
+            create_bucket: over.create_bucket.or(self.create_bucket),
+            retries: over.retries.or(self.retries),
             workers: over.workers.or(self.workers),
             threads: over.threads.or(self.threads),
         }
@@ -337,6 +348,8 @@ pub fn validate(run: &RunSpec, jobs: &[JobSpec]) -> Result<RunConfig, ConfigErro
         keep: run.keep.unwrap_or(false),
         max_errors: run.max_errors.unwrap_or(DEFAULT_MAX_ERRORS),
         seed: run.seed.unwrap_or(0x5eed_d15b_e4c4),
+        create_bucket: run.create_bucket.unwrap_or(false),
+        retries: run.retries.unwrap_or(0),
         jobs,
     })
 }
@@ -492,6 +505,7 @@ fn validate_meta(s: &JobSpec) -> Result<MetaJob, ConfigError> {
         dirs,
         branch: s.branch.unwrap_or(0),
         phases,
+        explicit_phases: s.phases.is_some(),
     })
 }
 

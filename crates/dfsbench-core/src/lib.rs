@@ -8,6 +8,7 @@ pub mod result;
 pub mod runner;
 pub mod session;
 pub mod stats;
-pub mod units;
+/// Sizes and durations as people write them.
+pub use dfsbench_backends::units;
 mod worker;
 mod workloads;

@@ -87,6 +87,13 @@ pub struct PhaseResult {
     /// Throughput while every worker was running (IOR's stonewalling).
     pub stonewall: Stonewall,
     pub latency: Latency,
+    /// Time to first byte of whole-file reads (from the start of the operation).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttfb: Option<Latency>,
+    /// Requests retried after a temporary failure (only with --retries; failures are never
+    /// retried silently).
+    #[serde(default)]
+    pub retries: u64,
     /// Per-operation breakdown for mixed phases (e.g. read and write of randrw).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ops_by_kind: Vec<OpKind>,

@@ -12,9 +12,9 @@ use std::time::{Duration, Instant};
 
 use futures_util::future::join_all;
 
-use dfsbench_backends::{Capability, Client, Storage};
+use dfsbench_backends::{Capabilities, Capability, Client, Storage};
 
-use crate::config::{Job, RunConfig, Workload};
+use crate::config::{Job, MetaPhase, RunConfig, Workload};
 use crate::host::cpu_times;
 use crate::plan::{phases, Phase};
 use crate::result::{Cpu, OpKind, PhaseResult, Series, Stonewall, Verify, WorkerSummary};
@@ -49,43 +49,61 @@ impl Observer for Quiet {}
 const TICK: Duration = Duration::from_millis(100);
 const SERIES_INTERVAL: Duration = Duration::from_secs(1);
 
-/// Check that the backend can do what the jobs ask, before anything runs.
-pub fn check_capabilities(
-    config: &RunConfig,
-    caps: dfsbench_backends::Capabilities,
-    backend: &str,
-) -> Result<(), String> {
-    for job in &config.jobs {
-        let mut needs = Vec::new();
-        match &job.workload {
-            Workload::Meta(m) => {
+/// What a job needs from a backend.
+fn needs(job: &Job) -> Vec<Capability> {
+    let mut needs = Vec::new();
+    match &job.workload {
+        Workload::Meta(m) => {
+            if m.phases
+                .iter()
+                .any(|p| matches!(p, MetaPhase::Mkdir | MetaPhase::Rmdir))
+            {
                 needs.push(Capability::Directories);
-                if m.phases.contains(&crate::config::MetaPhase::Rename) {
-                    needs.push(Capability::Rename);
-                }
             }
-            Workload::Files(f) => {
-                if f.direct {
-                    needs.push(Capability::DirectIo);
-                }
-                if f.fsync {
-                    needs.push(Capability::Fsync);
-                }
-            }
-            Workload::Io(io) => {
-                needs.push(Capability::RangedRead);
-                if io.rw.writes() {
-                    needs.push(Capability::PositionalWrite);
-                }
-                if io.direct {
-                    needs.push(Capability::DirectIo);
-                }
-                if io.fsync {
-                    needs.push(Capability::Fsync);
-                }
+            if m.phases.contains(&MetaPhase::Rename) {
+                needs.push(Capability::Rename);
             }
         }
-        if let Some(missing) = needs.into_iter().find(|c| !caps.has(*c)) {
+        Workload::Files(f) => {
+            if f.direct {
+                needs.push(Capability::DirectIo);
+            }
+            if f.fsync {
+                needs.push(Capability::Fsync);
+            }
+        }
+        Workload::Io(io) => {
+            needs.push(Capability::RangedRead);
+            if io.rw.writes() {
+                needs.push(Capability::PositionalWrite);
+            }
+            if io.direct {
+                needs.push(Capability::DirectIo);
+            }
+            if io.fsync {
+                needs.push(Capability::Fsync);
+            }
+        }
+    }
+    needs
+}
+
+/// Fit defaulted choices to the backend (a meta job that did not name its phases skips rename
+/// where there is none) and check that it can do what the jobs ask, before anything runs.
+/// Returns notes on what was skipped.
+pub fn fit_to_backend(config: &mut RunConfig, caps: Capabilities, backend: &str) -> Result<Vec<String>, String> {
+    let mut notes = Vec::new();
+    for job in &mut config.jobs {
+        if let Workload::Meta(m) = &mut job.workload {
+            if !m.explicit_phases && !caps.rename && m.phases.contains(&MetaPhase::Rename) {
+                m.phases.retain(|p| *p != MetaPhase::Rename);
+                notes.push(format!(
+                    "job '{}': the {backend} backend has no rename: skipping the rename phase",
+                    job.name
+                ));
+            }
+        }
+        if let Some(missing) = caps.missing(&needs(job)) {
             return Err(format!(
                 "job '{}' needs {} but the {backend} backend does not support it: change the job or the target",
                 job.name,
@@ -101,7 +119,7 @@ pub fn check_capabilities(
             }
         }
     }
-    Ok(())
+    Ok(notes)
 }
 
 /// Run every job of `config` on `storage`. Phases finished before an interruption, an abort or
@@ -134,13 +152,34 @@ pub fn run<S: Storage>(
     (results, Status::Complete)
 }
 
-/// Drive a client future to its end on the calling thread.
-fn block_on<F: std::future::Future>(f: F) -> F::Output {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("a current-thread runtime")
-        .block_on(f)
+/// Where a thread runs its workers' futures. Blocking backends finish every call on the calling
+/// thread, so a thread-local executor is all they need; asynchronous ones share the backends'
+/// runtime, whose threads keep their connections' background tasks going.
+enum Executor {
+    Local(tokio::runtime::Runtime),
+    Shared,
+}
+
+impl Executor {
+    fn for_backend(caps: Capabilities) -> Executor {
+        if caps.blocking {
+            Executor::Local(
+                tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .expect("a current-thread runtime"),
+            )
+        } else {
+            Executor::Shared
+        }
+    }
+
+    fn block_on<F: std::future::Future>(&self, f: F) -> F::Output {
+        match self {
+            Executor::Local(rt) => rt.block_on(f),
+            Executor::Shared => dfsbench_backends::runtime::shared().block_on(f),
+        }
+    }
 }
 
 /// Directories a job needs before its first phase, made on the main thread, unmeasured.
@@ -161,8 +200,12 @@ fn setup_dirs(index: usize, job: &Job) -> Vec<String> {
 /// stores (later) ignore them.
 fn setup<S: Storage>(storage: &S, index: usize, job: &Job) -> Result<(), String> {
     let dirs = setup_dirs(index, job);
-    let mut client = storage.client().map_err(|e| format!("cannot open a client: {e}"))?;
-    block_on(async {
+    if !storage.capabilities().directories {
+        // Object stores have no directories: prefixes exist as soon as objects do.
+        return Ok(());
+    }
+    let mut client = storage.client(1).map_err(|e| format!("cannot open a client: {e}"))?;
+    Executor::for_backend(storage.capabilities()).block_on(async {
         for d in &dirs {
             client
                 .mkdir(d)
@@ -202,6 +245,10 @@ fn run_job<S: Storage>(
         job,
         job_index: index,
     };
+    let queue_depth = match &job.workload {
+        Workload::Io(io) => io.iodepth,
+        _ => 1,
+    };
     let lives: Vec<Live> = (0..job.workers).map(|_| Live::default()).collect();
     let barrier = Barrier::new(threads + 1);
     let current: Mutex<Option<(Phase, std::sync::Arc<PhaseControl>)>> = Mutex::new(None);
@@ -218,13 +265,10 @@ fn run_job<S: Storage>(
             std::thread::Builder::new()
                 .name(format!("dfsbench-w{t}"))
                 .spawn_scoped(scope, move || {
-                    let rt = tokio::runtime::Builder::new_current_thread()
-                        .enable_all()
-                        .build()
-                        .expect("a current-thread runtime");
+                    let rt = Executor::for_backend(storage.capabilities());
                     let mut workers = Vec::with_capacity(ids.len());
                     for &id in &ids {
-                        match storage.client() {
+                        match storage.client(queue_depth) {
                             Ok(c) => workers.push(Worker::new(id, c, ctx, run_tag)),
                             Err(e) => *client_error.lock().expect("lock") = Some(format!("cannot open a client: {e}")),
                         }
@@ -424,6 +468,13 @@ fn merge(
     let sw_ops: u64 = workers.iter().map(|w| w.stonewall_ops).sum();
     let sw_bytes: u64 = workers.iter().map(|w| w.stonewall_bytes).sum();
 
+    let ttfb: Vec<&hdrhistogram::Histogram<u64>> = workers.iter().filter_map(|w| w.ttfb.as_ref()).collect();
+    let ttfb = (!ttfb.is_empty()).then(|| latency(&merge_histograms(ttfb)));
+    let retries = workers.iter().map(|w| w.retries).sum();
+    let mut params = phase.params.clone();
+    if let Some(engine) = workers.iter().find_map(|w| w.engine) {
+        params.insert("ioengine".into(), serde_json::json!(engine.name()));
+    }
     let mut errors = crate::result::Errors::default();
     let mut items = 0;
     let mut verify = Verify::default();
@@ -470,7 +521,7 @@ fn merge(
         job: phase.job,
         job_name: job.name.clone(),
         workload: job.workload.name().to_string(),
-        params: phase.params.clone(),
+        params,
         prepare: phase.prepare,
         workers: job.workers,
         threads,
@@ -491,6 +542,8 @@ fn merge(
             bytes_per_sec: rate(sw_bytes, sw_duration),
         },
         latency: latency(&all),
+        ttfb,
+        retries,
         ops_by_kind,
         series,
         cpu: Cpu {

@@ -6,12 +6,13 @@ use std::time::SystemTime;
 
 use sha2::{Digest, Sha256};
 
+use dfsbench_backends::dal::NetOptions;
 use dfsbench_backends::{with_storage, Storage, Target, TargetInfo};
 
 use crate::config::RunConfig;
 use crate::host::host;
 use crate::result::{self, RunResult, Tool};
-use crate::runner::{check_capabilities, run, Observer, Status};
+use crate::runner::{fit_to_backend, run, Observer, Status};
 
 /// A run that could not start: nothing was measured.
 #[derive(Debug)]
@@ -51,7 +52,7 @@ fn target_json(info: &TargetInfo) -> result::Target {
 pub struct Outcome {
     pub result: RunResult,
     pub status: Status,
-    /// Problems after the measurement (e.g. cleanup), for the user's attention.
+    /// What the user should know: skipped phases, cleanup problems.
     pub warnings: Vec<String>,
 }
 
@@ -65,22 +66,31 @@ pub fn execute(
 ) -> Result<Outcome, StartError> {
     let target = Target::parse(target_uri).map_err(|e| StartError(e.message))?;
     let run_name = format!("{}{run_id}", dfsbench_backends::posix::RUN_PREFIX);
+    let net = NetOptions {
+        create_bucket: config.create_bucket,
+        retries: config.retries,
+    };
     let storage = target
-        .open_run(target_uri, &run_name)
+        .open_run(target_uri, &run_name, net)
         .map_err(|e| StartError(e.message))?;
     let started_at = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
     let tag = run_tag(run_id);
-    let config_json = serde_json::to_value(config).expect("config serializes");
-    let config_hash = format!("{:x}", Sha256::digest(config_json.to_string().as_bytes()));
 
     with_storage!(&storage, s => {
         let info = s.info();
-        if let Err(e) = check_capabilities(config, s.capabilities(), &info.backend) {
-            let _ = s.remove_run();
-            return Err(StartError(e));
-        }
-        let (phases, status) = run(s, config, tag, interrupt, observer);
-        let mut warnings = Vec::new();
+        let mut config = config.clone();
+        let notes = match fit_to_backend(&mut config, s.capabilities(), &info.backend) {
+            Ok(notes) => notes,
+            Err(e) => {
+                let _ = s.remove_run();
+                return Err(StartError(e));
+            }
+        };
+        // The config as it ran, after fitting to the backend.
+        let config_json = serde_json::to_value(&config).expect("config serializes");
+        let config_hash = format!("{:x}", Sha256::digest(config_json.to_string().as_bytes()));
+        let (phases, status) = run(s, &config, tag, interrupt, observer);
+        let mut warnings = notes;
         if !config.keep {
             if let Err(e) = s.remove_run() {
                 warnings.push(format!("could not remove the run directory {}: {e}", info.run_path));

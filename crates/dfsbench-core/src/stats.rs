@@ -9,7 +9,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use base64::Engine as _;
-use dfsbench_backends::OpError;
+use dfsbench_backends::{IoEngine, OpError};
 use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
 use hdrhistogram::Histogram;
 
@@ -123,6 +123,12 @@ pub struct WorkerPhase {
     pub stonewall_bytes: u64,
     pub verified_bytes: u64,
     pub mismatches: u64,
+    /// Time to first byte of reads, when the phase reads whole files.
+    pub ttfb: Option<Histogram<u64>>,
+    /// Requests retried after a temporary failure (with --retries).
+    pub retries: u64,
+    /// The I/O engine that ran, for io phases (`auto` resolves to one).
+    pub engine: Option<IoEngine>,
 }
 
 /// The recording side of a worker in one phase.
@@ -163,6 +169,9 @@ impl<'a> Recorder<'a> {
                 stonewall_bytes: 0,
                 verified_bytes: 0,
                 mismatches: 0,
+                ttfb: None,
+                retries: 0,
+                engine: None,
             },
             ops: 0,
             bytes: 0,
@@ -201,6 +210,28 @@ impl<'a> Recorder<'a> {
             self.out.first_start = Some(start);
         }
         self.out.last_end = Some(end);
+    }
+
+    /// Record when the first byte of a read arrived.
+    pub fn record_ttfb(&mut self, start: Instant, first_byte: Instant) {
+        if self.ctl.ramp_end.is_some_and(|r| start < r) {
+            return;
+        }
+        self.out
+            .ttfb
+            .get_or_insert_with(new_histogram)
+            .saturating_record(first_byte.saturating_duration_since(start).as_nanos() as u64);
+    }
+
+    /// Note the I/O engine the worker's file runs on.
+    pub fn note_engine(&mut self, engine: IoEngine) {
+        self.out.engine = Some(engine);
+    }
+
+    /// Count requests the backend retried.
+    #[inline]
+    pub fn add_retries(&mut self, n: u64) {
+        self.out.retries += n;
     }
 
     /// Count directory entries seen by a list operation.

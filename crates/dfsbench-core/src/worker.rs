@@ -68,8 +68,8 @@ impl<C: Client> Worker<C> {
         match phase.op {
             PhaseOp::Meta(p) => self.run_meta(ctx, p, &mut rec).await,
             PhaseOp::Files { phase: p, set } => self.run_files(ctx, p, set, &mut rec).await,
-            PhaseOp::IoLayout => self.run_io(ctx, None, &mut rec).await,
-            PhaseOp::Io(rw) => self.run_io(ctx, Some(rw), &mut rec).await,
+            PhaseOp::IoLayout => self.run_layout(ctx, &mut rec).await,
+            PhaseOp::Io(rw) => self.run_io(ctx, rw, &mut rec).await,
         }
         rec.finish()
     }

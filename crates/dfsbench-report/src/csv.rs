@@ -46,3 +46,102 @@ pub fn phases_csv(result: &RunResult) -> String {
     }
     out
 }
+
+/// Long-format CSV for pandas: one row per run x phase (x operation kind) x metric, with the
+/// run's and phase's identity in every row (`df.pivot_table(index="label", columns="run",
+/// values="value")` gives the wide shape back).
+pub fn long_csv(runs: &[crate::runs::Run]) -> String {
+    let mut out = String::from(
+        "run,run_id,system,backend,host,started_at,job,phase,label,op,workload,workers,threads,file_size,bs,iodepth,metric,value,unit\n",
+    );
+    for r in runs {
+        let res = r.result;
+        for p in r.phases() {
+            let param = |k: &str| {
+                p.params
+                    .get(k)
+                    .and_then(|v| v.as_u64())
+                    .map(|v| v.to_string())
+                    .unwrap_or_default()
+            };
+            let ident = |op: &str| {
+                [
+                    quote(&r.label),
+                    quote(&res.run_id),
+                    quote(&r.system),
+                    quote(&res.target.backend),
+                    quote(&res.host.hostname),
+                    quote(&res.started_at),
+                    quote(&p.job_name),
+                    quote(&p.name),
+                    quote(&p.label),
+                    quote(op),
+                    quote(&p.workload),
+                    p.workers.to_string(),
+                    p.threads.to_string(),
+                    param("file_size"),
+                    param("bs"),
+                    param("iodepth"),
+                ]
+                .join(",")
+            };
+            let mut row = |op: &str, metric: &str, value: String, unit: &str| {
+                out.push_str(&format!("{},{metric},{value},{unit}\n", ident(op)));
+            };
+            let l = &p.latency;
+            let op = p.name.as_str();
+            row(op, "ops", p.ops.to_string(), "ops");
+            row(op, "bytes", p.bytes.to_string(), "B");
+            row(op, "duration_s", p.duration_s.to_string(), "s");
+            row(op, "ops_per_sec", p.ops_per_sec.to_string(), "ops/s");
+            row(op, "bytes_per_sec", p.bytes_per_sec.to_string(), "B/s");
+            row(
+                op,
+                "stonewall_ops_per_sec",
+                p.stonewall.ops_per_sec.to_string(),
+                "ops/s",
+            );
+            row(
+                op,
+                "stonewall_bytes_per_sec",
+                p.stonewall.bytes_per_sec.to_string(),
+                "B/s",
+            );
+            if l.count > 0 {
+                latency_rows(&mut row, op, l);
+            }
+            row(op, "errors", p.errors.total.to_string(), "errors");
+            row(op, "cpu_cores", p.cpu.cores.to_string(), "cores");
+            if let Some(cv) = crate::noise::ops_cv(p) {
+                row(op, "noise_cv", cv.to_string(), "ratio");
+            }
+            for k in &p.ops_by_kind {
+                let op = k.op.as_str();
+                row(op, "ops", k.ops.to_string(), "ops");
+                row(op, "bytes", k.bytes.to_string(), "B");
+                row(op, "ops_per_sec", k.ops_per_sec.to_string(), "ops/s");
+                row(op, "bytes_per_sec", k.bytes_per_sec.to_string(), "B/s");
+                if k.latency.count > 0 {
+                    latency_rows(&mut row, op, &k.latency);
+                }
+            }
+        }
+    }
+    out
+}
+
+fn latency_rows(row: &mut impl FnMut(&str, &str, String, &str), op: &str, l: &dfsbench_core::result::Latency) {
+    for (m, v) in [
+        ("lat_min_ns", l.min_ns as f64),
+        ("lat_mean_ns", l.mean_ns),
+        ("lat_stdev_ns", l.stdev_ns),
+        ("lat_p50_ns", l.p50_ns as f64),
+        ("lat_p90_ns", l.p90_ns as f64),
+        ("lat_p99_ns", l.p99_ns as f64),
+        ("lat_p99_9_ns", l.p99_9_ns as f64),
+        ("lat_p99_99_ns", l.p99_99_ns as f64),
+        ("lat_max_ns", l.max_ns as f64),
+    ] {
+        row(op, m, v.to_string(), "ns");
+    }
+}

@@ -1,8 +1,23 @@
-//! Views of dfsbench result documents: a human table (as fio and mdtest print) and CSV.
-//! Every view is derived from the result JSON, so any old run can be re-reported.
+//! Views of dfsbench result documents: the table a run prints, CSV, Markdown, a JSON summary,
+//! comparisons of two runs and a self-contained HTML report with SVG charts. Every view is
+//! derived from the result JSON (its merged histograms and per-second series, never per-request
+//! logs), so any old run can be re-reported.
 
+pub mod charts;
+pub mod compare;
 mod csv;
+pub mod figures;
+pub mod fmt;
+pub mod html;
+pub mod input;
+pub mod latency;
+pub mod markdown;
+pub mod noise;
+pub mod runs;
+pub mod summary;
+pub mod sweep;
+pub mod synthetic;
 mod table;
 
-pub use csv::phases_csv;
+pub use csv::{long_csv, phases_csv};
 pub use table::{phases_table, rate_si};

@@ -40,7 +40,7 @@ impl PosixBlock {
                     )
                 })?,
             },
-            IoEngine::Auto => match new_ring(depth) {
+            IoEngine::Auto | IoEngine::Requests => match new_ring(depth) {
                 Ok(ring) => Engine::Uring { ring },
                 Err(_) => Engine::Psync { done: None },
             },

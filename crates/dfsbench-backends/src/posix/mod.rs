@@ -13,7 +13,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::storage::{BlockOpts, Capabilities, Client, FileOpts, OpResult, Storage, TargetInfo};
+use crate::storage::{BlockOpts, Capabilities, Check, Client, FileOpts, FileRead, Fill, OpResult, Storage, TargetInfo};
 use crate::{AlignedBuf, OpError};
 
 pub use block::{PosixBlock, PSYNC_DEPTH};
@@ -193,7 +193,7 @@ impl Storage for PosixStorage {
         }
     }
 
-    fn client(&self) -> OpResult<PosixClient> {
+    fn client(&self, _queue_depth: usize) -> OpResult<PosixClient> {
         Ok(PosixClient {
             dir: self.run_fd.clone(),
             path: Vec::with_capacity(256),
@@ -381,7 +381,7 @@ impl Client for PosixClient {
         size: u64,
         opts: FileOpts,
         buf: &mut AlignedBuf,
-        fill: &mut dyn FnMut(&mut [u8], u64),
+        mut fill: Option<Fill<'_>>,
     ) -> OpResult<()> {
         let direct = if opts.direct { libc::O_DIRECT } else { 0 };
         let fd = self.open(path, libc::O_CREAT | libc::O_TRUNC | libc::O_WRONLY | direct)?;
@@ -391,7 +391,9 @@ impl Client for PosixClient {
             while off < size {
                 let len = (size - off).min(buf.len() as u64) as usize;
                 let chunk = &mut buf[..len];
-                fill(chunk, off);
+                if let Some(f) = fill.as_deref_mut() {
+                    f(chunk, off);
+                }
                 if direct_on && !len.is_multiple_of(SECTOR) {
                     clear_direct(fd)?;
                     direct_on = false;
@@ -414,26 +416,31 @@ impl Client for PosixClient {
         path: &str,
         opts: FileOpts,
         buf: &mut AlignedBuf,
-        check_chunk: &mut dyn FnMut(&[u8], u64),
-    ) -> OpResult<u64> {
+        mut check: Option<Check<'_>>,
+    ) -> OpResult<FileRead> {
         let direct = if opts.direct { libc::O_DIRECT } else { 0 };
         let fd = self.open(path, libc::O_RDONLY | direct)?;
         let result = (|| {
-            let mut off = 0u64;
+            let mut read = FileRead::default();
             loop {
                 let n = read_full(fd, buf)?;
                 if n == 0 {
-                    return Ok(off);
+                    return Ok(read);
                 }
-                check_chunk(&buf[..n], off);
-                off += n as u64;
+                if read.first_byte.is_none() {
+                    read.first_byte = Some(std::time::Instant::now());
+                }
+                if let Some(c) = check.as_deref_mut() {
+                    c(&buf[..n], read.bytes);
+                }
+                read.bytes += n as u64;
                 if n < buf.len() {
-                    return Ok(off);
+                    return Ok(read);
                 }
             }
         })();
         let closed = close(fd);
-        result.and_then(|n| closed.map(|_| n))
+        result.and_then(|r| closed.map(|_| r))
     }
 
     async fn open_block(&mut self, path: &str, opts: BlockOpts) -> OpResult<PosixBlock> {

@@ -2,7 +2,7 @@
 
 use std::time::Instant;
 
-use dfsbench_backends::{Client, FileOpts, OpError};
+use dfsbench_backends::{Check, Client, FileOpts, FileRead, Fill, OpError};
 
 use crate::config::{FilePhase, Workload};
 use crate::pattern::{FileKey, Mismatch};
@@ -78,43 +78,43 @@ impl<C: Client> Worker<C> {
             let start = Instant::now();
             let (result, mismatch) = match phase {
                 FilePhase::Write => {
-                    let r = match pattern {
-                        Some(p) => {
-                            let mut fill = |b: &mut [u8], off: u64| p.fill(key, off, b);
-                            self.client
-                                .write_file(&self.path, fs.size, opts, &mut self.buf, &mut fill)
-                                .await
-                        }
-                        None => {
-                            self.client
-                                .write_file(&self.path, fs.size, opts, &mut self.buf, &mut |_, _| {})
-                                .await
-                        }
+                    let mut fill = |b: &mut [u8], off: u64| pattern.expect("verify").fill(key, off, b);
+                    let fill: Option<Fill<'_>> = match pattern {
+                        Some(_) => Some(&mut fill),
+                        None => None,
                     };
+                    let r = self
+                        .client
+                        .write_file(&self.path, fs.size, opts, &mut self.buf, fill)
+                        .await;
                     (r.map(|_| fs.size), None)
                 }
                 FilePhase::Read => {
                     let mut mismatch: Option<Mismatch> = None;
-                    let r = match pattern {
-                        Some(p) => {
-                            let mut check = |b: &[u8], off: u64| {
-                                if mismatch.is_none() {
-                                    mismatch = p.check(key, off, b).err();
-                                }
-                            };
-                            self.client.read_file(&self.path, opts, &mut self.buf, &mut check).await
-                        }
-                        None => {
-                            self.client
-                                .read_file(&self.path, opts, &mut self.buf, &mut |_, _| {})
-                                .await
+                    let mut check = |b: &[u8], off: u64| {
+                        if mismatch.is_none() {
+                            mismatch = pattern.expect("verify").check(key, off, b).err();
                         }
                     };
-                    let r = r.and_then(|n| {
-                        if n == fs.size {
-                            Ok(n)
+                    let check: Option<Check<'_>> = match pattern {
+                        Some(_) => Some(&mut check),
+                        None => None,
+                    };
+                    let r = self.client.read_file(&self.path, opts, &mut self.buf, check).await;
+                    if let Ok(FileRead {
+                        first_byte: Some(t), ..
+                    }) = r
+                    {
+                        rec.record_ttfb(start, t);
+                    }
+                    let r = r.and_then(|read| {
+                        if read.bytes == fs.size {
+                            Ok(read.bytes)
                         } else {
-                            Err(OpError::new("size", format!("read {n} bytes, expected {}", fs.size)))
+                            Err(OpError::new(
+                                "size",
+                                format!("read {} bytes, expected {}", read.bytes, fs.size),
+                            ))
                         }
                     });
                     (r, mismatch)
@@ -122,6 +122,7 @@ impl<C: Client> Worker<C> {
                 FilePhase::Delete => (self.client.delete(&self.path).await.map(|_| 0), None),
             };
             let end = Instant::now();
+            rec.add_retries(self.client.take_retries());
             match (result, mismatch) {
                 (Ok(bytes), None) => {
                     rec.record(0, start, end, bytes);

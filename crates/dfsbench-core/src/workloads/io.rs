@@ -4,9 +4,9 @@ use std::time::Instant;
 
 use rand::{Rng, RngCore};
 
-use dfsbench_backends::{BlockIo, BlockOp, BlockOpts, Client, OpError};
+use dfsbench_backends::{AlignedBuf, BlockIo, BlockOp, BlockOpts, Client, FileOpts, Fill, OpError};
 
-use crate::config::{Rw, Workload};
+use crate::config::{IoJob, Rw, Workload};
 use crate::pattern::FileKey;
 use crate::plan::{READ, WRITE};
 use crate::stats::Recorder;
@@ -63,24 +63,75 @@ impl BlockOrder {
     }
 }
 
+/// Bytes per write call when laying a file out.
+const LAYOUT_CHUNK: usize = 1 << 20;
+
+/// The file a worker works on and where its region starts.
+fn file_and_region(ctx: &JobContext<'_>, io: &IoJob, worker: usize) -> (String, u64) {
+    let region = (io.size / io.bs as u64) * io.bs as u64;
+    if io.shared_file {
+        (format!("{}/shared.dat", io_dir(ctx.job_index)), worker as u64 * region)
+    } else {
+        (format!("{}/w{worker}.dat", io_dir(ctx.job_index)), 0)
+    }
+}
+
+/// The verify key of an io file: a shared file is one file, written as worker 0's.
+fn file_key(ctx: &JobContext<'_>, io: &IoJob, worker: usize) -> FileKey {
+    FileKey {
+        job: ctx.job_index as u16,
+        set: 0,
+        worker: if io.shared_file { 0 } else { worker as u32 },
+        index: 0,
+    }
+}
+
 impl<C: Client> Worker<C> {
-    /// Run the io phase, or with `rw == None` lay the file out (write it once, sequentially).
-    pub(crate) async fn run_io(&mut self, ctx: &JobContext<'_>, rw: Option<Rw>, rec: &mut Recorder<'_>) {
+    /// Lay the file out before reads: write it whole, as one file write (a PUT on object
+    /// stores). Worker 0 writes a shared file for everyone.
+    pub(crate) async fn run_layout(&mut self, ctx: &JobContext<'_>, rec: &mut Recorder<'_>) {
         let Workload::Io(io) = &ctx.job.workload else {
             unreachable!("io phase of an io job")
         };
-        let layout = rw.is_none();
-        let rw = rw.unwrap_or(Rw::Write);
+        if io.shared_file && self.id != 0 {
+            return;
+        }
+        let (path, _) = file_and_region(ctx, io, self.id);
+        let regions = if io.shared_file { ctx.job.workers as u64 } else { 1 };
+        let size = (io.size / io.bs as u64) * io.bs as u64 * regions;
+        let key = file_key(ctx, io, self.id);
+        let mut buf = AlignedBuf::new(LAYOUT_CHUNK);
+        let pattern = self.pattern;
+        if pattern.is_none() {
+            self.rng.fill_bytes(&mut buf);
+        }
+        let mut fill = |b: &mut [u8], off: u64| pattern.expect("verify").fill(key, off, b);
+        let fill: Option<Fill<'_>> = match pattern {
+            Some(_) => Some(&mut fill),
+            None => None,
+        };
+        let opts = FileOpts {
+            direct: io.direct,
+            fsync: false,
+        };
+        let start = Instant::now();
+        let result = self.client.write_file(&path, size, opts, &mut buf, fill).await;
+        let end = Instant::now();
+        rec.add_retries(self.client.take_retries());
+        match result {
+            Ok(()) => rec.record(WRITE, start, end, size),
+            Err(e) => rec.error(WRITE, end, &e, &path, None),
+        }
+    }
+
+    /// Run an io phase: `rw` over the worker's file or region with `iodepth` in flight.
+    pub(crate) async fn run_io(&mut self, ctx: &JobContext<'_>, rw: Rw, rec: &mut Recorder<'_>) {
+        let Workload::Io(io) = &ctx.job.workload else {
+            unreachable!("io phase of an io job")
+        };
         let bs = io.bs as u64;
         let blocks = io.size / bs;
-        let (path, region) = if io.shared_file {
-            (
-                format!("{}/shared.dat", io_dir(ctx.job_index)),
-                self.id as u64 * blocks * bs,
-            )
-        } else {
-            (format!("{}/w{}.dat", io_dir(ctx.job_index), self.id), 0)
-        };
+        let (path, region) = file_and_region(ctx, io, self.id);
         let opts = BlockOpts {
             block_size: io.bs,
             queue_depth: io.iodepth,
@@ -92,19 +143,15 @@ impl<C: Client> Worker<C> {
             Ok(f) => f,
             Err(e) => return rec.error(0, Instant::now(), &e, &path, None),
         };
+        rec.note_engine(file.engine());
         let depth = file.depth();
         if rw.writes() && self.pattern.is_none() {
             for slot in 0..depth {
                 self.rng.fill_bytes(file.buffer(slot));
             }
         }
-        let key = FileKey {
-            job: ctx.job_index as u16,
-            set: 0,
-            worker: if io.shared_file { 0 } else { self.id as u32 },
-            index: 0,
-        };
-        let time_based = ctx.job.duration.is_some() && !layout;
+        let key = file_key(ctx, io, self.id);
+        let time_based = ctx.job.duration.is_some();
         let total = if time_based { u64::MAX } else { blocks };
         let mut order = BlockOrder::new(blocks, rw.random(), self.rng.next_u64());
         let mut free: Vec<usize> = (0..depth).rev().collect();

@@ -1,0 +1,627 @@
+//! Object stores, HDFS and HTTP file services through Apache OpenDAL.
+//!
+//! Every worker gets its own operator and HTTP connection pool (sized to its queue depth, with
+//! keep-alive), built on the worker's thread, so connections live on the executor that drives
+//! them. Requests are not retried behind dfsbench's back: with `--retries N`, temporary failures
+//! are retried here and every retry is counted.
+
+mod spec;
+mod swift_auth;
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use futures_util::stream::{FuturesUnordered, StreamExt};
+use futures_util::FutureExt;
+use opendal::layers::HttpClientLayer;
+use opendal::raw::HttpClient;
+use opendal::{services, Buffer, ErrorKind, Operator};
+
+use crate::posix::{RUN_MARKER, RUN_PREFIX};
+use crate::storage::{
+    BlockIo, BlockOp, BlockOpts, Capabilities, Check, Client, Completion, FileOpts, FileRead, Fill, IoEngine, OpResult,
+    Storage, TargetInfo,
+};
+use crate::{AlignedBuf, OpError};
+
+pub use spec::{Service, Spec, SCHEMES};
+
+/// How to open a network target.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NetOptions {
+    /// Create the S3 bucket when it does not exist.
+    pub create_bucket: bool,
+    /// Retries of temporary failures per operation (0: none).
+    pub retries: u32,
+}
+
+/// Map an OpenDAL error to the kinds results count by, POSIX names where they mean the same.
+fn op_error(e: opendal::Error) -> OpError {
+    let kind = match e.kind() {
+        ErrorKind::NotFound => "ENOENT",
+        ErrorKind::PermissionDenied => "EACCES",
+        ErrorKind::AlreadyExists => "EEXIST",
+        ErrorKind::IsADirectory => "EISDIR",
+        ErrorKind::NotADirectory => "ENOTDIR",
+        ErrorKind::RateLimited => "rate_limited",
+        ErrorKind::Unsupported => "unsupported",
+        ErrorKind::ConfigInvalid => "config_invalid",
+        ErrorKind::ConditionNotMatch => "condition_not_match",
+        ErrorKind::RangeNotSatisfied => "range_not_satisfied",
+        _ => "unexpected",
+    };
+    // The causes below the first (TLS alerts, refused connections) say what really happened.
+    let mut message = e.to_string();
+    let mut cause = std::error::Error::source(&e).and_then(|s| s.source());
+    while let Some(c) = cause {
+        message.push_str(": ");
+        message.push_str(&c.to_string());
+        cause = c.source();
+    }
+    OpError::new(kind, message)
+}
+
+/// Credentials resolved once at open (Swift needs a token).
+#[derive(Clone)]
+enum Auth {
+    None,
+    Swift { storage_url: String, token: String },
+}
+
+/// A network target opened at the run prefix of one run.
+pub struct DalStorage {
+    spec: Spec,
+    auth: Auth,
+    run_name: String,
+    caps: Capabilities,
+    retries: u32,
+}
+
+fn http_client(pool: usize) -> Result<reqwest::Client, OpError> {
+    reqwest::Client::builder()
+        .pool_max_idle_per_host(pool.max(1))
+        .pool_idle_timeout(Duration::from_secs(90))
+        .tcp_nodelay(true)
+        .connect_timeout(Duration::from_secs(10))
+        // A benchmark must talk to the target itself, never to a proxy from the environment.
+        .no_proxy()
+        .build()
+        .map_err(|e| OpError::new("config_invalid", format!("cannot build the HTTP client: {e}")))
+}
+
+/// Run a future to its end on the shared runtime (setup and cleanup).
+fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    crate::runtime::shared().block_on(f)
+}
+
+fn join(a: &str, b: &str) -> String {
+    match (a.is_empty(), b.is_empty()) {
+        (true, _) => b.to_string(),
+        (_, true) => a.to_string(),
+        _ => format!("{a}/{b}"),
+    }
+}
+
+impl DalStorage {
+    /// Build an operator rooted at `root` (relative to the bucket, container or file system).
+    fn operator(&self, root: &str, pool: usize) -> Result<Operator, OpError> {
+        let root = format!("/{root}/");
+        let root = root.replace("//", "/");
+        let op = match (&self.spec.service, &self.auth) {
+            (
+                Service::S3 {
+                    bucket,
+                    endpoint,
+                    region,
+                    virtual_host,
+                },
+                _,
+            ) => {
+                let mut b = services::S3::default()
+                    .bucket(bucket)
+                    .root(&root)
+                    .region(
+                        region
+                            .as_deref()
+                            .or(std::env::var("AWS_REGION").ok().as_deref())
+                            .unwrap_or("us-east-1"),
+                    )
+                    // Never probe the EC2 metadata service: no traffic leaves for addresses the
+                    // user did not name.
+                    .disable_ec2_metadata();
+                if let Some(e) = endpoint {
+                    b = b.endpoint(e);
+                }
+                if *virtual_host {
+                    b = b.enable_virtual_host_style();
+                }
+                Operator::new(b).map(|o| o.finish())
+            }
+            (Service::Swift { container, .. }, Auth::Swift { storage_url, token }) => Operator::new(
+                services::Swift::default()
+                    .endpoint(storage_url)
+                    .container(container)
+                    .root(&root)
+                    .token(token),
+            )
+            .map(|o| o.finish()),
+            (Service::Swift { .. }, Auth::None) => unreachable!("swift targets authenticate at open"),
+            (Service::Hdfs { name_node }, _) => {
+                Operator::new(services::HdfsNative::default().name_node(name_node).root(&root)).map(|o| o.finish())
+            }
+            (Service::Webhdfs { endpoint }, _) => {
+                let mut b = services::Webhdfs::default().endpoint(endpoint).root(&root);
+                if let Ok(user) = std::env::var("HADOOP_USER_NAME") {
+                    b = b.user_name(&user);
+                }
+                Operator::new(b).map(|o| o.finish())
+            }
+            (Service::Webdav { endpoint }, _) => {
+                let mut b = services::Webdav::default().endpoint(endpoint).root(&root);
+                if let (Ok(u), Ok(p)) = (
+                    std::env::var("DFSBENCH_WEBDAV_USER"),
+                    std::env::var("DFSBENCH_WEBDAV_PASSWORD"),
+                ) {
+                    b = b.username(&u).password(&p);
+                }
+                Operator::new(b).map(|o| o.finish())
+            }
+            (Service::Alluxio { endpoint }, _) => {
+                Operator::new(services::Alluxio::default().endpoint(endpoint).root(&root)).map(|o| o.finish())
+            }
+        }
+        .map_err(op_error)?;
+        if matches!(self.spec.service, Service::Hdfs { .. }) {
+            return Ok(op);
+        }
+        Ok(op.layer(HttpClientLayer::new(HttpClient::with(http_client(pool)?))))
+    }
+
+    /// Open `spec`, check the service answers, and create this run's prefix with its marker.
+    pub fn create_run(spec: Spec, run_name: &str, opts: NetOptions) -> Result<Self, OpError> {
+        let auth = match &spec.service {
+            Service::Swift { auth_url, .. } => {
+                let client = http_client(1)?;
+                let s = block_on(swift_auth::authenticate(&client, auth_url.as_deref()))?;
+                Auth::Swift {
+                    storage_url: s.storage_url,
+                    token: s.token,
+                }
+            }
+            _ => Auth::None,
+        };
+        let mut storage = DalStorage {
+            spec,
+            auth,
+            run_name: run_name.to_string(),
+            caps: Capabilities::default(),
+            retries: opts.retries,
+        };
+        let admin = storage.operator(&storage.spec.prefix, 4)?;
+        let cap = admin.info().full_capability();
+        let real_dirs = matches!(
+            storage.spec.service,
+            Service::Hdfs { .. } | Service::Webhdfs { .. } | Service::Webdav { .. } | Service::Alluxio { .. }
+        );
+        storage.caps = Capabilities {
+            directories: real_dirs,
+            rename: cap.rename,
+            append: cap.write_can_append,
+            ranged_read: cap.read,
+            positional_write: false,
+            fsync: false,
+            direct_io: false,
+            blocking: false,
+        };
+        let what = storage.spec.redacted.clone();
+        block_on(async {
+            let run_dir = format!("{run_name}/");
+            let exists = match admin.stat(&run_dir).await {
+                Ok(_) => true,
+                Err(e) if e.kind() == ErrorKind::NotFound => false,
+                Err(e) => {
+                    let e = op_error(e);
+                    if opts.create_bucket && e.message.contains("NoSuchBucket") {
+                        storage.create_bucket().await?;
+                        false
+                    } else {
+                        return Err(explain(e, &what));
+                    }
+                }
+            };
+            if exists {
+                return Err(OpError::new(
+                    "EEXIST",
+                    format!("{what}: the run prefix {run_dir} already exists"),
+                ));
+            }
+            if real_dirs {
+                admin
+                    .create_dir(&run_dir)
+                    .await
+                    .map_err(|e| explain(op_error(e), &what))?;
+            }
+            admin
+                .write(&format!("{run_dir}{RUN_MARKER}"), format!("{run_name}\n"))
+                .await
+                .map_err(|e| explain(op_error(e), &what))?;
+            Ok(())
+        })?;
+        Ok(storage)
+    }
+
+    /// Create the bucket with a signed CreateBucket request (OpenDAL has no such call).
+    async fn create_bucket(&self) -> Result<(), OpError> {
+        let Service::S3 {
+            bucket,
+            endpoint,
+            region,
+            ..
+        } = &self.spec.service
+        else {
+            return Ok(());
+        };
+        let endpoint = endpoint.clone().unwrap_or_else(|| "https://s3.amazonaws.com".into());
+        let region = region
+            .clone()
+            .or(std::env::var("AWS_REGION").ok())
+            .unwrap_or_else(|| "us-east-1".into());
+        let client = http_client(1)?;
+        let mut config = reqsign::AwsConfig::default().from_profile().from_env();
+        config.ec2_metadata_disabled = true;
+        let cred = reqsign::AwsDefaultLoader::new(client.clone(), config)
+            .load()
+            .await
+            .map_err(|e| OpError::new("auth", format!("cannot load S3 credentials: {e}")))?
+            .ok_or_else(|| {
+                OpError::new(
+                    "auth",
+                    "no S3 credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY",
+                )
+            })?;
+        let url = format!("{}/{bucket}", endpoint.trim_end_matches('/'));
+        let mut req = client
+            .put(&url)
+            .header("x-amz-content-sha256", "UNSIGNED-PAYLOAD")
+            .build()
+            .map_err(|e| OpError::new("EINVAL", format!("bad bucket URL {url}: {e}")))?;
+        reqsign::AwsV4Signer::new("s3", &region)
+            .sign(&mut req, &cred)
+            .map_err(|e| OpError::new("auth", format!("cannot sign CreateBucket: {e}")))?;
+        let resp = client
+            .execute(req)
+            .await
+            .map_err(|e| OpError::new("unexpected", format!("CreateBucket {bucket}: {e}")))?;
+        if !resp.status().is_success() {
+            let status = resp.status();
+            let body = resp.text().await.unwrap_or_default();
+            return Err(OpError::new(
+                "unexpected",
+                format!("CreateBucket {bucket} answered {status}: {body}"),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Turn the errors a user meets at start into one actionable line.
+fn explain(e: OpError, what: &str) -> OpError {
+    let m = &e.message;
+    let hint = if m.contains("NoSuchBucket") {
+        "the bucket does not exist: create it or add --create-bucket"
+    } else if m.contains("InvalidAccessKeyId") || m.contains("SignatureDoesNotMatch") || e.kind == "EACCES" {
+        "access denied: check the credentials (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, ST_*/OS_* variables)"
+    } else if [
+        "certificate",
+        "tls",
+        "TLS",
+        "InvalidContentType",
+        "corrupt message",
+        "HandshakeFailure",
+    ]
+    .iter()
+    .any(|t| m.contains(t))
+    {
+        "TLS handshake failed: check http:// vs https:// in the endpoint and the server's certificate"
+    } else if m.contains("onnection refused") || m.contains("error sending request") || m.contains("dns error") {
+        "cannot connect: check the endpoint host and port, and that the server runs"
+    } else if e.kind == "ENOENT" {
+        "not found: check the container, bucket or path"
+    } else {
+        "the service answered with an error"
+    };
+    let first_line = m.lines().next().unwrap_or_default();
+    OpError::new(e.kind, format!("{what}: {hint} ({first_line})"))
+}
+
+impl Storage for DalStorage {
+    type Client = DalClient;
+
+    fn capabilities(&self) -> Capabilities {
+        self.caps
+    }
+
+    fn info(&self) -> TargetInfo {
+        let mut details = BTreeMap::new();
+        if let Some(p) = self.spec.part_size {
+            details.insert("part_size".into(), p.to_string());
+        }
+        details.insert("part_concurrency".into(), self.spec.part_concurrency.to_string());
+        details.insert("retries".into(), self.retries.to_string());
+        TargetInfo {
+            uri: self.spec.redacted.clone(),
+            backend: self.spec.service.backend().into(),
+            run_path: join(&self.spec.prefix, &self.run_name),
+            capabilities: self.caps,
+            details,
+        }
+    }
+
+    fn client(&self, queue_depth: usize) -> OpResult<DalClient> {
+        Ok(DalClient {
+            op: self.operator(&join(&self.spec.prefix, &self.run_name), queue_depth)?,
+            part_size: self.spec.part_size,
+            part_concurrency: self.spec.part_concurrency,
+            retries: self.retries,
+            retried: 0,
+            data: Bytes::new(),
+        })
+    }
+
+    fn remove_run(&self) -> OpResult<()> {
+        let admin = self.operator(&self.spec.prefix, 4)?;
+        let run_dir = format!("{}/", self.run_name);
+        block_on(async {
+            let marker = admin.read(&format!("{run_dir}{RUN_MARKER}")).await.map_err(|e| {
+                OpError::new(
+                    "refused",
+                    format!("refusing to remove {run_dir}: its marker is unreadable ({e})"),
+                )
+            })?;
+            if String::from_utf8_lossy(&marker.to_vec()).trim() != self.run_name
+                || !self.run_name.starts_with(RUN_PREFIX)
+            {
+                return Err(OpError::new(
+                    "refused",
+                    format!("refusing to remove {run_dir}: its marker names another run"),
+                ));
+            }
+            admin.remove_all(&run_dir).await.map_err(op_error)
+        })
+    }
+}
+
+/// One worker's operator.
+pub struct DalClient {
+    op: Operator,
+    part_size: Option<usize>,
+    part_concurrency: usize,
+    retries: u32,
+    retried: u64,
+    /// Random content shared by every write without --verify (cloning Bytes copies nothing).
+    data: Bytes,
+}
+
+/// Retry temporary failures up to `$self.retries` times, counting every retry.
+macro_rules! retry {
+    ($self:ident, $op:expr) => {{
+        let mut attempt = 0;
+        loop {
+            match $op.await {
+                Ok(v) => break Ok(v),
+                Err(e) if e.is_temporary() && attempt < $self.retries => {
+                    attempt += 1;
+                    $self.retried += 1;
+                }
+                Err(e) => break Err(op_error(e)),
+            }
+        }
+    }};
+}
+
+impl Client for DalClient {
+    type Block = DalBlock;
+
+    async fn mkdir(&mut self, path: &str) -> OpResult<()> {
+        let dir = format!("{path}/");
+        retry!(self, self.op.create_dir(&dir))
+    }
+
+    async fn rmdir(&mut self, path: &str) -> OpResult<()> {
+        let dir = format!("{path}/");
+        retry!(self, self.op.delete(&dir))
+    }
+
+    async fn create(&mut self, path: &str) -> OpResult<()> {
+        retry!(self, self.op.write(path, Buffer::new())).map(|_| ())
+    }
+
+    async fn stat(&mut self, path: &str) -> OpResult<u64> {
+        retry!(self, self.op.stat(path)).map(|m| m.content_length())
+    }
+
+    async fn open_close(&mut self, path: &str) -> OpResult<()> {
+        retry!(self, self.op.read(path)).map(|_| ())
+    }
+
+    async fn rename(&mut self, from: &str, to: &str) -> OpResult<()> {
+        retry!(self, self.op.rename(from, to))
+    }
+
+    async fn list(&mut self, dir: &str) -> OpResult<u64> {
+        let d = format!("{dir}/");
+        let entries = retry!(self, self.op.list(&d))?;
+        Ok(entries.iter().filter(|e| e.path() != d).count() as u64)
+    }
+
+    async fn delete(&mut self, path: &str) -> OpResult<()> {
+        retry!(self, self.op.delete(path))
+    }
+
+    async fn write_file(
+        &mut self,
+        path: &str,
+        size: u64,
+        _opts: FileOpts,
+        buf: &mut AlignedBuf,
+        mut fill: Option<Fill<'_>>,
+    ) -> OpResult<()> {
+        if fill.is_none() && self.data.len() != buf.len() {
+            self.data = Bytes::copy_from_slice(buf);
+        }
+        // The content, chunk by chunk: clones of the shared random buffer (no copy), or the
+        // verify pattern of each chunk.
+        let mut chunks = Vec::with_capacity(size.div_ceil(buf.len().max(1) as u64) as usize);
+        let mut off = 0u64;
+        while off < size {
+            let len = (size - off).min(buf.len() as u64) as usize;
+            chunks.push(match fill.as_deref_mut() {
+                Some(f) => {
+                    f(&mut buf[..len], off);
+                    Bytes::copy_from_slice(&buf[..len])
+                }
+                None => self.data.slice(..len),
+            });
+            off += len as u64;
+        }
+        let body = Buffer::from(chunks);
+        match self.part_size {
+            // One request: a PUT on object stores, one upload on file services.
+            None => retry!(self, self.op.write(path, body.clone())).map(|_| ()),
+            // A multipart upload of part_size parts, part_concurrency in flight.
+            Some(part) => {
+                let mut attempt = 0;
+                loop {
+                    let upload = async {
+                        let mut w = self
+                            .op
+                            .writer_with(path)
+                            .chunk(part)
+                            .concurrent(self.part_concurrency)
+                            .await?;
+                        w.write(body.clone()).await?;
+                        w.close().await.map(|_| ())
+                    };
+                    match upload.await {
+                        Ok(()) => return Ok(()),
+                        Err(e) if e.is_temporary() && attempt < self.retries => {
+                            attempt += 1;
+                            self.retried += 1;
+                        }
+                        Err(e) => return Err(op_error(e)),
+                    }
+                }
+            }
+        }
+    }
+
+    async fn read_file(
+        &mut self,
+        path: &str,
+        _opts: FileOpts,
+        _buf: &mut AlignedBuf,
+        check: Option<Check<'_>>,
+    ) -> OpResult<FileRead> {
+        let mut check = check;
+        let reader = retry!(self, self.op.reader(path))?;
+        let mut stream = reader.into_bytes_stream(..).await.map_err(op_error)?;
+        let mut read = FileRead::default();
+        while let Some(chunk) = stream.next().await {
+            let chunk = chunk.map_err(|e| OpError::new("unexpected", e.to_string()))?;
+            if read.first_byte.is_none() {
+                read.first_byte = Some(Instant::now());
+            }
+            if let Some(c) = check.as_deref_mut() {
+                c(&chunk, read.bytes);
+            }
+            read.bytes += chunk.len() as u64;
+        }
+        Ok(read)
+    }
+
+    async fn open_block(&mut self, path: &str, opts: BlockOpts) -> OpResult<DalBlock> {
+        let reader = retry!(self, self.op.reader(path))?;
+        let depth = opts.queue_depth.max(1);
+        Ok(DalBlock {
+            reader,
+            bufs: (0..depth).map(|_| AlignedBuf::new(opts.block_size)).collect(),
+            inflight: FuturesUnordered::new(),
+        })
+    }
+
+    fn take_retries(&mut self) -> u64 {
+        std::mem::take(&mut self.retried)
+    }
+}
+
+type Pending = std::pin::Pin<Box<dyn std::future::Future<Output = (usize, opendal::Result<Buffer>)>>>;
+
+/// Ranged reads of one object with `depth` requests in flight.
+pub struct DalBlock {
+    reader: opendal::Reader,
+    bufs: Vec<AlignedBuf>,
+    inflight: FuturesUnordered<Pending>,
+}
+
+impl DalBlock {
+    fn finish(&mut self, slot: usize, result: opendal::Result<Buffer>, out: &mut Vec<Completion>) {
+        let result = result.map_err(op_error).map(|data| {
+            let n = data.len().min(self.bufs[slot].len());
+            let mut at = 0;
+            for chunk in data {
+                let take = chunk.len().min(n - at);
+                self.bufs[slot][at..at + take].copy_from_slice(&chunk[..take]);
+                at += take;
+            }
+            n
+        });
+        out.push(Completion { slot, result });
+    }
+}
+
+impl BlockIo for DalBlock {
+    fn depth(&self) -> usize {
+        self.bufs.len()
+    }
+
+    fn engine(&self) -> IoEngine {
+        IoEngine::Requests
+    }
+
+    fn buffer(&mut self, slot: usize) -> &mut [u8] {
+        &mut self.bufs[slot]
+    }
+
+    fn submit(&mut self, slot: usize, op: BlockOp, offset: u64, len: usize) -> OpResult<()> {
+        if op == BlockOp::Write {
+            return Err(OpError::unsupported("writing at an offset of an object"));
+        }
+        let reader = self.reader.clone();
+        self.inflight.push(Box::pin(async move {
+            (slot, reader.read(offset..offset + len as u64).await)
+        }));
+        Ok(())
+    }
+
+    async fn complete(&mut self, min: usize, out: &mut Vec<Completion>) -> OpResult<()> {
+        let mut got = 0;
+        while got < min {
+            match self.inflight.next().await {
+                Some((slot, r)) => {
+                    self.finish(slot, r, out);
+                    got += 1;
+                }
+                None => return Ok(()),
+            }
+        }
+        while let Some(Some((slot, r))) = self.inflight.next().now_or_never() {
+            self.finish(slot, r, out);
+        }
+        Ok(())
+    }
+
+    async fn sync(&mut self) -> OpResult<()> {
+        Ok(())
+    }
+}

@@ -1,0 +1,221 @@
+//! Target URIs of network services, and the OpenDAL operators built from them.
+//!
+//! Credentials never come from the URI: each ecosystem's usual variables and files are read
+//! (AWS_* and profiles for S3, ST_*/OS_* for Swift, HADOOP_USER_NAME for HDFS), so a URI can be
+//! logged and stored in result files as it is.
+
+use std::collections::BTreeMap;
+
+use url::Url;
+
+use crate::OpError;
+
+/// Which service a URI names, with its location.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Service {
+    /// `s3://bucket/prefix?endpoint=http://host:9000&region=us-east-1`
+    S3 {
+        bucket: String,
+        endpoint: Option<String>,
+        region: Option<String>,
+        virtual_host: bool,
+    },
+    /// `swift://container/prefix?auth=http://host:8080/auth/v1.0` (tempauth) or Keystone via OS_*.
+    Swift {
+        container: String,
+        auth_url: Option<String>,
+    },
+    /// `hdfs://namenode:8020/path` through the native RPC protocol.
+    Hdfs { name_node: String },
+    /// `webhdfs://namenode:9870/path` through the NameNode's REST API.
+    Webhdfs { endpoint: String },
+    /// `webdav://host:port/path` (`webdavs://` for TLS).
+    Webdav { endpoint: String },
+    /// `alluxio://proxy:39999/path` through the Alluxio REST proxy.
+    Alluxio { endpoint: String },
+}
+
+impl Service {
+    pub fn backend(&self) -> &'static str {
+        match self {
+            Service::S3 { .. } => "s3",
+            Service::Swift { .. } => "swift",
+            Service::Hdfs { .. } => "hdfs",
+            Service::Webhdfs { .. } => "webhdfs",
+            Service::Webdav { .. } => "webdav",
+            Service::Alluxio { .. } => "alluxio",
+        }
+    }
+}
+
+/// A parsed network target: the service and the prefix inside it under which runs live.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Spec {
+    pub service: Service,
+    /// Path prefix inside the bucket/container/file system, without leading or trailing `/`.
+    pub prefix: String,
+    /// Multipart upload part size in bytes (S3) and parts in flight.
+    pub part_size: Option<usize>,
+    pub part_concurrency: usize,
+    /// The URI with any password removed, for results and messages.
+    pub redacted: String,
+}
+
+/// URI schemes served through OpenDAL.
+pub const SCHEMES: &[&str] = &["s3", "swift", "hdfs", "webhdfs", "webdav", "webdavs", "alluxio"];
+
+fn invalid(uri: &str, why: impl std::fmt::Display) -> OpError {
+    OpError::new("EINVAL", format!("target '{uri}': {why}"))
+}
+
+fn http_endpoint(url: &Url, tls: bool, uri: &str) -> Result<String, OpError> {
+    let host = url
+        .host_str()
+        .ok_or_else(|| invalid(uri, "needs a host: write scheme://host:port/path"))?;
+    let scheme = if tls { "https" } else { "http" };
+    Ok(match url.port() {
+        Some(p) => format!("{scheme}://{host}:{p}"),
+        None => format!("{scheme}://{host}"),
+    })
+}
+
+impl Spec {
+    pub fn parse(uri: &str) -> Result<Spec, OpError> {
+        let url = Url::parse(uri).map_err(|e| invalid(uri, format!("{e}: write e.g. s3://bucket/prefix")))?;
+        let mut query: BTreeMap<String, String> = url.query_pairs().into_owned().collect();
+        let prefix = url.path().trim_matches('/').to_string();
+        let host = url.host_str().unwrap_or_default().to_string();
+        let mut take = |k: &str| query.remove(k);
+        let flag = |v: Option<String>| v.is_some_and(|v| matches!(v.as_str(), "1" | "true" | "yes"));
+        let service = match url.scheme() {
+            "s3" => {
+                if host.is_empty() {
+                    return Err(invalid(uri, "needs a bucket: write s3://bucket/prefix"));
+                }
+                Service::S3 {
+                    bucket: host,
+                    endpoint: take("endpoint").or_else(|| std::env::var("AWS_ENDPOINT_URL").ok()),
+                    region: take("region"),
+                    virtual_host: flag(take("virtual_host")),
+                }
+            }
+            "swift" => {
+                if host.is_empty() {
+                    return Err(invalid(uri, "needs a container: write swift://container/prefix"));
+                }
+                Service::Swift {
+                    container: host,
+                    auth_url: take("auth"),
+                }
+            }
+            "hdfs" => {
+                let ep = http_endpoint(&url, false, uri)?;
+                Service::Hdfs {
+                    name_node: ep.replacen("http://", "hdfs://", 1),
+                }
+            }
+            "webhdfs" => Service::Webhdfs {
+                endpoint: http_endpoint(&url, flag(take("tls")), uri)?,
+            },
+            "webdav" | "webdavs" => Service::Webdav {
+                endpoint: http_endpoint(&url, url.scheme() == "webdavs", uri)?,
+            },
+            "alluxio" => Service::Alluxio {
+                endpoint: http_endpoint(&url, flag(take("tls")), uri)?,
+            },
+            other => return Err(invalid(uri, format!("unknown scheme '{other}'"))),
+        };
+        let part_size = match take("part_size") {
+            Some(v) => Some(
+                crate::units::parse_size(&v)
+                    .ok()
+                    .filter(|&n| n >= 5 << 20)
+                    .map(|n| n as usize)
+                    .ok_or_else(|| invalid(uri, format!("part_size={v}: give a size of at least 5m")))?,
+            ),
+            None => None,
+        };
+        let part_concurrency = match take("part_concurrency") {
+            Some(v) => v
+                .parse()
+                .ok()
+                .filter(|&n: &usize| n >= 1)
+                .ok_or_else(|| invalid(uri, format!("part_concurrency={v}: give a number of at least 1")))?,
+            None => 1,
+        };
+        if let Some(k) = query.keys().next() {
+            return Err(invalid(
+                uri,
+                format!("unknown option '{k}': use endpoint, region, virtual_host, auth, tls, part_size or part_concurrency"),
+            ));
+        }
+        let mut redacted = url.clone();
+        if redacted.password().is_some() {
+            let _ = redacted.set_password(Some("***"));
+        }
+        Ok(Spec {
+            service,
+            prefix,
+            part_size,
+            part_concurrency,
+            redacted: redacted.to_string(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_s3() {
+        let s = Spec::parse("s3://bench/runs/a?endpoint=http://127.0.0.1:9000&region=eu-west-1&part_size=8m").unwrap();
+        assert_eq!(
+            s.service,
+            Service::S3 {
+                bucket: "bench".into(),
+                endpoint: Some("http://127.0.0.1:9000".into()),
+                region: Some("eu-west-1".into()),
+                virtual_host: false
+            }
+        );
+        assert_eq!(s.prefix, "runs/a");
+        assert_eq!(s.part_size, Some(8 << 20));
+    }
+
+    #[test]
+    fn parses_the_others() {
+        assert_eq!(
+            Spec::parse("hdfs://127.0.0.1:8020/bench").unwrap().service,
+            Service::Hdfs {
+                name_node: "hdfs://127.0.0.1:8020".into()
+            }
+        );
+        assert_eq!(
+            Spec::parse("webdavs://dav.example:443/x").unwrap().service,
+            Service::Webdav {
+                endpoint: "https://dav.example:443".into()
+            }
+        );
+        let s = Spec::parse("swift://c/p?auth=http://127.0.0.1:8080/auth/v1.0").unwrap();
+        assert_eq!(s.prefix, "p");
+    }
+
+    #[test]
+    fn rejects_what_it_cannot_use() {
+        assert!(Spec::parse("s3:///nobucket")
+            .unwrap_err()
+            .message
+            .contains("needs a bucket"));
+        assert!(Spec::parse("s3://b?colour=red")
+            .unwrap_err()
+            .message
+            .contains("unknown option 'colour'"));
+        assert!(Spec::parse("s3://b?part_size=1k")
+            .unwrap_err()
+            .message
+            .contains("at least 5m"));
+        let s = Spec::parse("webdav://u:secret@127.0.0.1:8080/x").unwrap();
+        assert!(!s.redacted.contains("secret"), "{}", s.redacted);
+    }
+}

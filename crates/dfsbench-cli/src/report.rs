@@ -1,0 +1,157 @@
+//! `dfsbench report` and `dfsbench compare`: views of result files made after the fact.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use clap::{Args, ValueEnum};
+
+use dfsbench_report::input::{self, Loaded};
+use dfsbench_report::{compare, html, long_csv, markdown, runs, summary};
+
+use crate::Failure;
+
+#[derive(ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ReportFormat {
+    /// One self-contained HTML page with SVG charts.
+    #[default]
+    Html,
+    /// Markdown tables.
+    Md,
+    /// Long-format CSV: a row per run, phase and metric.
+    Csv,
+    /// A JSON summary of every run and phase.
+    Json,
+}
+
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// Result files, or folders: every *.json result inside, recursively (a study's output).
+    #[arg(required = true, value_name = "RESULT")]
+    pub paths: Vec<PathBuf>,
+
+    /// What to write.
+    #[arg(long, value_enum, default_value_t = ReportFormat::Html)]
+    pub format: ReportFormat,
+
+    /// Output file ('-': stdout) [default: html to report.html, the others to stdout].
+    #[arg(short, long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+
+    /// Title of the HTML page [default: from the runs].
+    #[arg(long, value_name = "TEXT")]
+    pub title: Option<String>,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CompareFormat {
+    /// An aligned text table.
+    #[default]
+    Table,
+    /// A Markdown table.
+    Md,
+    Json,
+}
+
+#[derive(Args, Debug)]
+pub struct CompareArgs {
+    /// The baseline result file.
+    #[arg(value_name = "A")]
+    pub a: PathBuf,
+
+    /// The result file compared with it: changes are (B - A) / A.
+    #[arg(value_name = "B")]
+    pub b: PathBuf,
+
+    /// What to write.
+    #[arg(long, value_enum, default_value_t = CompareFormat::Table)]
+    pub format: CompareFormat,
+
+    /// Output file [default: stdout].
+    #[arg(short, long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+}
+
+fn load(paths: &[PathBuf]) -> Result<Vec<Loaded>, Failure> {
+    input::load(paths).map_err(|e| Failure::usage(e.0))
+}
+
+fn write_out(out: Option<&Path>, text: &str) -> Result<(), Failure> {
+    match out {
+        Some(p) if p != Path::new("-") => {
+            std::fs::write(p, text).map_err(|e| Failure::runtime(format!("cannot write {}: {e}", p.display())))
+        }
+        _ => {
+            let mut stdout = std::io::stdout().lock();
+            match stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()) {
+                // A closed pipe (`| head`) is not an error of ours.
+                Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+                    Err(Failure::runtime(format!("cannot write to stdout: {e}")))
+                }
+                _ => Ok(()),
+            }
+        }
+    }
+}
+
+fn command_line() -> String {
+    let argv: Vec<String> = std::env::args().collect();
+    html::shell_words(&argv)
+}
+
+pub fn report(args: &ReportArgs) -> Result<(), Failure> {
+    let loaded = load(&args.paths)?;
+    let runs = runs::runs(&loaded);
+    let out = args.out.as_deref();
+    match args.format {
+        ReportFormat::Html => {
+            let page = html::Page {
+                title: args.title.clone(),
+                command: command_line(),
+                generated_at: humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
+            };
+            let text =
+                html::render(&runs, &page).map_err(|e| Failure::usage(format!("cannot make the report: {e}")))?;
+            let path = out.unwrap_or(Path::new("report.html"));
+            write_out(Some(path), &text)?;
+            if path != Path::new("-") {
+                println!(
+                    "report: {} ({} run{})",
+                    path.display(),
+                    runs.len(),
+                    if runs.len() == 1 { "" } else { "s" }
+                );
+            }
+            Ok(())
+        }
+        ReportFormat::Md => write_out(out, &markdown::report(&runs)),
+        ReportFormat::Csv => write_out(out, &long_csv(&runs)),
+        ReportFormat::Json => {
+            let text = serde_json::to_string_pretty(&summary::summary(&runs)).expect("JSON of a summary");
+            write_out(out, &(text + "\n"))
+        }
+    }
+}
+
+pub fn compare(args: &CompareArgs) -> Result<(), Failure> {
+    let a = load(std::slice::from_ref(&args.a))?;
+    let b = load(std::slice::from_ref(&args.b))?;
+    for (l, p) in [(&a, &args.a), (&b, &args.b)] {
+        if l.len() != 1 {
+            return Err(Failure::usage(format!(
+                "{} holds {} results; compare takes one result file on each side",
+                p.display(),
+                l.len()
+            )));
+        }
+    }
+    let both: Vec<Loaded> = a.into_iter().chain(b).collect();
+    let runs = runs::runs(&both);
+    let c = compare::compare(&runs[0], &runs[1]);
+    let text = match args.format {
+        CompareFormat::Table => compare::text(&c),
+        CompareFormat::Md => compare::markdown(&c),
+        CompareFormat::Json => serde_json::to_string_pretty(&compare::json(&c)).expect("JSON of a comparison") + "\n",
+    };
+    write_out(args.out.as_deref(), &text)
+}

@@ -1,0 +1,471 @@
+//! Every network backend against a real server started by lab/server.sh: MinIO (single drive
+//! and a 6-drive erasure set), SeaweedFS S3, Swift (native API and s3api), HDFS (native RPC and
+//! WebHDFS) and WebDAV. Each test starts its server in a private state directory, runs every
+//! workload the backend supports, checks the numbers and that nothing is left under the
+//! prefix, and stops the server by its PIDs when it ends (even on failure).
+//!
+//! The servers are installed by `lab/install.sh` (scripts/test.sh does it). Without them the
+//! tests print a note and pass, unless DFSBENCH_REQUIRE_LAB=1 (as in CI) makes that a failure.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Mutex;
+
+use common::{bin, check_invariants, phase, phases, run_with, u, validate, Run};
+use serde_json::Value;
+
+/// Servers share two cores and the memory: one at a time.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// A running lab server; stopped when dropped.
+struct Server {
+    name: &'static str,
+    state: tempfile::TempDir,
+    env: BTreeMap<String, String>,
+}
+
+fn lab(args: &[&str], state: &Path) -> std::process::Output {
+    Command::new(repo().join("lab/server.sh"))
+        .args(args)
+        .arg("--dir")
+        .arg(state)
+        .output()
+        .expect("run lab/server.sh")
+}
+
+/// Parse `export NAME=value` lines (values are shell-quoted only when they need it).
+fn parse_env(text: &str) -> BTreeMap<String, String> {
+    text.lines()
+        .filter_map(|l| l.strip_prefix("export "))
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.trim_matches('\'').replace("\\:", ":")))
+        .collect()
+}
+
+impl Server {
+    /// Start `name`, or return None (with a note) when the lab is not installed here.
+    fn start(name: &'static str) -> Option<Server> {
+        let installed = repo().join(".cache/lab-install");
+        if !installed.is_dir() {
+            assert!(
+                std::env::var("DFSBENCH_REQUIRE_LAB").as_deref() != Ok("1"),
+                "DFSBENCH_REQUIRE_LAB=1 but the lab is not installed: run lab/install.sh"
+            );
+            eprintln!("note: skipping {name}: the lab servers are not installed (lab/install.sh all)");
+            return None;
+        }
+        let state = tempfile::Builder::new()
+            .prefix("dfsbench-lab-")
+            .tempdir()
+            .expect("a temp dir");
+        let out = lab(&["start", name], state.path());
+        assert!(
+            out.status.success(),
+            "lab/server.sh start {name} failed:\n{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let env = parse_env(&String::from_utf8_lossy(&lab(&["env", name], state.path()).stdout));
+        Some(Server { name, state, env })
+    }
+
+    fn var(&self, k: &str) -> &str {
+        self.env
+            .get(k)
+            .unwrap_or_else(|| panic!("{} exports no {k}: {:?}", self.name, self.env))
+    }
+
+    fn s3_uri(&self, query: &str) -> String {
+        format!(
+            "s3://{}/bench?endpoint={}{query}",
+            self.var("DFSBENCH_S3_BUCKET"),
+            self.var("DFSBENCH_S3_ENDPOINT")
+        )
+    }
+
+    /// `dfsbench run` with the server's credentials in the environment, killed if it hangs.
+    fn run(&self, target: &str, args: &[&str]) -> Run {
+        run_with(self.command(), target, args)
+    }
+
+    fn command(&self) -> Command {
+        let mut cmd = Command::new("timeout");
+        cmd.args(["-s", "KILL", "300", bin()]).envs(&self.env);
+        cmd
+    }
+
+    /// A run that must succeed with no error and leave no secret anywhere.
+    fn run_ok(&self, target: &str, backend: &str, args: &[&str]) -> Value {
+        let r = self.run(target, args);
+        assert_eq!(r.code, Some(0), "{} {target} {args:?}: {}", self.name, r.describe());
+        let result = r.result().clone();
+        validate(&result);
+        check_invariants(&result);
+        assert_eq!(result["status"], "complete");
+        assert_eq!(result["target"]["backend"], backend);
+        for p in phases(&result) {
+            assert_eq!(
+                p["errors"]["total"], 0,
+                "{}: errors in {}: {}",
+                self.name, p["label"], p["errors"]
+            );
+        }
+        self.assert_no_secrets(&r);
+        result
+    }
+
+    /// Credentials never reach stdout, stderr or the result file.
+    fn assert_no_secrets(&self, r: &Run) {
+        let text = format!(
+            "{}{}{}",
+            r.stdout,
+            r.stderr,
+            r.result.as_ref().map(|v| v.to_string()).unwrap_or_default()
+        );
+        for k in ["AWS_SECRET_ACCESS_KEY", "ST_KEY", "OS_PASSWORD", "OS_AUTH_TOKEN"] {
+            if let Some(secret) = self.env.get(k).filter(|s| s.len() >= 4) {
+                assert!(
+                    !text.contains(secret.as_str()),
+                    "{}: the secret of {k} leaked:\n{}",
+                    self.name,
+                    r.describe()
+                );
+            }
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let out = lab(&["stop", self.name], self.state.path());
+        if !out.status.success() {
+            eprintln!(
+                "lab/server.sh stop {} failed: {}",
+                self.name,
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    }
+}
+
+/// meta, files (with multipart uploads and verify) and ranged io reads: what every object
+/// store and file service supports.
+fn common_workloads(s: &Server, target: &str, backend: &str, part_size: bool) {
+    let r = s.run_ok(target, backend, &["-w", "meta", "-j", "3", "--files", "20"]);
+    for name in ["create", "stat", "open", "list", "delete"] {
+        assert_eq!(
+            u(&phase(&r, name)["ops"]),
+            if name == "list" { 3 } else { 60 },
+            "{backend} {name}"
+        );
+    }
+    assert_eq!(u(&phase(&r, "list")["items"]), 60, "{backend}: list sees every file");
+
+    // 6 MiB files go up in two parts where the target takes a part size.
+    let sizes = "10x0,10x10k,2x6m";
+    let r = s.run_ok(
+        target,
+        backend,
+        &["-w", "files", "-j", "2", "--sizes", sizes, "--verify"],
+    );
+    let reads: Vec<&Value> = phases(&r).iter().filter(|p| p["name"] == "read").collect();
+    assert_eq!(reads.len(), 3);
+    for p in reads.iter().filter(|p| u(&p["bytes"]) > 0) {
+        assert_eq!(
+            u(&p["verify"]["checked_bytes"]),
+            u(&p["bytes"]),
+            "{backend}: every byte checked"
+        );
+        assert_eq!(u(&p["verify"]["mismatches"]), 0);
+    }
+    assert_eq!(u(&reads[2]["bytes"]), 2 * 2 * (6 << 20));
+    assert!(
+        u(&reads[2]["ttfb"]["count"]) == 4,
+        "{backend}: time to first byte of each read"
+    );
+    if part_size {
+        assert_eq!(r["target"]["details"]["part_size"], (5 << 20).to_string());
+    }
+
+    let r = s.run_ok(
+        target,
+        backend,
+        &[
+            "-w",
+            "io",
+            "--rw",
+            "randread",
+            "-j",
+            "2",
+            "--bs",
+            "64k",
+            "--size",
+            "1m",
+            "--iodepth",
+            "4",
+            "--verify",
+        ],
+    );
+    let p = phase(&r, "randread");
+    assert_eq!(u(&p["ops"]), 2 * 16);
+    assert_eq!(p["params"]["ioengine"], "requests");
+    assert_eq!(u(&p["verify"]["checked_bytes"]), 2 << 20);
+}
+
+/// Object stores have no rename, no directories and no writes at an offset: asking for them
+/// is refused before anything runs, naming the capability and the backend.
+fn refuses_what_objects_cannot_do(s: &Server, target: &str, backend: &str) {
+    for (args, cap) in [
+        (&["-w", "meta", "--phases", "create,rename"][..], "rename"),
+        (&["-w", "meta", "--dirs", "3"][..], "directories"),
+        (&["-w", "io", "--rw", "randwrite"][..], "positional write"),
+    ] {
+        let r = s.run(target, args);
+        assert_eq!(r.code, Some(1), "{args:?}: {}", r.describe());
+        let lines = r.stderr_lines();
+        assert_eq!(lines.len(), 1, "{}", r.describe());
+        assert!(lines[0].contains(cap) && lines[0].contains(backend), "{}", lines[0]);
+    }
+}
+
+/// What a file service adds: directory trees, and rename where the service has it.
+fn file_service_workloads(s: &Server, target: &str, backend: &str, rename: bool) {
+    let r = s.run_ok(
+        target,
+        backend,
+        &["-w", "meta", "-j", "2", "--files", "10", "--dirs", "7", "--branch", "2"],
+    );
+    let expected: Vec<&str> = ["mkdir", "create", "stat", "open", "list", "rename", "delete", "rmdir"]
+        .into_iter()
+        .filter(|p| rename || *p != "rename")
+        .collect();
+    assert_eq!(common::names(&r), expected, "{backend}");
+    for name in expected {
+        let ops = match name {
+            "mkdir" | "rmdir" => 14,
+            "list" => 2,
+            _ => 20,
+        };
+        assert_eq!(u(&phase(&r, name)["ops"]), ops, "{backend} {name}");
+    }
+}
+
+/// Held while a test's server runs: one server at a time in this process and in any other
+/// test process of this checkout.
+struct LabLock {
+    _in_process: std::sync::MutexGuard<'static, ()>,
+    _file: std::fs::File,
+}
+
+fn lab_lock() -> LabLock {
+    let in_process = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = repo().join(".cache/lab");
+    std::fs::create_dir_all(&dir).expect("create .cache/lab");
+    let file = std::fs::File::create(dir.join(".tests.lock")).expect("create the lab lock file");
+    // SAFETY: flock on a file we hold open; released when it is closed.
+    let rc = unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&file), libc::LOCK_EX) };
+    assert_eq!(rc, 0, "flock .cache/lab/.tests.lock");
+    LabLock {
+        _in_process: in_process,
+        _file: file,
+    }
+}
+
+fn lab_test(name: &'static str, body: impl FnOnce(&Server)) {
+    let _lock = lab_lock();
+    if let Some(server) = Server::start(name) {
+        body(&server);
+    }
+}
+
+#[test]
+fn minio_single_drive() {
+    lab_test("minio", |s| {
+        let target = s.s3_uri("&part_size=5m&part_concurrency=2");
+        common_workloads(s, &target, "s3", true);
+        refuses_what_objects_cannot_do(s, &target, "s3");
+        // The rename phase of a default meta run is skipped on object stores, with a note.
+        let r = s.run(&s.s3_uri(""), &["-w", "meta", "--files", "5", "-j", "1"]);
+        assert_eq!(r.code, Some(0), "{}", r.describe());
+        assert!(
+            r.stderr.contains("no rename: skipping the rename phase"),
+            "{}",
+            r.describe()
+        );
+    });
+}
+
+#[test]
+fn minio_erasure_set() {
+    lab_test("minio-ec", |s| {
+        common_workloads(s, &s.s3_uri("&part_size=5m"), "s3", true)
+    });
+}
+
+#[test]
+fn seaweedfs_s3() {
+    lab_test("seaweedfs", |s| common_workloads(s, &s.s3_uri(""), "s3", false));
+}
+
+#[test]
+fn swift_native_and_s3api() {
+    lab_test("swift", |s| {
+        let native = format!("swift://{}/bench", s.var("DFSBENCH_SWIFT_CONTAINER"));
+        common_workloads(s, &native, "swift", false);
+        common_workloads(s, &s.s3_uri(""), "s3", false);
+    });
+}
+
+#[test]
+fn hdfs_native_and_webhdfs() {
+    lab_test("hdfs", |s| {
+        let native = format!("{}/bench", s.var("DFSBENCH_HDFS_URL"));
+        common_workloads(s, &native, "hdfs", false);
+        file_service_workloads(s, &native, "hdfs", true);
+        let web = s.var("DFSBENCH_HDFS_HTTP").replacen("http://", "webhdfs://", 1);
+        let web = format!("{}/bench", web.trim_end_matches('/'));
+        common_workloads(s, &web, "webhdfs", false);
+        // OpenDAL's WebHDFS service has no rename: the default meta phases skip it.
+        file_service_workloads(s, &web, "webhdfs", false);
+    });
+}
+
+#[test]
+fn webdav() {
+    lab_test("webdav", |s| {
+        let url = s.var("DFSBENCH_WEBDAV_URL").replacen("http://", "webdav://", 1);
+        let collection = s.var("DFSBENCH_WEBDAV_COLLECTION").trim_matches('/');
+        let target = format!("{}/{collection}/bench", url.trim_end_matches('/'));
+        common_workloads(s, &target, "webdav", false);
+        file_service_workloads(s, &target, "webdav", true);
+    });
+}
+
+/// Start-up errors are one line that says what to fix; the run never starts.
+#[test]
+fn s3_start_errors_are_one_line() {
+    lab_test("minio", |s| {
+        let endpoint = s.var("DFSBENCH_S3_ENDPOINT");
+        let port: u16 = endpoint.rsplit(':').next().unwrap().parse().unwrap();
+        let closed = {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            l.local_addr().unwrap().port()
+        };
+        let cases: Vec<(String, BTreeMap<&str, &str>, &str)> = vec![
+            (
+                format!("s3://dfsbench/x?endpoint=http://127.0.0.1:{closed}"),
+                BTreeMap::new(),
+                "cannot connect",
+            ),
+            (
+                s.s3_uri(""),
+                BTreeMap::from([("AWS_SECRET_ACCESS_KEY", "wrong-secret")]),
+                "credentials",
+            ),
+            (
+                format!("s3://no-such-bucket/x?endpoint={endpoint}"),
+                BTreeMap::new(),
+                "--create-bucket",
+            ),
+            (
+                format!("s3://dfsbench/x?endpoint=https://127.0.0.1:{port}"),
+                BTreeMap::new(),
+                "TLS",
+            ),
+        ];
+        for (target, env, fix) in cases {
+            let mut cmd = s.command();
+            cmd.envs(env);
+            let r = run_with(cmd, &target, &["-w", "meta", "--files", "1", "-j", "1"]);
+            assert_eq!(r.code, Some(1), "{target}: {}", r.describe());
+            let lines = r.stderr_lines();
+            assert_eq!(lines.len(), 1, "{target}: {}", r.describe());
+            assert!(lines[0].contains(fix), "{target}: expected '{fix}' in: {}", lines[0]);
+            assert!(!r.stderr.contains("panicked"));
+            s.assert_no_secrets(&r);
+        }
+        // --create-bucket makes the missing bucket and runs.
+        let target = format!("s3://made-by-dfsbench/x?endpoint={endpoint}");
+        s.run_ok(
+            &target,
+            "s3",
+            &["-w", "meta", "--files", "2", "-j", "1", "--create-bucket"],
+        );
+    });
+}
+
+/// A server that dies mid-run: errors are counted by kind with their time in the series, the
+/// run stops at --max-errors and the partial result is written.
+#[test]
+fn s3_server_dies_mid_run() {
+    lab_test("minio", |s| {
+        let cmd = s.command();
+        let target = s.s3_uri("");
+        // The lab's pid file holds "PID STARTTIME".
+        let pid_file = s.state.path().join("pids/minio.pid");
+        let pid: i32 = std::fs::read_to_string(&pid_file)
+            .unwrap_or_else(|e| panic!("{}: {e}", pid_file.display()))
+            .split_whitespace()
+            .next()
+            .and_then(|p| p.parse().ok())
+            .expect("a PID");
+        let kill = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(1500));
+            // SAFETY: kill(2) on the PID the lab recorded for this test's server.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        });
+        let r = run_with(
+            cmd,
+            &target,
+            &[
+                "-w",
+                "files",
+                "-j",
+                "2",
+                "--file-size",
+                "4k",
+                "--duration",
+                "20s",
+                "--max-errors",
+                "5",
+                "--phases",
+                "write",
+            ],
+        );
+        kill.join().unwrap();
+        assert_eq!(r.code, Some(1), "{}", r.describe());
+        // One line says why the run stopped; with the server gone, one more says the run prefix
+        // could not be removed.
+        let lines = r.stderr_lines();
+        let (stop, rest): (Vec<&str>, Vec<&str>) = lines.iter().partition(|l| l.contains("stopped after 5 errors"));
+        assert_eq!(stop.len(), 1, "{}", r.describe());
+        assert!(
+            rest.iter()
+                .all(|l| l.starts_with("dfsbench: could not remove the run directory")),
+            "{}",
+            r.describe()
+        );
+        assert!(!r.stderr.contains("panicked"));
+        let result = r.result();
+        assert_eq!(result["status"], "aborted");
+        let p = &phases(result)[0];
+        assert!(u(&p["ops"]) > 0, "writes before the server died are kept");
+        let errors = u(&p["errors"]["total"]);
+        assert!((5..=6).contains(&errors), "{}", p["errors"]);
+        let series_errors: u64 = p["series"]["errors"].as_array().unwrap().iter().map(u).sum();
+        assert_eq!(series_errors, errors, "errors are in the per-second series");
+        assert!(p["errors"]["samples"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|e| e["time_s"].as_f64().unwrap() >= 1.0));
+        s.assert_no_secrets(&r);
+    });
+}

@@ -1,0 +1,397 @@
+//! The report's figures, built from result documents: throughput per phase, latency
+//! percentiles and CDF from the merged histograms, the per-second time line with error seconds,
+//! and per-worker bars. Each returns finished SVG in a [`Figure`].
+
+use dfsbench_core::result::PhaseResult;
+use plotters::style::{Color, RGBColor};
+
+use crate::charts::{self, Axis, Band, BarChart, BarGroup, LineChart, Series, Swatch, Ticks, WorkerBars, HALF, WIDE};
+use crate::fmt;
+use crate::latency;
+use crate::runs::{self, Run};
+
+/// One chart of the page.
+pub struct Figure {
+    /// What it shows, for tests and styling: `throughput-ops`, `latency-cdf`, `timeline-ops`...
+    pub kind: &'static str,
+    pub title: String,
+    pub svg: String,
+    /// Spans the page's width (else half of it).
+    pub wide: bool,
+    /// A line under the chart.
+    pub note: Option<String>,
+}
+
+pub type Result<T> = std::result::Result<T, String>;
+
+/// Throughput per phase: ops/s for every phase, MiB/s for phases that move data; a bar per
+/// run in each phase's row.
+pub fn throughput(runs: &[Run], keys: &[(String, String)], ambiguous: bool) -> Result<Vec<Figure>> {
+    let mut out = Vec::new();
+    let cats: Vec<String> = keys.iter().map(|k| runs::phase_title(k, ambiguous)).collect();
+    let value = |r: &Run, k: &(String, String), f: fn(&PhaseResult) -> Option<f64>| runs::find(r, k).and_then(f);
+
+    type Metric = (
+        &'static str,
+        &'static str,
+        fn(&PhaseResult) -> Option<f64>,
+        fn(f64) -> String,
+        &'static str,
+    );
+    let metrics: [Metric; 2] = [
+        (
+            "throughput-ops",
+            "operations per second by phase",
+            |p| Some(p.ops_per_sec),
+            fmt::si,
+            "ops/s",
+        ),
+        (
+            "throughput-mib",
+            "data throughput by phase",
+            |p| (p.bytes > 0).then_some(p.bytes_per_sec / fmt::MIB),
+            |v| format!("{} MiB/s", fmt_mib(v)),
+            "MiB/s",
+        ),
+    ];
+    for (kind, title, f, text, unit) in metrics {
+        // Only the phases that have this metric in some run.
+        let rows: Vec<usize> = (0..keys.len())
+            .filter(|&i| runs.iter().any(|r| value(r, &keys[i], f).is_some()))
+            .collect();
+        if rows.is_empty() {
+            continue;
+        }
+        let groups: Vec<BarGroup> = runs
+            .iter()
+            .map(|r| BarGroup {
+                name: r.label.clone(),
+                colour: charts::colour(r.colour),
+                values: rows.iter().map(|&i| value(r, &keys[i], f)).collect(),
+            })
+            .collect();
+        let vals: Vec<f64> = groups.iter().flat_map(|g| g.values.iter().flatten().copied()).collect();
+        let lo = vals.iter().copied().filter(|v| *v > 0.0).fold(f64::INFINITY, f64::min);
+        let hi = vals.iter().copied().fold(0.0, f64::max);
+        // Phases often differ by decades (a listing vs a stat): log scale then.
+        let log = hi / lo > 50.0;
+        let axis = if log {
+            Axis::log10(format!("{unit} (log scale)"), Ticks::Si)
+        } else {
+            Axis::linear(unit, Ticks::Si)
+        };
+        let chart = BarChart {
+            title: title.to_string(),
+            categories: rows.iter().map(|&i| cats[i].clone()).collect(),
+            groups,
+            axis,
+            value_text: text,
+            width: WIDE.0,
+        };
+        if !chart.has_data() {
+            continue;
+        }
+        out.push(Figure {
+            kind,
+            title: title.to_string(),
+            svg: charts::bar_chart(&chart)?,
+            wide: true,
+            note: Some(format!(
+                "{unit} over each phase's measured time (ramp-up excluded){}.",
+                if log {
+                    "; log scale, as phases differ by orders of magnitude"
+                } else {
+                    ""
+                }
+            )),
+        });
+    }
+    Ok(out)
+}
+
+pub fn fmt_mib(v: f64) -> String {
+    if v >= 100.0 {
+        format!("{v:.0}")
+    } else if v >= 1.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+/// A line of the latency charts: its name, colour and phase.
+pub struct LatencyLine<'a> {
+    pub name: String,
+    pub colour: RGBColor,
+    pub phase: &'a PhaseResult,
+}
+
+/// The percentile chart and the CDF of some phases, from their merged histograms.
+pub fn latency_pair(title: &str, lines: &[LatencyLine]) -> Result<Vec<Figure>> {
+    let mut pct = LineChart::new(
+        format!("{title}: latency by percentile"),
+        Axis::linear("percentile", Ticks::Nines),
+        Axis::log10("latency (log scale)", Ticks::Latency),
+        HALF,
+    );
+    let mut cdf = LineChart::new(
+        format!("{title}: latency CDF"),
+        Axis::log10("latency (log scale)", Ticks::Latency),
+        Axis::linear("operations at or below", Ticks::Percent).with_range(0.0, 1.0),
+        HALF,
+    );
+    let mut top: f64 = 1.0;
+    for l in lines {
+        if l.phase.latency.count == 0 {
+            continue;
+        }
+        let h = dfsbench_core::stats::deserialize(&l.phase.latency.histogram)
+            .map_err(|e| format!("phase '{}': {e}", l.phase.label))?;
+        let curve = latency::percentile_curve(&h);
+        top = top.max(curve.last().map_or(0.0, |p| p.0));
+        pct.series.push(Series::line(l.name.clone(), l.colour, curve));
+        cdf.series
+            .push(Series::line(l.name.clone(), l.colour, latency::cdf(&h, 400)));
+    }
+    if !pct.has_data() {
+        return Ok(Vec::new());
+    }
+    pct.x = pct.x.with_range(0.0, top.ceil());
+    Ok(vec![
+        Figure {
+            kind: "latency-percentiles",
+            title: pct.title.clone(),
+            svg: charts::line_chart(&pct)?,
+            wide: false,
+            note: None,
+        },
+        Figure {
+            kind: "latency-cdf",
+            title: cdf.title.clone(),
+            svg: charts::line_chart(&cdf)?,
+            wide: false,
+            note: None,
+        },
+    ])
+}
+
+/// Latency figures: for one run a pair per job (a line per phase); for several, a pair per
+/// phase (a line per run).
+pub fn latency(runs: &[Run], keys: &[(String, String)], ambiguous: bool) -> Result<Vec<Figure>> {
+    let mut out = Vec::new();
+    if runs.len() == 1 {
+        let r = &runs[0];
+        let mut jobs: Vec<&str> = Vec::new();
+        for p in r.phases() {
+            if !jobs.contains(&p.job_name.as_str()) {
+                jobs.push(&p.job_name);
+            }
+        }
+        for job in jobs {
+            let lines: Vec<LatencyLine> = r
+                .phases()
+                .filter(|p| p.job_name == job)
+                .enumerate()
+                .map(|(i, p)| LatencyLine {
+                    name: p.label.clone(),
+                    colour: charts::colour(i),
+                    phase: p,
+                })
+                .collect();
+            out.extend(latency_pair(&format!("job {job}"), &lines)?);
+        }
+    } else {
+        for k in keys {
+            let lines: Vec<LatencyLine> = runs
+                .iter()
+                .filter_map(|r| {
+                    runs::find(r, k).map(|p| LatencyLine {
+                        name: r.label.clone(),
+                        colour: charts::colour(r.colour),
+                        phase: p,
+                    })
+                })
+                .collect();
+            out.extend(latency_pair(&runs::phase_title(k, ambiguous), &lines)?);
+        }
+    }
+    Ok(out)
+}
+
+/// Seconds to minutes on long time lines.
+fn time_unit(span_s: f64) -> (f64, &'static str) {
+    if span_s > 1200.0 {
+        (60.0, "min")
+    } else {
+        (1.0, "s")
+    }
+}
+
+/// One time-line chart of `phases` of a run: `metric` per interval, phases shaded and named,
+/// intervals with errors shaded red and marked with a red triangle.
+fn timeline_chart(run: &Run, phases: &[&PhaseResult], mib: bool, title: String, size: (u32, u32)) -> LineChart {
+    let start = phases.iter().map(|p| p.start_s).fold(f64::INFINITY, f64::min);
+    let end = phases
+        .iter()
+        .map(|p| p.start_s + p.ramp_s + p.duration_s)
+        .fold(0.0, f64::max);
+    let (div, unit) = time_unit(end - start);
+    let (metric, scale) = if mib { ("MiB/s", fmt::MIB) } else { ("ops/s", 1.0) };
+    let mut error_intervals = 0u64;
+    let mut errors = 0u64;
+    let mut segments = Vec::new();
+    let mut marks = Vec::new();
+    let mut bands = Vec::new();
+    let shade = RGBColor(0x9a, 0xa5, 0xb1);
+    for (i, p) in phases.iter().enumerate() {
+        let s = &p.series;
+        let dt = s.interval_s;
+        let len = p.ramp_s + p.duration_s;
+        if dt <= 0.0 {
+            continue;
+        }
+        let values = if mib { &s.bytes } else { &s.ops };
+        let mut seg = Vec::with_capacity(values.len() * 2);
+        for (k, &v) in values.iter().enumerate() {
+            let t0 = k as f64 * dt;
+            let t1 = ((k + 1) as f64 * dt).min(len.max(t0 + 1e-3));
+            let rate = v as f64 / (t1 - t0).max(1e-3) / scale;
+            let (a, b) = ((p.start_s + t0) / div, (p.start_s + t1) / div);
+            seg.push((a, rate));
+            seg.push((b, rate));
+            let e = s.errors.get(k).copied().unwrap_or(0);
+            if e > 0 {
+                error_intervals += 1;
+                errors += e;
+                bands.push(Band {
+                    x0: a,
+                    x1: b,
+                    colour: charts::ALERT.mix(0.28),
+                    label: None,
+                });
+                marks.push(vec![((a + b) / 2.0, rate)]);
+            }
+        }
+        segments.push(seg);
+        bands.insert(
+            0,
+            Band {
+                x0: p.start_s / div,
+                x1: (p.start_s + len) / div,
+                colour: shade.mix(if i % 2 == 0 { 0.12 } else { 0.24 }),
+                label: (phases.len() > 1).then(|| p.label.clone()),
+            },
+        );
+    }
+    let y = charts::rate_axis(metric, segments.iter().flatten().map(|p| p.1));
+    let x = Axis::linear(format!("time since the run started ({unit})"), Ticks::Plain).not_from_zero();
+    let mut chart = LineChart::new(title, x, y, size);
+    chart.bands = bands;
+    chart.series.push(Series {
+        name: format!("{metric} per {} s interval", phases[0].series.interval_s),
+        colour: charts::colour(run.colour),
+        segments,
+        dashed: false,
+        marker: charts::Marker::None,
+        width: if size.0 < WIDE.0 { 1 } else { 2 },
+    });
+    if phases.len() > 1 {
+        chart.swatches.push(Swatch {
+            name: "phase (shaded alternately)".into(),
+            colour: shade.mix(0.3),
+        });
+    }
+    if error_intervals > 0 {
+        chart.series.push(Series {
+            name: format!("intervals with errors ({error_intervals}; {errors} errors)"),
+            colour: charts::ALERT,
+            segments: marks,
+            dashed: false,
+            marker: charts::Marker::Triangle,
+            width: 2,
+        });
+    }
+    chart
+}
+
+const TIMELINE_NOTE: &str = "Each interval's count divided by its length; the series includes ramp-up, and a \
+phase's last interval may be shorter.";
+
+/// The per-second time line of a run: ops/s and, when data moved, MiB/s over the whole run
+/// (phases shaded and named, seconds with errors marked), then each phase of ten intervals or
+/// more on its own scale.
+pub fn timeline(run: &Run) -> Result<Vec<Figure>> {
+    let phases: Vec<&PhaseResult> = run.phases().collect();
+    if phases.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut out = Vec::new();
+    let data: Vec<&PhaseResult> = phases.iter().copied().filter(|p| runs::moves_data(p)).collect();
+    for (kind, mib, set) in [("timeline-ops", false, &phases), ("timeline-mib", true, &data)] {
+        if set.is_empty() || (mib && set.iter().all(|p| p.bytes == 0)) {
+            continue;
+        }
+        let metric = if mib { "MiB/s" } else { "ops/s" };
+        let chart = timeline_chart(run, set, mib, format!("{}: {metric} over the run", run.label), WIDE);
+        out.push(Figure {
+            kind,
+            title: chart.title.clone(),
+            svg: charts::line_chart(&chart)?,
+            wide: true,
+            note: Some(TIMELINE_NOTE.into()),
+        });
+    }
+    if phases.len() > 1 {
+        for p in phases.iter().filter(|p| p.series.ops.len() >= 10) {
+            let mib = p.bytes > 0;
+            let metric = if mib { "MiB/s" } else { "ops/s" };
+            let chart = timeline_chart(run, &[p], mib, format!("{}: {metric} per interval", p.label), HALF);
+            out.push(Figure {
+                kind: "timeline-phase",
+                title: chart.title.clone(),
+                svg: charts::line_chart(&chart)?,
+                wide: false,
+                note: None,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// Per-worker bars of every measured phase of a run: MiB/s for phases that moved data, else
+/// ops/s; workers below 80% of the median are red.
+pub fn workers(run: &Run) -> Result<Vec<Figure>> {
+    let mut out = Vec::new();
+    for p in run.phases() {
+        if p.workers_detail.is_empty() {
+            continue;
+        }
+        let bytes = p.bytes > 0;
+        let (unit, values): (&str, Vec<f64>) = if bytes {
+            (
+                "MiB/s",
+                p.workers_detail.iter().map(|w| w.bytes_per_sec / fmt::MIB).collect(),
+            )
+        } else {
+            ("ops/s", p.workers_detail.iter().map(|w| w.ops_per_sec).collect())
+        };
+        let wide = values.len() > 64;
+        let chart = WorkerBars {
+            title: format!("{}: {unit} per worker", p.label),
+            values,
+            colour: charts::colour(run.colour),
+            y: Axis::linear(unit, Ticks::Si),
+            unit: unit.to_string(),
+            slow: 0.8,
+            size: if wide { WIDE } else { HALF },
+        };
+        out.push(Figure {
+            kind: "workers",
+            title: chart.title.clone(),
+            svg: charts::worker_bars(&chart)?,
+            wide,
+            note: None,
+        });
+    }
+    Ok(out)
+}

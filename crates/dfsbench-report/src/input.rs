@@ -1,0 +1,148 @@
+//! Reading result files: files and directories (every `*.json` result inside, recursively).
+//! Anything that is not a readable `dfsbench.result/1` document gets one line naming the file
+//! and what is wrong with it.
+
+use std::path::{Path, PathBuf};
+
+use dfsbench_core::result::{RunResult, SCHEMA};
+use serde_json::Value;
+
+/// One result file and where it came from.
+pub struct Loaded {
+    pub path: PathBuf,
+    pub result: RunResult,
+}
+
+/// What is wrong with a result file or one of the arguments.
+#[derive(Debug)]
+pub struct InputError(pub String);
+
+impl std::fmt::Display for InputError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for InputError {}
+
+enum Kind {
+    Result(Box<RunResult>),
+    /// Valid JSON, but not a dfsbench result (e.g. a study's manifest): skipped inside folders.
+    Other(String),
+}
+
+fn parse(path: &Path) -> Result<Kind, InputError> {
+    let text = std::fs::read(path).map_err(|e| InputError(format!("cannot read {}: {e}", path.display())))?;
+    let value: Value =
+        serde_json::from_slice(&text).map_err(|e| InputError(format!("{} is not a JSON file: {e}", path.display())))?;
+    let schema = value.get("schema").and_then(Value::as_str).map(str::to_string);
+    match schema.as_deref() {
+        Some(SCHEMA) => {}
+        Some(s) if s.starts_with("dfsbench.result/") => {
+            return Err(InputError(format!(
+                "{} has schema {s}, this dfsbench reads {SCHEMA}: use the dfsbench version that wrote it",
+                path.display()
+            )))
+        }
+        _ => {
+            return Ok(Kind::Other(format!(
+                "{} is not a dfsbench result file (no \"schema\": \"{SCHEMA}\")",
+                path.display()
+            )))
+        }
+    }
+    let result: RunResult = serde_json::from_value(value)
+        .map_err(|e| InputError(format!("{} is not a valid {SCHEMA} document: {e}", path.display())))?;
+    Ok(Kind::Result(Box::new(result)))
+}
+
+/// Every `*.json` file below `dir`, sorted by path.
+fn json_files(dir: &Path) -> Result<Vec<PathBuf>, InputError> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let entries = std::fs::read_dir(&d).map_err(|e| InputError(format!("cannot read {}: {e}", d.display())))?;
+        for e in entries {
+            let e = e.map_err(|e| InputError(format!("cannot read {}: {e}", d.display())))?;
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x.eq_ignore_ascii_case("json")) {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// Load the results named by `paths` (files, or folders searched recursively for `*.json`
+/// results) in the order given; a file named twice counts once.
+pub fn load(paths: &[PathBuf]) -> Result<Vec<Loaded>, InputError> {
+    let mut out: Vec<Loaded> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut push = |path: PathBuf, result: RunResult, out: &mut Vec<Loaded>| {
+        let key = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
+        if seen.insert(key) {
+            out.push(Loaded { path, result });
+        }
+    };
+    for p in paths {
+        let meta = std::fs::metadata(p).map_err(|e| InputError(format!("cannot read {}: {e}", p.display())))?;
+        if meta.is_dir() {
+            let before = out.len();
+            for f in json_files(p)? {
+                if let Kind::Result(r) = parse(&f)? {
+                    push(f, *r, &mut out);
+                }
+            }
+            if out.len() == before {
+                return Err(InputError(format!(
+                    "{} holds no dfsbench result files (*.json with \"schema\": \"{SCHEMA}\")",
+                    p.display()
+                )));
+            }
+        } else {
+            match parse(p)? {
+                Kind::Result(r) => push(p.clone(), *r, &mut out),
+                Kind::Other(why) => return Err(InputError(why)),
+            }
+        }
+    }
+    if out.is_empty() {
+        return Err(InputError("no result files given".into()));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bad_files_get_one_clear_message() {
+        let dir = std::env::temp_dir().join(format!("dfsbench-input-test-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("sub")).unwrap();
+        let write = |name: &str, text: &str| {
+            let p = dir.join(name);
+            std::fs::write(&p, text).unwrap();
+            p
+        };
+        let good = crate::synthetic::long_run(5, 2);
+        write("sub/run.json", &serde_json::to_string(&good).unwrap());
+        write("notes.json", r#"{"not": "a result"}"#);
+        let err = |p: PathBuf| load(&[p]).err().map(|e| e.0).unwrap_or_default();
+        assert!(err(dir.join("missing.json")).starts_with("cannot read"));
+        assert!(err(write("text.json", "hello")).contains("is not a JSON file"));
+        assert!(err(dir.join("notes.json")).contains("is not a dfsbench result file"));
+        let mut v = serde_json::to_value(&good).unwrap();
+        v["schema"] = "dfsbench.result/2".into();
+        assert!(err(write("v2.json", &v.to_string())).contains("has schema dfsbench.result/2"));
+        // A folder: results found recursively, other JSON skipped, each file once.
+        std::fs::remove_file(dir.join("v2.json")).unwrap();
+        std::fs::remove_file(dir.join("text.json")).unwrap();
+        let found = load(&[dir.clone(), dir.join("sub/run.json")]).unwrap();
+        assert_eq!(found.len(), 1);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
