@@ -87,7 +87,8 @@ pub(crate) fn push_num(s: &mut String, mut n: u64) {
             break;
         }
     }
-    s.push_str(std::str::from_utf8(&digits[i..]).expect("ascii digits"));
+    // Digits are ASCII: push them as chars, no UTF-8 validation on the hot path.
+    s.extend(digits[i..].iter().map(|&d| d as char));
 }
 
 #[cfg(test)]
