@@ -39,6 +39,9 @@ import botocore.auth
 from botocore.config import Config
 
 
+STOP = threading.Event()  # set when the run ends early: the clients stop before the cleanup
+
+
 def proc_cpu(pid):
     """utime + stime of a process in seconds (all its threads), or None."""
     if not pid:
@@ -114,7 +117,7 @@ class Client(threading.Thread):
         now = time.monotonic
         while True:
             t0 = now()
-            if t0 >= deadline:
+            if t0 >= deadline or STOP.is_set():
                 break
             try:
                 if phase == "put":
@@ -236,13 +239,21 @@ def main():
         for phase in ("put", "get"):
             result["phases"][phase] = run_phase(clients, phase, args.duration, args.server_pid)
     finally:
+        STOP.set()
+        barrier.abort()  # frees clients waiting for a phase that will not start
         for c in clients:
             c.phase = None
             c.go.set()
+        for c in clients:
+            c.join(timeout=70)  # a request in flight ends within the client's read timeout
         result["deleted"] = cleanup(clients, args)
     json.dump(result, sys.stdout)
     print()
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except KeyboardInterrupt:  # the objects written are deleted by main's finally
+        print("boto3_loop: interrupted", file=sys.stderr)
+        sys.exit(130)

@@ -97,7 +97,8 @@ read -r MINIO_PID _ <"$STATE/pids/minio.pid"
 
 # MinIO's CPU seconds (utime + stime, all threads) every 50 ms, with the wall clock.
 "$PY" -c '
-import os, sys, time
+import os, signal, sys, time
+signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the script, which stops this
 pid, tck = sys.argv[1], os.sysconf("SC_CLK_TCK")
 while True:
     try:
