@@ -345,12 +345,8 @@ impl BlockIo for MemBlock {
 mod tests {
     use super::*;
 
-    fn block_on<F: std::future::Future>(f: F) -> F::Output {
-        tokio_free_block_on(f)
-    }
-
     /// The mem backend never awaits anything, so polling once finishes every future.
-    fn tokio_free_block_on<F: std::future::Future>(f: F) -> F::Output {
+    fn block_on<F: std::future::Future>(f: F) -> F::Output {
         use std::task::{Context, Poll, Waker};
         let mut f = std::pin::pin!(f);
         match f.as_mut().poll(&mut Context::from_waker(Waker::noop())) {

@@ -281,7 +281,6 @@ fn run_job<S: Storage>(
                         let out = rt.block_on(join_all(
                             workers.iter_mut().map(|w| w.run_phase(ctx, &phase, &ctl, &lives[w.id])),
                         ));
-                        ctl.done_workers.fetch_add(out.len(), Relaxed);
                         collected.lock().expect("lock").extend(out);
                         let _ = done_tx.send(());
                         barrier.wait();

@@ -4,7 +4,7 @@
 //! allocation) and publishes running totals through single-writer atomics that the sampler
 //! reads for the per-second series and the progress line.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -44,7 +44,6 @@ pub struct PhaseControl {
     max_errors: u64,
     first_done: AtomicBool,
     first_done_at: Mutex<Option<Instant>>,
-    pub done_workers: AtomicUsize,
 }
 
 impl PhaseControl {
@@ -66,7 +65,6 @@ impl PhaseControl {
             max_errors,
             first_done: AtomicBool::new(false),
             first_done_at: Mutex::new(None),
-            done_workers: AtomicUsize::new(0),
         }
     }
 
