@@ -383,6 +383,26 @@ fn null_tests_are_recorded() {
     assert!(r.stdout.contains("null test: target stat median"), "{}", r.stdout);
 }
 
+/// The DFS-Perf workload files in workloads/ run as shipped (shortened with overrides).
+#[test]
+fn dfsperf_workload_files_run() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../workloads/");
+    let mixture = format!("{dir}dfsperf-mixture.toml");
+    let r = run_ok(
+        &Target::Mem,
+        &[&mixture, "-j", "1", "--duration", "2s", "--stable-window", "2s"],
+    );
+    let mixes: Vec<&Value> = phases(&r).iter().filter(|p| p["name"] == "mix").collect();
+    assert_eq!(mixes.len(), 3);
+    for (p, read_share) in mixes.iter().zip([80.0, 50.0, 20.0]) {
+        let share = u(&kind(p, "read")["ops"]) as f64 / u(&p["ops"]) as f64 * 100.0;
+        assert!((share - read_share).abs() < 10.0, "{}: {share:.0}% reads", p["label"]);
+    }
+    let iterative = format!("{dir}dfsperf-iterative.toml");
+    let r = run_ok(&Target::Mem, &[&iterative, "-j", "1", "--verify"]);
+    assert_eq!(phases(&r).len(), 10);
+}
+
 #[test]
 fn bad_load_flags_are_one_line_usage_errors() {
     let cases: &[(&str, &[&str], &str)] = &[
