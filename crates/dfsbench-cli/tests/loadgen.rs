@@ -275,6 +275,40 @@ fn slow_mem_delays_workers_side_by_side() {
 }
 
 #[test]
+fn io_blocks_can_be_paced() {
+    for target in Target::both() {
+        let r = run_ok(
+            &target,
+            &[
+                "-w",
+                "io",
+                "--rw",
+                "randrw",
+                "--bs",
+                "4k",
+                "--size",
+                "1m",
+                "--duration",
+                "2s",
+                "-j",
+                "2",
+                "--rate",
+                "300",
+                "--verify",
+            ],
+        );
+        let p = phase(&r, "randrw");
+        let got = f(&p["rate"]["achieved_ops_per_sec"]);
+        assert!(
+            (got - 300.0).abs() < 30.0,
+            "{}: achieved {got}/s of 300/s",
+            target.backend()
+        );
+        assert_eq!(u(&p["rate"]["service_latency"]["count"]), u(&p["ops"]));
+    }
+}
+
+#[test]
 fn poisson_arrivals_keep_the_mean_rate() {
     let r = run_ok(
         &Target::Mem,
@@ -414,7 +448,11 @@ fn bad_load_flags_are_one_line_usage_errors() {
             &["-w", "meta", "--rate", "10", "--arrival", "bursty"],
             "uniform or poisson",
         ),
-        ("mem://", &["-w", "io", "--rate", "10"], "remove them from the io job"),
+        (
+            "mem://",
+            &["-w", "io", "--rate", "10", "--iodepth", "4"],
+            "set iodepth = 1",
+        ),
         ("mem://", &["-w", "meta", "--until-stable"], "time-based"),
         (
             "mem://",
