@@ -1,0 +1,116 @@
+//! What a study is: runs to make (points) and tables to fill from their result files.
+
+use dfsbench_core::config::JobSpec;
+
+/// A named, reproducible evaluation.
+pub struct Study {
+    pub name: &'static str,
+    /// The publication it reproduces and its seed file.
+    pub title: &'static str,
+    pub source: &'static str,
+    pub points: Vec<Point>,
+    pub tables: Vec<Table>,
+    /// Parts of the publication this study cannot run here, and why.
+    pub notes: Vec<String>,
+    /// Also run every point on a local directory (DFS-Perf measures LocalFS as its baseline).
+    pub localfs_baseline: bool,
+}
+
+/// One run of the study on each system.
+pub struct Point {
+    /// File-name-safe and unique in the study: `n1000-s10240`.
+    pub id: String,
+    /// The effective parameters, for people: `N=1000 S=10240 B`.
+    pub params: String,
+    pub jobs: Vec<JobSpec>,
+}
+
+/// A table in the publication's shape: rows of labels, then metric columns (one per system each).
+pub struct Table {
+    pub title: String,
+    pub row_header: Vec<String>,
+    pub columns: Vec<String>,
+    pub rows: Vec<Row>,
+}
+
+pub struct Row {
+    pub labels: Vec<String>,
+    /// One per column.
+    pub cells: Vec<Cell>,
+}
+
+/// Where a cell's number comes from: a phase of a point's result, a field of it, and a factor.
+#[derive(Clone)]
+pub struct Cell {
+    pub point: String,
+    pub phase: PhaseSel,
+    pub metric: Metric,
+    /// Divide by the same cell of this point (speedup against a baseline).
+    pub baseline: Option<String>,
+}
+
+/// Which phase of a result: its operation name, and the job's name when the run has several.
+#[derive(Clone)]
+pub struct PhaseSel {
+    pub name: &'static str,
+    pub job: Option<String>,
+}
+
+impl PhaseSel {
+    pub fn op(name: &'static str) -> Self {
+        PhaseSel { name, job: None }
+    }
+    pub fn of_job(name: &'static str, job: &str) -> Self {
+        PhaseSel {
+            name,
+            job: Some(job.to_string()),
+        }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Metric {
+    /// bytes_per_sec in MiB/s.
+    MibPerSec,
+    OpsPerSec,
+    /// Client CPU: cpu.cores x 100.
+    CpuPercent,
+    /// bytes_per_sec of one operation kind of a mixed phase, per worker, in MiB/s.
+    KindMibPerWorker(&'static str),
+}
+
+impl Metric {
+    /// The result field the number is read from (as written in tables.csv).
+    pub fn field(self) -> String {
+        match self {
+            Metric::MibPerSec => "bytes_per_sec".into(),
+            Metric::OpsPerSec => "ops_per_sec".into(),
+            Metric::CpuPercent => "cpu.cores".into(),
+            Metric::KindMibPerWorker(k) => format!("ops_by_kind.{k}.bytes_per_sec"),
+        }
+    }
+
+    pub fn unit(self) -> &'static str {
+        match self {
+            Metric::MibPerSec => "MiB/s",
+            Metric::OpsPerSec => "ops/s",
+            Metric::CpuPercent => "%",
+            Metric::KindMibPerWorker(_) => "MiB/s per worker",
+        }
+    }
+}
+
+impl Cell {
+    pub fn new(point: &str, phase: PhaseSel, metric: Metric) -> Self {
+        Cell {
+            point: point.to_string(),
+            phase,
+            metric,
+            baseline: None,
+        }
+    }
+    pub fn speedup(mut self, baseline: &str) -> Self {
+        self.baseline = Some(baseline.to_string());
+        self
+    }
+}
