@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
 
 use crate::storage::{
     BlockIo, BlockOp, BlockOpts, Capabilities, Check, Client, Completion, FileOpts, FileRead, Fill, IoEngine, OpResult,
@@ -42,16 +43,48 @@ pub struct MemStorage {
     uri: String,
     run_name: String,
     tree: Arc<Tree>,
+    latency: Duration,
 }
 
 impl MemStorage {
     pub fn new(uri: &str, run_name: &str) -> Self {
+        Self::with_latency(uri, run_name, Duration::ZERO)
+    }
+
+    /// A store whose every file and metadata call takes at least `latency` (`mem://?latency=2ms`):
+    /// a slow server for testing open-loop load. The delay sleeps the calling thread; blocking
+    /// backends run one thread per worker, so workers are delayed side by side, not in turn.
+    pub fn with_latency(uri: &str, run_name: &str, latency: Duration) -> Self {
         MemStorage {
             uri: uri.to_string(),
             run_name: run_name.to_string(),
             tree: Arc::default(),
+            latency,
         }
     }
+}
+
+/// Parse the query of a `mem://` URI: only `latency=DURATION` is known.
+pub fn parse_mem_uri(uri: &str) -> Result<Duration, OpError> {
+    let query = uri.split_once('?').map_or("", |(_, q)| q);
+    let mut latency = Duration::ZERO;
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        match pair.split_once('=') {
+            Some(("latency", v)) => {
+                latency = crate::units::parse_duration(v)
+                    .map_err(|e| OpError::new("EINVAL", format!("mem:// latency: {e}")))?;
+            }
+            _ => {
+                return Err(OpError::new(
+                    "EINVAL",
+                    format!(
+                        "unknown mem:// option '{pair}' in '{uri}': only latency=DURATION (e.g. mem://?latency=2ms)"
+                    ),
+                ))
+            }
+        }
+    }
+    Ok(latency)
 }
 
 impl Storage for MemStorage {
@@ -67,13 +100,18 @@ impl Storage for MemStorage {
             backend: "mem".into(),
             run_path: format!("mem://{}", self.run_name),
             capabilities: self.capabilities(),
-            details: BTreeMap::new(),
+            details: if self.latency.is_zero() {
+                BTreeMap::new()
+            } else {
+                BTreeMap::from([("latency_ns".to_string(), self.latency.as_nanos().to_string())])
+            },
         }
     }
 
     fn client(&self, _queue_depth: usize) -> OpResult<MemClient> {
         Ok(MemClient {
             tree: self.tree.clone(),
+            latency: self.latency,
         })
     }
 
@@ -86,6 +124,16 @@ impl Storage for MemStorage {
 /// One worker's handle on the store.
 pub struct MemClient {
     tree: Arc<Tree>,
+    latency: Duration,
+}
+
+impl MemClient {
+    /// The injected service time of one call.
+    fn delay(&self) {
+        if !self.latency.is_zero() {
+            std::thread::sleep(self.latency);
+        }
+    }
 }
 
 fn not_found(path: &str) -> OpError {
@@ -144,10 +192,12 @@ impl Client for MemClient {
     type Block = MemBlock;
 
     async fn mkdir(&mut self, path: &str) -> OpResult<()> {
+        self.delay();
         self.tree.insert_new(path, Node::Dir)
     }
 
     async fn rmdir(&mut self, path: &str) -> OpResult<()> {
+        self.delay();
         let mut nodes = self.tree.nodes.write().expect("mem lock");
         match nodes.get(path) {
             Some(Node::Dir) if Tree::children(&nodes, path) > 0 => {
@@ -163,10 +213,12 @@ impl Client for MemClient {
     }
 
     async fn create(&mut self, path: &str) -> OpResult<()> {
+        self.delay();
         self.tree.insert_new(path, Node::File(Arc::default()))
     }
 
     async fn stat(&mut self, path: &str) -> OpResult<u64> {
+        self.delay();
         match self.tree.nodes.read().expect("mem lock").get(path) {
             Some(Node::File(f)) => Ok(f.lock().expect("mem lock").len() as u64),
             Some(Node::Dir) => Ok(0),
@@ -175,10 +227,12 @@ impl Client for MemClient {
     }
 
     async fn open_close(&mut self, path: &str) -> OpResult<()> {
+        self.delay();
         self.tree.file(path).map(|_| ())
     }
 
     async fn rename(&mut self, from: &str, to: &str) -> OpResult<()> {
+        self.delay();
         let mut nodes = self.tree.nodes.write().expect("mem lock");
         self.tree.check_parent(&nodes, to)?;
         match nodes.get(from) {
@@ -192,6 +246,7 @@ impl Client for MemClient {
     }
 
     async fn list(&mut self, dir: &str) -> OpResult<u64> {
+        self.delay();
         let nodes = self.tree.nodes.read().expect("mem lock");
         match nodes.get(dir) {
             Some(Node::Dir) => Ok(Tree::children(&nodes, dir) as u64),
@@ -202,6 +257,7 @@ impl Client for MemClient {
     }
 
     async fn delete(&mut self, path: &str) -> OpResult<()> {
+        self.delay();
         let mut nodes = self.tree.nodes.write().expect("mem lock");
         match nodes.get(path) {
             Some(Node::File(_)) => {
@@ -221,6 +277,7 @@ impl Client for MemClient {
         buf: &mut AlignedBuf,
         mut fill: Option<Fill<'_>>,
     ) -> OpResult<()> {
+        self.delay();
         {
             let nodes = self.tree.nodes.read().expect("mem lock");
             self.tree.check_parent(&nodes, path)?;
@@ -249,6 +306,7 @@ impl Client for MemClient {
         buf: &mut AlignedBuf,
         mut check: Option<Check<'_>>,
     ) -> OpResult<FileRead> {
+        self.delay();
         let file = self.tree.file(path)?;
         let data = file.lock().expect("mem lock");
         let mut off = 0usize;
@@ -269,6 +327,7 @@ impl Client for MemClient {
     }
 
     async fn open_block(&mut self, path: &str, opts: BlockOpts) -> OpResult<MemBlock> {
+        self.delay();
         let file = match self.tree.file(path) {
             Ok(f) => f,
             Err(e) if e.kind == "ENOENT" && opts.create => {

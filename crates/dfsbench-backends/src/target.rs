@@ -12,8 +12,8 @@ use crate::{Capabilities, Capability, OpError};
 pub enum Target {
     /// A directory of a mounted file system: `file:///path` or a plain path.
     Posix(PathBuf),
-    /// The in-process store: `mem://`.
-    Mem,
+    /// The in-process store: `mem://`, with an injected per-call latency (`mem://?latency=2ms`).
+    Mem { latency: std::time::Duration },
     /// An object store, HDFS or HTTP file service: `s3://`, `swift://`, `hdfs://`, ...
     Net(Box<Spec>),
 }
@@ -118,7 +118,9 @@ impl Target {
             return Ok(Target::Posix(PathBuf::from(rest)));
         }
         if uri == "mem://" || uri == "mem:" || uri.starts_with("mem://") {
-            return Ok(Target::Mem);
+            return Ok(Target::Mem {
+                latency: crate::mem::parse_mem_uri(uri)?,
+            });
         }
         if let Some((scheme, _)) = uri.split_once("://").filter(|(s, _)| SCHEMES.contains(s)) {
             debug_assert!(SCHEMES.contains(&scheme));
@@ -141,7 +143,7 @@ impl Target {
     pub fn open_run(&self, uri: &str, run_name: &str, net: NetOptions) -> Result<AnyStorage, OpError> {
         Ok(match self {
             Target::Posix(path) => AnyStorage::Posix(PosixStorage::create_run(uri, path, run_name)?),
-            Target::Mem => AnyStorage::Mem(MemStorage::new(uri, run_name)),
+            Target::Mem { latency } => AnyStorage::Mem(MemStorage::with_latency(uri, run_name, *latency)),
             Target::Net(spec) => AnyStorage::Dal(DalStorage::create_run((**spec).clone(), run_name, net)?),
         })
     }
@@ -182,7 +184,15 @@ mod tests {
     fn parses_targets() {
         assert_eq!(Target::parse("/tmp/x").unwrap(), Target::Posix("/tmp/x".into()));
         assert_eq!(Target::parse("file:///mnt/a").unwrap(), Target::Posix("/mnt/a".into()));
-        assert_eq!(Target::parse("mem://").unwrap(), Target::Mem);
+        let mem = |ms| Target::Mem {
+            latency: std::time::Duration::from_millis(ms),
+        };
+        assert_eq!(Target::parse("mem://").unwrap(), mem(0));
+        assert_eq!(Target::parse("mem://?latency=2ms").unwrap(), mem(2));
+        assert!(Target::parse("mem://?lag=2ms")
+            .unwrap_err()
+            .message
+            .contains("latency=DURATION"));
         assert_eq!(Target::parse("rel/dir").unwrap(), Target::Posix("rel/dir".into()));
         let e = Target::parse("gopher://x").unwrap_err();
         assert!(e.message.contains("unknown target scheme 'gopher://'"), "{e}");

@@ -53,7 +53,7 @@ pub struct RunArgs {
     #[arg(short, long, value_name = "URI")]
     pub target: Option<String>,
 
-    /// Workload to run: meta, files or io. Without it and without a file: the default mix.
+    /// Workload to run: meta, files, io, mix or iterate. Without it and without a file: the default mix.
     #[arg(short, long, value_name = "NAME", help_heading = "Workload")]
     pub workload: Option<String>,
 
@@ -79,8 +79,8 @@ pub struct RunArgs {
     #[arg(long, visible_alias = "ramp_time", value_name = "TIME", help_heading = "Workload")]
     pub ramp: Option<String>,
 
-    /// Files per worker (meta, files).
-    #[arg(long, value_name = "N", help_heading = "meta and files")]
+    /// Files per worker (meta, files; mix: pool per worker; iterate: per worker and iteration).
+    #[arg(long, visible_alias = "nrfiles", value_name = "N", help_heading = "meta and files")]
     pub files: Option<u64>,
 
     /// Phases to run, comma-separated (meta: mkdir,create,stat,open,list,rename,delete,rmdir; files: write,read,delete).
@@ -103,9 +103,51 @@ pub struct RunArgs {
     #[arg(long, value_name = "SIZE", help_heading = "meta and files")]
     pub file_size: Option<String>,
 
-    /// Size sweep, comma-separated COUNTxSIZE: 10000x0,1000x10k,10x1g (files).
+    /// files: size sweep of COUNTxSIZE (10000x0,1000x10k,10x1g); mix: size distribution, 4k
+    /// (fixed), 4k-1m (uniform), 4k~1m or log:4k-1m (log-uniform), 4k:70,1m:30 (weighted).
     #[arg(long, value_delimiter = ',', value_name = "LIST", help_heading = "meta and files")]
     pub sizes: Option<Vec<String>>,
+
+    /// Operation mix by weight: read=80,write=20 or get=45,put=15,stat=30,delete=5,list=5 (mix).
+    #[arg(long, value_delimiter = ',', value_name = "LIST", help_heading = "mix and iterate")]
+    pub mix: Option<Vec<String>>,
+
+    /// Operations per worker when not time-based (mix) [default: 1000].
+    #[arg(long, value_name = "N", help_heading = "mix and iterate")]
+    pub ops: Option<u64>,
+
+    /// Iterations, each reading the previous one's files and writing new ones (iterate) [default: 3].
+    #[arg(long, value_name = "N", help_heading = "mix and iterate")]
+    pub iterations: Option<u64>,
+
+    /// Read the files another worker wrote in the previous iteration (iterate).
+    #[arg(long, value_name = "0|1", num_args = 0..=1, default_missing_value = "1", value_parser = parse_flag, help_heading = "mix and iterate")]
+    pub shuffle: Option<bool>,
+
+    /// Open loop: issue OPS operations per second in total, split over the workers; latency
+    /// counts from each operation's intended start (meta, files, mix).
+    #[arg(long, value_name = "OPS", help_heading = "Load")]
+    pub rate: Option<f64>,
+
+    /// Run each time-based phase once per rate: 3000,4000,5000 (needs --duration).
+    #[arg(long, value_delimiter = ',', value_name = "LIST", help_heading = "Load")]
+    pub rate_steps: Option<Vec<f64>>,
+
+    /// Spacing of intended starts: uniform or poisson [default: uniform].
+    #[arg(long, value_name = "KIND", help_heading = "Load")]
+    pub arrival: Option<String>,
+
+    /// End time-based phases once throughput is steady; --duration is the longest they run.
+    #[arg(long, help_heading = "Load")]
+    pub until_stable: bool,
+
+    /// Steady: every 1-second sample within this share of the window's mean [default: 5%].
+    #[arg(long, value_name = "PCT", help_heading = "Load")]
+    pub stable_band: Option<String>,
+
+    /// Steady: for this long [default: 10s].
+    #[arg(long, value_name = "TIME", help_heading = "Load")]
+    pub stable_window: Option<String>,
 
     /// Access pattern: read, write, randread, randwrite, readwrite, randrw (io).
     #[arg(long, value_name = "PATTERN", help_heading = "io")]
@@ -163,6 +205,11 @@ pub struct RunArgs {
     /// backends; by default nothing is retried).
     #[arg(long, value_name = "N", help_heading = "Run")]
     pub retries: Option<u32>,
+
+    /// Measure local disk throughput and the round trip and bandwidth to the target first,
+    /// so results can be read against the hardware.
+    #[arg(long, help_heading = "Run")]
+    pub null_tests: bool,
 
     /// Seed of random offsets and choices.
     #[arg(long, value_name = "N", help_heading = "Run")]

@@ -53,6 +53,16 @@ fn job_flags(a: &RunArgs) -> JobSpec {
         rwmixread: a.rwmixread,
         shared_file: a.shared_file,
         ioengine: a.ioengine.clone(),
+        mix: a.mix.clone(),
+        ops: a.ops,
+        iterations: a.iterations,
+        shuffle: a.shuffle,
+        rate: a.rate,
+        rate_steps: a.rate_steps.clone(),
+        arrival: a.arrival.clone(),
+        until_stable: a.until_stable.then_some(true),
+        stable_band: a.stable_band.clone(),
+        stable_window: a.stable_window.clone(),
         name: None,
     }
 }
@@ -67,6 +77,7 @@ fn run_flags(a: &RunArgs) -> RunSpec {
         retries: a.retries,
         workers: None,
         threads: None,
+        null_tests: a.null_tests.then_some(true),
     }
 }
 
@@ -110,12 +121,19 @@ fn build_config(a: &RunArgs) -> Result<(RunConfig, Option<String>), Failure> {
                 threads: flags.threads,
                 duration: flags.duration.clone(),
                 ramp: flags.ramp.clone(),
+                rate: flags.rate,
+                rate_steps: flags.rate_steps.clone(),
+                arrival: flags.arrival.clone(),
+                until_stable: flags.until_stable,
+                stable_band: flags.stable_band.clone(),
+                stable_window: flags.stable_window.clone(),
                 ..Default::default()
             };
             if format!("{flags:?}") != format!("{only_common:?}") {
                 return Err(Failure::usage(
-                    "with a workload file only --workers, --threads, --duration and --ramp apply to its jobs: \
-                     set the other keys in the file"
+                    "with a workload file only --workers, --threads, --duration, --ramp and the load flags \
+                     (--rate, --rate-steps, --arrival, --until-stable, --stable-band, --stable-window) apply \
+                     to its jobs: set the other keys in the file"
                         .to_string(),
                 ));
             }
@@ -131,7 +149,7 @@ fn build_config(a: &RunArgs) -> Result<(RunConfig, Option<String>), Failure> {
             };
             if format!("{specific:?}") != format!("{:?}", JobSpec::default()) {
                 return Err(Failure::usage(
-                    "workload flags need --workload meta|files|io (or a workload file)".to_string(),
+                    "workload flags need --workload meta|files|io|mix|iterate (or a workload file)".to_string(),
                 ));
             }
             (None, RunSpec::default(), default_mix(&flags))

@@ -8,6 +8,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::dist::{Mix, SizeDist};
+use crate::load::{parse_band, Arrival, Stable};
 use crate::units::{format_size, parse_duration, parse_size};
 use dfsbench_backends::IoEngine;
 
@@ -46,6 +48,8 @@ pub struct RunSpec {
     /// Defaults for every job.
     pub workers: Option<usize>,
     pub threads: Option<usize>,
+    /// Measure local disk throughput and the round trip and bandwidth to the target first.
+    pub null_tests: Option<bool>,
 }
 
 /// One job as written in a file or given as flags. Every key is optional; validation fills
@@ -80,6 +84,19 @@ pub struct JobSpec {
     pub rwmixread: Option<u32>,
     pub shared_file: Option<bool>,
     pub ioengine: Option<String>,
+    // mix
+    pub mix: Option<Vec<String>>,
+    pub ops: Option<u64>,
+    // iterate
+    pub iterations: Option<u64>,
+    pub shuffle: Option<bool>,
+    // open-loop load and steady state (any workload where noted)
+    pub rate: Option<f64>,
+    pub rate_steps: Option<Vec<f64>>,
+    pub arrival: Option<String>,
+    pub until_stable: Option<bool>,
+    pub stable_band: Option<String>,
+    pub stable_window: Option<String>,
 }
 
 /// A validated run.
@@ -91,6 +108,8 @@ pub struct RunConfig {
     pub seed: u64,
     pub create_bucket: bool,
     pub retries: u32,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub null_tests: bool,
     pub jobs: Vec<Job>,
 }
 
@@ -105,6 +124,17 @@ pub struct Job {
     pub duration: Option<Duration>,
     #[serde(with = "secs")]
     pub ramp: Duration,
+    /// Open-loop rate: total operations per second over all workers (None: closed loop).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate: Option<f64>,
+    /// Rates to run each time-based phase at, one after the other (SPECsfs-style curve).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub rate_steps: Vec<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub arrival: Option<Arrival>,
+    /// End time-based phases early once throughput is steady.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub until_stable: Option<Stable>,
     #[serde(flatten)]
     pub workload: Workload,
 }
@@ -115,6 +145,8 @@ pub enum Workload {
     Meta(MetaJob),
     Files(FilesJob),
     Io(IoJob),
+    Mix(MixJob),
+    Iterate(IterateJob),
 }
 
 impl Workload {
@@ -123,8 +155,49 @@ impl Workload {
             Workload::Meta(_) => "meta",
             Workload::Files(_) => "files",
             Workload::Io(_) => "io",
+            Workload::Mix(_) => "mix",
+            Workload::Iterate(_) => "iterate",
         }
     }
+
+    /// Bytes per whole-file write/read call, for workloads that move whole files.
+    pub fn file_bs(&self) -> usize {
+        match self {
+            Workload::Files(f) => f.bs,
+            Workload::Mix(m) => m.bs,
+            Workload::Iterate(i) => i.bs,
+            Workload::Meta(_) | Workload::Io(_) => 0,
+        }
+    }
+}
+
+/// One phase of operations drawn by weight (DFS-Perf's mixture, warp's mixed) over a pool of
+/// files per worker whose sizes follow a distribution.
+#[derive(Debug, Clone, Serialize)]
+pub struct MixJob {
+    pub mix: Mix,
+    pub sizes: SizeDist,
+    /// Files in each worker's pool, written before the mix starts.
+    pub files: u64,
+    /// Operations per worker when the job is not time-based.
+    pub ops: u64,
+    pub bs: usize,
+    pub direct: bool,
+    pub fsync: bool,
+}
+
+/// DFS-Perf's iterative workload: each iteration reads the files of the previous one and
+/// writes new ones; with shuffle a worker reads another worker's files.
+#[derive(Debug, Clone, Serialize)]
+pub struct IterateJob {
+    pub iterations: u64,
+    pub shuffle: bool,
+    /// Files per worker and iteration.
+    pub files: u64,
+    pub file_size: u64,
+    pub bs: usize,
+    pub direct: bool,
+    pub fsync: bool,
 }
 
 /// mdtest-style metadata phases.
@@ -295,6 +368,7 @@ impl RunSpec {
             retries: over.retries.or(self.retries),
             workers: over.workers.or(self.workers),
             threads: over.threads.or(self.threads),
+            null_tests: over.null_tests.or(self.null_tests),
         }
     }
 }
@@ -328,7 +402,17 @@ impl JobSpec {
             iodepth,
             rwmixread,
             shared_file,
-            ioengine
+            ioengine,
+            mix,
+            ops,
+            iterations,
+            shuffle,
+            rate,
+            rate_steps,
+            arrival,
+            until_stable,
+            stable_band,
+            stable_window
         )
     }
 }
@@ -336,7 +420,9 @@ impl JobSpec {
 /// Validate a run: `run` settings, and jobs whose unset keys fall back to `run`'s defaults.
 pub fn validate(run: &RunSpec, jobs: &[JobSpec]) -> Result<RunConfig, ConfigError> {
     if jobs.is_empty() {
-        return Err("no job to run: give --workload meta|files|io or a workload file with [[job]] tables".into());
+        return Err(
+            "no job to run: give --workload meta|files|io|mix|iterate or a workload file with [[job]] tables".into(),
+        );
     }
     let jobs = jobs
         .iter()
@@ -350,6 +436,7 @@ pub fn validate(run: &RunSpec, jobs: &[JobSpec]) -> Result<RunConfig, ConfigErro
         seed: run.seed.unwrap_or(0x5eed_d15b_e4c4),
         create_bucket: run.create_bucket.unwrap_or(false),
         retries: run.retries.unwrap_or(0),
+        null_tests: run.null_tests.unwrap_or(false),
         jobs,
     })
 }
@@ -359,10 +446,12 @@ fn size_key(key: &str, text: &str) -> Result<u64, ConfigError> {
 }
 
 fn validate_job(index: usize, s: &JobSpec, run: &RunSpec) -> Result<Job, ConfigError> {
-    let workload = s
-        .workload
-        .as_deref()
-        .ok_or_else(|| format!("job {}: missing 'workload': set it to meta, files or io", index + 1))?;
+    let workload = s.workload.as_deref().ok_or_else(|| {
+        format!(
+            "job {}: missing 'workload': set it to meta, files, io, mix or iterate",
+            index + 1
+        )
+    })?;
     let ctx = |msg: String| match &s.name {
         Some(n) => format!("job '{n}': {msg}"),
         None => format!("job {} ({workload}): {msg}", index + 1),
@@ -419,6 +508,16 @@ fn validate_job(index: usize, s: &JobSpec, run: &RunSpec) -> Result<Job, ConfigE
         ("branch", s.branch.is_some()),
     ];
     let files_keys = [("file_size", s.file_size.is_some()), ("sizes", s.sizes.is_some())];
+    let mix_keys = [("mix", s.mix.is_some()), ("ops", s.ops.is_some())];
+    let iterate_keys = [("iterations", s.iterations.is_some()), ("shuffle", s.shuffle.is_some())];
+    let workload = match workload {
+        "meta" | "files" | "io" => {
+            reject(&mix_keys)?;
+            reject(&iterate_keys)?;
+            workload
+        }
+        other => other,
+    };
     let workload = match workload {
         "meta" => {
             reject(&io_keys)?;
@@ -441,20 +540,186 @@ fn validate_job(index: usize, s: &JobSpec, run: &RunSpec) -> Result<Job, ConfigE
             reject(&[("files", s.files.is_some()), ("phases", s.phases.is_some())])?;
             Workload::Io(validate_io(s).map_err(ctx)?)
         }
+        "mix" => {
+            reject(&io_keys)?;
+            reject(&meta_keys)?;
+            reject(&iterate_keys)?;
+            reject(&[("phases", s.phases.is_some())])?;
+            Workload::Mix(validate_mix(s).map_err(ctx)?)
+        }
+        "iterate" => {
+            reject(&io_keys)?;
+            reject(&meta_keys)?;
+            reject(&mix_keys)?;
+            reject(&[
+                ("phases", s.phases.is_some()),
+                ("sizes", s.sizes.is_some()),
+                ("duration", s.duration.is_some()),
+                ("rate", s.rate.is_some()),
+                ("rate_steps", s.rate_steps.is_some()),
+                ("until_stable", s.until_stable.is_some()),
+            ])?;
+            Workload::Iterate(validate_iterate(s).map_err(ctx)?)
+        }
         other => {
             return Err(format!(
-                "job {}: unknown workload '{other}': use meta, files or io",
+                "job {}: unknown workload '{other}': use meta, files, io, mix or iterate",
                 index + 1
             ))
         }
     };
+    let (rate, rate_steps, arrival, until_stable) = validate_load(s, duration.is_some(), &workload).map_err(ctx)?;
     Ok(Job {
         name: s.name.clone().unwrap_or_else(|| workload.name().to_string()),
         workers,
         threads,
         duration,
         ramp,
+        rate,
+        rate_steps,
+        arrival,
+        until_stable,
         workload,
+    })
+}
+
+type Load = (Option<f64>, Vec<f64>, Option<Arrival>, Option<Stable>);
+
+/// Open-loop rate and steady-state keys, which apply across workloads.
+fn validate_load(s: &JobSpec, time_based: bool, workload: &Workload) -> Result<Load, ConfigError> {
+    let check_rate = |key: &str, r: f64| {
+        if r.is_finite() && r > 0.0 {
+            Ok(r)
+        } else {
+            Err(format!("{key} = {r}: give a positive number of operations per second"))
+        }
+    };
+    let rate = s.rate.map(|r| check_rate("rate", r)).transpose()?;
+    let steps = s
+        .rate_steps
+        .iter()
+        .flatten()
+        .map(|&r| check_rate("rate_steps", r))
+        .collect::<Result<Vec<_>, _>>()?;
+    if rate.is_some() && !steps.is_empty() {
+        return Err("give either rate or rate_steps, not both".into());
+    }
+    if s.rate_steps.is_some() && steps.is_empty() {
+        return Err("rate_steps is empty: give rates such as 3000,4000,5000".into());
+    }
+    if !steps.is_empty() && !time_based {
+        return Err("rate_steps runs each step for the job's duration: add duration (e.g. 30s)".into());
+    }
+    let paced = rate.is_some() || !steps.is_empty();
+    if paced && matches!(workload, Workload::Io(_)) {
+        return Err(
+            "rate and rate_steps apply to the meta, files and mix workloads: remove them from the io job".into(),
+        );
+    }
+    let arrival = match (&s.arrival, paced) {
+        (Some(a), true) => Some(Arrival::parse(a)?),
+        (Some(_), false) => return Err("arrival needs rate or rate_steps: add --rate OPS".into()),
+        (None, true) => Some(Arrival::Uniform),
+        (None, false) => None,
+    };
+    let until_stable = if s.until_stable.unwrap_or(false) {
+        if !time_based {
+            return Err("until_stable needs a time-based job: add duration as the longest it may run".into());
+        }
+        let window = s
+            .stable_window
+            .as_deref()
+            .map(parse_duration)
+            .transpose()?
+            .unwrap_or(Duration::from_secs(10));
+        if window < Duration::from_secs(2) {
+            return Err("stable_window must span at least two 1-second samples: give 2s or more".into());
+        }
+        Some(Stable {
+            band: s.stable_band.as_deref().map(parse_band).transpose()?.unwrap_or(0.05),
+            window,
+        })
+    } else {
+        if s.stable_band.is_some() || s.stable_window.is_some() {
+            return Err("stable_band and stable_window need until_stable: add --until-stable".into());
+        }
+        None
+    };
+    Ok((rate, steps, arrival, until_stable))
+}
+
+fn validate_mix(s: &JobSpec) -> Result<MixJob, ConfigError> {
+    let mix = Mix::parse(
+        s.mix
+            .as_deref()
+            .unwrap_or(&["read=80".to_string(), "write=20".to_string()]),
+    )?;
+    let sizes = match (&s.sizes, &s.file_size) {
+        (Some(_), Some(_)) => return Err("give either sizes or file_size, not both".into()),
+        (Some(list), None) => SizeDist::parse(list)?,
+        (None, fs) => SizeDist::Fixed {
+            size: fs
+                .as_deref()
+                .map(|t| size_key("file_size", t))
+                .transpose()?
+                .unwrap_or(64 << 10),
+        },
+    };
+    let files = s.files.unwrap_or(100);
+    if files == 0 {
+        return Err("files = 0: the mix needs a pool of files per worker (e.g. files = 100)".into());
+    }
+    let ops = s.ops.unwrap_or(1000);
+    if ops == 0 {
+        return Err("ops = 0: give the operations per worker, or a duration".into());
+    }
+    let bs = check_bs(
+        s.bs.as_deref()
+            .map(|t| size_key("bs", t))
+            .transpose()?
+            .unwrap_or(1 << 20),
+    )?;
+    Ok(MixJob {
+        mix,
+        sizes,
+        files,
+        ops,
+        bs,
+        direct: s.direct.unwrap_or(false),
+        fsync: s.fsync.unwrap_or(false),
+    })
+}
+
+fn validate_iterate(s: &JobSpec) -> Result<IterateJob, ConfigError> {
+    let iterations = s.iterations.unwrap_or(3);
+    if iterations < 2 {
+        return Err(format!(
+            "iterations = {iterations}: give at least 2 (the first writes, each later one reads the previous)"
+        ));
+    }
+    let files = s.files.unwrap_or(10);
+    if files == 0 {
+        return Err("files = 0: give the files per worker and iteration (e.g. files = 10)".into());
+    }
+    let bs = check_bs(
+        s.bs.as_deref()
+            .map(|t| size_key("bs", t))
+            .transpose()?
+            .unwrap_or(1 << 20),
+    )?;
+    Ok(IterateJob {
+        iterations,
+        shuffle: s.shuffle.unwrap_or(false),
+        files,
+        file_size: s
+            .file_size
+            .as_deref()
+            .map(|t| size_key("file_size", t))
+            .transpose()?
+            .unwrap_or(1 << 20),
+        bs,
+        direct: s.direct.unwrap_or(false),
+        fsync: s.fsync.unwrap_or(false),
     })
 }
 

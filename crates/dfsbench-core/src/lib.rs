@@ -1,7 +1,10 @@
 //! The dfsbench engine: workloads, workers, measurement and the result document.
 
 pub mod config;
+pub mod dist;
 pub mod host;
+pub mod load;
+mod nulltest;
 pub mod pattern;
 pub mod plan;
 pub mod result;

@@ -6,6 +6,8 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::config::{FilePhase, Job, MetaPhase, Rw, Workload};
+use crate::dist::MixOp;
+use crate::load::{Arrival, Stable};
 use crate::units::format_size;
 
 /// What the workers do in one phase.
@@ -19,6 +21,12 @@ pub enum PhaseOp {
     /// Write every worker's file region once, unmeasured, so reads find data (fio's layout).
     IoLayout,
     Io(Rw),
+    /// Write each worker's pool of files before the mix, unmeasured.
+    MixFill,
+    Mix,
+    /// Iteration `n`: the first writes, later ones read the previous iteration's files and
+    /// write their own.
+    Iterate(u64),
 }
 
 /// One phase of a job.
@@ -34,10 +42,41 @@ pub struct Phase {
     pub ramp: Duration,
     pub prepare: bool,
     pub params: BTreeMap<String, Value>,
+    /// Open-loop rate of the phase: total operations per second (None: closed loop).
+    pub rate: Option<f64>,
+    pub arrival: Arrival,
+    /// End the phase once throughput is steady (time-based phases only).
+    pub stable: Option<Stable>,
 }
 
-/// The phases of job `index`.
+/// The phases of job `index`, with the job's open-loop rate and steady-state rule applied:
+/// measured phases run at `rate`, and with rate steps every time-based phase runs once per step.
 pub fn phases(index: usize, job: &Job) -> Vec<Phase> {
+    let mut out = Vec::new();
+    for mut p in workload_phases(index, job) {
+        let timed = p.duration.is_some();
+        if timed {
+            p.stable = job.until_stable;
+        }
+        if p.prepare {
+            out.push(p);
+        } else if !job.rate_steps.is_empty() && timed {
+            for &r in &job.rate_steps {
+                let mut step = p.clone();
+                step.rate = Some(r);
+                step.label = format!("{} @{}/s", p.label, r);
+                step.params.insert("rate".into(), json!(r));
+                out.push(step);
+            }
+        } else {
+            p.rate = job.rate;
+            out.push(p);
+        }
+    }
+    out
+}
+
+fn workload_phases(index: usize, job: &Job) -> Vec<Phase> {
     let base = |op, name: &'static str, label: String, classes, params: Vec<(&str, Value)>| Phase {
         job: index,
         op,
@@ -48,6 +87,9 @@ pub fn phases(index: usize, job: &Job) -> Vec<Phase> {
         ramp: job.ramp,
         prepare: false,
         params: params.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+        rate: None,
+        arrival: job.arrival.unwrap_or(Arrival::Uniform),
+        stable: None,
     };
     match &job.workload {
         Workload::Meta(m) => m
@@ -135,8 +177,71 @@ pub fn phases(index: usize, job: &Job) -> Vec<Phase> {
             ));
             out
         }
+        Workload::Mix(m) => {
+            let mut fill = base(
+                PhaseOp::MixFill,
+                "fill",
+                format!("fill {} files", m.files),
+                &["write"],
+                vec![("files_per_worker", json!(m.files)), ("sizes", json!(m.sizes))],
+            );
+            fill.prepare = true;
+            fill.duration = None;
+            fill.ramp = Duration::ZERO;
+            let mix: Vec<String> = m.mix.0.iter().map(|(op, w)| format!("{}={w}", op.name())).collect();
+            let mut params = vec![
+                (
+                    "mix",
+                    json!(m.mix.0.iter().map(|(op, w)| (op.name(), w)).collect::<BTreeMap<_, _>>()),
+                ),
+                ("sizes", json!(m.sizes)),
+                ("files_per_worker", json!(m.files)),
+                ("bs", json!(m.bs)),
+            ];
+            if job.duration.is_none() {
+                params.push(("ops_per_worker", json!(m.ops)));
+            }
+            vec![
+                fill,
+                base(
+                    PhaseOp::Mix,
+                    "mix",
+                    format!("mix {}", mix.join(",")),
+                    MIX_CLASSES,
+                    params,
+                ),
+            ]
+        }
+        Workload::Iterate(it) => (0..it.iterations)
+            .map(|n| {
+                let params = vec![
+                    ("iteration", json!(n)),
+                    ("shuffle", json!(it.shuffle)),
+                    ("files_per_worker", json!(it.files)),
+                    ("file_size", json!(it.file_size)),
+                    ("bs", json!(it.bs)),
+                ];
+                let label = match n {
+                    0 => format!("iterate 0 write {}", format_size(it.file_size)),
+                    _ if it.shuffle => format!("iterate {n} shuffle"),
+                    _ => format!("iterate {n}"),
+                };
+                base(PhaseOp::Iterate(n), "iterate", label, IO_CLASSES, params)
+            })
+            .collect(),
     }
 }
+
+/// Recorder classes of the mix phase, in [`MixOp::ALL`] order.
+const MIX_CLASSES: &[&str] = &{
+    let mut names = [""; 5];
+    let mut i = 0;
+    while i < MixOp::ALL.len() {
+        names[i] = MixOp::ALL[i].name();
+        i += 1;
+    }
+    names
+};
 
 fn meta_class(p: MetaPhase) -> &'static [&'static str] {
     match p {

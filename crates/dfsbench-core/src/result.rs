@@ -27,7 +27,47 @@ pub struct RunResult {
     pub config: serde_json::Value,
     /// SHA-256 of the config's JSON text: equal hashes mean equal workloads.
     pub config_hash: String,
+    /// What the hardware under the run can do at most (with --null-tests).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub null_tests: Option<NullTests>,
     pub phases: Vec<PhaseResult>,
+}
+
+/// Null tests, measured before the jobs.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct NullTests {
+    /// A temporary file in the local temp directory: write + fsync, read with its pages
+    /// dropped from the page cache.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub local_disk: Option<Bandwidth>,
+    /// TCP connect time to a network target's endpoint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connect: Option<RoundTrips>,
+    /// Stat round trips to a file in the run directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round_trip: Option<RoundTrips>,
+    /// One blob written to and read from the run directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bandwidth: Option<Bandwidth>,
+    /// Tests that could not run, and why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub errors: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Bandwidth {
+    pub bytes: u64,
+    pub write_bytes_per_sec: f64,
+    pub read_bytes_per_sec: f64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RoundTrips {
+    pub op: String,
+    pub count: usize,
+    pub min_ns: u64,
+    pub median_ns: u64,
+    pub max_ns: u64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -102,6 +142,37 @@ pub struct PhaseResult {
     pub workers_detail: Vec<WorkerSummary>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify: Option<Verify>,
+    /// Open-loop load: what was asked and what the target sustained. The phase's `latency` is
+    /// then the response time from each operation's intended start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<RateResult>,
+    /// Whether a phase run until steady became steady, and when.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady: Option<Steady>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RateResult {
+    /// Operations per second requested over all workers.
+    pub requested_ops_per_sec: f64,
+    /// Successful operations per second over the measured time.
+    pub achieved_ops_per_sec: f64,
+    /// `uniform` or `poisson`.
+    pub arrival: String,
+    /// Time from the actual start to the end of each operation, without the wait behind a
+    /// late schedule.
+    pub service_latency: Latency,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Steady {
+    /// Every per-second sample of the window within this fraction of the window's mean.
+    pub band: f64,
+    pub window_s: f64,
+    pub stable: bool,
+    /// Seconds after the phase started when it became steady (and ended).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stable_at_s: Option<f64>,
 }
 
 fn is_zero(v: &u64) -> bool {

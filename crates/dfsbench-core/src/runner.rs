@@ -16,11 +16,12 @@ use dfsbench_backends::{Capabilities, Capability, Client, Storage};
 
 use crate::config::{Job, MetaPhase, RunConfig, Workload};
 use crate::host::cpu_times;
+use crate::load::Stable;
 use crate::plan::{phases, Phase};
-use crate::result::{Cpu, OpKind, PhaseResult, Series, Stonewall, Verify, WorkerSummary};
+use crate::result::{Cpu, OpKind, PhaseResult, RateResult, Series, Steady, Stonewall, Verify, WorkerSummary};
 use crate::stats::{latency, merge_errors, merge_histograms, Live, PhaseControl, WorkerPhase};
 use crate::worker::{JobContext, Worker};
-use crate::workloads::{files_dir, io_dir, meta_setup_dirs};
+use crate::workloads::{files_dir, io_dir, iterate_setup_dirs, meta_setup_dirs, mix_dir};
 
 /// How a run ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -64,11 +65,13 @@ fn needs(job: &Job) -> Vec<Capability> {
                 needs.push(Capability::Rename);
             }
         }
-        Workload::Files(f) => {
-            if f.direct {
+        Workload::Files(crate::config::FilesJob { direct, fsync, .. })
+        | Workload::Mix(crate::config::MixJob { direct, fsync, .. })
+        | Workload::Iterate(crate::config::IterateJob { direct, fsync, .. }) => {
+            if *direct {
                 needs.push(Capability::DirectIo);
             }
-            if f.fsync {
+            if *fsync {
                 needs.push(Capability::Fsync);
             }
         }
@@ -155,13 +158,13 @@ pub fn run<S: Storage>(
 /// Where a thread runs its workers' futures. Blocking backends finish every call on the calling
 /// thread, so a thread-local executor is all they need; asynchronous ones share the backends'
 /// runtime, whose threads keep their connections' background tasks going.
-enum Executor {
+pub(crate) enum Executor {
     Local(tokio::runtime::Runtime),
     Shared,
 }
 
 impl Executor {
-    fn for_backend(caps: Capabilities) -> Executor {
+    pub(crate) fn for_backend(caps: Capabilities) -> Executor {
         if caps.blocking {
             Executor::Local(
                 tokio::runtime::Builder::new_current_thread()
@@ -174,7 +177,7 @@ impl Executor {
         }
     }
 
-    fn block_on<F: std::future::Future>(&self, f: F) -> F::Output {
+    pub(crate) fn block_on<F: std::future::Future>(&self, f: F) -> F::Output {
         match self {
             Executor::Local(rt) => rt.block_on(f),
             Executor::Shared => dfsbench_backends::runtime::shared().block_on(f),
@@ -193,6 +196,13 @@ fn setup_dirs(index: usize, job: &Job) -> Vec<String> {
                 .collect()
         }
         Workload::Io(_) => vec![io_dir(index)],
+        Workload::Mix(_) => {
+            let base = mix_dir(index);
+            std::iter::once(base.clone())
+                .chain((0..job.workers).map(|w| format!("{base}/w{w}")))
+                .collect()
+        }
+        Workload::Iterate(it) => iterate_setup_dirs(index, it, job.workers),
     }
 }
 
@@ -269,7 +279,11 @@ fn run_job<S: Storage>(
                     let mut workers = Vec::with_capacity(ids.len());
                     for &id in &ids {
                         match storage.client(queue_depth) {
-                            Ok(c) => workers.push(Worker::new(id, c, ctx, run_tag)),
+                            Ok(c) => {
+                                let mut w = Worker::new(id, c, ctx, run_tag);
+                                w.alone = ids.len() == 1;
+                                workers.push(w);
+                            }
                             Err(e) => *client_error.lock().expect("lock") = Some(format!("cannot open a client: {e}")),
                         }
                     }
@@ -316,11 +330,17 @@ fn run_job<S: Storage>(
             }
             let cpu0 = cpu_times();
             barrier.wait();
-            let series = sample(&ctl, &lives, threads, &done_rx, observer);
+            let (series, stable_at) = sample(&ctl, &lives, threads, &done_rx, phase.stable, observer);
             barrier.wait();
             let cpu1 = cpu_times();
             let workers = std::mem::take(&mut *collected.lock().expect("lock"));
-            let result = merge(&phase, job, threads, &ctl, run_start, workers, series, cpu0, cpu1);
+            let mut result = merge(&phase, job, threads, &ctl, run_start, workers, series, cpu0, cpu1);
+            result.steady = phase.stable.map(|s| Steady {
+                band: s.band,
+                window_s: s.window.as_secs_f64(),
+                stable: stable_at.is_some(),
+                stable_at_s: stable_at,
+            });
             observer.phase_finished(&result);
             let errors = result.errors.clone();
             results.push(result);
@@ -346,14 +366,17 @@ fn run_job<S: Storage>(
     })
 }
 
-/// Watch a running phase until every thread reports done; returns the per-second series.
+/// Watch a running phase until every thread reports done; returns the per-second series and,
+/// with a steady-state rule, when throughput became steady (seconds after the phase started),
+/// which also ends the phase.
 fn sample(
     ctl: &PhaseControl,
     lives: &[Live],
     threads: usize,
     done_rx: &mpsc::Receiver<()>,
+    stable: Option<Stable>,
     observer: &mut dyn Observer,
-) -> Series {
+) -> (Series, Option<f64>) {
     let totals = || {
         lives.iter().fold((0, 0, 0), |(o, b, e), l| {
             (
@@ -375,6 +398,7 @@ fn sample(
         *last = now;
     };
     let mut done = 0;
+    let mut stable_at = None;
     let mut next_tick = ctl.start + TICK;
     let mut next_sample = ctl.start + SERIES_INTERVAL;
     while done < threads {
@@ -393,13 +417,26 @@ fn sample(
         if now >= next_sample {
             push(&mut series, &mut last, totals());
             next_sample += SERIES_INTERVAL;
+            if let (Some(s), None) = (stable, stable_at) {
+                // Samples of the ramp-up do not count towards a steady state.
+                let ramp = ctl.ramp_end.map_or(0, |r| {
+                    r.saturating_duration_since(ctl.start)
+                        .as_secs_f64()
+                        .div_euclid(SERIES_INTERVAL.as_secs_f64()) as usize
+                        + 1
+                });
+                if series.ops.len() > ramp && s.holds(&series.ops[ramp..], SERIES_INTERVAL) {
+                    stable_at = Some(secs(now - ctl.start));
+                    ctl.stop_steady();
+                }
+            }
         }
     }
     let end = totals();
     if end != last || series.ops.is_empty() {
         push(&mut series, &mut last, end);
     }
-    series
+    (series, stable_at)
 }
 
 fn secs(d: Duration) -> f64 {
@@ -470,6 +507,13 @@ fn merge(
     let ttfb: Vec<&hdrhistogram::Histogram<u64>> = workers.iter().filter_map(|w| w.ttfb.as_ref()).collect();
     let ttfb = (!ttfb.is_empty()).then(|| latency(&merge_histograms(ttfb)));
     let retries = workers.iter().map(|w| w.retries).sum();
+    let service: Vec<&hdrhistogram::Histogram<u64>> = workers.iter().filter_map(|w| w.service.as_ref()).collect();
+    let rate_result = phase.rate.map(|r| RateResult {
+        requested_ops_per_sec: r,
+        achieved_ops_per_sec: rate(ops, duration),
+        arrival: format!("{:?}", phase.arrival).to_lowercase(),
+        service_latency: latency(&merge_histograms(service)),
+    });
     let mut params = phase.params.clone();
     if let Some(engine) = workers.iter().find_map(|w| w.engine) {
         params.insert("ioengine".into(), serde_json::json!(engine.name()));
@@ -551,6 +595,8 @@ fn merge(
             cores: if wall > 0.0 { (cpu_user + cpu_sys) / wall } else { 0.0 },
         },
         workers_detail: detail,
+        rate: rate_result,
+        steady: None,
         verify: (verify.checked_bytes > 0 || verify.mismatches > 0).then_some(verify),
     }
 }

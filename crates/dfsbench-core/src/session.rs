@@ -89,6 +89,11 @@ pub fn execute(
         // The config as it ran, after fitting to the backend.
         let config_json = serde_json::to_value(&config).expect("config serializes");
         let config_hash = format!("{:x}", Sha256::digest(config_json.to_string().as_bytes()));
+        let endpoint = match &target {
+            Target::Net(spec) => spec.endpoint_address(),
+            _ => None,
+        };
+        let null_tests = config.null_tests.then(|| crate::nulltest::run(s, endpoint, run_id));
         let (phases, status) = run(s, &config, tag, interrupt, observer);
         let mut warnings = notes;
         if !config.keep {
@@ -118,6 +123,7 @@ pub fn execute(
             target: target_json(&info),
             config: config_json,
             config_hash,
+            null_tests,
             phases,
         };
         Ok(Outcome { result, status, warnings })

@@ -44,6 +44,8 @@ pub struct PhaseControl {
     max_errors: u64,
     first_done: AtomicBool,
     first_done_at: Mutex<Option<Instant>>,
+    /// Set when throughput became steady (until_stable).
+    steady: AtomicBool,
 }
 
 impl PhaseControl {
@@ -65,13 +67,22 @@ impl PhaseControl {
             max_errors,
             first_done: AtomicBool::new(false),
             first_done_at: Mutex::new(None),
+            steady: AtomicBool::new(false),
         }
     }
 
     /// True once the phase must end: its time is up, the user interrupted, or too many errors.
     #[inline]
     pub fn should_stop(&self, now: Instant) -> bool {
-        self.deadline.is_some_and(|d| now >= d) || self.interrupt.load(Relaxed) || self.aborted.load(Relaxed)
+        self.deadline.is_some_and(|d| now >= d)
+            || self.interrupt.load(Relaxed)
+            || self.aborted.load(Relaxed)
+            || self.steady.load(Relaxed)
+    }
+
+    /// End the phase: its throughput is steady.
+    pub fn stop_steady(&self) {
+        self.steady.store(true, Relaxed);
     }
 
     pub fn interrupted(&self) -> bool {
@@ -127,6 +138,9 @@ pub struct WorkerPhase {
     pub retries: u64,
     /// The I/O engine that ran, for io phases (`auto` resolves to one).
     pub engine: Option<IoEngine>,
+    /// Service time (actual start to end) of paced phases, whose main histograms hold the
+    /// response time from the intended start.
+    pub service: Option<Histogram<u64>>,
 }
 
 /// The recording side of a worker in one phase.
@@ -170,6 +184,7 @@ impl<'a> Recorder<'a> {
                 ttfb: None,
                 retries: 0,
                 engine: None,
+                service: None,
             },
             ops: 0,
             bytes: 0,
@@ -208,6 +223,23 @@ impl<'a> Recorder<'a> {
             self.out.first_start = Some(start);
         }
         self.out.last_end = Some(end);
+    }
+
+    /// Keep service times apart from response times: the phase runs at a rate.
+    pub fn measure_service(&mut self) {
+        self.out.service = Some(new_histogram());
+    }
+
+    /// Record an operation meant to start at `intended` that started at `start`: its latency
+    /// is the response time from `intended`, and with a rate its service time is kept too.
+    #[inline]
+    pub fn record_op(&mut self, class: usize, intended: Instant, start: Instant, end: Instant, bytes: u64) {
+        self.record(class, intended, end, bytes);
+        if let Some(h) = &mut self.out.service {
+            if self.ctl.ramp_end.is_none_or(|r| intended >= r) {
+                h.saturating_record(end.saturating_duration_since(start).as_nanos() as u64);
+            }
+        }
     }
 
     /// Record when the first byte of a read arrived.

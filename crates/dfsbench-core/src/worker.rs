@@ -1,11 +1,14 @@
 //! A worker: one closed-loop client that runs every phase of a job on its own [`Client`].
 
+use std::time::Instant;
+
 use rand::rngs::SmallRng;
 use rand::{RngCore, SeedableRng};
 
 use dfsbench_backends::{AlignedBuf, Client, Completion};
 
 use crate::config::{Job, RunConfig};
+use crate::load::Pacer;
 use crate::pattern::Pattern;
 use crate::plan::{Phase, PhaseOp};
 use crate::stats::{Live, PhaseControl, Recorder, WorkerPhase};
@@ -24,6 +27,12 @@ pub struct Worker<C: Client> {
     /// Files that exist after the create/write phase, per file set (meta uses set 0).
     pub(crate) existing: Vec<u64>,
     pub(crate) completions: Vec<Completion>,
+    /// The worker has its OS thread to itself (it may sleep the thread while paced).
+    pub(crate) alone: bool,
+    /// Intended start times of the current phase, when it runs at a rate.
+    pub(crate) pacer: Option<Pacer>,
+    /// Sizes of the mix pool's files by slot; None where a delete removed the file.
+    pub(crate) pool: Vec<Option<u64>>,
 }
 
 /// Read-only facts every worker of a job needs.
@@ -36,11 +45,7 @@ pub struct JobContext<'a> {
 impl<C: Client> Worker<C> {
     pub fn new(id: usize, client: C, ctx: &JobContext<'_>, run_tag: u32) -> Self {
         let mut rng = SmallRng::seed_from_u64(ctx.config.seed ^ ((ctx.job_index as u64) << 32) ^ id as u64);
-        let buf_size = match &ctx.job.workload {
-            crate::config::Workload::Files(f) => f.bs,
-            _ => 0,
-        };
-        let mut buf = AlignedBuf::new(buf_size);
+        let mut buf = AlignedBuf::new(ctx.job.workload.file_bs());
         // Random content defeats compression and deduplication in the storage.
         rng.fill_bytes(&mut buf);
         Worker {
@@ -53,7 +58,31 @@ impl<C: Client> Worker<C> {
             pattern: ctx.config.verify.then(|| Pattern::new(run_tag)),
             existing: Vec::new(),
             completions: Vec::new(),
+            alone: false,
+            pacer: None,
+            pool: Vec::new(),
         }
+    }
+
+    /// Start an operation: with a rate, wait for its intended start. Returns the intended and
+    /// the actual start (equal in a closed loop), or None once the phase must stop; a paced
+    /// phase issues nothing scheduled at or after its deadline.
+    #[inline]
+    pub(crate) async fn begin(&mut self, ctl: &PhaseControl) -> Option<(Instant, Instant)> {
+        let intended = match &mut self.pacer {
+            Some(p) => {
+                if ctl.deadline.is_some_and(|d| p.peek() >= d) {
+                    return None;
+                }
+                Some(p.wait().await)
+            }
+            None => None,
+        };
+        let start = Instant::now();
+        if ctl.should_stop(start) {
+            return None;
+        }
+        Some((intended.unwrap_or(start), start))
     }
 
     /// Run one phase to its end and return what was measured.
@@ -65,11 +94,27 @@ impl<C: Client> Worker<C> {
         live: &Live,
     ) -> WorkerPhase {
         let mut rec = Recorder::new(self.id, phase.classes, ctl, live);
+        self.pacer = phase.rate.map(|r| {
+            let workers = ctx.job.workers;
+            rec.measure_service();
+            Pacer::new(
+                ctl.start,
+                r / workers as f64,
+                phase.arrival,
+                self.id,
+                workers,
+                ctx.config.seed,
+                self.alone,
+            )
+        });
         match phase.op {
             PhaseOp::Meta(p) => self.run_meta(ctx, p, &mut rec).await,
             PhaseOp::Files { phase: p, set } => self.run_files(ctx, p, set, &mut rec).await,
             PhaseOp::IoLayout => self.run_layout(ctx, &mut rec).await,
             PhaseOp::Io(rw) => self.run_io(ctx, rw, &mut rec).await,
+            PhaseOp::MixFill => self.run_mix_fill(ctx, &mut rec).await,
+            PhaseOp::Mix => self.run_mix(ctx, &mut rec).await,
+            PhaseOp::Iterate(n) => self.run_iterate(ctx, n, &mut rec).await,
         }
         rec.finish()
     }

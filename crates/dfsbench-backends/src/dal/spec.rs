@@ -80,6 +80,25 @@ fn http_endpoint(url: &Url, tls: bool, uri: &str) -> Result<String, OpError> {
 }
 
 impl Spec {
+    /// Host and port of the service's first hop (S3 endpoint, Swift auth URL, NameNode, HTTP
+    /// server), for measuring the network round trip to it; None when the URI does not say.
+    pub fn endpoint_address(&self) -> Option<(String, u16)> {
+        let url = match &self.service {
+            Service::S3 { endpoint, .. } => endpoint.clone().unwrap_or_else(|| "https://s3.amazonaws.com".into()),
+            Service::Swift { auth_url, .. } => auth_url.clone()?,
+            Service::Hdfs { name_node } => name_node.clone(),
+            Service::Webhdfs { endpoint } | Service::Webdav { endpoint } | Service::Alluxio { endpoint } => {
+                endpoint.clone()
+            }
+        };
+        let url = Url::parse(&url).ok()?;
+        let default_port = if url.scheme() == "hdfs" { Some(8020) } else { None };
+        Some((
+            url.host_str()?.to_string(),
+            url.port_or_known_default().or(default_port)?,
+        ))
+    }
+
     pub fn parse(uri: &str) -> Result<Spec, OpError> {
         let url = Url::parse(uri).map_err(|e| invalid(uri, format!("{e}: write e.g. s3://bucket/prefix")))?;
         let mut query: BTreeMap<String, String> = url.query_pairs().into_owned().collect();
@@ -170,6 +189,9 @@ mod tests {
     #[test]
     fn parses_s3() {
         let s = Spec::parse("s3://bench/runs/a?endpoint=http://127.0.0.1:9000&region=eu-west-1&part_size=8m").unwrap();
+        assert_eq!(s.endpoint_address(), Some(("127.0.0.1".into(), 9000)));
+        let h = Spec::parse("hdfs://nn.example/data").unwrap();
+        assert_eq!(h.endpoint_address(), Some(("nn.example".into(), 8020)));
         assert_eq!(
             s.service,
             Service::S3 {

@@ -59,9 +59,9 @@ impl<C: Client> Worker<C> {
         let pattern = self.pattern;
         let mut done = 0u64;
         while done < count {
-            if rec.ctl().should_stop(Instant::now()) {
+            let Some((intended, start)) = self.begin(rec.ctl()).await else {
                 break;
-            }
+            };
             // Time-based reads go round the written files again and again.
             let i = if phase == FilePhase::Read {
                 done % existing
@@ -75,7 +75,6 @@ impl<C: Client> Worker<C> {
                 worker: self.id as u32,
                 index: i,
             };
-            let start = Instant::now();
             let (result, mismatch) = match phase {
                 FilePhase::Write => {
                     let mut fill = |b: &mut [u8], off: u64| pattern.expect("verify").fill(key, off, b);
@@ -125,7 +124,7 @@ impl<C: Client> Worker<C> {
             rec.add_retries(self.client.take_retries());
             match (result, mismatch) {
                 (Ok(bytes), None) => {
-                    rec.record(0, start, end, bytes);
+                    rec.record_op(0, intended, start, end, bytes);
                     if pattern.is_some() && phase == FilePhase::Read {
                         rec.add_verified(bytes);
                     }

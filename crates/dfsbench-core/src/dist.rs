@@ -1,0 +1,277 @@
+//! Random choices of the mix workload: operation kinds by weight and file sizes from a
+//! distribution, both drawn from a worker's seeded generator so a run can be repeated.
+
+use rand::Rng;
+use serde::Serialize;
+
+use crate::config::ConfigError;
+use crate::units::parse_size;
+
+/// Operations of the mix workload (warp/COSBench names are accepted as aliases).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MixOp {
+    Read,
+    Write,
+    Stat,
+    Delete,
+    List,
+}
+
+impl MixOp {
+    pub const ALL: [MixOp; 5] = [MixOp::Read, MixOp::Write, MixOp::Stat, MixOp::Delete, MixOp::List];
+
+    pub const fn name(self) -> &'static str {
+        match self {
+            MixOp::Read => "read",
+            MixOp::Write => "write",
+            MixOp::Stat => "stat",
+            MixOp::Delete => "delete",
+            MixOp::List => "list",
+        }
+    }
+
+    /// Recorder class of the operation: its index in [`MixOp::ALL`].
+    pub fn class(self) -> usize {
+        self as usize
+    }
+
+    fn parse(name: &str) -> Option<MixOp> {
+        Some(match name {
+            "read" | "get" => MixOp::Read,
+            "write" | "put" => MixOp::Write,
+            "stat" | "head" => MixOp::Stat,
+            "delete" | "del" => MixOp::Delete,
+            "list" => MixOp::List,
+            _ => return None,
+        })
+    }
+}
+
+/// An operation mix: kinds with integer weights (percentages or any ratio).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Mix(pub Vec<(MixOp, u32)>);
+
+impl Mix {
+    /// Parse `read=80`, `write=20` entries.
+    pub fn parse(entries: &[String]) -> Result<Mix, ConfigError> {
+        let mut out: Vec<(MixOp, u32)> = Vec::new();
+        for e in entries {
+            let bad = || {
+                format!("mix entry '{e}': write OP=WEIGHT with OP one of read, write, stat, delete, list (or get, put, head), e.g. read=80")
+            };
+            let (op, w) = e.split_once('=').ok_or_else(bad)?;
+            let op = MixOp::parse(op.trim()).ok_or_else(bad)?;
+            let w: u32 = w.trim().trim_end_matches('%').parse().map_err(|_| bad())?;
+            if out.iter().any(|(o, _)| *o == op) {
+                return Err(format!("mix names {} twice: give each operation once", op.name()));
+            }
+            if w > 0 {
+                out.push((op, w));
+            }
+        }
+        if out.is_empty() {
+            return Err("mix has no operation with a weight above 0: e.g. --mix read=80,write=20".into());
+        }
+        let has = |op: MixOp| out.iter().any(|(o, _)| *o == op);
+        if has(MixOp::Delete) && !has(MixOp::Write) {
+            return Err("a mix that deletes needs writes to refill the pool: add e.g. write=10".into());
+        }
+        Ok(Mix(out))
+    }
+
+    fn total(&self) -> u32 {
+        self.0.iter().map(|(_, w)| w).sum()
+    }
+
+    /// Draw an operation with probability weight / total.
+    pub fn pick(&self, rng: &mut impl Rng) -> MixOp {
+        let mut x = rng.gen_range(0..self.total());
+        for &(op, w) in &self.0 {
+            if x < w {
+                return op;
+            }
+            x -= w;
+        }
+        unreachable!("x < total")
+    }
+}
+
+/// File sizes of the mix workload.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum SizeDist {
+    Fixed {
+        size: u64,
+    },
+    /// Every size in [min, max] equally likely.
+    Uniform {
+        min: u64,
+        max: u64,
+    },
+    /// log(size) uniform in [log min, log max]: as many files of 4-40 KiB as of 4-40 MiB.
+    LogUniform {
+        min: u64,
+        max: u64,
+    },
+    /// Sizes with integer weights.
+    Buckets {
+        buckets: Vec<(u64, u32)>,
+    },
+}
+
+impl SizeDist {
+    /// Parse `4k` (fixed), `4k-1m` (uniform), `4k~1m` or `log:4k-1m` (log-uniform), or
+    /// `4k:70`, `1m:30` (weighted buckets).
+    pub fn parse(entries: &[String]) -> Result<SizeDist, ConfigError> {
+        let size = |t: &str| parse_size(t).map_err(|e| format!("sizes: {e}"));
+        if entries.iter().any(|e| e.contains(':') && !e.starts_with("log:")) {
+            let buckets = entries
+                .iter()
+                .map(|e| {
+                    let (s, w) = e.split_once(':').ok_or_else(|| {
+                        format!("sizes entry '{e}': write SIZE:WEIGHT for every bucket, e.g. 4k:70,1m:30")
+                    })?;
+                    let w: u32 = w
+                        .trim()
+                        .trim_end_matches('%')
+                        .parse()
+                        .map_err(|_| format!("sizes entry '{e}': '{w}' is not a whole-number weight"))?;
+                    Ok((size(s)?, w))
+                })
+                .collect::<Result<Vec<_>, ConfigError>>()?;
+            if buckets.iter().all(|(_, w)| *w == 0) {
+                return Err("sizes: every bucket has weight 0: give at least one a positive weight".into());
+            }
+            return Ok(SizeDist::Buckets { buckets });
+        }
+        let [one] = entries else {
+            return Err(format!(
+                "sizes {entries:?}: give one size (4k), a range (4k-1m uniform, 4k~1m or log:4k-1m log-uniform) or SIZE:WEIGHT buckets (4k:70,1m:30)"
+            ));
+        };
+        let (log, text) = match one.strip_prefix("log:") {
+            Some(rest) => (true, rest),
+            None => (one.contains('~'), one.as_str()),
+        };
+        let Some((a, b)) = text.split_once(['-', '~']) else {
+            return Ok(SizeDist::Fixed { size: size(text)? });
+        };
+        let (min, max) = (size(a)?, size(b)?);
+        if min > max {
+            return Err(format!(
+                "sizes '{one}': the range goes down: write the smaller size first"
+            ));
+        }
+        if log && min == 0 {
+            return Err(format!(
+                "sizes '{one}': a log-uniform range cannot start at 0: start at 1 or more"
+            ));
+        }
+        Ok(if log {
+            SizeDist::LogUniform { min, max }
+        } else {
+            SizeDist::Uniform { min, max }
+        })
+    }
+
+    /// The largest size the distribution can draw.
+    pub fn max(&self) -> u64 {
+        match self {
+            SizeDist::Fixed { size } => *size,
+            SizeDist::Uniform { max, .. } | SizeDist::LogUniform { max, .. } => *max,
+            SizeDist::Buckets { buckets } => buckets.iter().map(|b| b.0).max().unwrap_or(0),
+        }
+    }
+
+    pub fn sample(&self, rng: &mut impl Rng) -> u64 {
+        match *self {
+            SizeDist::Fixed { size } => size,
+            SizeDist::Uniform { min, max } => rng.gen_range(min..=max),
+            SizeDist::LogUniform { min, max } => {
+                let (lo, hi) = ((min as f64).ln(), (max as f64 + 1.0).ln());
+                ((rng.gen_range(lo..hi)).exp() as u64).clamp(min, max)
+            }
+            SizeDist::Buckets { ref buckets } => {
+                let total: u32 = buckets.iter().map(|b| b.1).sum();
+                let mut x = rng.gen_range(0..total);
+                for &(size, w) in buckets {
+                    if x < w {
+                        return size;
+                    }
+                    x -= w;
+                }
+                unreachable!("x < total")
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::rngs::SmallRng;
+    use rand::SeedableRng;
+
+    fn strings(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn mix_ratios_follow_the_weights() {
+        let mix = Mix::parse(&strings(&["get=45", "put=15", "stat=30", "delete=5", "list=5"])).unwrap();
+        let mut rng = SmallRng::seed_from_u64(7);
+        let mut counts = [0u32; 5];
+        let n = 100_000;
+        for _ in 0..n {
+            counts[mix.pick(&mut rng).class()] += 1;
+        }
+        for (op, w) in &mix.0 {
+            let share = counts[op.class()] as f64 / n as f64 * 100.0;
+            assert!(
+                (share - *w as f64).abs() < 1.0,
+                "{}: {share:.2}% for weight {w}",
+                op.name()
+            );
+        }
+        assert!(Mix::parse(&strings(&["read=80", "read=20"]))
+            .unwrap_err()
+            .contains("twice"));
+        assert!(Mix::parse(&strings(&["copy=1"])).unwrap_err().contains("OP=WEIGHT"));
+        assert!(Mix::parse(&strings(&["delete=100"])).is_err());
+    }
+
+    #[test]
+    fn sizes_stay_in_their_distribution() {
+        let mut rng = SmallRng::seed_from_u64(1);
+        assert_eq!(
+            SizeDist::parse(&strings(&["4k"])).unwrap(),
+            SizeDist::Fixed { size: 4096 }
+        );
+        let u = SizeDist::parse(&strings(&["4k-1m"])).unwrap();
+        assert_eq!(
+            u,
+            SizeDist::Uniform {
+                min: 4096,
+                max: 1 << 20
+            }
+        );
+        let l = SizeDist::parse(&strings(&["4k~1m"])).unwrap();
+        assert_eq!(l, SizeDist::parse(&strings(&["log:4k-1m"])).unwrap());
+        let (mut below_64k_u, mut below_64k_l) = (0, 0);
+        for _ in 0..10_000 {
+            let (a, b) = (u.sample(&mut rng), l.sample(&mut rng));
+            assert!((4096..=1 << 20).contains(&a) && (4096..=1 << 20).contains(&b));
+            below_64k_u += (a < 65536) as u32;
+            below_64k_l += (b < 65536) as u32;
+        }
+        // Uniform: ~6 % below 64 KiB; log-uniform: half (4k..64k is half the log range).
+        assert!(below_64k_u < 1000, "{below_64k_u}");
+        assert!((4500..5500).contains(&below_64k_l), "{below_64k_l}");
+        let b = SizeDist::parse(&strings(&["4k:70", "1m:30"])).unwrap();
+        let small = (0..10_000).filter(|_| b.sample(&mut rng) == 4096).count();
+        assert!((6700..7300).contains(&small), "{small}");
+        assert!(SizeDist::parse(&strings(&["1m-4k"])).unwrap_err().contains("goes down"));
+        assert!(SizeDist::parse(&strings(&["4k", "1m"])).is_err());
+    }
+}

@@ -1,0 +1,188 @@
+//! Open-loop load and steady-state detection.
+//!
+//! With a rate, each worker issues operations at intended start times from a schedule instead
+//! of as fast as it can. Latency is measured from the intended start, so a server that falls
+//! behind shows up as growing latency and a lower achieved rate, not as a silently lower load
+//! (no coordinated omission). A worker behind its schedule issues at once and never skips.
+
+use std::time::{Duration, Instant};
+
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use serde::Serialize;
+
+/// How intended start times are spaced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Arrival {
+    /// Evenly, 1/rate apart.
+    Uniform,
+    /// Exponential gaps of mean 1/rate: independent arrivals, as from many users.
+    Poisson,
+}
+
+impl Arrival {
+    pub fn parse(text: &str) -> Result<Arrival, String> {
+        match text {
+            "uniform" => Ok(Arrival::Uniform),
+            "poisson" => Ok(Arrival::Poisson),
+            other => Err(format!("arrival = '{other}': use uniform or poisson")),
+        }
+    }
+}
+
+/// End a time-based phase once throughput is steady: every per-second sample of the last
+/// `window` within `band` (a fraction) of the window's mean.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Stable {
+    pub band: f64,
+    #[serde(serialize_with = "secs")]
+    pub window: Duration,
+}
+
+fn secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(d.as_secs_f64())
+}
+
+/// Parse a band such as `5%` or `0.05`.
+pub fn parse_band(text: &str) -> Result<f64, String> {
+    let t = text.trim();
+    let v = match t.strip_suffix('%') {
+        Some(p) => p.trim().parse::<f64>().map(|v| v / 100.0),
+        None => t.parse::<f64>(),
+    }
+    .map_err(|_| format!("stable_band = '{text}': write a percentage such as 5%"))?;
+    if !(v > 0.0 && v < 1.0) {
+        return Err(format!("stable_band = '{text}': give a band above 0% and below 100%"));
+    }
+    Ok(v)
+}
+
+impl Stable {
+    /// True when the last `window` samples (whole seconds) are within the band of their mean.
+    pub fn holds(&self, samples: &[u64], interval: Duration) -> bool {
+        let n = (self.window.as_secs_f64() / interval.as_secs_f64()).round().max(2.0) as usize;
+        if samples.len() < n {
+            return false;
+        }
+        let tail = &samples[samples.len() - n..];
+        let mean = tail.iter().sum::<u64>() as f64 / n as f64;
+        mean > 0.0 && tail.iter().all(|&s| (s as f64 - mean).abs() <= self.band * mean)
+    }
+}
+
+/// One worker's schedule of intended start times.
+pub struct Pacer {
+    next: Instant,
+    /// Mean gap between operations in seconds.
+    gap: f64,
+    arrival: Arrival,
+    rng: SmallRng,
+    /// The worker has its thread to itself, so it may sleep the thread (precise to tens of
+    /// microseconds) rather than the executor's timer (whole milliseconds).
+    alone: bool,
+}
+
+impl Pacer {
+    /// A schedule of `rate` operations per second from `start`. Uniform schedules of the
+    /// `workers` workers are staggered so their operations do not all start at once.
+    pub fn new(
+        start: Instant,
+        rate: f64,
+        arrival: Arrival,
+        worker: usize,
+        workers: usize,
+        seed: u64,
+        alone: bool,
+    ) -> Self {
+        let gap = 1.0 / rate;
+        let mut rng = SmallRng::seed_from_u64(seed ^ 0x9ace_0000_0000 ^ worker as u64);
+        let first = match arrival {
+            Arrival::Uniform => gap * worker as f64 / workers as f64,
+            Arrival::Poisson => exp_gap(&mut rng, gap),
+        };
+        Pacer {
+            next: start + Duration::from_secs_f64(first),
+            gap,
+            arrival,
+            rng,
+            alone,
+        }
+    }
+
+    /// The intended start of the next operation, without waiting for it.
+    pub fn peek(&self) -> Instant {
+        self.next
+    }
+
+    /// Take the next intended start off the schedule.
+    fn advance(&mut self) -> Instant {
+        let at = self.next;
+        let gap = match self.arrival {
+            Arrival::Uniform => self.gap,
+            Arrival::Poisson => exp_gap(&mut self.rng, self.gap),
+        };
+        self.next += Duration::from_secs_f64(gap);
+        at
+    }
+
+    /// Wait until the next operation's intended start (not at all when behind) and return it.
+    pub async fn wait(&mut self) -> Instant {
+        let at = self.advance();
+        let now = Instant::now();
+        if at > now {
+            if self.alone {
+                std::thread::sleep(at - now);
+            } else {
+                tokio::time::sleep_until(at.into()).await;
+            }
+        }
+        at
+    }
+}
+
+fn exp_gap(rng: &mut SmallRng, mean: f64) -> f64 {
+    // 1 - u is in (0, 1]: ln never sees 0.
+    -mean * (1.0 - rng.gen::<f64>()).ln()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stability_needs_a_full_window_within_the_band() {
+        let s = Stable {
+            band: 0.05,
+            window: Duration::from_secs(3),
+        };
+        let i = Duration::from_secs(1);
+        assert!(!s.holds(&[100, 100], i), "window not full");
+        assert!(s.holds(&[10, 100, 103, 98], i));
+        assert!(!s.holds(&[100, 100, 120], i));
+        assert!(!s.holds(&[0, 0, 0], i), "no throughput is not a steady state");
+        assert_eq!(parse_band("5%").unwrap(), 0.05);
+        assert!(parse_band("0%").is_err());
+    }
+
+    #[test]
+    fn schedules_keep_their_rate() {
+        let start = Instant::now();
+        for arrival in [Arrival::Uniform, Arrival::Poisson] {
+            let mut p = Pacer::new(start, 1000.0, arrival, 1, 4, 3, true);
+            let first = p.peek();
+            let mut last = first;
+            for _ in 0..10_000 {
+                last = p.advance();
+            }
+            let rate = 10_000.0 / (last - first).as_secs_f64();
+            assert!((rate - 1000.0).abs() < 30.0, "{arrival:?}: {rate}");
+        }
+        let p = Pacer::new(start, 1000.0, Arrival::Uniform, 1, 4, 3, true);
+        assert_eq!(
+            p.peek() - start,
+            Duration::from_micros(250),
+            "staggered by a quarter gap"
+        );
+    }
+}

@@ -1,0 +1,65 @@
+//! Whole-file writes and reads with the verify pattern, shared by the mix and iterate
+//! workloads.
+
+use std::time::Instant;
+
+use dfsbench_backends::{AlignedBuf, Check, Client, FileOpts, Fill, OpError};
+
+use crate::pattern::{FileKey, Mismatch, Pattern};
+
+/// Write `size` bytes to `path`: the verify pattern of `key` when verifying, else `buf` as is.
+pub(crate) async fn write_whole<C: Client>(
+    client: &mut C,
+    path: &str,
+    size: u64,
+    opts: FileOpts,
+    buf: &mut AlignedBuf,
+    pattern: Option<Pattern>,
+    key: FileKey,
+) -> Result<u64, OpError> {
+    let mut fill = |b: &mut [u8], off: u64| pattern.expect("verify").fill(key, off, b);
+    let fill: Option<Fill<'_>> = match pattern {
+        Some(_) => Some(&mut fill),
+        None => None,
+    };
+    client.write_file(path, size, opts, buf, fill).await.map(|_| size)
+}
+
+/// A failed whole-file read: the error and, for wrong data, its offset.
+pub(crate) type ReadFailure = (OpError, Option<u64>);
+
+/// Read `path` whole, expecting `size` bytes (and the pattern of `key` when verifying).
+/// Returns the bytes read and when the first arrived.
+pub(crate) async fn read_whole<C: Client>(
+    client: &mut C,
+    path: &str,
+    size: u64,
+    opts: FileOpts,
+    buf: &mut AlignedBuf,
+    pattern: Option<Pattern>,
+    key: FileKey,
+) -> Result<(u64, Option<Instant>), ReadFailure> {
+    let mut mismatch: Option<Mismatch> = None;
+    let mut check = |b: &[u8], off: u64| {
+        if mismatch.is_none() {
+            mismatch = pattern.expect("verify").check(key, off, b).err();
+        }
+    };
+    let check: Option<Check<'_>> = match pattern {
+        Some(_) => Some(&mut check),
+        None => None,
+    };
+    let read = client.read_file(path, opts, buf, check).await.map_err(|e| (e, None))?;
+    if let Some(m) = mismatch {
+        let e = OpError::new(
+            "verify",
+            format!("wrong data at offset {}: found {}", m.offset, m.found),
+        );
+        return Err((e, Some(m.offset)));
+    }
+    if read.bytes != size {
+        let e = OpError::new("size", format!("read {} bytes, expected {size}", read.bytes));
+        return Err((e, None));
+    }
+    Ok((read.bytes, read.first_byte))
+}
