@@ -2,7 +2,7 @@
 
 use dfsbench_core::config::JobSpec;
 
-use super::model::{Cell, Metric, PhaseSel, Point, Row, Study, Table};
+use super::model::{Cell, Metric, NullField, PhaseSel, Point, Row, Study, Table};
 use super::scale::Scale;
 
 /// Name and one line of every study, in `dfsbench study list` order.
@@ -87,6 +87,23 @@ fn io_job(rw: &str, workers: usize, bs: u64, size: u64, iodepth: usize) -> JobSp
     }
 }
 
+/// Shortest time-based phase that can end early when steady: a window needs a few samples.
+const MIN_STEADY_S: f64 = 10.0;
+
+/// End a time-based job's phases once throughput is steady (the duration is then the longest).
+fn steady(mut job: JobSpec) -> JobSpec {
+    let long_enough = job
+        .duration
+        .as_deref()
+        .and_then(|d| d.strip_suffix("ms"))
+        .and_then(|ms| ms.parse::<f64>().ok())
+        .is_some_and(|ms| ms >= MIN_STEADY_S * 1000.0);
+    if long_enough {
+        job.until_stable = Some(true);
+    }
+    job
+}
+
 /// `duration` on a job when the scaled duration is at least a second.
 fn timed(mut job: JobSpec, secs: Option<f64>) -> JobSpec {
     job.duration = secs.map(|s| format!("{}ms", (s * 1000.0).round() as u64));
@@ -95,6 +112,7 @@ fn timed(mut job: JobSpec, secs: Option<f64>) -> JobSpec {
 
 fn timing(secs: Option<f64>) -> String {
     match secs {
+        Some(s) if s >= MIN_STEADY_S => format!("until steady, at most {s:.0} s"),
         Some(s) => format!("{s:.0} s time-based"),
         None => "one pass (scaled duration under 1 s)".into(),
     }
@@ -129,6 +147,7 @@ fn size_sweep(scale: Scale) -> Study {
                 .to_vec(),
         });
         points.push(Point {
+            null_tests: false,
             params: format!("{n2} x {s2} B files, 1 client"),
             jobs: vec![files_job("files", 1, &[(n2, s2)])],
             id,
@@ -136,6 +155,7 @@ fn size_sweep(scale: Scale) -> Study {
     }
     let touch = scale.count(10000);
     points.push(Point {
+        null_tests: false,
         id: "metadata".into(),
         params: format!("create, open and delete {touch} empty files, 1 client"),
         jobs: vec![JobSpec {
@@ -183,8 +203,11 @@ fn clients_sweep(scale: Scale) -> Study {
     const SMALL: [u64; 3] = [0, 10 * KB, 100 * KB];
     const LARGE: [u64; 2] = [MB, 10 * MB];
     const OPS: u64 = 1_000_000;
-    // Until dfsbench has a steady-state detector, large files run for a fixed time.
-    const LARGE_SECS: f64 = 60.0;
+    // Large files run until throughput is steady, for at most this long.
+    const LARGE_SECS: f64 = 300.0;
+    const IOPS_CLIENTS: usize = 64;
+    const IOPS_STEPS: [f64; 8] = [3000.0, 4000.0, 5000.0, 6000.0, 7000.0, 8000.0, 9000.0, 10000.0];
+    const STEP_SECS: f64 = 60.0;
     let large_secs = scale.duration(LARGE_SECS);
     let all: Vec<u64> = SMALL.iter().chain(&LARGE).copied().collect();
     // A job per size, so every phase is found by its job's name whatever the scale.
@@ -205,13 +228,14 @@ fn clients_sweep(scale: Scale) -> Study {
             .map(|&s| {
                 let job = files_job(&job_name(s), c, &[(per_client, scale.size(s))]);
                 if LARGE.contains(&s) {
-                    timed(job, large_secs)
+                    steady(timed(job, large_secs))
                 } else {
                     job
                 }
             })
             .collect();
         points.push(Point {
+            null_tests: false,
             id: id.clone(),
             params: format!(
                 "{c} clients x {per_client} files of each size ({} B); large files {}",
@@ -244,6 +268,38 @@ fn clients_sweep(scale: Scale) -> Study {
             all.iter().map(|&s| cell("read", s, Metric::CpuPercent)).collect(),
         );
     }
+    // SPECsfs-style open-loop load: 10 KB files read and written 80/20 at each requested rate.
+    let step_secs = (STEP_SECS * scale.factor()).max(1.0);
+    let mut iops = JobSpec {
+        name: Some("iops".into()),
+        workload: Some("mix".into()),
+        workers: Some(IOPS_CLIENTS),
+        files: Some(scale.count(100)),
+        file_size: Some(scale.size(10 * KB).to_string()),
+        mix: Some(vec!["read=80".into(), "write=20".into()]),
+        duration: Some(format!("{}ms", (step_secs * 1000.0).round() as u64)),
+        ..Default::default()
+    };
+    iops.rate_steps = Some(IOPS_STEPS.to_vec());
+    points.push(Point {
+        null_tests: false,
+        id: "iops".into(),
+        params: format!(
+            "{IOPS_CLIENTS} clients, 80/20 reads/writes of {} B files, {step_secs:.0} s per requested rate",
+            scale.size(10 * KB)
+        ),
+        jobs: vec![iops],
+    });
+    let iops_rows = IOPS_STEPS
+        .iter()
+        .map(|&r| Row {
+            labels: vec![format!("{r:.0}")],
+            cells: vec![
+                Cell::new("iops", PhaseSel::with("mix", "rate", r), Metric::AchievedOps),
+                Cell::new("iops", PhaseSel::with("mix", "rate", r), Metric::MeanLatencyMs),
+            ],
+        })
+        .collect();
     let size_cols = |zero_ops: bool, from: usize| -> Vec<String> {
         all[from..]
             .iter()
@@ -273,11 +329,16 @@ fn clients_sweep(scale: Scale) -> Study {
             table("Delete, ops/s", size_cols(false, 1), delete),
             table("Client CPU % during writes (100 = one core)", size_cols(false, 0), cpu_w),
             table("Client CPU % during reads (100 = one core)", size_cols(false, 0), cpu_r),
+            Table {
+                title: "Requested vs achieved IOPS, mean response time from the intended start".into(),
+                row_header: vec!["requested IOPS".into()],
+                columns: vec!["achieved IOPS".into(), "response ms".into()],
+                rows: iops_rows,
+            },
         ],
         notes: vec![
-            format!("Small files: {OPS} operations per size split over the clients; large files run {LARGE_SECS} s per phase (the publication runs until throughput is steady)."),
+            format!("Small files: {OPS} operations per size split over the clients; large files run until throughput is steady (at most {LARGE_SECS} s per phase)."),
             "Server CPU %: not measured; dfsbench sees only the client.".into(),
-            "Requested vs achieved IOPS (open-loop load steps): needs dfsbench's open-loop --rate mode, not available in this build: not run.".into(),
             format!("Recovery time after a storage node is wiped: {LAB}."),
         ],
         localfs_baseline: false,
@@ -287,14 +348,16 @@ fn clients_sweep(scale: Scale) -> Study {
 fn dfsperf(scale: Scale) -> Study {
     const THREADS: usize = 16;
     const MIX_SECS: f64 = 60.0;
+    // Per thread, when the scaled duration is too short to be time-based.
+    const MIX_OPS: u64 = 10000;
     const MIXES: [u32; 3] = [80, 50, 20];
     const SCALING: [usize; 6] = [1, 2, 4, 8, 16, 32];
     let meta_files = scale.count(1000);
     let mix_secs = scale.duration(MIX_SECS);
-    let mix_size = scale.blocks(64 << 20, 1 << 20);
     let files = scale.count(100);
     let file_size = scale.size(MB);
     let mut points = vec![Point {
+        null_tests: false,
         id: "metadata".into(),
         params: format!("{THREADS} threads x {meta_files} files"),
         jobs: vec![JobSpec {
@@ -315,22 +378,72 @@ fn dfsperf(scale: Scale) -> Study {
     let mut mix_rows = Vec::new();
     for r in MIXES {
         let id = format!("mix{r}");
-        let mut job = timed(io_job("randrw", THREADS, 1 << 20, mix_size, 1), mix_secs);
-        job.threads = Some(THREADS);
-        job.rwmixread = Some(r);
+        let ops = scale.count(MIX_OPS);
+        let mut job = timed(
+            JobSpec {
+                name: Some("mixture".into()),
+                workload: Some("mix".into()),
+                workers: Some(THREADS),
+                threads: Some(THREADS),
+                files: Some(files),
+                file_size: Some(file_size.to_string()),
+                mix: Some(vec![format!("read={r}"), format!("write={}", 100 - r)]),
+                ..Default::default()
+            },
+            mix_secs,
+        );
+        if mix_secs.is_none() {
+            job.ops = Some(ops);
+        }
         points.push(Point {
+            null_tests: false,
             id: id.clone(),
             params: format!(
-                "{THREADS} threads, random 1 MiB reads/writes {r}/{}, {mix_size} B per thread, {}",
+                "{THREADS} threads, whole-file reads/writes {r}/{} over {files} files of {file_size} B each, {}",
                 100 - r,
-                timing(mix_secs)
+                mix_secs.map_or(format!("{ops} operations per thread"), |_| timing(mix_secs))
             ),
             jobs: vec![job],
         });
         mix_rows.push(Row {
             labels: vec![format!("{r}/{}", 100 - r)],
             cells: ["read", "write"]
-                .map(|k| Cell::new(&id, PhaseSel::op("randrw"), Metric::KindMibPerWorker(k)))
+                .map(|k| Cell::new(&id, PhaseSel::op("mix"), Metric::KindMibPerWorker(k)))
+                .to_vec(),
+        });
+    }
+    let mut iter_rows = Vec::new();
+    for shuffle in [true, false] {
+        let id = if shuffle { "iterate-shuffle" } else { "iterate" };
+        points.push(Point {
+            null_tests: false,
+            id: id.into(),
+            params: format!(
+                "{THREADS} threads x {files} files of {file_size} B; iteration 1 reads iteration 0's files ({})",
+                if shuffle { "another thread's" } else { "its own" }
+            ),
+            jobs: vec![JobSpec {
+                name: Some("iterate".into()),
+                workload: Some("iterate".into()),
+                workers: Some(THREADS),
+                threads: Some(THREADS),
+                files: Some(files),
+                file_size: Some(file_size.to_string()),
+                iterations: Some(2),
+                shuffle: Some(shuffle),
+                ..Default::default()
+            }],
+        });
+        iter_rows.push(Row {
+            labels: vec![if shuffle { "shuffle" } else { "non-shuffle" }.into()],
+            cells: ["read", "write"]
+                .map(|k| {
+                    Cell::new(
+                        id,
+                        PhaseSel::with("iterate", "iteration", 1.0),
+                        Metric::KindMibPerWorker(k),
+                    )
+                })
                 .to_vec(),
         });
     }
@@ -341,6 +454,7 @@ fn dfsperf(scale: Scale) -> Study {
         job.threads = Some(t);
         job.phases = Some(vec!["write".into(), "read".into(), "delete".into()]);
         points.push(Point {
+            null_tests: false,
             id: id.clone(),
             params: format!("{t} threads x {files} files of {file_size} B"),
             jobs: vec![job],
@@ -376,6 +490,12 @@ fn dfsperf(scale: Scale) -> Study {
                 rows: mix_rows,
             },
             Table {
+                title: format!("Iterate workload: average throughput per thread, MiB/s ({THREADS} threads)"),
+                row_header: vec!["mode".into()],
+                columns: vec!["read".into(), "write".into()],
+                rows: iter_rows,
+            },
+            Table {
                 title: "Scalability on one node: MiB/s and speedup against 1 thread".into(),
                 row_header: vec!["threads".into()],
                 columns: vec![
@@ -389,7 +509,6 @@ fn dfsperf(scale: Scale) -> Study {
         ],
         notes: vec![
             "LocalFS is measured as the single-node baseline (the `localfs` column, a directory under the system temp directory) unless a target is labelled localfs.".into(),
-            "Iterate workload (shuffle / non-shuffle): needs dfsbench's iterate workload, not available in this build: not run.".into(),
             format!("Multi-process mode and 1..16 nodes: {NODES}."),
         ],
         localfs_baseline: true,
@@ -416,6 +535,7 @@ fn surfnet(scale: Scale) -> Study {
         for (rw, _) in PATTERNS {
             let id = format!("{rw}-{}k", rec >> 10);
             points.push(Point {
+                null_tests: points.is_empty(),
                 id: id.clone(),
                 params: format!("{rw}, {} records, one {size} B file, 1 process", fio_size(rec)),
                 jobs: vec![io_job(rw, 1, rec, size, 1)],
@@ -435,6 +555,7 @@ fn surfnet(scale: Scale) -> Study {
     );
     seeks.shared_file = Some(true);
     points.push(Point {
+        null_tests: false,
         id: "seeks".into(),
         params: format!(
             "{SEEKERS} processes reading 8 KiB at random offsets of one {seek_size} B file, {}",
@@ -448,6 +569,24 @@ fn surfnet(scale: Scale) -> Study {
         source: "seeds/003_58e89ffa19cf4598.txt",
         points,
         tables: vec![
+            Table {
+                title: "Null tests: what the client's disk and the network to the target can do".into(),
+                row_header: vec!["test".into(), "unit".into()],
+                columns: vec!["value".into()],
+                rows: [
+                    ("local disk write", NullField::DiskWrite),
+                    ("local disk read", NullField::DiskRead),
+                    ("write to the target (one blob)", NullField::NetWrite),
+                    ("read from the target (one blob)", NullField::NetRead),
+                    ("round trip, stat (median)", NullField::RoundTrip),
+                    ("TCP connect (median)", NullField::Connect),
+                ]
+                .map(|(label, f)| Row {
+                    labels: vec![label.into(), Metric::Null(f).unit().into()],
+                    cells: vec![Cell::new("write-8k", PhaseSel::op("write"), Metric::Null(f))],
+                })
+                .into(),
+            },
             Table {
                 title: "Sequential and random I/O on a 2 GB file, MiB/s".into(),
                 row_header: vec!["record".into()],
@@ -465,7 +604,7 @@ fn surfnet(scale: Scale) -> Study {
             },
         ],
         notes: vec![
-            "Null tests (local disk and network to the target): need dfsbench's --null-tests, not available in this build: not run.".into(),
+            "Null tests run once, before the first point (`write-8k`); a TCP connect time exists only for network targets.".into(),
             format!("20 ms RTT between client and servers: {LAB}."),
             format!("Failure matrix (client, metadata server, storage server, link): {LAB}."),
         ],
@@ -496,6 +635,7 @@ fn fio_matrix(scale: Scale) -> Study {
                 let mut job = timed(io_job(rw, t, bs, size, 32), secs);
                 job.threads = Some(t);
                 points.push(Point {
+                    null_tests: false,
                     id: id.clone(),
                     params: format!(
                         "{rw}, bs {}, {t} threads x {size} B, iodepth 32, {}",

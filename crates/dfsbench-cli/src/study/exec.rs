@@ -51,7 +51,7 @@ pub fn systems(targets: &[String], localfs: bool) -> Result<Vec<System>, String>
             None => {
                 let base = match parsed {
                     Target::Posix(_) => "posix",
-                    Target::Mem => "mem",
+                    Target::Mem { .. } => "mem",
                     Target::Net(_) => uri.split_once("://").map_or("net", |(s, _)| s),
                 }
                 .to_string();
@@ -159,7 +159,11 @@ pub fn execute(
             }
             done += 1;
             let started = Instant::now();
-            let config = validate(&run_spec, &point.jobs).map_err(|e| Failure::usage(format!("{}: {e}", point.id)))?;
+            let spec = RunSpec {
+                null_tests: point.null_tests.then_some(true),
+                ..run_spec.clone()
+            };
+            let config = validate(&spec, &point.jobs).map_err(|e| Failure::usage(format!("{}: {e}", point.id)))?;
             let run_id = new_run_id();
             let (run, status) = match execute_run(&config, &sys.target, &run_id, &INTERRUPT, &mut Quiet) {
                 Err(e) => (

@@ -23,6 +23,8 @@ pub struct Point {
     /// The effective parameters, for people: `N=1000 S=10240 B`.
     pub params: String,
     pub jobs: Vec<JobSpec>,
+    /// Measure the hardware's limits (local disk, network to the target) before the jobs.
+    pub null_tests: bool,
 }
 
 /// A table in the publication's shape: rows of labels, then metric columns (one per system each).
@@ -49,21 +51,33 @@ pub struct Cell {
     pub baseline: Option<String>,
 }
 
-/// Which phase of a result: its operation name, and the job's name when the run has several.
+/// Which phase of a result: its operation name, the job's name when the run has several, and
+/// a parameter when one job has several phases of that name (rate steps, iterations).
 #[derive(Clone)]
 pub struct PhaseSel {
     pub name: &'static str,
     pub job: Option<String>,
+    pub param: Option<(&'static str, f64)>,
 }
 
 impl PhaseSel {
     pub fn op(name: &'static str) -> Self {
-        PhaseSel { name, job: None }
+        PhaseSel {
+            name,
+            job: None,
+            param: None,
+        }
     }
     pub fn of_job(name: &'static str, job: &str) -> Self {
         PhaseSel {
-            name,
             job: Some(job.to_string()),
+            ..PhaseSel::op(name)
+        }
+    }
+    pub fn with(name: &'static str, param: &'static str, value: f64) -> Self {
+        PhaseSel {
+            param: Some((param, value)),
+            ..PhaseSel::op(name)
         }
     }
 }
@@ -77,6 +91,38 @@ pub enum Metric {
     CpuPercent,
     /// bytes_per_sec of one operation kind of a mixed phase, per worker, in MiB/s.
     KindMibPerWorker(&'static str),
+    /// Open-loop phases: rate.achieved_ops_per_sec.
+    AchievedOps,
+    /// latency.mean_ns in ms (from the intended start in open-loop phases).
+    MeanLatencyMs,
+    /// The run's null tests (not a phase): bandwidth in MiB/s, round trips in ms.
+    Null(NullField),
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum NullField {
+    DiskWrite,
+    DiskRead,
+    NetWrite,
+    NetRead,
+    RoundTrip,
+    Connect,
+}
+
+impl NullField {
+    pub fn path(self) -> &'static str {
+        match self {
+            NullField::DiskWrite => "null_tests.local_disk.write_bytes_per_sec",
+            NullField::DiskRead => "null_tests.local_disk.read_bytes_per_sec",
+            NullField::NetWrite => "null_tests.bandwidth.write_bytes_per_sec",
+            NullField::NetRead => "null_tests.bandwidth.read_bytes_per_sec",
+            NullField::RoundTrip => "null_tests.round_trip.median_ns",
+            NullField::Connect => "null_tests.connect.median_ns",
+        }
+    }
+    pub fn is_time(self) -> bool {
+        matches!(self, NullField::RoundTrip | NullField::Connect)
+    }
 }
 
 impl Metric {
@@ -87,6 +133,9 @@ impl Metric {
             Metric::OpsPerSec => "ops_per_sec".into(),
             Metric::CpuPercent => "cpu.cores".into(),
             Metric::KindMibPerWorker(k) => format!("ops_by_kind.{k}.bytes_per_sec"),
+            Metric::AchievedOps => "rate.achieved_ops_per_sec".into(),
+            Metric::MeanLatencyMs => "latency.mean_ns".into(),
+            Metric::Null(f) => f.path().into(),
         }
     }
 
@@ -96,6 +145,10 @@ impl Metric {
             Metric::OpsPerSec => "ops/s",
             Metric::CpuPercent => "%",
             Metric::KindMibPerWorker(_) => "MiB/s per worker",
+            Metric::AchievedOps => "ops/s",
+            Metric::MeanLatencyMs => "ms",
+            Metric::Null(f) if f.is_time() => "ms",
+            Metric::Null(_) => "MiB/s",
         }
     }
 }

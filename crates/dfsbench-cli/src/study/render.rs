@@ -9,7 +9,7 @@ use std::path::Path;
 use dfsbench_core::result::{PhaseResult, RunResult};
 
 use super::manifest::Manifest;
-use super::model::{Cell, Metric, PhaseSel, Study};
+use super::model::{Cell, Metric, NullField, PhaseSel, Study};
 
 /// A cell's number and where it came from.
 struct Source {
@@ -51,9 +51,28 @@ fn load(m: &Manifest, dir: &Path) -> Loaded {
 }
 
 fn find<'r>(r: &'r RunResult, sel: &PhaseSel) -> Option<&'r PhaseResult> {
-    r.phases
-        .iter()
-        .find(|p| !p.prepare && p.name == sel.name && sel.job.as_ref().is_none_or(|j| &p.job_name == j))
+    r.phases.iter().find(|p| {
+        !p.prepare
+            && p.name == sel.name
+            && sel.job.as_ref().is_none_or(|j| &p.job_name == j)
+            && sel
+                .param
+                .is_none_or(|(k, v)| p.params.get(k).and_then(|x| x.as_f64()) == Some(v))
+    })
+}
+
+/// A null-test number of the run and the factor to the table's unit.
+fn null_raw(r: &RunResult, f: NullField) -> Option<(f64, f64)> {
+    let n = r.null_tests.as_ref()?;
+    const MIB: f64 = 1048576.0;
+    Some(match f {
+        NullField::DiskWrite => (n.local_disk.as_ref()?.write_bytes_per_sec, 1.0 / MIB),
+        NullField::DiskRead => (n.local_disk.as_ref()?.read_bytes_per_sec, 1.0 / MIB),
+        NullField::NetWrite => (n.bandwidth.as_ref()?.write_bytes_per_sec, 1.0 / MIB),
+        NullField::NetRead => (n.bandwidth.as_ref()?.read_bytes_per_sec, 1.0 / MIB),
+        NullField::RoundTrip => (n.round_trip.as_ref()?.median_ns as f64, 1e-6),
+        NullField::Connect => (n.connect.as_ref()?.median_ns as f64, 1e-6),
+    })
 }
 
 /// The raw number of `metric` in phase `p` and the factor that makes it the table's unit.
@@ -67,6 +86,9 @@ fn raw(p: &PhaseResult, metric: Metric) -> Option<(f64, f64)> {
             p.ops_by_kind.iter().find(|o| o.op == k)?.bytes_per_sec,
             1.0 / MIB / p.workers as f64,
         ),
+        Metric::AchievedOps => (p.rate.as_ref()?.achieved_ops_per_sec, 1.0),
+        Metric::MeanLatencyMs => (p.latency.mean_ns, 1e-6),
+        Metric::Null(_) => return None,
     })
 }
 
@@ -76,6 +98,21 @@ fn source(loaded: &Loaded, point: &str, system: &str, cell: &Cell) -> Result<(So
         .ok_or_else(|| "not run".to_string())?
         .as_ref()
         .map_err(Clone::clone)?;
+    if let Metric::Null(f) = cell.metric {
+        let (raw, factor) = null_raw(r, f).ok_or_else(|| match r.null_tests.as_ref().map(|n| n.errors.join("; ")) {
+            Some(why) if !why.is_empty() => format!("n/a: {why}"),
+            Some(_) => format!("n/a: no {} on the {} backend", f.path(), r.target.backend),
+            None => "n/a: the run has no null tests".into(),
+        })?;
+        return Ok((
+            Source {
+                file: file.clone(),
+                phase: "null tests".into(),
+                raw,
+            },
+            factor,
+        ));
+    }
     let what = match &cell.phase.job {
         Some(j) => format!("{} phase in job {j}", cell.phase.name),
         None => format!("{} phase", cell.phase.name),
