@@ -33,6 +33,9 @@ pub enum Command {
     Report(crate::report::ReportArgs),
     /// Compare two result files metric by metric, with the change and whether it is noise.
     Compare(crate::report::CompareArgs),
+    /// Run a published evaluation (size-sweep, clients-sweep, dfsperf, surfnet, fio-matrix) and
+    /// print its tables in the publication's shape; `dfsbench study list` lists them.
+    Study(crate::study::StudyArgs),
     /// Remove run directories left by `--keep` or a killed run (only ones dfsbench created).
     Clean {
         /// Run directories (dfsbench-<run id>) to remove.

@@ -4,6 +4,7 @@ mod cli;
 mod progress;
 mod report;
 mod run;
+mod study;
 
 use std::process::ExitCode;
 
@@ -116,6 +117,7 @@ fn main() -> ExitCode {
         }
         Command::Report(args) => report::report(args),
         Command::Compare(args) => report::compare(args),
+        Command::Study(args) => study::study(args),
         Command::Clean { paths } => clean(paths),
     };
     match result {

@@ -17,6 +17,19 @@ use crate::Failure;
 /// Set by Ctrl-C: workers finish their operation in flight and the run writes what it has.
 pub static INTERRUPT: AtomicBool = AtomicBool::new(false);
 
+/// Ctrl-C sets [`INTERRUPT`]; a second one quits at once.
+pub fn on_interrupt() {
+    let _ = ctrlc::set_handler(|| {
+        if INTERRUPT.swap(true, Ordering::SeqCst) {
+            eprintln!("\ndfsbench: interrupted twice, quitting without results");
+            std::process::exit(130);
+        }
+        eprintln!(
+            "\ndfsbench: interrupted: finishing operations in flight and writing results (Ctrl-C again quits at once)"
+        );
+    });
+}
+
 /// The job-level keys given as flags.
 fn job_flags(a: &RunArgs) -> JobSpec {
     JobSpec {
@@ -185,7 +198,7 @@ fn result_path(out: Option<&Path>, run_id: &str) -> PathBuf {
 
 /// Write the result; if the chosen place fails, keep it in the temp directory instead of
 /// losing it.
-fn save(result: &RunResult, path: &Path) -> Result<PathBuf, Failure> {
+pub fn save(result: &RunResult, path: &Path) -> Result<PathBuf, Failure> {
     let json = serde_json::to_string_pretty(result).expect("results serialize");
     let write = |p: &Path| -> std::io::Result<()> {
         if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -224,15 +237,7 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
         .or(file_target)
         .unwrap_or_else(|| std::env::temp_dir().display().to_string());
     let run_id = new_run_id();
-    let _ = ctrlc::set_handler(|| {
-        if INTERRUPT.swap(true, Ordering::SeqCst) {
-            eprintln!("\ndfsbench: interrupted twice, quitting without results");
-            std::process::exit(130);
-        }
-        eprintln!(
-            "\ndfsbench: interrupted: finishing operations in flight and writing results (Ctrl-C again quits at once)"
-        );
-    });
+    on_interrupt();
 
     let mut progress = Progress::new(a.quiet);
     let outcome = execute(&config, &target, &run_id, &INTERRUPT, &mut progress).map_err(|e| Failure::runtime(e.0))?;

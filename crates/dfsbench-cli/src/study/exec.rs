@@ -1,0 +1,233 @@
+//! Running a study: every point on every system in turn, through the same path as
+//! `dfsbench run`, a line per point, the manifest rewritten after each so that Ctrl-C or a
+//! crash keeps what finished.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::time::{Instant, SystemTime};
+
+use dfsbench_backends::Target;
+use dfsbench_core::config::{validate, RunSpec};
+use dfsbench_core::runner::{Quiet, Status};
+use dfsbench_core::session::{execute as execute_run, new_run_id};
+
+use super::manifest::{Manifest, PointRecord, RunRecord, System, SCHEMA};
+use super::model::Study;
+use super::scale::Scale;
+use super::StudyArgs;
+use crate::run::{on_interrupt, save, INTERRUPT};
+use crate::Failure;
+
+/// A label is a column header and a directory name.
+fn valid_label(l: &str) -> bool {
+    !l.is_empty() && l.len() <= 40 && l.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
+}
+
+/// `LABEL=URI` or `URI`: a label is a plain word before `=` (a URI's own `=` comes after
+/// `:` or `/`).
+fn split_label(arg: &str) -> (Option<&str>, &str) {
+    match arg.split_once('=') {
+        Some((l, uri)) if !l.contains([':', '/', '?']) => (Some(l), uri),
+        _ => (None, arg),
+    }
+}
+
+/// The systems of a study: the `--target`s with their labels, and LocalFS when the study wants it.
+pub fn systems(targets: &[String], localfs: bool) -> Result<Vec<System>, String> {
+    if targets.is_empty() {
+        return Err("a study needs --target URI (repeat it for a column per system)".into());
+    }
+    let mut out: Vec<System> = Vec::new();
+    for arg in targets {
+        let (label, uri) = split_label(arg);
+        let parsed = Target::parse(uri).map_err(|e| format!("--target {arg}: {}", e.message))?;
+        let label = match label {
+            Some(l) if !valid_label(l) => {
+                return Err(format!(
+                    "--target {arg}: label '{l}' must be letters, digits, '.', '_' or '-' (at most 40)"
+                ))
+            }
+            Some(l) => l.to_string(),
+            None => {
+                let base = match parsed {
+                    Target::Posix(_) => "posix",
+                    Target::Mem { .. } => "mem",
+                    Target::Net(_) => uri.split_once("://").map_or("net", |(s, _)| s),
+                }
+                .to_string();
+                let taken = |l: &str| out.iter().any(|s| s.label == l);
+                (1..)
+                    .map(|i| if i == 1 { base.clone() } else { format!("{base}-{i}") })
+                    .find(|l| !taken(l))
+                    .expect("a free label")
+            }
+        };
+        if out.iter().any(|s| s.label == label) {
+            return Err(format!(
+                "--target {arg}: label '{label}' is used twice: give each target its own LABEL="
+            ));
+        }
+        out.push(System {
+            label,
+            target: uri.to_string(),
+        });
+    }
+    if localfs && !out.iter().any(|s| s.label == "localfs") {
+        out.push(System {
+            label: "localfs".into(),
+            target: std::env::temp_dir().display().to_string(),
+        });
+    }
+    Ok(out)
+}
+
+fn out_dir(a: &StudyArgs, study: &str, id: &str) -> Result<PathBuf, Failure> {
+    let dir = a
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(format!("dfsbench-study-{study}-{id}")));
+    if dir.join(super::manifest::FILE).exists() {
+        return Err(Failure::usage(format!(
+            "{} already holds a study: give another --out (or re-render it with --from)",
+            dir.display()
+        )));
+    }
+    std::fs::create_dir_all(&dir).map_err(|e| Failure::runtime(format!("cannot create {}: {e}", dir.display())))?;
+    Ok(dir)
+}
+
+/// A result path as the manifest stores it: relative to the study directory when inside it.
+fn relative(path: &Path, dir: &Path) -> String {
+    path.strip_prefix(dir).unwrap_or(path).display().to_string()
+}
+
+/// Run every point; returns the manifest, the directory and how the study ended.
+pub fn execute(
+    study: &Study,
+    scale: Scale,
+    systems: Vec<System>,
+    a: &StudyArgs,
+) -> Result<(Manifest, PathBuf, Result<(), Failure>), Failure> {
+    let study_id = new_run_id();
+    let dir = out_dir(a, study.name, &study_id)?;
+    let mut m = Manifest {
+        schema: SCHEMA.into(),
+        study: study.name.into(),
+        study_id,
+        scale: scale.factor(),
+        started_at: humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
+        status: "running".into(),
+        systems: systems.clone(),
+        points: Vec::new(),
+    };
+    let save_manifest = |m: &Manifest| {
+        m.save(&dir)
+            .map_err(|e| Failure::runtime(format!("cannot write {}/study.json: {e}", dir.display())))
+    };
+    save_manifest(&m)?;
+    let say = |line: String| {
+        if !a.quiet {
+            eprintln!("{line}");
+        }
+    };
+    say(format!(
+        "study {} ({}) at scale {scale}: {} points x {} systems -> {}",
+        study.name,
+        study.title,
+        study.points.len(),
+        systems.len(),
+        dir.display()
+    ));
+    let run_spec = RunSpec {
+        create_bucket: a.create_bucket.then_some(true),
+        retries: a.retries,
+        ..Default::default()
+    };
+    on_interrupt();
+    let total = study.points.len() * systems.len();
+    let (mut done, mut failed) = (0, 0);
+    'points: for point in &study.points {
+        let mut record = PointRecord {
+            id: point.id.clone(),
+            params: point.params.clone(),
+            runs: Vec::new(),
+        };
+        for sys in &systems {
+            if INTERRUPT.load(Ordering::SeqCst) {
+                m.points.push(record);
+                break 'points;
+            }
+            done += 1;
+            let started = Instant::now();
+            let spec = RunSpec {
+                null_tests: point.null_tests.then_some(true),
+                ..run_spec.clone()
+            };
+            let config = validate(&spec, &point.jobs).map_err(|e| Failure::usage(format!("{}: {e}", point.id)))?;
+            let run_id = new_run_id();
+            let (run, status) = match execute_run(&config, &sys.target, &run_id, &INTERRUPT, &mut Quiet) {
+                Err(e) => (
+                    RunRecord {
+                        system: sys.label.clone(),
+                        result: None,
+                        error: Some(e.0.clone()),
+                    },
+                    format!("failed: {}", e.0),
+                ),
+                Ok(outcome) => {
+                    let path = save(
+                        &outcome.result,
+                        &dir.join(&sys.label).join(format!("{}.json", point.id)),
+                    )?;
+                    let errors: u64 = outcome.result.phases.iter().map(|p| p.errors.total).sum();
+                    let status = match &outcome.status {
+                        Status::Complete if errors == 0 => "ok".to_string(),
+                        Status::Complete => format!("{errors} operations failed"),
+                        Status::Interrupted => "interrupted".into(),
+                        Status::Aborted(m) | Status::Failed(m) => m.clone(),
+                    };
+                    (
+                        RunRecord {
+                            system: sys.label.clone(),
+                            result: Some(relative(&path, &dir)),
+                            error: None,
+                        },
+                        status,
+                    )
+                }
+            };
+            if status != "ok" && status != "interrupted" {
+                failed += 1;
+            }
+            say(format!(
+                "[{done:>3}/{total}] {:<10} {:<18} {:<10} {:>6.1} s  {}",
+                sys.label,
+                point.id,
+                status.split(':').next().unwrap_or(""),
+                started.elapsed().as_secs_f64(),
+                if status == "ok" {
+                    point.params.as_str()
+                } else {
+                    status.as_str()
+                }
+            ));
+            record.runs.push(run);
+        }
+        m.points.push(record);
+        save_manifest(&m)?;
+    }
+    let interrupted = INTERRUPT.load(Ordering::SeqCst);
+    m.status = if interrupted { "interrupted" } else { "complete" }.into();
+    save_manifest(&m)?;
+    let outcome = if interrupted {
+        Err(Failure::interrupted())
+    } else if failed > 0 {
+        Err(Failure::runtime(format!(
+            "{failed} of {total} runs failed: their cells say why (results in {})",
+            dir.display()
+        )))
+    } else {
+        Ok(())
+    };
+    Ok((m, dir, outcome))
+}

@@ -1,0 +1,75 @@
+//! `study.json`: which study ran at which scale on which systems, and where each point's result
+//! file is (or why there is none). Tables are rendered from it and the result files alone.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+pub const SCHEMA: &str = "dfsbench.study/1";
+pub const FILE: &str = "study.json";
+
+#[derive(Serialize, Deserialize)]
+pub struct Manifest {
+    pub schema: String,
+    pub study: String,
+    pub study_id: String,
+    pub scale: f64,
+    pub started_at: String,
+    /// `running`, `complete` or `interrupted`.
+    pub status: String,
+    pub systems: Vec<System>,
+    pub points: Vec<PointRecord>,
+}
+
+#[derive(Serialize, Deserialize, Clone)]
+pub struct System {
+    pub label: String,
+    pub target: String,
+}
+
+#[derive(Serialize, Deserialize)]
+pub struct PointRecord {
+    pub id: String,
+    pub params: String,
+    pub runs: Vec<RunRecord>,
+}
+
+/// One point on one system: its result file (relative to the study directory) or the reason
+/// it has none.
+#[derive(Serialize, Deserialize)]
+pub struct RunRecord {
+    pub system: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl Manifest {
+    /// Write atomically, so a killed study leaves the last complete manifest.
+    pub fn save(&self, dir: &Path) -> std::io::Result<()> {
+        let tmp = dir.join(format!("{FILE}.tmp"));
+        std::fs::write(&tmp, serde_json::to_string_pretty(self).expect("manifest serializes"))?;
+        std::fs::rename(tmp, dir.join(FILE))
+    }
+
+    pub fn load(dir: &Path) -> Result<Manifest, String> {
+        let path = dir.join(FILE);
+        let text = std::fs::read(&path).map_err(|e| {
+            format!(
+                "cannot read {}: {e}: give a directory written by `dfsbench study`",
+                path.display()
+            )
+        })?;
+        let m: Manifest =
+            serde_json::from_slice(&text).map_err(|e| format!("{} is not a study manifest: {e}", path.display()))?;
+        if m.schema != SCHEMA {
+            return Err(format!(
+                "{} has schema {}, this dfsbench reads {SCHEMA}",
+                path.display(),
+                m.schema
+            ));
+        }
+        Ok(m)
+    }
+}

@@ -1,0 +1,168 @@
+//! `dfsbench study NAME`: a seed evaluation run against one or more targets with one command,
+//! its tables printed in the publication's shape.
+
+mod catalog;
+mod exec;
+mod manifest;
+mod model;
+mod render;
+mod scale;
+
+use std::path::{Path, PathBuf};
+
+use clap::{Args, ValueEnum};
+
+use crate::Failure;
+use manifest::Manifest;
+use scale::Scale;
+
+#[derive(ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum StudyFormat {
+    /// Markdown tables in the publication's shape.
+    #[default]
+    Md,
+    /// Long CSV: a line per cell and system, with the result file and field it comes from.
+    Csv,
+}
+
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Studies: size-sweep, clients-sweep, dfsperf, surfnet, fio-matrix (`dfsbench study list`).\n\
+Examples:\n  dfsbench study size-sweep --target /mnt/cephfs/bench --scale 0.01\n  \
+dfsbench study fio-matrix --target plain=/mnt/plain --target ec=/mnt/ec42\n  \
+dfsbench study size-sweep --from dfsbench-study-size-sweep-20261122-050000-1a2b3c"
+)]
+pub struct StudyArgs {
+    /// The study to run, or `list`.
+    #[arg(value_name = "NAME")]
+    pub name: String,
+
+    /// Where to run; repeat for a column per system. LABEL= names the column (default: the
+    /// backend's name).
+    #[arg(short, long = "target", value_name = "[LABEL=]URI")]
+    pub targets: Vec<String>,
+
+    /// Multiply the publication's file counts, file sizes and durations by F (0 < F <= 1).
+    #[arg(long, value_name = "F", default_value = "1")]
+    pub scale: String,
+
+    /// Study directory: a result file per point and system, study.json, tables.md and CSV
+    /// [default: ./dfsbench-study-NAME-<id>].
+    #[arg(short, long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+
+    /// Print the tables of an earlier study directory again, from its files alone.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["targets", "out"])]
+    pub from: Option<PathBuf>,
+
+    /// Run only these points (ids as in tables.md; `*` ends a prefix: `clients2,read-*`); the
+    /// other cells say "not run".
+    #[arg(long, value_delimiter = ',', value_name = "LIST", conflicts_with = "from")]
+    pub points: Option<Vec<String>>,
+
+    /// What to print on stdout.
+    #[arg(long, value_enum, default_value_t = StudyFormat::Md)]
+    pub format: StudyFormat,
+
+    /// Create the S3 bucket of a target when it does not exist.
+    #[arg(long)]
+    pub create_bucket: bool,
+
+    /// Retry requests that failed temporarily up to N times, counting every retry.
+    #[arg(long, value_name = "N")]
+    pub retries: Option<u32>,
+
+    /// No line per point on stderr.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+fn list() {
+    for (name, what) in catalog::STUDIES {
+        println!("{name:<14} {what}");
+    }
+}
+
+fn unknown(name: &str) -> Failure {
+    let names: Vec<&str> = catalog::STUDIES.iter().map(|s| s.0).collect();
+    Failure::usage(format!(
+        "unknown study '{name}': choose from {} (or `dfsbench study list`)",
+        names.join(", ")
+    ))
+}
+
+/// Render the tables of `dir`, write them there, and print the chosen format.
+fn show(m: &Manifest, dir: &Path, format: StudyFormat, write: bool) -> Result<(), Failure> {
+    let scale = Scale::parse(&m.scale.to_string()).map_err(Failure::usage)?;
+    let study = catalog::build(&m.study, scale).ok_or_else(|| unknown(&m.study))?;
+    let r = render::render(&study, m, dir);
+    if write {
+        let put = |name: &str, text: &str| {
+            std::fs::write(dir.join(name), text)
+                .map_err(|e| Failure::runtime(format!("cannot write {}: {e}", dir.join(name).display())))
+        };
+        put("tables.md", &r.markdown)?;
+        put("tables.csv", &r.cells_csv)?;
+        for (i, t) in r.tables_csv.iter().enumerate() {
+            put(&format!("table-{}.csv", i + 1), t)?;
+        }
+    }
+    match format {
+        StudyFormat::Md => print!("{}", r.markdown),
+        StudyFormat::Csv => print!("{}", r.cells_csv),
+    }
+    Ok(())
+}
+
+/// Keep the points matching `only`; a pattern that matches nothing is a usage error.
+fn select(study: &mut model::Study, only: &[String]) -> Result<(), Failure> {
+    let matches = |pat: &str, id: &str| match pat.strip_suffix('*') {
+        Some(prefix) => id.starts_with(prefix),
+        None => id == pat,
+    };
+    for pat in only {
+        if !study.points.iter().any(|p| matches(pat.trim(), &p.id)) {
+            let ids: Vec<&str> = study.points.iter().map(|p| p.id.as_str()).collect();
+            return Err(Failure::usage(format!(
+                "--points: '{pat}' matches no point of {}: choose from {}",
+                study.name,
+                ids.join(", ")
+            )));
+        }
+    }
+    study
+        .points
+        .retain(|p| only.iter().any(|pat| matches(pat.trim(), &p.id)));
+    Ok(())
+}
+
+pub fn study(a: &StudyArgs) -> Result<(), Failure> {
+    if a.name == "list" {
+        list();
+        return Ok(());
+    }
+    if let Some(dir) = &a.from {
+        let m = Manifest::load(dir).map_err(Failure::usage)?;
+        if m.study != a.name {
+            return Err(Failure::usage(format!(
+                "{} holds a {} study, not {}: name that study",
+                dir.display(),
+                m.study,
+                a.name
+            )));
+        }
+        return show(&m, dir, a.format, false);
+    }
+    let scale = Scale::parse(&a.scale).map_err(Failure::usage)?;
+    let mut study = catalog::build(&a.name, scale).ok_or_else(|| unknown(&a.name))?;
+    if let Some(only) = &a.points {
+        select(&mut study, only)?;
+    }
+    let systems = exec::systems(&a.targets, study.localfs_baseline).map_err(Failure::usage)?;
+    let (manifest, dir, outcome) = exec::execute(&study, scale, systems, a)?;
+    show(&manifest, &dir, a.format, true)?;
+    if !a.quiet {
+        eprintln!("study: {}", dir.display());
+    }
+    outcome
+}

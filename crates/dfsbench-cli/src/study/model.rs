@@ -1,0 +1,169 @@
+//! What a study is: runs to make (points) and tables to fill from their result files.
+
+use dfsbench_core::config::JobSpec;
+
+/// A named, reproducible evaluation.
+pub struct Study {
+    pub name: &'static str,
+    /// The publication it reproduces and its seed file.
+    pub title: &'static str,
+    pub source: &'static str,
+    pub points: Vec<Point>,
+    pub tables: Vec<Table>,
+    /// Parts of the publication this study cannot run here, and why.
+    pub notes: Vec<String>,
+    /// Also run every point on a local directory (DFS-Perf measures LocalFS as its baseline).
+    pub localfs_baseline: bool,
+}
+
+/// One run of the study on each system.
+pub struct Point {
+    /// File-name-safe and unique in the study: `n1000-s10240`.
+    pub id: String,
+    /// The effective parameters, for people: `N=1000 S=10240 B`.
+    pub params: String,
+    pub jobs: Vec<JobSpec>,
+    /// Measure the hardware's limits (local disk, network to the target) before the jobs.
+    pub null_tests: bool,
+}
+
+/// A table in the publication's shape: rows of labels, then metric columns (one per system each).
+pub struct Table {
+    pub title: String,
+    pub row_header: Vec<String>,
+    pub columns: Vec<String>,
+    pub rows: Vec<Row>,
+}
+
+pub struct Row {
+    pub labels: Vec<String>,
+    /// One per column.
+    pub cells: Vec<Cell>,
+}
+
+/// Where a cell's number comes from: a phase of a point's result, a field of it, and a factor.
+#[derive(Clone)]
+pub struct Cell {
+    pub point: String,
+    pub phase: PhaseSel,
+    pub metric: Metric,
+    /// Divide by the same cell of this point (speedup against a baseline).
+    pub baseline: Option<String>,
+}
+
+/// Which phase of a result: its operation name, the job's name when the run has several, and
+/// a parameter when one job has several phases of that name (rate steps, iterations).
+#[derive(Clone)]
+pub struct PhaseSel {
+    pub name: &'static str,
+    pub job: Option<String>,
+    pub param: Option<(&'static str, f64)>,
+}
+
+impl PhaseSel {
+    pub fn op(name: &'static str) -> Self {
+        PhaseSel {
+            name,
+            job: None,
+            param: None,
+        }
+    }
+    pub fn of_job(name: &'static str, job: &str) -> Self {
+        PhaseSel {
+            job: Some(job.to_string()),
+            ..PhaseSel::op(name)
+        }
+    }
+    pub fn with(name: &'static str, param: &'static str, value: f64) -> Self {
+        PhaseSel {
+            param: Some((param, value)),
+            ..PhaseSel::op(name)
+        }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Metric {
+    /// bytes_per_sec in MiB/s.
+    MibPerSec,
+    OpsPerSec,
+    /// Client CPU: cpu.cores x 100.
+    CpuPercent,
+    /// bytes_per_sec of one operation kind of a mixed phase, per worker, in MiB/s.
+    KindMibPerWorker(&'static str),
+    /// Open-loop phases: rate.achieved_ops_per_sec.
+    AchievedOps,
+    /// latency.mean_ns in ms (from the intended start in open-loop phases).
+    MeanLatencyMs,
+    /// The run's null tests (not a phase): bandwidth in MiB/s, round trips in ms.
+    Null(NullField),
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum NullField {
+    DiskWrite,
+    DiskRead,
+    NetWrite,
+    NetRead,
+    RoundTrip,
+    Connect,
+}
+
+impl NullField {
+    pub fn path(self) -> &'static str {
+        match self {
+            NullField::DiskWrite => "null_tests.local_disk.write_bytes_per_sec",
+            NullField::DiskRead => "null_tests.local_disk.read_bytes_per_sec",
+            NullField::NetWrite => "null_tests.bandwidth.write_bytes_per_sec",
+            NullField::NetRead => "null_tests.bandwidth.read_bytes_per_sec",
+            NullField::RoundTrip => "null_tests.round_trip.median_ns",
+            NullField::Connect => "null_tests.connect.median_ns",
+        }
+    }
+    pub fn is_time(self) -> bool {
+        matches!(self, NullField::RoundTrip | NullField::Connect)
+    }
+}
+
+impl Metric {
+    /// The result field the number is read from (as written in tables.csv).
+    pub fn field(self) -> String {
+        match self {
+            Metric::MibPerSec => "bytes_per_sec".into(),
+            Metric::OpsPerSec => "ops_per_sec".into(),
+            Metric::CpuPercent => "cpu.cores".into(),
+            Metric::KindMibPerWorker(k) => format!("ops_by_kind.{k}.bytes_per_sec"),
+            Metric::AchievedOps => "rate.achieved_ops_per_sec".into(),
+            Metric::MeanLatencyMs => "latency.mean_ns".into(),
+            Metric::Null(f) => f.path().into(),
+        }
+    }
+
+    pub fn unit(self) -> &'static str {
+        match self {
+            Metric::MibPerSec => "MiB/s",
+            Metric::OpsPerSec => "ops/s",
+            Metric::CpuPercent => "%",
+            Metric::KindMibPerWorker(_) => "MiB/s per worker",
+            Metric::AchievedOps => "ops/s",
+            Metric::MeanLatencyMs => "ms",
+            Metric::Null(f) if f.is_time() => "ms",
+            Metric::Null(_) => "MiB/s",
+        }
+    }
+}
+
+impl Cell {
+    pub fn new(point: &str, phase: PhaseSel, metric: Metric) -> Self {
+        Cell {
+            point: point.to_string(),
+            phase,
+            metric,
+            baseline: None,
+        }
+    }
+    pub fn speedup(mut self, baseline: &str) -> Self {
+        self.baseline = Some(baseline.to_string());
+        self
+    }
+}

@@ -1,0 +1,323 @@
+//! A study's tables, from its manifest and result files only: Markdown in the publication's
+//! shape (a column per metric and system), a wide CSV per table, and one long CSV with every
+//! cell's provenance (result file, phase, field, raw number and factor).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+use dfsbench_core::result::{PhaseResult, RunResult};
+
+use super::manifest::Manifest;
+use super::model::{Cell, Metric, NullField, PhaseSel, Study};
+
+/// A cell's number and where it came from.
+struct Source {
+    file: String,
+    phase: String,
+    raw: f64,
+}
+
+enum Value {
+    Num {
+        value: f64,
+        src: Source,
+        factor: f64,
+        baseline: Option<Source>,
+    },
+    /// Why there is no number: not run, failed, not applicable.
+    Missing(String),
+}
+
+/// Result files by (point, system), or why a point has none.
+type Loaded = BTreeMap<(String, String), Result<(String, RunResult), String>>;
+
+fn load(m: &Manifest, dir: &Path) -> Loaded {
+    let mut out = Loaded::new();
+    for p in &m.points {
+        for r in &p.runs {
+            let v = match (&r.result, &r.error) {
+                (Some(file), _) => std::fs::read(dir.join(file))
+                    .map_err(|e| format!("error: cannot read {file}: {e}"))
+                    .and_then(|t| serde_json::from_slice::<RunResult>(&t).map_err(|e| format!("error: {file}: {e}")))
+                    .map(|r| (file.clone(), r)),
+                (None, Some(e)) => Err(format!("error: {e}")),
+                (None, None) => Err("not run".into()),
+            };
+            out.insert((p.id.clone(), r.system.clone()), v);
+        }
+    }
+    out
+}
+
+fn find<'r>(r: &'r RunResult, sel: &PhaseSel) -> Option<&'r PhaseResult> {
+    r.phases.iter().find(|p| {
+        !p.prepare
+            && p.name == sel.name
+            && sel.job.as_ref().is_none_or(|j| &p.job_name == j)
+            && sel
+                .param
+                .is_none_or(|(k, v)| p.params.get(k).and_then(|x| x.as_f64()) == Some(v))
+    })
+}
+
+/// A null-test number of the run and the factor to the table's unit.
+fn null_raw(r: &RunResult, f: NullField) -> Option<(f64, f64)> {
+    let n = r.null_tests.as_ref()?;
+    const MIB: f64 = 1048576.0;
+    Some(match f {
+        NullField::DiskWrite => (n.local_disk.as_ref()?.write_bytes_per_sec, 1.0 / MIB),
+        NullField::DiskRead => (n.local_disk.as_ref()?.read_bytes_per_sec, 1.0 / MIB),
+        NullField::NetWrite => (n.bandwidth.as_ref()?.write_bytes_per_sec, 1.0 / MIB),
+        NullField::NetRead => (n.bandwidth.as_ref()?.read_bytes_per_sec, 1.0 / MIB),
+        NullField::RoundTrip => (n.round_trip.as_ref()?.median_ns as f64, 1e-6),
+        NullField::Connect => (n.connect.as_ref()?.median_ns as f64, 1e-6),
+    })
+}
+
+/// The raw number of `metric` in phase `p` and the factor that makes it the table's unit.
+fn raw(p: &PhaseResult, metric: Metric) -> Option<(f64, f64)> {
+    const MIB: f64 = 1048576.0;
+    Some(match metric {
+        Metric::MibPerSec => (p.bytes_per_sec, 1.0 / MIB),
+        Metric::OpsPerSec => (p.ops_per_sec, 1.0),
+        Metric::CpuPercent => (p.cpu.cores, 100.0),
+        Metric::KindMibPerWorker(k) => (
+            p.ops_by_kind.iter().find(|o| o.op == k)?.bytes_per_sec,
+            1.0 / MIB / p.workers as f64,
+        ),
+        Metric::AchievedOps => (p.rate.as_ref()?.achieved_ops_per_sec, 1.0),
+        Metric::MeanLatencyMs => (p.latency.mean_ns, 1e-6),
+        Metric::Null(_) => return None,
+    })
+}
+
+fn source(loaded: &Loaded, point: &str, system: &str, cell: &Cell) -> Result<(Source, f64), String> {
+    let (file, r) = loaded
+        .get(&(point.to_string(), system.to_string()))
+        .ok_or_else(|| "not run".to_string())?
+        .as_ref()
+        .map_err(Clone::clone)?;
+    if let Metric::Null(f) = cell.metric {
+        let (raw, factor) = null_raw(r, f).ok_or_else(|| match r.null_tests.as_ref().map(|n| n.errors.join("; ")) {
+            Some(why) if !why.is_empty() => format!("n/a: {why}"),
+            Some(_) => format!("n/a: no {} on the {} backend", f.path(), r.target.backend),
+            None => "n/a: the run has no null tests".into(),
+        })?;
+        return Ok((
+            Source {
+                file: file.clone(),
+                phase: "null tests".into(),
+                raw,
+            },
+            factor,
+        ));
+    }
+    let what = match &cell.phase.job {
+        Some(j) => format!("{} phase in job {j}", cell.phase.name),
+        None => format!("{} phase", cell.phase.name),
+    };
+    let Some(p) = find(r, &cell.phase) else {
+        return Err(match r.status.as_str() {
+            "complete" => format!("n/a: no {what} (not run on {})", r.target.backend),
+            s => format!("error: {s}: {}", r.status_message.as_deref().unwrap_or("")),
+        });
+    };
+    if p.errors.total > 0 {
+        let kinds: Vec<&str> = p.errors.by_kind.keys().map(String::as_str).collect();
+        return Err(format!("error: {} failed ops ({})", p.errors.total, kinds.join(", ")));
+    }
+    if r.status != "complete" {
+        return Err(format!(
+            "error: {}: {}",
+            r.status,
+            r.status_message.as_deref().unwrap_or("")
+        ));
+    }
+    let (raw, factor) = raw(p, cell.metric).ok_or_else(|| format!("n/a: no {} in the {what}", cell.metric.field()))?;
+    Ok((
+        Source {
+            file: file.clone(),
+            phase: p.label.clone(),
+            raw,
+        },
+        factor,
+    ))
+}
+
+fn value(loaded: &Loaded, system: &str, cell: &Cell) -> Value {
+    let main = source(loaded, &cell.point, system, cell);
+    let base = cell
+        .baseline
+        .as_ref()
+        .map(|b| source(loaded, b, system, cell).map_err(|e| format!("n/a: baseline {b}: {e}")));
+    match (main, base) {
+        (Err(e), _) | (Ok(_), Some(Err(e))) => Value::Missing(e),
+        (Ok((src, factor)), None) => Value::Num {
+            value: src.raw * factor,
+            src,
+            factor,
+            baseline: None,
+        },
+        (Ok((src, _)), Some(Ok((b, _)))) if b.raw > 0.0 => Value::Num {
+            value: src.raw / b.raw,
+            src,
+            factor: 1.0,
+            baseline: Some(b),
+        },
+        (Ok(_), Some(Ok(_))) => Value::Missing("n/a: the baseline measured 0".into()),
+    }
+}
+
+/// Numbers for people: three significant digits, whole numbers from 100 up.
+fn short(v: f64, ratio: bool) -> String {
+    if ratio {
+        return format!("{v:.2}");
+    }
+    if v >= 100.0 || v == 0.0 {
+        return format!("{v:.0}");
+    }
+    let decimals = (2 - v.abs().log10().floor() as i32).clamp(0, 9) as usize;
+    format!("{v:.decimals$}")
+}
+
+fn md_escape(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', " ")
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+fn csv_line(fields: &[String]) -> String {
+    let mut l = fields.iter().map(|f| csv_field(f)).collect::<Vec<_>>().join(",");
+    l.push('\n');
+    l
+}
+
+pub struct Rendered {
+    pub markdown: String,
+    /// Long format: a line per cell and system, with its provenance.
+    pub cells_csv: String,
+    /// Wide format, a file per table in the publication's shape.
+    pub tables_csv: Vec<String>,
+}
+
+/// Header of the long CSV.
+pub const CELLS_HEADER: &str =
+    "table,row,column,system,value,unit,result,phase,field,raw,factor,baseline_result,baseline_raw,note";
+
+pub fn render(study: &Study, m: &Manifest, dir: &Path) -> Rendered {
+    let loaded = load(m, dir);
+    let systems: Vec<&str> = m.systems.iter().map(|s| s.label.as_str()).collect();
+    let mut md = String::new();
+    let _ = writeln!(md, "# {}: {}\n", study.name, study.title);
+    let _ = writeln!(
+        md,
+        "Study {} ({}), scale {}, from {}. Systems: {}.\n",
+        m.study_id,
+        m.status,
+        m.scale,
+        study.source,
+        m.systems
+            .iter()
+            .map(|s| format!("`{}` = `{}`", s.label, s.target))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let mut cells_csv = format!("{CELLS_HEADER}\n");
+    let mut tables_csv = Vec::new();
+    for (ti, t) in study.tables.iter().enumerate() {
+        let _ = writeln!(md, "## {}\n", t.title);
+        let mut header: Vec<String> = t.row_header.clone();
+        for c in &t.columns {
+            for s in &systems {
+                header.push(if systems.len() > 1 {
+                    format!("{c} ({s})")
+                } else {
+                    c.clone()
+                });
+            }
+        }
+        let _ = writeln!(
+            md,
+            "| {} |",
+            header.iter().map(|h| md_escape(h)).collect::<Vec<_>>().join(" | ")
+        );
+        let align: Vec<&str> = header
+            .iter()
+            .enumerate()
+            .map(|(i, _)| if i < t.row_header.len() { "---" } else { "---:" })
+            .collect();
+        let _ = writeln!(md, "|{}|", align.join("|"));
+        let mut wide = csv_line(&header);
+        for r in &t.rows {
+            let mut line = r.labels.clone();
+            for (c, cell) in t.columns.iter().zip(&r.cells) {
+                for s in &systems {
+                    let v = value(&loaded, s, cell);
+                    let ratio = cell.baseline.is_some();
+                    let unit = if ratio { "x" } else { cell.metric.unit() };
+                    let mut long = vec![(ti + 1).to_string(), r.labels.join(" / "), c.clone(), s.to_string()];
+                    match &v {
+                        Value::Num {
+                            value,
+                            src,
+                            factor,
+                            baseline,
+                        } => {
+                            line.push(short(*value, ratio));
+                            long.extend([
+                                value.to_string(),
+                                unit.into(),
+                                src.file.clone(),
+                                src.phase.clone(),
+                                cell.metric.field(),
+                                src.raw.to_string(),
+                                factor.to_string(),
+                                baseline.as_ref().map(|b| b.file.clone()).unwrap_or_default(),
+                                baseline.as_ref().map(|b| b.raw.to_string()).unwrap_or_default(),
+                                String::new(),
+                            ]);
+                        }
+                        Value::Missing(why) => {
+                            line.push(why.clone());
+                            long.extend([String::new(), unit.into()]);
+                            long.extend(std::iter::repeat_n(String::new(), 7));
+                            long.push(why.clone());
+                        }
+                    }
+                    cells_csv.push_str(&csv_line(&long));
+                }
+            }
+            let _ = writeln!(
+                md,
+                "| {} |",
+                line.iter().map(|x| md_escape(x)).collect::<Vec<_>>().join(" | ")
+            );
+            wide.push_str(&csv_line(&line));
+        }
+        md.push('\n');
+        tables_csv.push(wide);
+    }
+    if !study.notes.is_empty() {
+        let _ = writeln!(md, "Notes:\n");
+        for n in &study.notes {
+            let _ = writeln!(md, "- {n}");
+        }
+        md.push('\n');
+    }
+    let _ = writeln!(md, "Points (effective parameters at scale {}):\n", m.scale);
+    for p in &m.points {
+        let _ = writeln!(md, "- `{}`: {}", p.id, p.params);
+    }
+    Rendered {
+        markdown: md,
+        cells_csv,
+        tables_csv,
+    }
+}
