@@ -161,6 +161,21 @@ pub struct RunArgs {
     #[arg(long, value_name = "N", help_heading = "Run")]
     pub retries: Option<u32>,
 
+    /// Run N client processes on this machine (rank 0 and N - 1 copies of itself); needs no
+    /// MPI. Across machines, start dfsbench with mpirun or srun instead.
+    #[arg(long, value_name = "N", help_heading = "Processes")]
+    pub procs: Option<usize>,
+
+    /// Read phases read the data of another process, a node away when there are several
+    /// (IOR -C, mdtest -N): defeats client caches.
+    #[arg(long, help_heading = "Processes")]
+    pub shuffle: bool,
+
+    /// How long the processes wait for a missing one at a phase boundary before the run ends
+    /// with a partial result [default: 5m].
+    #[arg(long, value_name = "TIME", help_heading = "Processes")]
+    pub rank_timeout: Option<String>,
+
     /// Seed of random offsets and choices.
     #[arg(long, value_name = "N", help_heading = "Run")]
     pub seed: Option<u64>,

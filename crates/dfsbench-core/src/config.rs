@@ -43,6 +43,8 @@ pub struct RunSpec {
     pub create_bucket: Option<bool>,
     /// Retries of temporary failures per request (network backends; 0: none).
     pub retries: Option<u32>,
+    /// Read phases read another rank's data (IOR -C, mdtest -N).
+    pub shuffle: Option<bool>,
     /// Defaults for every job.
     pub workers: Option<usize>,
     pub threads: Option<usize>,
@@ -91,6 +93,8 @@ pub struct RunConfig {
     pub seed: u64,
     pub create_bucket: bool,
     pub retries: u32,
+    /// Read phases read the data of the workers a node away (multi-process runs).
+    pub shuffle: bool,
     pub jobs: Vec<Job>,
 }
 
@@ -288,6 +292,7 @@ impl RunSpec {
     pub fn merge(&self, over: &RunSpec) -> RunSpec {
         RunSpec {
             verify: over.verify.or(self.verify),
+            shuffle: over.shuffle.or(self.shuffle),
             keep: over.keep.or(self.keep),
             max_errors: over.max_errors.or(self.max_errors),
             seed: over.seed.or(self.seed),
@@ -345,6 +350,7 @@ pub fn validate(run: &RunSpec, jobs: &[JobSpec]) -> Result<RunConfig, ConfigErro
         .collect::<Result<Vec<_>, _>>()?;
     Ok(RunConfig {
         verify: run.verify.unwrap_or(false),
+        shuffle: run.shuffle.unwrap_or(false),
         keep: run.keep.unwrap_or(false),
         max_errors: run.max_errors.unwrap_or(DEFAULT_MAX_ERRORS),
         seed: run.seed.unwrap_or(0x5eed_d15b_e4c4),

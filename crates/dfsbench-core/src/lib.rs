@@ -1,7 +1,9 @@
 //! The dfsbench engine: workloads, workers, measurement and the result document.
 
+pub mod cluster;
 pub mod config;
 pub mod host;
+pub mod part;
 pub mod pattern;
 pub mod plan;
 pub mod result;

@@ -36,6 +36,19 @@ pub struct Phase {
     pub params: BTreeMap<String, Value>,
 }
 
+impl Phase {
+    /// Phases that only read what earlier phases made: with `--shuffle` they read another
+    /// rank's data.
+    pub fn reads_only(&self) -> bool {
+        match self.op {
+            PhaseOp::Meta(p) => matches!(p, MetaPhase::Stat | MetaPhase::Open | MetaPhase::List),
+            PhaseOp::Files { phase, .. } => phase == FilePhase::Read,
+            PhaseOp::IoLayout => false,
+            PhaseOp::Io(rw) => !rw.writes(),
+        }
+    }
+}
+
 /// The phases of job `index`.
 pub fn phases(index: usize, job: &Job) -> Vec<Phase> {
     let base = |op, name: &'static str, label: String, classes, params: Vec<(&str, Value)>| Phase {

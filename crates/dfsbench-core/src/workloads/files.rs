@@ -46,7 +46,12 @@ impl<C: Client> Worker<C> {
             self.existing.resize(f.sets.len(), 0);
         }
         let time_based = ctx.job.duration.is_some() && phase != FilePhase::Delete;
-        let existing = self.existing[set];
+        // Reads read `src`'s files: another rank's with --shuffle.
+        let (owner, existing) = if phase == FilePhase::Read {
+            (self.src, self.src_existing.get(set).copied().unwrap_or(0))
+        } else {
+            (self.id, self.existing[set])
+        };
         let count = match phase {
             FilePhase::Write if time_based => u64::MAX,
             FilePhase::Write => fs.count,
@@ -68,11 +73,11 @@ impl<C: Client> Worker<C> {
             } else {
                 done
             };
-            file_path(&mut self.path, ctx.job_index, self.id, set, i);
+            file_path(&mut self.path, ctx.job_index, owner, set, i);
             let key = FileKey {
                 job: ctx.job_index as u16,
                 set: set as u16,
-                worker: self.id as u32,
+                worker: owner as u32,
                 index: i,
             };
             let start = Instant::now();

@@ -99,7 +99,10 @@ impl<C: Client> Worker<C> {
         let Workload::Meta(m) = &ctx.job.workload else {
             unreachable!("meta phase of a meta job")
         };
-        let (job, layout, w) = (ctx.job_index, m.layout, self.id);
+        // Stat, open and list look at `src`'s files: another rank's with --shuffle.
+        let reads = matches!(phase, MetaPhase::Stat | MetaPhase::Open | MetaPhase::List);
+        let w = if reads { self.src } else { self.id };
+        let (job, layout) = (ctx.job_index, m.layout);
         if self.existing.is_empty() {
             self.existing.push(0);
         }
@@ -113,6 +116,7 @@ impl<C: Client> Worker<C> {
                 }
             }
             MetaPhase::List => 1,
+            _ if reads => self.src_existing.first().copied().unwrap_or(0),
             _ => self.existing[0],
         };
         // The files of a phase differ only in their index: the common prefix is built once.
