@@ -223,9 +223,7 @@ fn a_killed_process_ends_the_run_with_its_name_and_a_partial_result() {
     assert_eq!(run.code, Some(1), "{}", run.describe());
     let line = run.stderr_lines().last().copied().unwrap_or_default().to_string();
     assert!(
-        line.contains(&format!("rank 2 (host "))
-            && line.contains(&format!("pid {victim})"))
-            && line.contains("SIGKILL"),
+        line.contains("rank 2 (host ") && line.contains(&format!("pid {victim})")) && line.contains("SIGKILL"),
         "names the dead process: {line}"
     );
     assert!(line.contains("partial results in"), "{line}");
@@ -248,7 +246,7 @@ fn a_hung_process_times_out_with_its_name_and_a_partial_result() {
     assert_eq!(run.code, Some(1), "{}", run.describe());
     let line = run.stderr_lines().last().copied().unwrap_or_default().to_string();
     assert!(
-        line.contains(&format!("rank 2 (host ")) && line.contains(&format!("pid {victim})")),
+        line.contains("rank 2 (host ") && line.contains(&format!("pid {victim})")),
         "names the hung process: {line}"
     );
     assert!(line.contains("did not finish phase 'write 1 KiB' within 2s"), "{line}");
