@@ -171,6 +171,12 @@ pub struct RunArgs {
     #[arg(long, help_heading = "Processes")]
     pub shuffle: bool,
 
+    /// After a time-limited create or write phase, every worker creates or writes files until
+    /// it has as many as the busiest one (unmeasured; IOR -O stoneWallingWearOut=1), so reads
+    /// find every file.
+    #[arg(long, help_heading = "Processes")]
+    pub stonewall_wear_out: bool,
+
     /// How long the processes wait for a missing one at a phase boundary before the run ends
     /// with a partial result [default: 5m].
     #[arg(long, value_name = "TIME", help_heading = "Processes")]

@@ -53,6 +53,7 @@ fn run_flags(a: &RunArgs) -> RunSpec {
         create_bucket: a.create_bucket.then_some(true),
         retries: a.retries,
         shuffle: a.shuffle.then_some(true),
+        stonewall_wear_out: a.stonewall_wear_out.then_some(true),
         workers: None,
         threads: None,
     }

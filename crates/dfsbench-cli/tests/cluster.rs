@@ -163,6 +163,46 @@ fn procs_shuffled_reads_read_other_processes_files() {
     assert_eq!(u(&common::phase(&result, "stat")["ops"]), 60);
 }
 
+#[test]
+fn wear_out_brings_every_worker_to_the_busiest_ones_count() {
+    let target = Target::temp();
+    let args = [
+        "-w",
+        "meta",
+        "--phases",
+        "create,stat,delete",
+        "--duration",
+        "1s",
+        "-j",
+        "2",
+        "--procs",
+        "2",
+        "--stonewall-wear-out",
+    ];
+    let result = common::run_ok(&target, &args);
+    let by_label = |l: &str| phases(&result).iter().find(|p| p["label"] == l);
+    let create = by_label("create").expect("a create phase");
+    let counts: Vec<u64> = create["workers_detail"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| u(&w["ops"]))
+        .collect();
+    let most = *counts.iter().max().unwrap();
+    let stat = common::phase(&result, "stat");
+    assert_eq!(
+        u(&stat["ops"]),
+        4 * most,
+        "every worker stats as many files as the busiest created"
+    );
+    let wear = by_label("wear-out create");
+    if counts.iter().any(|&c| c != most) {
+        let wear = wear.expect("a wear-out phase when the counts differ");
+        assert_eq!(wear["prepare"], true);
+        assert_eq!(u(&create["ops"]) + u(&wear["ops"]), 4 * most);
+    }
+}
+
 /// The `n` children of `pid` (the `--procs` processes), once all are started.
 fn children(pid: u32, n: usize) -> Vec<i32> {
     let deadline = Instant::now() + Duration::from_secs(10);

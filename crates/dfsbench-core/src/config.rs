@@ -45,6 +45,9 @@ pub struct RunSpec {
     pub retries: Option<u32>,
     /// Read phases read another rank's data (IOR -C, mdtest -N).
     pub shuffle: Option<bool>,
+    /// After a time-limited create/write phase, every worker catches up with the busiest one
+    /// (IOR's stoneWallingWearOut).
+    pub stonewall_wear_out: Option<bool>,
     /// Defaults for every job.
     pub workers: Option<usize>,
     pub threads: Option<usize>,
@@ -95,6 +98,9 @@ pub struct RunConfig {
     pub retries: u32,
     /// Read phases read the data of the workers a node away (multi-process runs).
     pub shuffle: bool,
+    /// After a time-limited create or write phase, every worker creates or writes files until
+    /// it has as many as the busiest worker (unmeasured), so later phases find them all.
+    pub stonewall_wear_out: bool,
     pub jobs: Vec<Job>,
 }
 
@@ -293,6 +299,7 @@ impl RunSpec {
         RunSpec {
             verify: over.verify.or(self.verify),
             shuffle: over.shuffle.or(self.shuffle),
+            stonewall_wear_out: over.stonewall_wear_out.or(self.stonewall_wear_out),
             keep: over.keep.or(self.keep),
             max_errors: over.max_errors.or(self.max_errors),
             seed: over.seed.or(self.seed),
@@ -351,6 +358,7 @@ pub fn validate(run: &RunSpec, jobs: &[JobSpec]) -> Result<RunConfig, ConfigErro
     Ok(RunConfig {
         verify: run.verify.unwrap_or(false),
         shuffle: run.shuffle.unwrap_or(false),
+        stonewall_wear_out: run.stonewall_wear_out.unwrap_or(false),
         keep: run.keep.unwrap_or(false),
         max_errors: run.max_errors.unwrap_or(DEFAULT_MAX_ERRORS),
         seed: run.seed.unwrap_or(0x5eed_d15b_e4c4),

@@ -34,6 +34,9 @@ pub struct Phase {
     pub ramp: Duration,
     pub prepare: bool,
     pub params: BTreeMap<String, Value>,
+    /// A wear-out step (IOR's stoneWallingWearOut): every worker creates or writes files up
+    /// to this count, so that later phases find the same number everywhere.
+    pub until: Option<u64>,
 }
 
 impl Phase {
@@ -46,6 +49,33 @@ impl Phase {
             PhaseOp::IoLayout => false,
             PhaseOp::Io(rw) => !rw.writes(),
         }
+    }
+
+    /// After this time-limited create or write phase, the unmeasured step that brings every
+    /// worker to `most` files, the count the busiest one reached; None when nothing is left.
+    pub fn wear_out(&self, existing: &[Vec<u64>]) -> Option<Phase> {
+        let set = match self.op {
+            PhaseOp::Meta(MetaPhase::Create) => 0,
+            PhaseOp::Files {
+                phase: FilePhase::Write,
+                set,
+            } => set,
+            _ => return None,
+        };
+        self.duration?;
+        let counts = existing.iter().map(|e| e.get(set).copied().unwrap_or(0));
+        let most = counts.clone().max()?;
+        if counts.clone().all(|c| c == most) {
+            return None;
+        }
+        Some(Phase {
+            label: format!("wear-out {}", self.label),
+            duration: None,
+            ramp: Duration::ZERO,
+            prepare: true,
+            until: Some(most),
+            ..self.clone()
+        })
     }
 }
 
@@ -61,6 +91,7 @@ pub fn phases(index: usize, job: &Job) -> Vec<Phase> {
         ramp: job.ramp,
         prepare: false,
         params: params.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+        until: None,
     };
     match &job.workload {
         Workload::Meta(m) => m

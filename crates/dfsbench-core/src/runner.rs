@@ -411,7 +411,10 @@ fn run_job<S: Storage>(
 
         let mut status = Status::Complete;
         let mut existing: std::sync::Arc<Vec<Vec<u64>>> = Default::default();
-        for (seq, phase) in phases(index, job).into_iter().enumerate() {
+        let mut queue: std::collections::VecDeque<Phase> = phases(index, job).into();
+        let mut seq = 0u64;
+        while let Some(phase) = queue.pop_front() {
+            seq += 1;
             let problem = client_error.lock().expect("lock").take();
             // Every rank starts the phase together: this round is the start barrier.
             if let Some(e) = agree(group, problem, &format!("the start of phase '{}'", phase.label)) {
@@ -445,7 +448,7 @@ fn run_job<S: Storage>(
             let cpu0 = cpu_times();
             barrier.wait();
             let mut link = StonewallLink {
-                seq: ((index as u64) << 32) | seq as u64,
+                seq: ((index as u64) << 32) | seq,
                 told: false,
                 heard: false,
             };
@@ -498,6 +501,11 @@ fn run_job<S: Storage>(
             if let Some(result) = merged {
                 observer.phase_finished(&result);
                 results.push(result);
+            }
+            if config.stonewall_wear_out && end.stop.is_none() {
+                if let Some(w) = phase.wear_out(&end.existing) {
+                    queue.push_front(w);
+                }
             }
             existing = std::sync::Arc::new(end.existing);
             match end.stop {

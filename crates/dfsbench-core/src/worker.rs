@@ -77,8 +77,8 @@ impl<C: Client> Worker<C> {
         // Read phases read `src`'s data: its own, or another rank's with --shuffle.
         (self.src, self.src_existing) = source.unwrap_or_else(|| (self.id, self.existing.clone()));
         match phase.op {
-            PhaseOp::Meta(p) => self.run_meta(ctx, p, &mut rec).await,
-            PhaseOp::Files { phase: p, set } => self.run_files(ctx, p, set, &mut rec).await,
+            PhaseOp::Meta(p) => self.run_meta(ctx, p, phase.until, &mut rec).await,
+            PhaseOp::Files { phase: p, set } => self.run_files(ctx, p, set, phase.until, &mut rec).await,
             PhaseOp::IoLayout => self.run_layout(ctx, &mut rec).await,
             PhaseOp::Io(rw) => self.run_io(ctx, rw, &mut rec).await,
         }

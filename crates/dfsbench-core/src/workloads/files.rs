@@ -32,6 +32,7 @@ impl<C: Client> Worker<C> {
         ctx: &JobContext<'_>,
         phase: FilePhase,
         set: usize,
+        until: Option<u64>,
         rec: &mut Recorder<'_>,
     ) {
         let Workload::Files(f) = &ctx.job.workload else {
@@ -52,7 +53,9 @@ impl<C: Client> Worker<C> {
         } else {
             (self.id, self.existing[set])
         };
+        // A wear-out step writes files from the existing count up to `until`.
         let count = match phase {
+            FilePhase::Write if until.is_some() => until.unwrap_or(0),
             FilePhase::Write if time_based => u64::MAX,
             FilePhase::Write => fs.count,
             FilePhase::Read if time_based => u64::MAX,
@@ -62,7 +65,7 @@ impl<C: Client> Worker<C> {
             return;
         }
         let pattern = self.pattern;
-        let mut done = 0u64;
+        let mut done = if until.is_some() { existing } else { 0 };
         while done < count {
             if rec.ctl().should_stop(Instant::now()) {
                 break;

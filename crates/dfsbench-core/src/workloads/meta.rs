@@ -95,7 +95,14 @@ fn tree_path(s: &mut String, job: usize, worker: usize, branch: u64, i: u64) {
 }
 
 impl<C: Client> Worker<C> {
-    pub(crate) async fn run_meta(&mut self, ctx: &JobContext<'_>, phase: MetaPhase, rec: &mut Recorder<'_>) {
+    /// `until`: a wear-out step: create files from the existing count up to `until`.
+    pub(crate) async fn run_meta(
+        &mut self,
+        ctx: &JobContext<'_>,
+        phase: MetaPhase,
+        until: Option<u64>,
+        rec: &mut Recorder<'_>,
+    ) {
         let Workload::Meta(m) = &ctx.job.workload else {
             unreachable!("meta phase of a meta job")
         };
@@ -109,7 +116,9 @@ impl<C: Client> Worker<C> {
         let count = match phase {
             MetaPhase::Mkdir | MetaPhase::Rmdir => m.dirs,
             MetaPhase::Create => {
-                if ctx.job.duration.is_some() {
+                if let Some(n) = until {
+                    n
+                } else if ctx.job.duration.is_some() {
                     u64::MAX
                 } else {
                     m.files
@@ -126,7 +135,7 @@ impl<C: Client> Worker<C> {
             file_prefix(&mut self.path2, job, layout, w);
         }
         let delete_renamed = m.phases.contains(&MetaPhase::Rename);
-        let mut done = 0u64;
+        let mut done = if until.is_some() { self.existing[0] } else { 0 };
         while done < count {
             let i = done;
             // Directories are removed deepest first.
