@@ -176,21 +176,17 @@ impl Group {
         self.broken
     }
 
-    /// Ranks on rank 0's host (IOR's tasks per node), and the number of distinct hosts.
-    pub fn ranks_per_node(&self) -> (usize, usize) {
-        let host0 = &self.members[0].host;
-        let mut hosts: Vec<&str> = self.members.iter().map(|m| m.host.as_str()).collect();
-        hosts.sort_unstable();
-        hosts.dedup();
-        (self.members.iter().filter(|m| &m.host == host0).count(), hosts.len())
-    }
-
-    /// The rank whose data rank `rank` reads with `--shuffle`: a node away when there are
-    /// several nodes (IOR -C / mdtest -N with the tasks-per-node shift), else the next rank.
+    /// The rank whose data rank `rank` reads with `--shuffle` (IOR -C, mdtest -N): the rank
+    /// `shift` places ahead, with the smallest shift that puts every rank's source on another
+    /// host (ranks per node when ranks are placed by slot, 1 when round-robin over nodes); on
+    /// one host, the next rank.
     pub fn shuffle_source(&self, rank: usize) -> usize {
-        let (per_node, nodes) = self.ranks_per_node();
-        let shift = if nodes > 1 { per_node } else { 1 };
-        (rank + shift) % self.size
+        let n = self.size;
+        let host = |r: usize| &self.members[r % n].host;
+        let shift = (1..n)
+            .find(|&s| (0..n).all(|r| host(r + s) != host(r)))
+            .unwrap_or(1);
+        (rank + shift) % n
     }
 
     /// Seconds of the common clock (0 = rank 0's start) at local instant `t`.
@@ -349,4 +345,34 @@ pub fn launcher_size() -> Option<usize> {
     ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "SLURM_STEP_NUM_TASKS"]
         .iter()
         .find_map(|v| std::env::var(v).ok()?.parse().ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn group(hosts: &[&str]) -> Group {
+        let mut g = Group::solo();
+        g.size = hosts.len();
+        g.members = hosts
+            .iter()
+            .enumerate()
+            .map(|(rank, h)| Member {
+                rank,
+                host: h.to_string(),
+                pid: 1,
+            })
+            .collect();
+        g
+    }
+
+    #[test]
+    fn shuffled_reads_come_from_another_node() {
+        let by_slot = group(&["a", "a", "b", "b", "c", "c"]);
+        assert_eq!((0..6).map(|r| by_slot.shuffle_source(r)).collect::<Vec<_>>(), [2, 3, 4, 5, 0, 1]);
+        let round_robin = group(&["a", "b", "a", "b"]);
+        assert_eq!((0..4).map(|r| round_robin.shuffle_source(r)).collect::<Vec<_>>(), [1, 2, 3, 0]);
+        let one_node = group(&["a", "a", "a"]);
+        assert_eq!((0..3).map(|r| one_node.shuffle_source(r)).collect::<Vec<_>>(), [1, 2, 0]);
+    }
 }
