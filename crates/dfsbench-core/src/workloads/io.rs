@@ -1,6 +1,6 @@
 //! fio-style block I/O: sequential or random reads and writes with a real queue depth.
 
-use std::time::Instant;
+use dfsbench_backends::clock::Instant;
 
 use rand::{Rng, RngCore};
 

@@ -1,6 +1,6 @@
 //! mdtest-style metadata phases: mkdir, create, stat, open, list, rename, delete, rmdir.
 
-use std::time::Instant;
+use dfsbench_backends::clock::Instant;
 
 use dfsbench_backends::{Client, OpError};
 
