@@ -4,8 +4,8 @@
 //! Histograms travel in their serialized V2 form and are merged, never averaged; times are on
 //! the common clock (seconds after rank 0's start), so windows of different ranks compare.
 
+use dfsbench_backends::clock::Instant;
 use std::collections::BTreeMap;
-use std::time::Instant;
 
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};

@@ -13,6 +13,7 @@ pub mod mpi;
 
 use std::time::{Duration, Instant};
 
+use dfsbench_backends::clock::Instant as Clock;
 use serde::{Deserialize, Serialize};
 
 /// Message kinds: collective rounds and the stonewall notices sent while a phase runs.
@@ -64,8 +65,9 @@ pub struct Group {
     rank: usize,
     size: usize,
     members: Vec<Member>,
-    /// The local instant that is time 0 of the common clock (rank 0's start).
-    origin: Instant,
+    /// The local instant that is time 0 of the common clock (rank 0's start), on the clock
+    /// the workers time operations with.
+    origin: Clock,
     /// How long a rank waits for the others at a collective step.
     pub timeout: Duration,
     broken: bool,
@@ -91,7 +93,7 @@ impl Group {
                 host: this_host(),
                 pid: std::process::id(),
             }],
-            origin: Instant::now(),
+            origin: Clock::now(),
             timeout: Duration::from_secs(300),
             broken: false,
         }
@@ -106,7 +108,7 @@ impl Group {
             pid: std::process::id(),
         };
         let deadline = Instant::now() + timeout;
-        let mut origin = Instant::now();
+        let mut origin = Clock::now();
         let members = if rank == 0 {
             let mut members = vec![me];
             // One rank at a time: a go, the rank's request, rank 0's clock. The rank puts rank
@@ -130,12 +132,12 @@ impl Group {
             transport
                 .recv(0, TAG_SYNC, deadline)
                 .map_err(|e| describe(e, 0, "did not start"))?;
-            let t0 = Instant::now();
+            let t0 = Clock::now();
             transport.send(0, TAG_SYNC, &serde_json::to_vec(&me).expect("member serializes"))?;
             let reply = transport
                 .recv(0, TAG_SYNC, deadline)
                 .map_err(|e| describe(e, 0, "did not answer"))?;
-            let t1 = Instant::now();
+            let t1 = Clock::now();
             let root_s = f64::from_le_bytes(reply.as_slice().try_into().map_err(|_| "bad clock reply".to_string())?);
             let mid = t0 + (t1 - t0) / 2;
             origin = mid.checked_sub(Duration::from_secs_f64(root_s)).unwrap_or(mid);
@@ -183,14 +185,12 @@ impl Group {
     pub fn shuffle_source(&self, rank: usize) -> usize {
         let n = self.size;
         let host = |r: usize| &self.members[r % n].host;
-        let shift = (1..n)
-            .find(|&s| (0..n).all(|r| host(r + s) != host(r)))
-            .unwrap_or(1);
+        let shift = (1..n).find(|&s| (0..n).all(|r| host(r + s) != host(r))).unwrap_or(1);
         (rank + shift) % n
     }
 
     /// Seconds of the common clock (0 = rank 0's start) at local instant `t`.
-    pub fn clock(&self, t: Instant) -> f64 {
+    pub fn clock(&self, t: Clock) -> f64 {
         if t >= self.origin {
             (t - self.origin).as_secs_f64()
         } else {
@@ -199,7 +199,7 @@ impl Group {
     }
 
     /// The local instant at common-clock second `s`.
-    pub fn instant(&self, s: f64) -> Instant {
+    pub fn instant(&self, s: f64) -> Clock {
         if s >= 0.0 {
             self.origin + Duration::from_secs_f64(s)
         } else {
@@ -369,10 +369,19 @@ mod tests {
     #[test]
     fn shuffled_reads_come_from_another_node() {
         let by_slot = group(&["a", "a", "b", "b", "c", "c"]);
-        assert_eq!((0..6).map(|r| by_slot.shuffle_source(r)).collect::<Vec<_>>(), [2, 3, 4, 5, 0, 1]);
+        assert_eq!(
+            (0..6).map(|r| by_slot.shuffle_source(r)).collect::<Vec<_>>(),
+            [2, 3, 4, 5, 0, 1]
+        );
         let round_robin = group(&["a", "b", "a", "b"]);
-        assert_eq!((0..4).map(|r| round_robin.shuffle_source(r)).collect::<Vec<_>>(), [1, 2, 3, 0]);
+        assert_eq!(
+            (0..4).map(|r| round_robin.shuffle_source(r)).collect::<Vec<_>>(),
+            [1, 2, 3, 0]
+        );
         let one_node = group(&["a", "a", "a"]);
-        assert_eq!((0..3).map(|r| one_node.shuffle_source(r)).collect::<Vec<_>>(), [1, 2, 0]);
+        assert_eq!(
+            (0..3).map(|r| one_node.shuffle_source(r)).collect::<Vec<_>>(),
+            [1, 2, 0]
+        );
     }
 }
