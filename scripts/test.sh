@@ -20,9 +20,24 @@ if ! command -v chromium >/dev/null; then
     fi
 fi
 
+# Open MPI and libclang (bindgen) for the mpi feature and the mpirun tests (tests/cluster.rs).
+if ! command -v mpirun >/dev/null || ! compgen -G "/usr/lib/llvm-*/lib/libclang*.so*" >/dev/null \
+    || ! pkg-config --exists ompi 2>/dev/null; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+        apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+            openmpi-bin libopenmpi-dev libclang-dev pkg-config >/dev/null
+    else
+        echo "test.sh: install openmpi-bin libopenmpi-dev libclang-dev (apt-get) for the mpi tests" >&2
+        exit 1
+    fi
+fi
+# mpirun as root (CI runs as root in a VM).
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+
 # The lab servers (MinIO, SeaweedFS, Swift, HDFS, WebDAV) for tests/servers.rs, cached under
 # .cache/. With DFSBENCH_REQUIRE_LAB=1 a missing server fails the tests instead of skipping them.
 lab/install.sh all
 export DFSBENCH_REQUIRE_LAB=1
 
-cargo test --workspace --locked
+cargo test --workspace --locked --features dfsbench-cli/mpi

@@ -144,7 +144,21 @@ impl Target {
         Ok(match self {
             Target::Posix(path) => AnyStorage::Posix(PosixStorage::create_run(uri, path, run_name)?),
             Target::Mem { latency } => AnyStorage::Mem(MemStorage::with_latency(uri, run_name, *latency)),
-            Target::Net(spec) => AnyStorage::Dal(DalStorage::create_run((**spec).clone(), run_name, net)?),
+            Target::Net(spec) => AnyStorage::Dal(DalStorage::create_run((**spec).clone(), run_name, net, false)?),
+        })
+    }
+
+    /// Open the run directory another process of the same run created (multi-process runs).
+    pub fn join_run(&self, uri: &str, run_name: &str, net: NetOptions) -> Result<AnyStorage, OpError> {
+        Ok(match self {
+            Target::Posix(path) => AnyStorage::Posix(PosixStorage::join_run(uri, path, run_name)?),
+            Target::Mem { .. } => {
+                return Err(OpError::new(
+                    "EINVAL",
+                    "mem:// lives inside one process: runs of several processes need a shared target (a directory or an object store)",
+                ))
+            }
+            Target::Net(spec) => AnyStorage::Dal(DalStorage::create_run((**spec).clone(), run_name, net, true)?),
         })
     }
 }

@@ -120,10 +120,6 @@ pub struct RunArgs {
     #[arg(long, value_name = "N", help_heading = "mix and iterate")]
     pub iterations: Option<u64>,
 
-    /// Read the files another worker wrote in the previous iteration (iterate).
-    #[arg(long, value_name = "0|1", num_args = 0..=1, default_missing_value = "1", value_parser = parse_flag, help_heading = "mix and iterate")]
-    pub shuffle: Option<bool>,
-
     /// Open loop: issue OPS operations per second in total, split over the workers; latency
     /// counts from each operation's intended start (io: with --iodepth 1).
     #[arg(long, value_name = "OPS", help_heading = "Load")]
@@ -210,6 +206,27 @@ pub struct RunArgs {
     /// so results can be read against the hardware.
     #[arg(long, help_heading = "Run")]
     pub null_tests: bool,
+    /// Run N client processes on this machine (rank 0 and N - 1 copies of itself); needs no
+    /// MPI. Across machines, start dfsbench with mpirun or srun instead.
+    #[arg(long, value_name = "N", help_heading = "Processes")]
+    pub procs: Option<usize>,
+
+    /// Reads read another client's data: the same worker of another process, a node away when
+    /// there are several (IOR -C, mdtest -N), or the next worker in a single process; iterate
+    /// reads another worker's previous iteration (DFS-Perf's Shuffle mode).
+    #[arg(long, help_heading = "Processes")]
+    pub shuffle: bool,
+
+    /// After a time-limited create or write phase, every worker creates or writes files until
+    /// it has as many as the busiest one (unmeasured; IOR -O stoneWallingWearOut=1), so reads
+    /// find every file.
+    #[arg(long, help_heading = "Processes")]
+    pub stonewall_wear_out: bool,
+
+    /// How long the processes wait for a missing one at a phase boundary before the run ends
+    /// with a partial result [default: 5m].
+    #[arg(long, value_name = "TIME", help_heading = "Processes")]
+    pub rank_timeout: Option<String>,
 
     /// Seed of random offsets and choices.
     #[arg(long, value_name = "N", help_heading = "Run")]

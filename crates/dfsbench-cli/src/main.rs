@@ -1,6 +1,7 @@
 //! The `dfsbench` command.
 
 mod cli;
+mod group;
 mod progress;
 mod report;
 mod run;

@@ -57,7 +57,7 @@ fn job_flags(a: &RunArgs) -> JobSpec {
         mix: a.mix.clone(),
         ops: a.ops,
         iterations: a.iterations,
-        shuffle: a.shuffle,
+        shuffle: None,
         rate: a.rate,
         rate_steps: a.rate_steps.clone(),
         arrival: a.arrival.clone(),
@@ -76,6 +76,8 @@ fn run_flags(a: &RunArgs) -> RunSpec {
         seed: a.seed,
         create_bucket: a.create_bucket.then_some(true),
         retries: a.retries,
+        shuffle: a.shuffle.then_some(true),
+        stonewall_wear_out: a.stonewall_wear_out.then_some(true),
         workers: None,
         threads: None,
         null_tests: a.null_tests.then_some(true),
@@ -238,12 +240,28 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
         .unwrap_or_else(|| std::env::temp_dir().display().to_string());
     let run_id = new_run_id();
     on_interrupt();
-
-    let mut progress = Progress::new(a.quiet);
-    let outcome = execute(&config, &target, &run_id, &INTERRUPT, &mut progress).map_err(|e| Failure::runtime(e.0))?;
+    let mut group = crate::group::start(a)?;
+    let root = group.is_root();
+    let mut progress = Progress::new(a.quiet || !root);
+    let outcome = execute(&config, &target, &run_id, &INTERRUPT, &mut progress, &mut group);
     progress.finish();
+    let outcome = match outcome {
+        Ok(o) => o,
+        // Rank 0 tells the user; the others would repeat it.
+        Err(e) if root || group.is_broken() => return Err(Failure::runtime(e.0)),
+        Err(_) => std::process::exit(1),
+    };
+    if !root {
+        if let Status::Failed(m) = &outcome.status {
+            if group.is_broken() {
+                eprintln!("dfsbench: rank {}: {m}", group.rank());
+                group.abort(1);
+            }
+        }
+        return Ok(());
+    }
     let result = &outcome.result;
-    let path = save(result, &result_path(a.out.as_deref(), &run_id))?;
+    let path = save(result, &result_path(a.out.as_deref(), &result.run_id))?;
 
     match a.format {
         Format::Table => {
@@ -282,6 +300,7 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
                     ),
                 }
             }
+            print!("{}", stragglers(result));
         }
         Format::Json => println!("{}", serde_json::to_string_pretty(result).expect("results serialize")),
         Format::Csv => print!("{}", phases_csv(result)),
@@ -295,6 +314,11 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
     for w in &outcome.warnings {
         eprintln!("dfsbench: {w}");
     }
+    if group.is_broken() {
+        let why = result.status_message.clone().unwrap_or_default();
+        eprintln!("dfsbench: {why}; partial results in {}", path.display());
+        group.abort(1);
+    }
     let errors: u64 = result.phases.iter().map(|p| p.errors.total).sum();
     match outcome.status {
         Status::Complete if errors == 0 => Ok(()),
@@ -307,4 +331,43 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
             Err(Failure::runtime(format!("{m}; partial results in {}", path.display())))
         }
     }
+}
+
+/// Under the table of a multi-process run: who ran it, and per phase the slowest process when
+/// it is below 80% of the median process's throughput.
+fn stragglers(result: &RunResult) -> String {
+    let Some(c) = &result.cluster else {
+        return String::new();
+    };
+    let mut out = format!(
+        "{} processes on {} node{} ({}){}\n",
+        c.ranks,
+        c.nodes.len(),
+        if c.nodes.len() == 1 { "" } else { "s" },
+        c.mode,
+        if c.shuffle { ", shuffled reads" } else { "" }
+    );
+    for p in result.phases.iter().filter(|p| !p.prepare && p.processes.len() > 1) {
+        let mut rates: Vec<f64> = p.processes.iter().map(|r| r.ops_per_sec).collect();
+        rates.sort_by(f64::total_cmp);
+        let median = rates[rates.len() / 2];
+        let slow = p
+            .processes
+            .iter()
+            .min_by(|a, b| a.ops_per_sec.total_cmp(&b.ops_per_sec))
+            .expect("processes");
+        if median > 0.0 && slow.ops_per_sec < 0.8 * median {
+            out.push_str(&format!(
+                "straggler: {} rank {} on {} at {:.0}% of the median process ({:.1} vs {:.1} ops/s, ends {:.2} s after the first)\n",
+                p.label,
+                slow.rank,
+                slow.host,
+                100.0 * slow.ops_per_sec / median,
+                slow.ops_per_sec,
+                median,
+                slow.end_s - p.processes.iter().map(|r| r.end_s).fold(f64::INFINITY, f64::min),
+            ));
+        }
+    }
+    out
 }

@@ -113,6 +113,7 @@ fn run_corrupted(job: JobSpec, after: &'static str, how: fn(&PathBuf)) -> (Value
         &run_id,
         &NO_INTERRUPT,
         &mut observer,
+        &mut dfsbench_core::cluster::Group::solo(),
     )
     .unwrap_or_else(|e| panic!("the run did not start: {}", e.0));
     assert!(observer.done, "the observer saw the '{after}' phase");

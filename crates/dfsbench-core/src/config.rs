@@ -45,6 +45,11 @@ pub struct RunSpec {
     pub create_bucket: Option<bool>,
     /// Retries of temporary failures per request (network backends; 0: none).
     pub retries: Option<u32>,
+    /// Read phases read another rank's data (IOR -C, mdtest -N).
+    pub shuffle: Option<bool>,
+    /// After a time-limited create/write phase, every worker catches up with the busiest one
+    /// (IOR's stoneWallingWearOut).
+    pub stonewall_wear_out: Option<bool>,
     /// Defaults for every job.
     pub workers: Option<usize>,
     pub threads: Option<usize>,
@@ -110,6 +115,11 @@ pub struct RunConfig {
     pub retries: u32,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub null_tests: bool,
+    /// Read phases read the data of the workers a node away (multi-process runs).
+    pub shuffle: bool,
+    /// After a time-limited create or write phase, every worker creates or writes files until
+    /// it has as many as the busiest worker (unmeasured), so later phases find them all.
+    pub stonewall_wear_out: bool,
     pub jobs: Vec<Job>,
 }
 
@@ -361,6 +371,8 @@ impl RunSpec {
     pub fn merge(&self, over: &RunSpec) -> RunSpec {
         RunSpec {
             verify: over.verify.or(self.verify),
+            shuffle: over.shuffle.or(self.shuffle),
+            stonewall_wear_out: over.stonewall_wear_out.or(self.stonewall_wear_out),
             keep: over.keep.or(self.keep),
             max_errors: over.max_errors.or(self.max_errors),
             seed: over.seed.or(self.seed),
@@ -431,6 +443,8 @@ pub fn validate(run: &RunSpec, jobs: &[JobSpec]) -> Result<RunConfig, ConfigErro
         .collect::<Result<Vec<_>, _>>()?;
     Ok(RunConfig {
         verify: run.verify.unwrap_or(false),
+        shuffle: run.shuffle.unwrap_or(false),
+        stonewall_wear_out: run.stonewall_wear_out.unwrap_or(false),
         keep: run.keep.unwrap_or(false),
         max_errors: run.max_errors.unwrap_or(DEFAULT_MAX_ERRORS),
         seed: run.seed.unwrap_or(0x5eed_d15b_e4c4),
@@ -559,7 +573,7 @@ fn validate_job(index: usize, s: &JobSpec, run: &RunSpec) -> Result<Job, ConfigE
                 ("rate_steps", s.rate_steps.is_some()),
                 ("until_stable", s.until_stable.is_some()),
             ])?;
-            Workload::Iterate(validate_iterate(s).map_err(ctx)?)
+            Workload::Iterate(validate_iterate(s, run).map_err(ctx)?)
         }
         other => {
             return Err(format!(
@@ -693,7 +707,7 @@ fn validate_mix(s: &JobSpec) -> Result<MixJob, ConfigError> {
     })
 }
 
-fn validate_iterate(s: &JobSpec) -> Result<IterateJob, ConfigError> {
+fn validate_iterate(s: &JobSpec, run: &RunSpec) -> Result<IterateJob, ConfigError> {
     let iterations = s.iterations.unwrap_or(3);
     if iterations < 2 {
         return Err(format!(
@@ -712,7 +726,7 @@ fn validate_iterate(s: &JobSpec) -> Result<IterateJob, ConfigError> {
     )?;
     Ok(IterateJob {
         iterations,
-        shuffle: s.shuffle.unwrap_or(false),
+        shuffle: s.shuffle.or(run.shuffle).unwrap_or(false),
         files,
         file_size: s
             .file_size

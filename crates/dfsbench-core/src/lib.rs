@@ -1,10 +1,12 @@
 //! The dfsbench engine: workloads, workers, measurement and the result document.
 
+pub mod cluster;
 pub mod config;
 pub mod dist;
 pub mod host;
 pub mod load;
 mod nulltest;
+pub mod part;
 pub mod pattern;
 pub mod plan;
 pub mod result;

@@ -47,6 +47,51 @@ pub struct Phase {
     pub arrival: Arrival,
     /// End the phase once throughput is steady (time-based phases only).
     pub stable: Option<Stable>,
+    /// A wear-out step (IOR's stoneWallingWearOut): every worker creates or writes files up
+    /// to this count, so that later phases find the same number everywhere.
+    pub until: Option<u64>,
+}
+
+impl Phase {
+    /// Phases that read what earlier phases made: with `--shuffle` they read another worker's
+    /// data (the same worker of another rank, or the next worker in a single process).
+    pub fn reads_shuffled(&self) -> bool {
+        match self.op {
+            PhaseOp::Meta(p) => matches!(p, MetaPhase::Stat | MetaPhase::Open | MetaPhase::List),
+            PhaseOp::Files { phase, .. } => phase == FilePhase::Read,
+            PhaseOp::IoLayout | PhaseOp::MixFill | PhaseOp::Mix => false,
+            PhaseOp::Io(rw) => !rw.writes(),
+            // An iteration reads the previous one's output: another worker's with shuffle.
+            PhaseOp::Iterate(n) => n > 0,
+        }
+    }
+
+    /// After this time-limited create or write phase, the unmeasured step that brings every
+    /// worker to `most` files, the count the busiest one reached; None when nothing is left.
+    pub fn wear_out(&self, existing: &[Vec<u64>]) -> Option<Phase> {
+        let set = match self.op {
+            PhaseOp::Meta(MetaPhase::Create) => 0,
+            PhaseOp::Files {
+                phase: FilePhase::Write,
+                set,
+            } => set,
+            _ => return None,
+        };
+        self.duration?;
+        let counts = existing.iter().map(|e| e.get(set).copied().unwrap_or(0));
+        let most = counts.clone().max()?;
+        if counts.clone().all(|c| c == most) {
+            return None;
+        }
+        Some(Phase {
+            label: format!("wear-out {}", self.label),
+            duration: None,
+            ramp: Duration::ZERO,
+            prepare: true,
+            until: Some(most),
+            ..self.clone()
+        })
+    }
 }
 
 /// The phases of job `index`, with the job's open-loop rate and steady-state rule applied:
@@ -90,6 +135,7 @@ fn workload_phases(index: usize, job: &Job) -> Vec<Phase> {
         rate: None,
         arrival: job.arrival.unwrap_or(Arrival::Uniform),
         stable: None,
+        until: None,
     };
     match &job.workload {
         Workload::Meta(m) => m

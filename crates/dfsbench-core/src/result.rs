@@ -30,6 +30,9 @@ pub struct RunResult {
     /// What the hardware under the run can do at most (with --null-tests).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub null_tests: Option<NullTests>,
+    /// The processes of a run with more than one (`--procs`, mpirun, srun).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<Cluster>,
     pub phases: Vec<PhaseResult>,
 }
 
@@ -68,6 +71,29 @@ pub struct RoundTrips {
     pub min_ns: u64,
     pub median_ns: u64,
     pub max_ns: u64,
+}
+
+/// Who ran a multi-process run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Cluster {
+    /// `procs` (local processes) or `mpi`.
+    pub mode: String,
+    pub ranks: usize,
+    /// Distinct hosts, in rank order of first appearance.
+    pub nodes: Vec<String>,
+    /// Workers of each rank (worker `w` of rank `r` is worker `r * workers_per_rank + w`),
+    /// per job.
+    pub workers_per_rank: Vec<usize>,
+    /// Reads read another rank's data (`--shuffle`).
+    pub shuffle: bool,
+    pub members: Vec<Member>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Member {
+    pub rank: usize,
+    pub host: String,
+    pub pid: u32,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -140,6 +166,11 @@ pub struct PhaseResult {
     pub series: Series,
     pub cpu: Cpu,
     pub workers_detail: Vec<WorkerSummary>,
+    /// Per process and per host, in multi-process runs: stragglers show here.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub processes: Vec<ProcessSummary>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nodes: Vec<NodeSummary>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify: Option<Verify>,
     /// Open-loop load: what was asked and what the target sustained. The phase's `latency` is
@@ -173,6 +204,45 @@ pub struct Steady {
     /// Seconds after the phase started when it became steady (and ended).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stable_at_s: Option<f64>,
+}
+
+/// What one process (rank) did in a phase. Times are seconds after the run started, on rank
+/// 0's clock.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ProcessSummary {
+    pub rank: usize,
+    pub host: String,
+    pub pid: u32,
+    pub workers: usize,
+    pub ops: u64,
+    pub bytes: u64,
+    pub errors: u64,
+    /// When the rank left the phase's start barrier.
+    pub start_s: f64,
+    /// When its last operation ended.
+    pub end_s: f64,
+    pub duration_s: f64,
+    pub ops_per_sec: f64,
+    pub bytes_per_sec: f64,
+    pub p50_ns: u64,
+    pub p99_ns: u64,
+    pub max_ns: u64,
+}
+
+/// The processes of one host in a phase, with their exactly merged latency.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct NodeSummary {
+    pub host: String,
+    pub ranks: Vec<usize>,
+    pub ops: u64,
+    pub bytes: u64,
+    pub errors: u64,
+    pub duration_s: f64,
+    pub ops_per_sec: f64,
+    pub bytes_per_sec: f64,
+    pub p50_ns: u64,
+    pub p99_ns: u64,
+    pub max_ns: u64,
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -268,6 +338,9 @@ pub struct WorkerSummary {
     pub p50_ns: u64,
     pub p99_ns: u64,
     pub max_ns: u64,
+    /// The worker whose files this one read (`--shuffle`), when not its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_from: Option<usize>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

@@ -15,12 +15,16 @@ use futures_util::future::join_all;
 use dfsbench_backends::clock::Instant;
 use dfsbench_backends::{Capabilities, Capability, Client, Drive, Storage};
 
+use serde::{Deserialize, Serialize};
+
+use crate::cluster::{Group, TAG_STONEWALL};
 use crate::config::{Job, MetaPhase, RunConfig, Workload};
 use crate::host::cpu_times;
 use crate::load::Stable;
+use crate::part::{combine, rank_part, RankPart};
 use crate::plan::{phases, Phase};
-use crate::result::{Cpu, OpKind, PhaseResult, RateResult, Series, Steady, Stonewall, Verify, WorkerSummary};
-use crate::stats::{latency, merge_errors, merge_histograms, Live, PhaseControl, WorkerPhase};
+use crate::result::{PhaseResult, Series};
+use crate::stats::{Live, PhaseControl, WorkerPhase};
 use crate::worker::{JobContext, Worker};
 use crate::workloads::{files_dir, io_dir, iterate_setup_dirs, meta_setup_dirs, mix_dir};
 
@@ -49,6 +53,8 @@ pub struct Quiet;
 impl Observer for Quiet {}
 
 const TICK: Duration = Duration::from_millis(100);
+/// How often a rank of a multi-process run checks for stonewall notices.
+const STONEWALL_POLL: Duration = Duration::from_millis(10);
 const SERIES_INTERVAL: Duration = Duration::from_secs(1);
 
 /// What a job needs from a backend.
@@ -126,16 +132,17 @@ pub fn fit_to_backend(config: &mut RunConfig, caps: Capabilities, backend: &str)
     Ok(notes)
 }
 
-/// Run every job of `config` on `storage`. Phases finished before an interruption, an abort or
-/// a failure are returned with the status.
+/// Run every job of `config` on `storage`, as one rank of `group`. Phases finished before an
+/// interruption, an abort or a failure are returned with the status; only rank 0 has results.
 pub fn run<S: Storage>(
     storage: &S,
     config: &RunConfig,
     run_tag: u32,
     interrupt: &'static AtomicBool,
     observer: &mut dyn Observer,
+    group: &mut Group,
 ) -> (Vec<PhaseResult>, Status) {
-    let run_start = Instant::now();
+    let run_start = group.clock(Instant::now());
     let mut results = Vec::new();
     for (index, job) in config.jobs.iter().enumerate() {
         let status = run_job(
@@ -147,6 +154,7 @@ pub fn run<S: Storage>(
             interrupt,
             run_start,
             observer,
+            group,
             &mut results,
         );
         if status != Status::Complete {
@@ -186,14 +194,15 @@ impl Executor {
     }
 }
 
-/// Directories a job needs before its first phase, made on the main thread, unmeasured.
-fn setup_dirs(index: usize, job: &Job) -> Vec<String> {
+/// Directories a job needs before its first phase, for the `workers` of every rank, made by
+/// rank 0's main thread, unmeasured.
+fn setup_dirs(index: usize, job: &Job, workers: usize) -> Vec<String> {
     match &job.workload {
-        Workload::Meta(m) => meta_setup_dirs(index, m, job.workers),
+        Workload::Meta(m) => meta_setup_dirs(index, m, workers),
         Workload::Files(_) => {
             let base = files_dir(index);
             std::iter::once(base.clone())
-                .chain((0..job.workers).map(|w| format!("{base}/w{w}")))
+                .chain((0..workers).map(|w| format!("{base}/w{w}")))
                 .collect()
         }
         Workload::Io(_) => vec![io_dir(index)],
@@ -209,8 +218,8 @@ fn setup_dirs(index: usize, job: &Job) -> Vec<String> {
 
 /// One job's directories hold many files; the mem and posix backends need them made, object
 /// stores (later) ignore them.
-fn setup<S: Storage>(storage: &S, index: usize, job: &Job) -> Result<(), String> {
-    let dirs = setup_dirs(index, job);
+fn setup<S: Storage>(storage: &S, index: usize, job: &Job, workers: usize) -> Result<(), String> {
+    let dirs = setup_dirs(index, job, workers);
     if !storage.capabilities().directories {
         // Object stores have no directories: prefixes exist as soon as objects do.
         return Ok(());
@@ -227,6 +236,101 @@ fn setup<S: Storage>(storage: &S, index: usize, job: &Job) -> Result<(), String>
     })
 }
 
+/// Every rank says whether it can go on; all learn the first problem of any. A lost rank is
+/// a problem too.
+pub(crate) fn agree(group: &mut Group, mine: Option<String>, what: &str) -> Option<String> {
+    let mine = mine.map(String::into_bytes).unwrap_or_default();
+    let answer = group.round(mine, what, |all| {
+        all.into_iter()
+            .enumerate()
+            .find(|(_, p)| !p.is_empty())
+            .map(|(r, p)| {
+                let m = String::from_utf8_lossy(&p).into_owned();
+                if r == 0 {
+                    m
+                } else {
+                    format!("rank {r}: {m}")
+                }
+            })
+            .unwrap_or_default()
+            .into_bytes()
+    });
+    match answer {
+        Ok(a) if a.is_empty() => None,
+        Ok(a) => Some(String::from_utf8_lossy(&a).into_owned()),
+        Err(lost) => Some(lost.message),
+    }
+}
+
+/// What rank 0 tells every rank at the end of a phase.
+#[derive(Serialize, Deserialize, Default)]
+struct PhaseEnd {
+    /// Why the run stops here, if it does: (`interrupted` | `aborted`, message).
+    stop: Option<(String, String)>,
+    /// Files per set of every worker of every rank, by global worker index.
+    existing: Vec<Vec<u64>>,
+}
+
+/// Stonewall notices while a phase runs: a rank tells rank 0 when its first worker finished,
+/// rank 0 tells everyone the earliest such moment, and every rank's workers stop counting
+/// toward the stonewall (within a poll interval, 10 ms).
+struct StonewallLink {
+    seq: u64,
+    told: bool,
+    heard: bool,
+}
+
+impl StonewallLink {
+    fn encode(&self, t: f64) -> Vec<u8> {
+        let mut m = self.seq.to_le_bytes().to_vec();
+        m.extend_from_slice(&t.to_le_bytes());
+        m
+    }
+
+    fn decode(&self, m: &[u8]) -> Option<f64> {
+        let (seq, t) = m.split_at_checked(8)?;
+        let t = f64::from_le_bytes(t.try_into().ok()?);
+        (u64::from_le_bytes(seq.try_into().ok()?) == self.seq).then_some(t)
+    }
+
+    fn poll(&mut self, group: &mut Group, ctl: &PhaseControl) {
+        if group.size() == 1 || (self.told && self.heard) {
+            return;
+        }
+        if group.is_root() {
+            let mut first = ctl.first_done_at().map(|t| group.clock(t));
+            for r in 1..group.size() {
+                for m in group.drain(r, TAG_STONEWALL) {
+                    if let Some(t) = self.decode(&m) {
+                        first = Some(first.map_or(t, |f| f.min(t)));
+                    }
+                }
+            }
+            if let Some(t) = first {
+                for r in 1..group.size() {
+                    group.notify(r, TAG_STONEWALL, &self.encode(t));
+                }
+                ctl.mark_done(group.instant(t));
+                (self.told, self.heard) = (true, true);
+            }
+            return;
+        }
+        if !self.told {
+            if let Some(t) = ctl.first_done_at() {
+                let m = self.encode(group.clock(t));
+                group.notify(0, TAG_STONEWALL, &m);
+                self.told = true;
+            }
+        }
+        for m in group.drain(0, TAG_STONEWALL) {
+            if let Some(t) = self.decode(&m) {
+                ctl.mark_done(group.instant(t));
+                self.heard = true;
+            }
+        }
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn run_job<S: Storage>(
     storage: &S,
@@ -235,11 +339,21 @@ fn run_job<S: Storage>(
     job: &Job,
     run_tag: u32,
     interrupt: &'static AtomicBool,
-    run_start: Instant,
+    run_start: f64,
     observer: &mut dyn Observer,
+    group: &mut Group,
     results: &mut Vec<PhaseResult>,
 ) -> Status {
-    if let Err(e) = setup(storage, index, job) {
+    let (rank, ranks) = (group.rank(), group.size());
+    let total_workers = job.workers * ranks;
+    // Worker w of rank r is worker r * workers + w of the job: names never collide.
+    let base = rank * job.workers;
+    let made = if group.is_root() {
+        setup(storage, index, job, total_workers).err()
+    } else {
+        None
+    };
+    if let Some(e) = agree(group, made, &format!("the setup of job '{}'", job.name)) {
         return Status::Failed(e);
     }
     let caps = storage.capabilities();
@@ -255,17 +369,31 @@ fn run_job<S: Storage>(
         config,
         job,
         job_index: index,
+        total_workers,
     };
     let queue_depth = match &job.workload {
         Workload::Io(io) => io.iodepth,
         _ => 1,
     };
+    // With --shuffle, read phases (and iterations) read the data of the same worker of another
+    // rank, or in a single process the next worker's.
+    let shuffles = config.shuffle || matches!(&job.workload, Workload::Iterate(it) if it.shuffle);
+    let shuffle = shuffles.then(|| Shuffle {
+        base: if ranks > 1 {
+            group.shuffle_source(rank) * job.workers
+        } else {
+            0
+        },
+        shift: usize::from(ranks == 1),
+        workers: job.workers,
+    });
     let lives: Vec<Live> = (0..job.workers).map(|_| Live::default()).collect();
     let barrier = Barrier::new(threads + 1);
-    let current: Mutex<Option<(Phase, std::sync::Arc<PhaseControl>)>> = Mutex::new(None);
+    let current: Mutex<Option<Current>> = Mutex::new(None);
     let collected: Mutex<Vec<WorkerPhase>> = Mutex::new(Vec::new());
     let client_error: Mutex<Option<String>> = Mutex::new(None);
     let (done_tx, done_rx) = mpsc::channel::<()>();
+    let poll_every = if ranks > 1 { STONEWALL_POLL } else { TICK };
 
     std::thread::scope(|scope| {
         for t in 0..threads {
@@ -281,7 +409,7 @@ fn run_job<S: Storage>(
                     for &id in &ids {
                         match storage.client(queue_depth) {
                             Ok(c) => {
-                                let mut w = Worker::new(id, c, ctx, run_tag);
+                                let mut w = Worker::new(base + id, c, ctx, run_tag);
                                 w.alone = ids.len() == 1;
                                 workers.push(w);
                             }
@@ -290,12 +418,13 @@ fn run_job<S: Storage>(
                     }
                     loop {
                         barrier.wait();
-                        let Some((phase, ctl)) = current.lock().expect("lock").clone() else {
+                        let Some(cur) = current.lock().expect("lock").clone() else {
                             break;
                         };
-                        let out = rt.block_on(join_all(
-                            workers.iter_mut().map(|w| w.run_phase(ctx, &phase, &ctl, &lives[w.id])),
-                        ));
+                        let out = rt.block_on(join_all(workers.iter_mut().map(|w| {
+                            let source = cur.source_of(w.id - base);
+                            w.run_phase(ctx, &cur.phase, &cur.ctl, &lives[w.id - base], source)
+                        })));
                         collected.lock().expect("lock").extend(out);
                         let _ = done_tx.send(());
                         barrier.wait();
@@ -306,8 +435,14 @@ fn run_job<S: Storage>(
         drop(done_tx);
 
         let mut status = Status::Complete;
-        for phase in phases(index, job) {
-            if let Some(e) = client_error.lock().expect("lock").take() {
+        let mut existing: std::sync::Arc<Vec<Vec<u64>>> = Default::default();
+        let mut queue: std::collections::VecDeque<Phase> = phases(index, job).into();
+        let mut seq = 0u64;
+        while let Some(phase) = queue.pop_front() {
+            seq += 1;
+            let problem = client_error.lock().expect("lock").take();
+            // Every rank starts the phase together: this round is the start barrier.
+            if let Some(e) = agree(group, problem, &format!("the start of phase '{}'", phase.label)) {
                 status = Status::Failed(e);
                 break;
             }
@@ -319,8 +454,14 @@ fn run_job<S: Storage>(
                 config.max_errors,
                 interrupt,
             ));
-            *current.lock().expect("lock") = Some((phase.clone(), ctl.clone()));
-            observer.phase_started(&phase, job.workers);
+            let shuffled = shuffle.filter(|_| phase.reads_shuffled());
+            *current.lock().expect("lock") = Some(Current {
+                phase: phase.clone(),
+                ctl: ctl.clone(),
+                shuffle: shuffled,
+                existing: existing.clone(),
+            });
+            observer.phase_started(&phase, total_workers);
             // Zero the live counters before the phase starts: a worker thread scheduled late
             // would otherwise show the sampler its previous phase's totals, and the series (and
             // the progress rate) would go backwards when it resets them.
@@ -331,34 +472,84 @@ fn run_job<S: Storage>(
             }
             let cpu0 = cpu_times();
             barrier.wait();
-            let (series, stable_at) = sample(&ctl, &lives, threads, &done_rx, phase.stable, observer);
+            let mut link = StonewallLink {
+                seq: ((index as u64) << 32) | seq,
+                told: false,
+                heard: false,
+            };
+            let sampled = sample(
+                &ctl,
+                &lives,
+                threads,
+                &done_rx,
+                phase.stable,
+                observer,
+                poll_every,
+                &mut |ctl| link.poll(group, ctl),
+            );
             barrier.wait();
             let cpu1 = cpu_times();
             let workers = std::mem::take(&mut *collected.lock().expect("lock"));
-            let mut result = merge(&phase, job, threads, &ctl, run_start, workers, series, cpu0, cpu1);
-            result.steady = phase.stable.map(|s| Steady {
-                band: s.band,
-                window_s: s.window.as_secs_f64(),
-                stable: stable_at.is_some(),
-                stable_at_s: stable_at,
+            let part = rank_part(rank, threads, &ctl, workers, sampled, cpu0, cpu1, &|t| group.clock(t));
+            let mine = serde_json::to_vec(&part).expect("a part serializes");
+            let members = group.members().to_vec();
+            let mut merged = None;
+            let what = format!("phase '{}'", phase.label);
+            let round = group.round(mine, &what, |all| {
+                let parts: Vec<RankPart> = all
+                    .iter()
+                    .map(|p| serde_json::from_slice(p).expect("a part from this program"))
+                    .collect();
+                let result = combine(&phase, job, &parts, ranks, &members, run_start);
+                let end = phase_end(&parts, &result, &phase, config, total_workers);
+                merged = Some(result);
+                serde_json::to_vec(&end).expect("a phase end serializes")
             });
-            observer.phase_finished(&result);
-            let errors = result.errors.clone();
-            results.push(result);
-            if ctl.interrupted() {
-                status = Status::Interrupted;
-                break;
+            // Stonewall notices that crossed the end of the phase.
+            for r in 0..ranks {
+                if r != rank && (group.is_root() || r == 0) {
+                    group.drain(r, TAG_STONEWALL);
+                }
             }
-            if ctl.aborted() {
-                let why = match crate::stats::top_error(&errors) {
-                    Some((kind, n, msg)) => format!("{n} x {kind}: {msg}"),
-                    None => "errors".into(),
-                };
-                status = Status::Aborted(format!(
-                    "stopped after {} errors (max_errors) in phase '{}', most often {why}",
-                    config.max_errors, phase.label
-                ));
-                break;
+            let end: PhaseEnd = match round {
+                Ok(reply) => serde_json::from_slice(&reply).expect("a phase end from this program"),
+                Err(lost) => {
+                    // Rank 0 keeps what the ranks that arrived measured.
+                    let parts: Vec<RankPart> = lost
+                        .parts
+                        .iter()
+                        .flatten()
+                        .filter_map(|p| serde_json::from_slice(p).ok())
+                        .collect();
+                    if !parts.is_empty() {
+                        let result = combine(&phase, job, &parts, ranks, &members, run_start);
+                        observer.phase_finished(&result);
+                        results.push(result);
+                    }
+                    status = Status::Failed(lost.message);
+                    break;
+                }
+            };
+            if let Some(result) = merged {
+                observer.phase_finished(&result);
+                results.push(result);
+            }
+            if config.stonewall_wear_out && end.stop.is_none() {
+                if let Some(w) = phase.wear_out(&end.existing) {
+                    queue.push_front(w);
+                }
+            }
+            existing = std::sync::Arc::new(end.existing);
+            match end.stop {
+                Some((kind, _)) if kind == "interrupted" => {
+                    status = Status::Interrupted;
+                    break;
+                }
+                Some((_, why)) => {
+                    status = Status::Aborted(why);
+                    break;
+                }
+                None => {}
             }
         }
         *current.lock().expect("lock") = None;
@@ -367,9 +558,69 @@ fn run_job<S: Storage>(
     })
 }
 
+/// Whose data the workers of a rank read with --shuffle: local worker `w` reads global worker
+/// `base + (w + shift) % workers`.
+#[derive(Clone, Copy)]
+struct Shuffle {
+    base: usize,
+    shift: usize,
+    workers: usize,
+}
+
+/// The phase every worker thread runs now.
+#[derive(Clone)]
+struct Current {
+    phase: Phase,
+    ctl: std::sync::Arc<PhaseControl>,
+    /// With --shuffle in a read phase: whose data is read.
+    shuffle: Option<Shuffle>,
+    /// Files per set of every global worker after the previous phase.
+    existing: std::sync::Arc<Vec<Vec<u64>>>,
+}
+
+impl Current {
+    /// Whose data local worker `w` reads, and how many files that worker has.
+    fn source_of(&self, w: usize) -> Option<(usize, Vec<u64>)> {
+        let s = self.shuffle?;
+        let src = s.base + (w + s.shift) % s.workers;
+        Some((src, self.existing.get(src).cloned().unwrap_or_default()))
+    }
+}
+
+/// Rank 0's verdict after a phase: stop or go on, and who has which files.
+fn phase_end(parts: &[RankPart], result: &PhaseResult, phase: &Phase, config: &RunConfig, workers: usize) -> PhaseEnd {
+    let mut existing = vec![Vec::new(); workers];
+    for p in parts {
+        for (w, e) in &p.existing {
+            if let Some(slot) = existing.get_mut(*w) {
+                *slot = e.clone();
+            }
+        }
+    }
+    let stop = if parts.iter().any(|p| p.interrupted) {
+        Some(("interrupted".to_string(), String::new()))
+    } else if parts.iter().any(|p| p.aborted) {
+        let why = match crate::stats::top_error(&result.errors) {
+            Some((kind, n, msg)) => format!("{n} x {kind}: {msg}"),
+            None => "errors".into(),
+        };
+        Some((
+            "aborted".to_string(),
+            format!(
+                "stopped after {} errors (max_errors) in phase '{}', most often {why}",
+                config.max_errors, phase.label
+            ),
+        ))
+    } else {
+        None
+    };
+    PhaseEnd { stop, existing }
+}
+
 /// Watch a running phase until every thread reports done; returns the per-second series and,
 /// with a steady-state rule, when throughput became steady (seconds after the phase started),
 /// which also ends the phase.
+#[allow(clippy::too_many_arguments)]
 fn sample(
     ctl: &PhaseControl,
     lives: &[Live],
@@ -377,6 +628,8 @@ fn sample(
     done_rx: &mpsc::Receiver<()>,
     stable: Option<Stable>,
     observer: &mut dyn Observer,
+    poll_every: Duration,
+    poll: &mut dyn FnMut(&PhaseControl),
 ) -> (Series, Option<f64>) {
     let totals = || {
         lives.iter().fold((0, 0, 0), |(o, b, e), l| {
@@ -403,12 +656,13 @@ fn sample(
     let mut next_tick = ctl.start + TICK;
     let mut next_sample = ctl.start + SERIES_INTERVAL;
     while done < threads {
-        let wait = next_tick.saturating_duration_since(Instant::now());
+        let wait = next_tick.saturating_duration_since(Instant::now()).min(poll_every);
         match done_rx.recv_timeout(wait) {
             Ok(()) => done += 1,
             Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
         }
+        poll(ctl);
         let now = Instant::now();
         if now >= next_tick {
             let (o, b, e) = totals();
@@ -433,6 +687,8 @@ fn sample(
             }
         }
     }
+    // A rank tells the others its stonewall before it reports the phase.
+    poll(ctl);
     let end = totals();
     if end != last || series.ops.is_empty() {
         push(&mut series, &mut last, end);
@@ -442,162 +698,4 @@ fn sample(
 
 fn secs(d: Duration) -> f64 {
     d.as_secs_f64()
-}
-
-fn rate(n: u64, seconds: f64) -> f64 {
-    if seconds > 0.0 {
-        n as f64 / seconds
-    } else {
-        0.0
-    }
-}
-
-/// Merge the workers' measurements of one phase exactly.
-#[allow(clippy::too_many_arguments)]
-fn merge(
-    phase: &Phase,
-    job: &Job,
-    threads: usize,
-    ctl: &PhaseControl,
-    run_start: Instant,
-    mut workers: Vec<WorkerPhase>,
-    series: Series,
-    cpu0: (f64, f64),
-    cpu1: (f64, f64),
-) -> PhaseResult {
-    workers.sort_by_key(|w| w.worker);
-    let measured_from = ctl.ramp_end.unwrap_or(ctl.start);
-    let last_end = workers.iter().filter_map(|w| w.last_end).max().unwrap_or(measured_from);
-    let duration = secs(last_end.saturating_duration_since(measured_from));
-
-    let class_count = phase.classes.len();
-    let mut kinds = Vec::new();
-    for c in 0..class_count {
-        let hist = merge_histograms(workers.iter().map(|w| &w.classes[c].hist));
-        let ops: u64 = workers.iter().map(|w| w.classes[c].ops).sum();
-        let bytes: u64 = workers.iter().map(|w| w.classes[c].bytes).sum();
-        kinds.push((phase.classes[c], hist, ops, bytes));
-    }
-    let all = merge_histograms(kinds.iter().map(|k| &k.1));
-    let ops: u64 = kinds.iter().map(|k| k.2).sum();
-    let bytes: u64 = kinds.iter().map(|k| k.3).sum();
-    let active: Vec<_> = kinds.iter().filter(|k| k.2 > 0).collect();
-    let ops_by_kind = if active.len() > 1 {
-        active
-            .iter()
-            .map(|(name, hist, ops, bytes)| OpKind {
-                op: name.to_string(),
-                ops: *ops,
-                bytes: *bytes,
-                ops_per_sec: rate(*ops, duration),
-                bytes_per_sec: rate(*bytes, duration),
-                latency: latency(hist),
-            })
-            .collect()
-    } else {
-        Vec::new()
-    };
-
-    // Stonewall, as IOR: from the common start (every worker leaves the same barrier) to the
-    // moment the first worker finished, counting what each worker had finished by then.
-    let first_done = ctl.first_done_at().unwrap_or(last_end);
-    let sw_duration = secs(first_done.saturating_duration_since(measured_from));
-    let sw_ops: u64 = workers.iter().map(|w| w.stonewall_ops).sum();
-    let sw_bytes: u64 = workers.iter().map(|w| w.stonewall_bytes).sum();
-
-    let ttfb: Vec<&hdrhistogram::Histogram<u64>> = workers.iter().filter_map(|w| w.ttfb.as_ref()).collect();
-    let ttfb = (!ttfb.is_empty()).then(|| latency(&merge_histograms(ttfb)));
-    let retries = workers.iter().map(|w| w.retries).sum();
-    let service: Vec<&hdrhistogram::Histogram<u64>> = workers.iter().filter_map(|w| w.service.as_ref()).collect();
-    let rate_result = phase.rate.map(|r| RateResult {
-        requested_ops_per_sec: r,
-        achieved_ops_per_sec: rate(ops, duration),
-        arrival: format!("{:?}", phase.arrival).to_lowercase(),
-        service_latency: latency(&merge_histograms(service)),
-    });
-    let mut params = phase.params.clone();
-    if let Some(engine) = workers.iter().find_map(|w| w.engine) {
-        params.insert("ioengine".into(), serde_json::json!(engine.name()));
-    }
-    let mut errors = crate::result::Errors::default();
-    let mut items = 0;
-    let mut verify = Verify::default();
-    let mut detail = Vec::with_capacity(workers.len());
-    for w in workers {
-        let hist = merge_histograms(w.classes.iter().map(|c| &c.hist));
-        let w_ops: u64 = w.classes.iter().map(|c| c.ops).sum();
-        let w_bytes: u64 = w.classes.iter().map(|c| c.bytes).sum();
-        let w_dur = match (w.first_start, w.last_end) {
-            (Some(_), Some(e)) => secs(e.saturating_duration_since(measured_from)),
-            _ => 0.0,
-        };
-        detail.push(WorkerSummary {
-            worker: w.worker,
-            ops: w_ops,
-            bytes: w_bytes,
-            errors: w.errors.total,
-            duration_s: w_dur,
-            ops_per_sec: rate(w_ops, w_dur),
-            bytes_per_sec: rate(w_bytes, w_dur),
-            p50_ns: if hist.is_empty() {
-                0
-            } else {
-                hist.value_at_quantile(0.5)
-            },
-            p99_ns: if hist.is_empty() {
-                0
-            } else {
-                hist.value_at_quantile(0.99)
-            },
-            max_ns: hist.max(),
-        });
-        items += w.items;
-        verify.checked_bytes += w.verified_bytes;
-        verify.mismatches += w.mismatches;
-        merge_errors(&mut errors, w.errors);
-    }
-    let cpu_user = cpu1.0 - cpu0.0;
-    let cpu_sys = cpu1.1 - cpu0.1;
-    let wall = secs(last_end.saturating_duration_since(ctl.start));
-    PhaseResult {
-        name: phase.name.to_string(),
-        label: phase.label.clone(),
-        job: phase.job,
-        job_name: job.name.clone(),
-        workload: job.workload.name().to_string(),
-        params,
-        prepare: phase.prepare,
-        workers: job.workers,
-        threads,
-        start_s: secs(ctl.start.saturating_duration_since(run_start)),
-        duration_s: duration,
-        ramp_s: secs(phase.ramp),
-        ops,
-        bytes,
-        items,
-        ops_per_sec: rate(ops, duration),
-        bytes_per_sec: rate(bytes, duration),
-        errors,
-        stonewall: Stonewall {
-            duration_s: sw_duration,
-            ops: sw_ops,
-            bytes: sw_bytes,
-            ops_per_sec: rate(sw_ops, sw_duration),
-            bytes_per_sec: rate(sw_bytes, sw_duration),
-        },
-        latency: latency(&all),
-        ttfb,
-        retries,
-        ops_by_kind,
-        series,
-        cpu: Cpu {
-            user_s: cpu_user,
-            sys_s: cpu_sys,
-            cores: if wall > 0.0 { (cpu_user + cpu_sys) / wall } else { 0.0 },
-        },
-        workers_detail: detail,
-        rate: rate_result,
-        steady: None,
-        verify: (verify.checked_bytes > 0 || verify.mismatches > 0).then_some(verify),
-    }
 }

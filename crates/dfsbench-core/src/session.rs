@@ -9,10 +9,11 @@ use sha2::{Digest, Sha256};
 use dfsbench_backends::dal::NetOptions;
 use dfsbench_backends::{with_storage, Storage, Target, TargetInfo};
 
+use crate::cluster::Group;
 use crate::config::RunConfig;
 use crate::host::host;
 use crate::result::{self, RunResult, Tool};
-use crate::runner::{fit_to_backend, run, Observer, Status};
+use crate::runner::{agree, fit_to_backend, run, Observer, Status};
 
 /// A run that could not start: nothing was measured.
 #[derive(Debug)]
@@ -56,23 +57,58 @@ pub struct Outcome {
     pub warnings: Vec<String>,
 }
 
-/// Run `config` against `target_uri`.
+/// Run `config` against `target_uri` as one rank of `group`. Rank 0's `run_id` names the run
+/// for every rank; rank 0 creates and removes the run directory, the others join it, and only
+/// rank 0's outcome holds the results.
 pub fn execute(
     config: &RunConfig,
     target_uri: &str,
     run_id: &str,
     interrupt: &'static AtomicBool,
     observer: &mut dyn Observer,
+    group: &mut Group,
 ) -> Result<Outcome, StartError> {
+    let run_id = group
+        .round(run_id.as_bytes().to_vec(), "the start of the run", |all| all[0].clone())
+        .map(|id| String::from_utf8_lossy(&id).into_owned())
+        .map_err(|lost| StartError(lost.message))?;
+    let run_id = run_id.as_str();
     let target = Target::parse(target_uri).map_err(|e| StartError(e.message))?;
     let run_name = format!("{}{run_id}", dfsbench_backends::posix::RUN_PREFIX);
     let net = NetOptions {
         create_bucket: config.create_bucket,
         retries: config.retries,
     };
-    let storage = target
-        .open_run(target_uri, &run_name, net)
-        .map_err(|e| StartError(e.message))?;
+    if group.size() > 1 && matches!(target, Target::Mem { .. }) {
+        return Err(StartError(
+            "mem:// lives inside one process: runs of several processes need a shared target (a directory or an object store)".into(),
+        ));
+    }
+    // Rank 0 makes the run directory before anyone else looks for it.
+    let created = group.is_root().then(|| target.open_run(target_uri, &run_name, net));
+    let problem = created
+        .as_ref()
+        .and_then(|c| c.as_ref().err())
+        .map(|e| e.message.clone());
+    if let Some(e) = agree(group, problem, "the creation of the run directory") {
+        return Err(StartError(e));
+    }
+    let storage = match created {
+        Some(c) => c,
+        None => target.join_run(target_uri, &run_name, net),
+    };
+    let problem = storage.as_ref().err().map(|e| e.message.clone());
+    let joined = agree(group, problem, "the opening of the run directory");
+    let storage = match (storage, joined) {
+        (Ok(s), None) => s,
+        (storage, Some(e)) => {
+            if let (Ok(s), true) = (&storage, group.is_root()) {
+                with_storage!(s, s => { let _ = s.remove_run(); });
+            }
+            return Err(StartError(e));
+        }
+        (Err(e), None) => return Err(StartError(e.message)),
+    };
     let started_at = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
     let tag = run_tag(run_id);
 
@@ -82,7 +118,9 @@ pub fn execute(
         let notes = match fit_to_backend(&mut config, s.capabilities(), &info.backend) {
             Ok(notes) => notes,
             Err(e) => {
-                let _ = s.remove_run();
+                if group.is_root() {
+                    let _ = s.remove_run();
+                }
                 return Err(StartError(e));
             }
         };
@@ -93,10 +131,15 @@ pub fn execute(
             Target::Net(spec) => spec.endpoint_address(),
             _ => None,
         };
-        let null_tests = config.null_tests.then(|| crate::nulltest::run(s, endpoint, run_id));
-        let (phases, status) = run(s, &config, tag, interrupt, observer);
-        let mut warnings = notes;
-        if !config.keep {
+        // One process measures the hardware; the others wait for it at the first phase.
+        let null_tests = (config.null_tests && group.is_root()).then(|| crate::nulltest::run(s, endpoint, run_id));
+        let (phases, status) = run(s, &config, tag, interrupt, observer, group);
+        let mut warnings = if group.is_root() { notes } else { Vec::new() };
+        // Nobody may still be working in the run directory when rank 0 removes it.
+        if !group.is_broken() {
+            let _ = group.barrier("the end of the run");
+        }
+        if !config.keep && group.is_root() {
             if let Err(e) = s.remove_run() {
                 warnings.push(format!("could not remove the run directory {}: {e}", info.run_path));
             }
@@ -124,9 +167,39 @@ pub fn execute(
             config: config_json,
             config_hash,
             null_tests,
+            cluster: cluster(group, &config),
             phases,
         };
         Ok(Outcome { result, status, warnings })
+    })
+}
+
+/// Who ran the run, when more than one process did.
+fn cluster(group: &Group, config: &RunConfig) -> Option<result::Cluster> {
+    if group.size() == 1 {
+        return None;
+    }
+    let mut nodes: Vec<String> = Vec::new();
+    for m in group.members() {
+        if !nodes.contains(&m.host) {
+            nodes.push(m.host.clone());
+        }
+    }
+    Some(result::Cluster {
+        mode: group.kind().to_string(),
+        ranks: group.size(),
+        nodes,
+        workers_per_rank: config.jobs.iter().map(|j| j.workers).collect(),
+        shuffle: config.shuffle,
+        members: group
+            .members()
+            .iter()
+            .map(|m| result::Member {
+                rank: m.rank,
+                host: m.host.clone(),
+                pid: m.pid,
+            })
+            .collect(),
     })
 }
 

@@ -101,10 +101,12 @@ impl PhaseControl {
         }
     }
 
-    fn mark_done(&self, at: Instant) {
-        if !self.first_done.swap(true, Relaxed) {
-            *self.first_done_at.lock().expect("stonewall lock") = Some(at);
-        }
+    /// Set the stonewall at `at`: a worker of this process finished, or another rank said
+    /// one of its workers did. The earliest mark wins.
+    pub fn mark_done(&self, at: Instant) {
+        self.first_done.store(true, Relaxed);
+        let mut first = self.first_done_at.lock().expect("stonewall lock");
+        *first = Some(first.map_or(at, |t| t.min(at)));
     }
 
     pub fn first_done_at(&self) -> Option<Instant> {
@@ -142,6 +144,11 @@ pub struct WorkerPhase {
     /// Service time (actual start to end) of paced phases, whose main histograms hold the
     /// response time from the intended start.
     pub service: Option<Histogram<u64>>,
+    /// Files the worker has after the phase, per file set (what another rank's shuffled
+    /// reads of them may read).
+    pub existing: Vec<u64>,
+    /// The worker whose data this one read, when not its own (`--shuffle`).
+    pub read_from: Option<usize>,
 }
 
 /// The recording side of a worker in one phase.
@@ -186,6 +193,8 @@ impl<'a> Recorder<'a> {
                 retries: 0,
                 engine: None,
                 service: None,
+                existing: Vec::new(),
+                read_from: None,
             },
             ops: 0,
             bytes: 0,

@@ -15,8 +15,12 @@ use crate::stats::{Live, PhaseControl, Recorder, WorkerPhase};
 
 /// State of one worker that lives across the phases of a job.
 pub struct Worker<C: Client> {
-    /// Index of the worker in the job.
+    /// Index of the worker in the job, over all ranks (rank * workers per rank + local index).
     pub id: usize,
+    /// Whose data read phases read: `id`, or another rank's worker with `--shuffle`; and how
+    /// many files that worker has per set.
+    pub(crate) src: usize,
+    pub(crate) src_existing: Vec<u64>,
     pub(crate) client: C,
     /// Buffer of whole-file reads and writes, filled with random bytes once.
     pub(crate) buf: AlignedBuf,
@@ -40,6 +44,8 @@ pub struct JobContext<'a> {
     pub config: &'a RunConfig,
     pub job: &'a Job,
     pub job_index: usize,
+    /// Workers of the job over all ranks.
+    pub total_workers: usize,
 }
 
 impl<C: Client> Worker<C> {
@@ -50,6 +56,8 @@ impl<C: Client> Worker<C> {
         rng.fill_bytes(&mut buf);
         Worker {
             id,
+            src: id,
+            src_existing: Vec::new(),
             client,
             buf,
             path: String::with_capacity(256),
@@ -92,10 +100,14 @@ impl<C: Client> Worker<C> {
         phase: &Phase,
         ctl: &PhaseControl,
         live: &Live,
+        source: Option<(usize, Vec<u64>)>,
     ) -> WorkerPhase {
         let mut rec = Recorder::new(self.id, phase.classes, ctl, live);
+        // Read phases read `src`'s data: its own, or another rank's with --shuffle.
+        (self.src, self.src_existing) = source.unwrap_or_else(|| (self.id, self.existing.clone()));
         self.pacer = phase.rate.map(|r| {
-            let workers = ctx.job.workers;
+            // The rate is the total over every worker of every process.
+            let workers = ctx.total_workers;
             rec.measure_service();
             Pacer::new(
                 ctl.start,
@@ -108,15 +120,18 @@ impl<C: Client> Worker<C> {
             )
         });
         match phase.op {
-            PhaseOp::Meta(p) => self.run_meta(ctx, p, &mut rec).await,
-            PhaseOp::Files { phase: p, set } => self.run_files(ctx, p, set, &mut rec).await,
+            PhaseOp::Meta(p) => self.run_meta(ctx, p, phase.until, &mut rec).await,
+            PhaseOp::Files { phase: p, set } => self.run_files(ctx, p, set, phase.until, &mut rec).await,
             PhaseOp::IoLayout => self.run_layout(ctx, &mut rec).await,
             PhaseOp::Io(rw) => self.run_io(ctx, rw, &mut rec).await,
             PhaseOp::MixFill => self.run_mix_fill(ctx, &mut rec).await,
             PhaseOp::Mix => self.run_mix(ctx, &mut rec).await,
             PhaseOp::Iterate(n) => self.run_iterate(ctx, n, &mut rec).await,
         }
-        rec.finish()
+        let mut out = rec.finish();
+        out.existing = self.existing.clone();
+        out.read_from = (self.src != self.id).then_some(self.src);
+        out
     }
 }
 

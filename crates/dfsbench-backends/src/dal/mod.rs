@@ -183,8 +183,9 @@ impl DalStorage {
         Ok(op.layer(HttpClientLayer::new(HttpClient::with(http_client(pool)?))))
     }
 
-    /// Open `spec`, check the service answers, and create this run's prefix with its marker.
-    pub fn create_run(spec: Spec, run_name: &str, opts: NetOptions) -> Result<Self, OpError> {
+    /// Open `spec`, check the service answers, and create this run's prefix with its marker;
+    /// with `join`, open the prefix another process of the same run created instead.
+    pub fn create_run(spec: Spec, run_name: &str, opts: NetOptions, join: bool) -> Result<Self, OpError> {
         let auth = match &spec.service {
             Service::Swift { auth_url, .. } => {
                 let client = http_client(1)?;
@@ -238,6 +239,18 @@ impl DalStorage {
                     }
                 }
             };
+            if join {
+                let marker = admin.read(&format!("{run_dir}{RUN_MARKER}")).await;
+                return match marker {
+                    Ok(m) if String::from_utf8_lossy(&m.to_vec()).trim() == run_name => Ok(()),
+                    _ => Err(OpError::new(
+                        "ENOENT",
+                        format!(
+                            "{what}: the run prefix {run_dir} is not visible here: every process needs the same target"
+                        ),
+                    )),
+                };
+            }
             if exists {
                 return Err(OpError::new(
                     "EEXIST",

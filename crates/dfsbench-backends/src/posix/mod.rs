@@ -85,6 +85,33 @@ impl PosixStorage {
         })
     }
 
+    /// Open the run directory another process of the same run created (multi-process runs);
+    /// its marker must name the run.
+    pub fn join_run(uri: &str, target: &Path, run_name: &str) -> Result<Self, OpError> {
+        let run_dir = target.join(run_name);
+        match std::fs::read_to_string(run_dir.join(RUN_MARKER)) {
+            Ok(m) if m.trim() == run_name => {}
+            _ => {
+                return Err(OpError::new(
+                    "ENOENT",
+                    format!(
+                        "run directory {} is not visible here: every process needs the same shared --target",
+                        run_dir.display()
+                    ),
+                ))
+            }
+        }
+        let run_fd = open_dir(&run_dir)?;
+        let fs_type = fs_type_name(run_fd.as_raw_fd());
+        Ok(PosixStorage {
+            uri: uri.to_string(),
+            run_dir,
+            run_name: run_name.to_string(),
+            run_fd: Arc::new(run_fd),
+            fs_type,
+        })
+    }
+
     pub fn run_dir(&self) -> &Path {
         &self.run_dir
     }

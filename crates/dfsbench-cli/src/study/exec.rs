@@ -7,6 +7,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Instant, SystemTime};
 
 use dfsbench_backends::Target;
+use dfsbench_core::cluster::Group;
 use dfsbench_core::config::{validate, RunSpec};
 use dfsbench_core::runner::{Quiet, Status};
 use dfsbench_core::session::{execute as execute_run, new_run_id};
@@ -165,7 +166,14 @@ pub fn execute(
             };
             let config = validate(&spec, &point.jobs).map_err(|e| Failure::usage(format!("{}: {e}", point.id)))?;
             let run_id = new_run_id();
-            let (run, status) = match execute_run(&config, &sys.target, &run_id, &INTERRUPT, &mut Quiet) {
+            let (run, status) = match execute_run(
+                &config,
+                &sys.target,
+                &run_id,
+                &INTERRUPT,
+                &mut Quiet,
+                &mut Group::solo(),
+            ) {
                 Err(e) => (
                     RunRecord {
                         system: sys.label.clone(),

@@ -32,6 +32,7 @@ impl<C: Client> Worker<C> {
         ctx: &JobContext<'_>,
         phase: FilePhase,
         set: usize,
+        until: Option<u64>,
         rec: &mut Recorder<'_>,
     ) {
         let Workload::Files(f) = &ctx.job.workload else {
@@ -46,8 +47,15 @@ impl<C: Client> Worker<C> {
             self.existing.resize(f.sets.len(), 0);
         }
         let time_based = ctx.job.duration.is_some() && phase != FilePhase::Delete;
-        let existing = self.existing[set];
+        // Reads read `src`'s files: another rank's with --shuffle.
+        let (owner, existing) = if phase == FilePhase::Read {
+            (self.src, self.src_existing.get(set).copied().unwrap_or(0))
+        } else {
+            (self.id, self.existing[set])
+        };
+        // A wear-out step writes files from the existing count up to `until`.
         let count = match phase {
+            FilePhase::Write if until.is_some() => until.unwrap_or(0),
             FilePhase::Write if time_based => u64::MAX,
             FilePhase::Write => fs.count,
             FilePhase::Read if time_based => u64::MAX,
@@ -57,7 +65,7 @@ impl<C: Client> Worker<C> {
             return;
         }
         let pattern = self.pattern;
-        let mut done = 0u64;
+        let mut done = if until.is_some() { existing } else { 0 };
         while done < count {
             let Some((intended, start)) = self.begin(rec.ctl()).await else {
                 break;
@@ -68,11 +76,11 @@ impl<C: Client> Worker<C> {
             } else {
                 done
             };
-            file_path(&mut self.path, ctx.job_index, self.id, set, i);
+            file_path(&mut self.path, ctx.job_index, owner, set, i);
             let key = FileKey {
                 job: ctx.job_index as u16,
                 set: set as u16,
-                worker: self.id as u32,
+                worker: owner as u32,
                 index: i,
             };
             let (result, mismatch) = match phase {

@@ -97,7 +97,7 @@ impl<C: Client> Worker<C> {
             return;
         }
         let (path, _) = file_and_region(ctx, io, self.id);
-        let regions = if io.shared_file { ctx.job.workers as u64 } else { 1 };
+        let regions = if io.shared_file { ctx.total_workers as u64 } else { 1 };
         let size = (io.size / io.bs as u64) * io.bs as u64 * regions;
         let key = file_key(ctx, io, self.id);
         let mut buf = AlignedBuf::new(LAYOUT_CHUNK);
@@ -131,7 +131,9 @@ impl<C: Client> Worker<C> {
         };
         let bs = io.bs as u64;
         let blocks = io.size / bs;
-        let (path, region) = file_and_region(ctx, io, self.id);
+        // Pure reads read `src`'s file or region: another rank's with --shuffle.
+        let owner = if rw.writes() { self.id } else { self.src };
+        let (path, region) = file_and_region(ctx, io, owner);
         let opts = BlockOpts {
             block_size: io.bs,
             queue_depth: io.iodepth,
@@ -150,7 +152,7 @@ impl<C: Client> Worker<C> {
                 self.rng.fill_bytes(file.buffer(slot));
             }
         }
-        let key = file_key(ctx, io, self.id);
+        let key = file_key(ctx, io, owner);
         let time_based = ctx.job.duration.is_some();
         let total = if time_based { u64::MAX } else { blocks };
         let mut order = BlockOrder::new(blocks, rw.random(), self.rng.next_u64());

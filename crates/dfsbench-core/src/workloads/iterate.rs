@@ -41,16 +41,6 @@ fn file_path(s: &mut String, job: usize, iteration: u64, worker: usize, i: u64) 
     push_num(s, i);
 }
 
-/// The worker whose files worker `w` reads: itself, or with shuffle the next one, so every
-/// read crosses to another client (and, with workers spread over hosts, to another host).
-pub(crate) fn source(w: usize, workers: usize, shuffle: bool) -> usize {
-    if shuffle {
-        (w + 1) % workers
-    } else {
-        w
-    }
-}
-
 fn key(job: usize, iteration: u64, worker: usize, i: u64) -> FileKey {
     FileKey {
         job: job as u16,
@@ -70,7 +60,9 @@ impl<C: Client> Worker<C> {
             direct: it.direct,
             fsync: it.fsync,
         };
-        let src = source(self.id, ctx.job.workers, it.shuffle);
+        // With shuffle the runner hands every worker another one's files (`src`): the next
+        // worker, or in a run of several processes the same worker of another process.
+        let src = self.src;
         let pattern = self.pattern;
         for i in 0..it.files {
             if n > 0 {
@@ -134,11 +126,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn shuffle_reads_another_workers_files() {
-        assert_eq!(source(2, 4, false), 2);
-        assert_eq!(source(2, 4, true), 3);
-        assert_eq!(source(3, 4, true), 0);
-        assert_eq!(source(0, 1, true), 0, "a single worker can only read its own files");
+    fn iteration_paths() {
         let mut s = String::new();
         file_path(&mut s, 0, 2, 1, 7);
         assert_eq!(s, "j0-iter/i2/w1/f7");

@@ -95,24 +95,38 @@ fn tree_path(s: &mut String, job: usize, worker: usize, branch: u64, i: u64) {
 }
 
 impl<C: Client> Worker<C> {
-    pub(crate) async fn run_meta(&mut self, ctx: &JobContext<'_>, phase: MetaPhase, rec: &mut Recorder<'_>) {
+    /// `until`: a wear-out step: create files from the existing count up to `until`.
+    pub(crate) async fn run_meta(
+        &mut self,
+        ctx: &JobContext<'_>,
+        phase: MetaPhase,
+        until: Option<u64>,
+        rec: &mut Recorder<'_>,
+    ) {
         let Workload::Meta(m) = &ctx.job.workload else {
             unreachable!("meta phase of a meta job")
         };
-        let (job, layout, w) = (ctx.job_index, m.layout, self.id);
+        // Stat, open and list look at `src`'s files: another rank's with --shuffle.
+        let reads = matches!(phase, MetaPhase::Stat | MetaPhase::Open | MetaPhase::List);
+        let w = if reads { self.src } else { self.id };
+        let (job, layout) = (ctx.job_index, m.layout);
         if self.existing.is_empty() {
             self.existing.push(0);
         }
         let count = match phase {
             MetaPhase::Mkdir | MetaPhase::Rmdir => m.dirs,
             MetaPhase::Create => {
-                if ctx.job.duration.is_some() {
+                // A wear-out step creates the files up to `until` this worker still lacks.
+                if let Some(n) = until {
+                    n.saturating_sub(self.existing[0])
+                } else if ctx.job.duration.is_some() {
                     u64::MAX
                 } else {
                     m.files
                 }
             }
             MetaPhase::List => 1,
+            _ if reads => self.src_existing.first().copied().unwrap_or(0),
             _ => self.existing[0],
         };
         // The files of a phase differ only in their index: the common prefix is built once.

@@ -1,0 +1,386 @@
+//! Runs of several processes: `--procs N` on one machine and `mpirun -np 4`. Totals are the
+//! sums of the processes, phases never overlap across processes, shuffled reads read another
+//! process's files, and a dead or hung process ends the run with its name and a partial result.
+
+mod common;
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{expect_ok, f, phases, run_with, u, Target};
+use serde_json::Value;
+
+fn sum(items: &Value, field: &str) -> u64 {
+    items.as_array().expect("an array").iter().map(|i| u(&i[field])).sum()
+}
+
+/// Totals equal the sums over processes, nodes and workers; every global worker appears once;
+/// no process starts a phase before every process finished the one before.
+fn check_cluster(result: &Value, ranks: u64, workers_per_rank: u64, mode: &str) {
+    let c = &result["cluster"];
+    assert_eq!(c["mode"], mode);
+    assert_eq!(u(&c["ranks"]), ranks);
+    assert_eq!(c["members"].as_array().unwrap().len() as u64, ranks);
+    let mut prev_end: Option<(f64, String)> = None;
+    for p in phases(result) {
+        let label = p["label"].as_str().unwrap();
+        assert_eq!(u(&p["workers"]), ranks * workers_per_rank, "{label}");
+        let procs = p["processes"].as_array().expect("processes");
+        assert_eq!(procs.len() as u64, ranks, "{label}: one entry per process");
+        for field in ["ops", "bytes", "errors"] {
+            let total = if field == "errors" {
+                u(&p["errors"]["total"])
+            } else {
+                u(&p[field])
+            };
+            assert_eq!(
+                sum(&p["processes"], field),
+                total,
+                "{label}: {field} = sum of processes"
+            );
+            assert_eq!(sum(&p["nodes"], field), total, "{label}: {field} = sum of nodes");
+            assert_eq!(
+                sum(&p["workers_detail"], field),
+                total,
+                "{label}: {field} = sum of workers"
+            );
+        }
+        let ids: Vec<u64> = p["workers_detail"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| u(&w["worker"]))
+            .collect();
+        assert_eq!(
+            ids,
+            (0..ranks * workers_per_rank).collect::<Vec<_>>(),
+            "{label}: global worker ids"
+        );
+        for (r, pr) in procs.iter().enumerate() {
+            assert_eq!(u(&pr["rank"]), r as u64);
+            assert_eq!(u(&pr["workers"]), workers_per_rank);
+            assert!(
+                f(&pr["start_s"]) <= f(&pr["end_s"]),
+                "{label}: rank {r} ends after it starts"
+            );
+        }
+        // The barrier: the earliest start of this phase is after the latest end of the last.
+        let start = procs.iter().map(|r| f(&r["start_s"])).fold(f64::INFINITY, f64::min);
+        if let Some((end, prev)) = &prev_end {
+            assert!(
+                start >= *end,
+                "a process started '{label}' at {start} before every process finished '{prev}' (last at {end})"
+            );
+        }
+        let end = procs.iter().map(|r| f(&r["end_s"])).fold(0.0, f64::max);
+        prev_end = Some((end, label.to_string()));
+    }
+}
+
+/// Every worker of the read phase read the files of a worker of another process, and found
+/// the data that worker wrote.
+fn check_shuffled(p: &Value, workers_per_rank: u64) {
+    let label = p["label"].as_str().unwrap();
+    for w in p["workers_detail"].as_array().unwrap() {
+        let (me, from) = (u(&w["worker"]), u(&w["read_from"]));
+        assert_ne!(
+            me / workers_per_rank,
+            from / workers_per_rank,
+            "{label}: worker {me} read its own rank's files"
+        );
+        assert_eq!(
+            me % workers_per_rank,
+            from % workers_per_rank,
+            "{label}: same worker slot"
+        );
+    }
+}
+
+#[test]
+fn procs_totals_are_sums_and_phases_do_not_overlap() {
+    let target = Target::temp();
+    let args = [
+        "-w",
+        "files",
+        "--files",
+        "20",
+        "--file-size",
+        "4k",
+        "-j",
+        "2",
+        "--procs",
+        "4",
+    ];
+    let result = common::run_ok(&target, &args);
+    check_cluster(&result, 4, 2, "procs");
+    assert!(result["cluster"]["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|m| u(&m["pid"]) > 0));
+}
+
+#[test]
+fn procs_shuffled_reads_read_other_processes_files() {
+    let target = Target::temp();
+    let args = [
+        "-w",
+        "files",
+        "--files",
+        "10",
+        "--file-size",
+        "8k",
+        "-j",
+        "2",
+        "--procs",
+        "3",
+        "--shuffle",
+        "--verify",
+    ];
+    let result = common::run_ok(&target, &args);
+    check_cluster(&result, 3, 2, "procs");
+    assert_eq!(result["cluster"]["shuffle"], true);
+    let read = common::phase(&result, "read");
+    check_shuffled(read, 2);
+    assert_eq!(
+        u(&read["verify"]["checked_bytes"]),
+        60 * 8192,
+        "every byte read was checked"
+    );
+    assert_eq!(u(&read["verify"]["mismatches"]), 0);
+    let write = common::phase(&result, "write");
+    assert!(
+        write["workers_detail"][0].get("read_from").is_none(),
+        "writes write their own files"
+    );
+
+    let target = Target::temp();
+    let args = ["-w", "meta", "--files", "30", "-j", "1", "--procs", "2", "--shuffle"];
+    let result = common::run_ok(&target, &args);
+    for name in ["stat", "open", "list"] {
+        check_shuffled(common::phase(&result, name), 1);
+    }
+    assert_eq!(u(&common::phase(&result, "stat")["ops"]), 60);
+}
+
+#[test]
+fn wear_out_brings_every_worker_to_the_busiest_ones_count() {
+    let target = Target::temp();
+    let args = [
+        "-w",
+        "meta",
+        "--phases",
+        "create,stat,delete",
+        "--duration",
+        "1s",
+        "-j",
+        "2",
+        "--procs",
+        "2",
+        "--stonewall-wear-out",
+    ];
+    let result = common::run_ok(&target, &args);
+    let by_label = |l: &str| phases(&result).iter().find(|p| p["label"] == l);
+    let create = by_label("create").expect("a create phase");
+    let counts: Vec<u64> = create["workers_detail"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| u(&w["ops"]))
+        .collect();
+    let most = *counts.iter().max().unwrap();
+    let stat = common::phase(&result, "stat");
+    assert_eq!(
+        u(&stat["ops"]),
+        4 * most,
+        "every worker stats as many files as the busiest created"
+    );
+    let wear = by_label("wear-out create");
+    if counts.iter().any(|&c| c != most) {
+        let wear = wear.expect("a wear-out phase when the counts differ");
+        assert_eq!(wear["prepare"], true);
+        assert_eq!(u(&create["ops"]) + u(&wear["ops"]), 4 * most);
+    }
+}
+
+/// The `n` children of `pid` (the `--procs` processes), once all are started.
+fn children(pid: u32, n: usize) -> Vec<i32> {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let text = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default();
+        let kids: Vec<i32> = text.split_whitespace().filter_map(|p| p.parse().ok()).collect();
+        if kids.len() >= n || Instant::now() > deadline {
+            return kids;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Start a 3-process time-based run, send `signal` to process 2 after a second, and return
+/// the outcome, the time the run took and the pid of process 2.
+fn disturbed_run(signal: i32) -> (common::Run, Duration, i32) {
+    let target = Target::temp();
+    let scratch = tempfile::tempdir().unwrap();
+    let result_file = scratch.path().join("result.json");
+    let started = Instant::now();
+    let child = Command::new(common::bin())
+        .args(["run", "-t", &target.uri(), "-q", "-o"])
+        .arg(&result_file)
+        .args(["-w", "files", "--files", "1000000", "--file-size", "1k", "-j", "1"])
+        .args(["--duration", "4s", "--procs", "3", "--rank-timeout", "2s"])
+        .current_dir(scratch.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let kids = children(child.id(), 2);
+    assert_eq!(kids.len(), 2, "--procs 3 started two more processes");
+    std::thread::sleep(Duration::from_secs(1));
+    let victim = kids[1];
+    // SAFETY: kill(2) on a process this test started.
+    assert_eq!(unsafe { libc::kill(victim, signal) }, 0);
+    let out = child.wait_with_output().unwrap();
+    let took = started.elapsed();
+    let text = std::fs::read_to_string(&result_file).ok();
+    let run = common::Run {
+        code: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        result: text.map(|t| serde_json::from_str(&t).unwrap()),
+        scratch,
+    };
+    assert!(
+        target.run_dirs().is_empty(),
+        "run directory removed: {:?}",
+        target.run_dirs()
+    );
+    (run, took, victim)
+}
+
+#[test]
+fn a_killed_process_ends_the_run_with_its_name_and_a_partial_result() {
+    let (run, took, victim) = disturbed_run(libc::SIGKILL);
+    assert_eq!(run.code, Some(1), "{}", run.describe());
+    let line = run.stderr_lines().last().copied().unwrap_or_default().to_string();
+    assert!(
+        line.contains("rank 2 (host ") && line.contains(&format!("pid {victim})")) && line.contains("SIGKILL"),
+        "names the dead process: {line}"
+    );
+    assert!(line.contains("partial results in"), "{line}");
+    let result = run.result();
+    common::validate(result);
+    assert_eq!(result["status"], "failed");
+    let write = common::phase(result, "write");
+    assert_eq!(
+        write["processes"].as_array().unwrap().len(),
+        2,
+        "the two live processes' measurements"
+    );
+    assert!(u(&write["ops"]) > 0);
+    assert!(took < Duration::from_secs(10), "ended at the phase end, took {took:?}");
+}
+
+#[test]
+fn a_hung_process_times_out_with_its_name_and_a_partial_result() {
+    let (run, took, victim) = disturbed_run(libc::SIGSTOP);
+    assert_eq!(run.code, Some(1), "{}", run.describe());
+    let line = run.stderr_lines().last().copied().unwrap_or_default().to_string();
+    assert!(
+        line.contains("rank 2 (host ") && line.contains(&format!("pid {victim})")),
+        "names the hung process: {line}"
+    );
+    assert!(line.contains("did not finish phase 'write 1 KiB' within 2s"), "{line}");
+    assert_eq!(run.result()["status"], "failed");
+    assert!(
+        took < Duration::from_secs(15),
+        "the timeout ended the run, took {took:?}"
+    );
+    // The hung process was ended too, not left behind.
+    assert!(
+        !std::path::Path::new(&format!("/proc/{victim}")).exists(),
+        "process {victim} is gone"
+    );
+}
+
+#[test]
+fn procs_refuses_what_cannot_work() {
+    let r = common::run("mem://", &["-w", "meta", "--procs", "2"]);
+    assert_eq!(r.code, Some(1), "{}", r.describe());
+    assert!(r.stderr.contains("mem:// lives inside one process"), "{}", r.describe());
+    let dir = Target::temp();
+    let r = common::run(&dir.uri(), &["-w", "meta", "--shuffle"]);
+    assert_eq!(r.code, Some(2), "{}", r.describe());
+    assert!(
+        r.stderr.contains("--shuffle reads another process's data"),
+        "{}",
+        r.describe()
+    );
+    let r = common::run(&dir.uri(), &["-w", "meta", "--procs", "2", "--rank-timeout", "soon"]);
+    assert_eq!(r.code, Some(2), "{}", r.describe());
+    assert!(r.stderr.contains("--rank-timeout"), "{}", r.describe());
+}
+
+/// `mpirun -np N` on this machine, as CI runs it (as root in a VM: allow it, no shared-memory
+/// single-copy mechanism).
+fn mpirun(np: usize) -> Option<Command> {
+    let found = Command::new("mpirun")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        assert!(
+            std::env::var_os("DFSBENCH_REQUIRE_LAB").is_none(),
+            "mpirun is missing: scripts/test.sh installs openmpi-bin"
+        );
+        eprintln!("mpirun not found: skipping (apt-get install openmpi-bin libopenmpi-dev)");
+        return None;
+    }
+    let mut cmd = Command::new("mpirun");
+    cmd.args(["-np", &np.to_string(), "--oversubscribe"])
+        .args([
+            "--mca",
+            "btl",
+            "self,vader",
+            "--mca",
+            "btl_vader_single_copy_mechanism",
+            "none",
+        ])
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .arg(common::bin());
+    Some(cmd)
+}
+
+#[cfg(feature = "mpi")]
+#[test]
+fn mpirun_four_ranks_write_one_result() {
+    let Some(cmd) = mpirun(4) else { return };
+    let target = Target::temp();
+    let args = [
+        "-w",
+        "files",
+        "--files",
+        "10",
+        "--file-size",
+        "4k",
+        "-j",
+        "2",
+        "--shuffle",
+        "--verify",
+    ];
+    let r = run_with(cmd, &target.uri(), &args);
+    let result = expect_ok(&target, &args, r);
+    check_cluster(&result, 4, 2, "mpi");
+    check_shuffled(common::phase(&result, "read"), 2);
+    assert_eq!(u(&common::phase(&result, "read")["verify"]["mismatches"]), 0);
+}
+
+#[cfg(not(feature = "mpi"))]
+#[test]
+fn mpirun_without_the_mpi_feature_says_how_to_get_it() {
+    let Some(cmd) = mpirun(2) else { return };
+    let target = Target::temp();
+    let r = run_with(cmd, &target.uri(), &["-w", "meta", "--files", "5"]);
+    assert_ne!(r.code, Some(0), "{}", r.describe());
+    assert!(r.stderr.contains("built without MPI"), "{}", r.describe());
+}

@@ -1,0 +1,422 @@
+//! One rank's measurements of a phase, as sent to rank 0, and their exact merge into the phase
+//! result. A solo run is a group of one and goes the same way.
+//!
+//! Histograms travel in their serialized V2 form and are merged, never averaged; times are on
+//! the common clock (seconds after rank 0's start), so windows of different ranks compare.
+
+use dfsbench_backends::clock::Instant;
+use std::collections::BTreeMap;
+
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+
+use crate::cluster::Member;
+use crate::config::Job;
+use crate::plan::Phase;
+use crate::result::{
+    Cpu, Errors, NodeSummary, OpKind, PhaseResult, ProcessSummary, RateResult, Series, Steady, Stonewall, Verify,
+    WorkerSummary,
+};
+use crate::stats::{deserialize, latency, merge_errors, merge_histograms, serialize, PhaseControl, WorkerPhase};
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct ClassPart {
+    pub ops: u64,
+    pub bytes: u64,
+    pub hist: String,
+}
+
+/// What one rank measured in one phase.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct RankPart {
+    pub rank: usize,
+    pub threads: usize,
+    /// When this rank left the start barrier, and when its measurement began (after ramp-up).
+    pub start_s: f64,
+    pub measured_from_s: f64,
+    /// End of its last operation.
+    pub end_s: Option<f64>,
+    /// When its stonewall was set: its own first worker done, or another rank's notice.
+    pub first_done_s: Option<f64>,
+    pub classes: Vec<ClassPart>,
+    pub ttfb: Option<String>,
+    /// Service time (actual start to end) of a paced phase.
+    pub service: Option<String>,
+    /// When this rank's throughput became steady (seconds after its phase start).
+    pub stable_at_s: Option<f64>,
+    pub errors: Errors,
+    pub items: u64,
+    pub retries: u64,
+    pub verified_bytes: u64,
+    pub mismatches: u64,
+    pub engine: Option<String>,
+    pub stonewall_ops: u64,
+    pub stonewall_bytes: u64,
+    pub series: Series,
+    pub cpu_user_s: f64,
+    pub cpu_sys_s: f64,
+    pub workers: Vec<WorkerSummary>,
+    /// Files each worker has after the phase, per file set, by global worker index.
+    pub existing: Vec<(usize, Vec<u64>)>,
+    pub interrupted: bool,
+    pub aborted: bool,
+}
+
+fn rate(n: u64, seconds: f64) -> f64 {
+    if seconds > 0.0 {
+        n as f64 / seconds
+    } else {
+        0.0
+    }
+}
+
+fn quantile(hist: &Histogram<u64>, q: f64) -> u64 {
+    if hist.is_empty() {
+        0
+    } else {
+        hist.value_at_quantile(q)
+    }
+}
+
+/// Sum this rank's workers up; `clock` maps a local instant to the common clock.
+#[allow(clippy::too_many_arguments)]
+pub fn rank_part(
+    rank: usize,
+    threads: usize,
+    ctl: &PhaseControl,
+    mut workers: Vec<WorkerPhase>,
+    (series, stable_at_s): (Series, Option<f64>),
+    cpu0: (f64, f64),
+    cpu1: (f64, f64),
+    clock: &dyn Fn(Instant) -> f64,
+) -> RankPart {
+    workers.sort_by_key(|w| w.worker);
+    let measured_from = ctl.ramp_end.unwrap_or(ctl.start);
+    let class_count = workers.first().map_or(0, |w| w.classes.len());
+    let classes = (0..class_count)
+        .map(|c| ClassPart {
+            ops: workers.iter().map(|w| w.classes[c].ops).sum(),
+            bytes: workers.iter().map(|w| w.classes[c].bytes).sum(),
+            hist: serialize(&merge_histograms(workers.iter().map(|w| &w.classes[c].hist))),
+        })
+        .collect();
+    let ttfb: Vec<&Histogram<u64>> = workers.iter().filter_map(|w| w.ttfb.as_ref()).collect();
+    let ttfb = (!ttfb.is_empty()).then(|| serialize(&merge_histograms(ttfb)));
+    let service: Vec<&Histogram<u64>> = workers.iter().filter_map(|w| w.service.as_ref()).collect();
+    let service = (!service.is_empty()).then(|| serialize(&merge_histograms(service)));
+    let mut errors = Errors::default();
+    let mut detail = Vec::with_capacity(workers.len());
+    let mut part = RankPart {
+        rank,
+        threads,
+        start_s: clock(ctl.start),
+        measured_from_s: clock(measured_from),
+        end_s: workers.iter().filter_map(|w| w.last_end).max().map(clock),
+        first_done_s: ctl.first_done_at().map(clock),
+        classes,
+        ttfb,
+        service,
+        stable_at_s,
+        errors: Errors::default(),
+        items: workers.iter().map(|w| w.items).sum(),
+        retries: workers.iter().map(|w| w.retries).sum(),
+        verified_bytes: workers.iter().map(|w| w.verified_bytes).sum(),
+        mismatches: workers.iter().map(|w| w.mismatches).sum(),
+        engine: workers.iter().find_map(|w| w.engine).map(|e| e.name().to_string()),
+        stonewall_ops: workers.iter().map(|w| w.stonewall_ops).sum(),
+        stonewall_bytes: workers.iter().map(|w| w.stonewall_bytes).sum(),
+        series,
+        cpu_user_s: cpu1.0 - cpu0.0,
+        cpu_sys_s: cpu1.1 - cpu0.1,
+        workers: Vec::new(),
+        existing: workers.iter().map(|w| (w.worker, w.existing.clone())).collect(),
+        interrupted: ctl.interrupted(),
+        aborted: ctl.aborted(),
+    };
+    for w in workers {
+        let hist = merge_histograms(w.classes.iter().map(|c| &c.hist));
+        let ops: u64 = w.classes.iter().map(|c| c.ops).sum();
+        let bytes: u64 = w.classes.iter().map(|c| c.bytes).sum();
+        let dur = match (w.first_start, w.last_end) {
+            (Some(_), Some(e)) => e.saturating_duration_since(measured_from).as_secs_f64(),
+            _ => 0.0,
+        };
+        detail.push(WorkerSummary {
+            worker: w.worker,
+            ops,
+            bytes,
+            errors: w.errors.total,
+            duration_s: dur,
+            ops_per_sec: rate(ops, dur),
+            bytes_per_sec: rate(bytes, dur),
+            p50_ns: quantile(&hist, 0.5),
+            p99_ns: quantile(&hist, 0.99),
+            max_ns: hist.max(),
+            read_from: w.read_from,
+        });
+        merge_errors(&mut errors, w.errors);
+    }
+    part.errors = errors;
+    part.workers = detail;
+    part
+}
+
+/// Merge the ranks' parts of one phase exactly. `ranks` is the size of the group (parts may be
+/// fewer when a rank was lost); `run_start_s` is the run's start on the common clock.
+pub fn combine(
+    phase: &Phase,
+    job: &Job,
+    parts: &[RankPart],
+    ranks: usize,
+    members: &[Member],
+    run_start_s: f64,
+) -> PhaseResult {
+    let min = |it: &mut dyn Iterator<Item = f64>| it.fold(f64::INFINITY, f64::min);
+    let max = |it: &mut dyn Iterator<Item = f64>| it.fold(f64::NEG_INFINITY, f64::max);
+    let start = min(&mut parts.iter().map(|p| p.start_s));
+    // Every rank leaves the same barrier: the phase starts when the first one does.
+    let measured_from = min(&mut parts.iter().map(|p| p.measured_from_s));
+    let last_end = max(&mut parts.iter().filter_map(|p| p.end_s)).max(measured_from);
+    let duration = (last_end - measured_from).max(0.0);
+
+    // Per rank and class, the histograms as sent.
+    let hists: Vec<Vec<Histogram<u64>>> = parts
+        .iter()
+        .map(|p| {
+            p.classes
+                .iter()
+                .map(|c| deserialize(&c.hist).expect("a histogram this program serialized"))
+                .collect()
+        })
+        .collect();
+    let mut kinds = Vec::new();
+    for (c, name) in phase.classes.iter().enumerate() {
+        let hist = merge_histograms(hists.iter().filter_map(|h| h.get(c)));
+        let ops: u64 = parts.iter().filter_map(|p| p.classes.get(c)).map(|k| k.ops).sum();
+        let bytes: u64 = parts.iter().filter_map(|p| p.classes.get(c)).map(|k| k.bytes).sum();
+        kinds.push((*name, hist, ops, bytes));
+    }
+    let all = merge_histograms(kinds.iter().map(|k| &k.1));
+    let ops: u64 = kinds.iter().map(|k| k.2).sum();
+    let bytes: u64 = kinds.iter().map(|k| k.3).sum();
+    let active: Vec<_> = kinds.iter().filter(|k| k.2 > 0).collect();
+    let ops_by_kind = if active.len() > 1 {
+        active
+            .iter()
+            .map(|(name, hist, ops, bytes)| OpKind {
+                op: name.to_string(),
+                ops: *ops,
+                bytes: *bytes,
+                ops_per_sec: rate(*ops, duration),
+                bytes_per_sec: rate(*bytes, duration),
+                latency: latency(hist),
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+
+    // Stonewall, as IOR: from the common start (the barrier every rank leaves) to the moment
+    // the first worker of any rank finished, counting what each had finished by then.
+    let first_done = min(&mut parts.iter().filter_map(|p| p.first_done_s));
+    let first_done = if first_done.is_finite() { first_done } else { last_end };
+    let sw_duration = (first_done - measured_from).max(0.0);
+    let sw_ops: u64 = parts.iter().map(|p| p.stonewall_ops).sum();
+    let sw_bytes: u64 = parts.iter().map(|p| p.stonewall_bytes).sum();
+
+    let ttfb: Vec<Histogram<u64>> = parts
+        .iter()
+        .filter_map(|p| p.ttfb.as_ref())
+        .map(|t| deserialize(t).expect("a histogram this program serialized"))
+        .collect();
+    let ttfb = (!ttfb.is_empty()).then(|| latency(&merge_histograms(&ttfb)));
+    let service: Vec<Histogram<u64>> = parts
+        .iter()
+        .filter_map(|p| p.service.as_ref())
+        .map(|t| deserialize(t).expect("a histogram this program serialized"))
+        .collect();
+    let rate_result = phase.rate.map(|r| RateResult {
+        requested_ops_per_sec: r,
+        achieved_ops_per_sec: rate(ops, duration),
+        arrival: format!("{:?}", phase.arrival).to_lowercase(),
+        service_latency: latency(&merge_histograms(&service)),
+    });
+    // Each process judges its own throughput; the phase is steady once every one of them is.
+    let stable_at = parts
+        .iter()
+        .map(|p| p.stable_at_s)
+        .try_fold(0.0f64, |at, s| s.map(|s| at.max(s)));
+    let steady = phase.stable.map(|s| Steady {
+        band: s.band,
+        window_s: s.window.as_secs_f64(),
+        stable: stable_at.is_some(),
+        stable_at_s: stable_at,
+    });
+    let mut params = phase.params.clone();
+    if let Some(engine) = parts.iter().find_map(|p| p.engine.clone()) {
+        params.insert("ioengine".into(), serde_json::json!(engine));
+    }
+    let mut errors = Errors::default();
+    for p in parts {
+        merge_errors(&mut errors, p.errors.clone());
+    }
+    let verify = Verify {
+        checked_bytes: parts.iter().map(|p| p.verified_bytes).sum(),
+        mismatches: parts.iter().map(|p| p.mismatches).sum(),
+    };
+    let mut series = Series {
+        interval_s: parts.first().map_or(1.0, |p| p.series.interval_s),
+        ..Series::default()
+    };
+    for p in parts {
+        add_into(&mut series.ops, &p.series.ops);
+        add_into(&mut series.bytes, &p.series.bytes);
+        add_into(&mut series.errors, &p.series.errors);
+    }
+    let cpu_user: f64 = parts.iter().map(|p| p.cpu_user_s).sum();
+    let cpu_sys: f64 = parts.iter().map(|p| p.cpu_sys_s).sum();
+    let wall = (last_end - start).max(0.0);
+    let mut detail: Vec<WorkerSummary> = parts.iter().flat_map(|p| p.workers.iter().cloned()).collect();
+    detail.sort_by_key(|w| w.worker);
+
+    let (processes, nodes) = if ranks > 1 {
+        breakdown(parts, &hists, members, run_start_s)
+    } else {
+        (Vec::new(), Vec::new())
+    };
+    PhaseResult {
+        name: phase.name.to_string(),
+        label: phase.label.clone(),
+        job: phase.job,
+        job_name: job.name.clone(),
+        workload: job.workload.name().to_string(),
+        params,
+        prepare: phase.prepare,
+        workers: job.workers * ranks,
+        threads: parts.iter().map(|p| p.threads).sum(),
+        start_s: (start - run_start_s).max(0.0),
+        duration_s: duration,
+        ramp_s: phase.ramp.as_secs_f64(),
+        ops,
+        bytes,
+        items: parts.iter().map(|p| p.items).sum(),
+        ops_per_sec: rate(ops, duration),
+        bytes_per_sec: rate(bytes, duration),
+        errors,
+        stonewall: Stonewall {
+            duration_s: sw_duration,
+            ops: sw_ops,
+            bytes: sw_bytes,
+            ops_per_sec: rate(sw_ops, sw_duration),
+            bytes_per_sec: rate(sw_bytes, sw_duration),
+        },
+        latency: latency(&all),
+        ttfb,
+        retries: parts.iter().map(|p| p.retries).sum(),
+        ops_by_kind,
+        series,
+        cpu: Cpu {
+            user_s: cpu_user,
+            sys_s: cpu_sys,
+            cores: if wall > 0.0 { (cpu_user + cpu_sys) / wall } else { 0.0 },
+        },
+        workers_detail: detail,
+        processes,
+        nodes,
+        rate: rate_result,
+        steady,
+        verify: (verify.checked_bytes > 0 || verify.mismatches > 0).then_some(verify),
+    }
+}
+
+/// Add `from` into `into` interval by interval; the ranks' intervals start at the same barrier.
+fn add_into(into: &mut Vec<u64>, from: &[u64]) {
+    if into.len() < from.len() {
+        into.resize(from.len(), 0);
+    }
+    for (a, b) in into.iter_mut().zip(from) {
+        *a += b;
+    }
+}
+
+/// Per-process and per-host figures of a phase.
+fn breakdown(
+    parts: &[RankPart],
+    hists: &[Vec<Histogram<u64>>],
+    members: &[Member],
+    run_start_s: f64,
+) -> (Vec<ProcessSummary>, Vec<NodeSummary>) {
+    let host = |rank: usize| members.get(rank).map_or_else(|| "?".to_string(), |m| m.host.clone());
+    let mut processes = Vec::with_capacity(parts.len());
+    // Host -> (ranks, merged histogram, ops, bytes, errors, earliest start, latest end).
+    type Node = (Vec<usize>, Histogram<u64>, u64, u64, u64, f64, f64);
+    let mut nodes: BTreeMap<String, Node> = BTreeMap::new();
+    let mut order: Vec<String> = Vec::new();
+    for (p, h) in parts.iter().zip(hists) {
+        let hist = merge_histograms(h);
+        let ops: u64 = p.classes.iter().map(|c| c.ops).sum();
+        let bytes: u64 = p.classes.iter().map(|c| c.bytes).sum();
+        let end = p.end_s.unwrap_or(p.measured_from_s);
+        let dur = (end - p.measured_from_s).max(0.0);
+        processes.push(ProcessSummary {
+            rank: p.rank,
+            host: host(p.rank),
+            pid: members.get(p.rank).map_or(0, |m| m.pid),
+            workers: p.workers.len(),
+            ops,
+            bytes,
+            errors: p.errors.total,
+            start_s: p.start_s - run_start_s,
+            end_s: end - run_start_s,
+            duration_s: dur,
+            ops_per_sec: rate(ops, dur),
+            bytes_per_sec: rate(bytes, dur),
+            p50_ns: quantile(&hist, 0.5),
+            p99_ns: quantile(&hist, 0.99),
+            max_ns: hist.max(),
+        });
+        let name = host(p.rank);
+        if !nodes.contains_key(&name) {
+            order.push(name.clone());
+        }
+        let n = nodes.entry(name).or_insert_with(|| {
+            (
+                Vec::new(),
+                crate::stats::new_histogram(),
+                0,
+                0,
+                0,
+                f64::INFINITY,
+                f64::NEG_INFINITY,
+            )
+        });
+        n.0.push(p.rank);
+        n.1.add(&hist).expect("histograms share bounds");
+        n.2 += ops;
+        n.3 += bytes;
+        n.4 += p.errors.total;
+        n.5 = n.5.min(p.measured_from_s);
+        n.6 = n.6.max(end);
+    }
+    let nodes = order
+        .into_iter()
+        .map(|name| {
+            let (ranks, hist, ops, bytes, errors, from, to) = nodes.remove(&name).expect("a node seen");
+            let dur = (to - from).max(0.0);
+            NodeSummary {
+                host: name,
+                ranks,
+                ops,
+                bytes,
+                errors,
+                duration_s: dur,
+                ops_per_sec: rate(ops, dur),
+                bytes_per_sec: rate(bytes, dur),
+                p50_ns: quantile(&hist, 0.5),
+                p99_ns: quantile(&hist, 0.99),
+                max_ns: hist.max(),
+            }
+        })
+        .collect();
+    (processes, nodes)
+}
