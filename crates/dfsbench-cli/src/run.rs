@@ -241,6 +241,16 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
     let run_id = new_run_id();
     on_interrupt();
     let mut group = crate::group::start(a)?;
+    if let Some(job) = config
+        .jobs
+        .iter()
+        .find(|j| config.shuffle && j.workers == 1 && group.size() == 1)
+    {
+        return Err(Failure::usage(format!(
+            "--shuffle reads another worker's data, but job '{}' has one worker in one process: add --workers 2 or more, or --procs N",
+            job.name
+        )));
+    }
     let root = group.is_root();
     let mut progress = Progress::new(a.quiet || !root);
     let outcome = execute(&config, &target, &run_id, &INTERRUPT, &mut progress, &mut group);

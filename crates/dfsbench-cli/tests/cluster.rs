@@ -164,6 +164,42 @@ fn procs_shuffled_reads_read_other_processes_files() {
 }
 
 #[test]
+fn shuffled_reads_in_one_process_read_the_next_workers_files() {
+    let target = Target::temp();
+    let args = [
+        "-w",
+        "files",
+        "--files",
+        "5",
+        "--file-size",
+        "4k",
+        "-j",
+        "3",
+        "--shuffle",
+        "--verify",
+    ];
+    let result = common::run_ok(&target, &args);
+    let read = common::phase(&result, "read");
+    let from: Vec<u64> = read["workers_detail"]
+        .as_array()
+        .expect("workers_detail")
+        .iter()
+        .map(|w| u(&w["read_from"]))
+        .collect();
+    assert_eq!(from, [1, 2, 0], "worker w reads worker (w + 1) mod 3");
+    assert_eq!(
+        u(&read["verify"]["checked_bytes"]),
+        15 * 4096,
+        "every byte read was checked"
+    );
+    assert_eq!(
+        u(&read["verify"]["mismatches"]),
+        0,
+        "and each file was the one its writer wrote"
+    );
+}
+
+#[test]
 fn wear_out_brings_every_worker_to_the_busiest_ones_count() {
     let target = Target::temp();
     let args = [
@@ -308,10 +344,10 @@ fn procs_refuses_what_cannot_work() {
     assert_eq!(r.code, Some(1), "{}", r.describe());
     assert!(r.stderr.contains("mem:// lives inside one process"), "{}", r.describe());
     let dir = Target::temp();
-    let r = common::run(&dir.uri(), &["-w", "meta", "--shuffle"]);
+    let r = common::run(&dir.uri(), &["-w", "meta", "--shuffle", "-j", "1"]);
     assert_eq!(r.code, Some(2), "{}", r.describe());
     assert!(
-        r.stderr.contains("--shuffle reads another process's data"),
+        r.stderr.contains("--shuffle reads another worker's data"),
         "{}",
         r.describe()
     );

@@ -20,6 +20,8 @@ use serde::{Deserialize, Serialize};
 pub const TAG_ROUND: u8 = 1;
 pub const TAG_STONEWALL: u8 = 2;
 const TAG_SYNC: u8 = 3;
+/// Clock exchanges with each rank at join; the shortest round trip sets its offset.
+const SYNC_ROUNDS: usize = 16;
 
 /// Why a message did not come.
 #[derive(Debug)]
@@ -111,16 +113,23 @@ impl Group {
         let mut origin = Clock::now();
         let members = if rank == 0 {
             let mut members = vec![me];
-            // One rank at a time: a go, the rank's request, rank 0's clock. The rank puts rank
-            // 0's reading at the middle of its round trip.
+            // One rank at a time: a go, the rank's member record, then SYNC_ROUNDS requests
+            // each answered with rank 0's clock. The rank keeps the answer of its shortest
+            // round trip and puts it at that trip's middle (Cristian's algorithm): a busy
+            // machine delays some messages by milliseconds, the shortest trip least.
             for r in 1..size {
                 transport.send(r, TAG_SYNC, &[])?;
                 let m = transport
                     .recv(r, TAG_SYNC, deadline)
                     .map_err(|e| describe(e, r, "did not start"))?;
                 let member: Member = serde_json::from_slice(&m).map_err(|e| format!("rank {r}: {e}"))?;
-                let now = origin.elapsed().as_secs_f64();
-                transport.send(r, TAG_SYNC, &now.to_le_bytes())?;
+                for _ in 0..SYNC_ROUNDS {
+                    transport
+                        .recv(r, TAG_SYNC, deadline)
+                        .map_err(|e| describe(e, r, "did not answer"))?;
+                    let now = origin.elapsed().as_secs_f64();
+                    transport.send(r, TAG_SYNC, &now.to_le_bytes())?;
+                }
                 members.push(member);
             }
             let list = serde_json::to_vec(&members).expect("members serialize");
@@ -132,14 +141,23 @@ impl Group {
             transport
                 .recv(0, TAG_SYNC, deadline)
                 .map_err(|e| describe(e, 0, "did not start"))?;
-            let t0 = Clock::now();
             transport.send(0, TAG_SYNC, &serde_json::to_vec(&me).expect("member serializes"))?;
-            let reply = transport
-                .recv(0, TAG_SYNC, deadline)
-                .map_err(|e| describe(e, 0, "did not answer"))?;
-            let t1 = Clock::now();
-            let root_s = f64::from_le_bytes(reply.as_slice().try_into().map_err(|_| "bad clock reply".to_string())?);
-            let mid = t0 + (t1 - t0) / 2;
+            let mut best: Option<(Duration, Clock, f64)> = None;
+            for _ in 0..SYNC_ROUNDS {
+                let t0 = Clock::now();
+                transport.send(0, TAG_SYNC, &[])?;
+                let reply = transport
+                    .recv(0, TAG_SYNC, deadline)
+                    .map_err(|e| describe(e, 0, "did not answer"))?;
+                let t1 = Clock::now();
+                let root_s =
+                    f64::from_le_bytes(reply.as_slice().try_into().map_err(|_| "bad clock reply".to_string())?);
+                let trip = t1 - t0;
+                if best.is_none_or(|(b, _, _)| trip < b) {
+                    best = Some((trip, t0 + trip / 2, root_s));
+                }
+            }
+            let (_, mid, root_s) = best.expect("SYNC_ROUNDS > 0");
             origin = mid.checked_sub(Duration::from_secs_f64(root_s)).unwrap_or(mid);
             let list = transport
                 .recv(0, TAG_SYNC, deadline)
