@@ -7,7 +7,7 @@
 # against the single-client baseline (N = 1, one process, one worker) of the same target.
 #
 # Settings (environment):
-#   FILES=2000       files per client on tmpfs       S3_FILES=200   per client on MinIO
+#   FILES=10000      files per client on tmpfs       S3_FILES=300   per client on MinIO
 #   SIZE=4k          file size
 #   CLIENTS="1 2 4 8"
 #   REPEATS=3
@@ -15,8 +15,8 @@
 #   DFSBENCH=        use this binary instead of building one (release)
 set -euo pipefail
 
-FILES=${FILES:-2000}
-S3_FILES=${S3_FILES:-200}
+FILES=${FILES:-10000}
+S3_FILES=${S3_FILES:-300}
 SIZE=${SIZE:-4k}
 CLIENTS=${CLIENTS:-"1 2 4 8"}
 REPEATS=${REPEATS:-3}
@@ -53,19 +53,18 @@ else
 fi
 [ -x "$BIN" ] || die "no dfsbench binary at $BIN"
 
-uri_of() { # target
+# Sets URI for a target (MinIO's credentials come into this shell's environment).
+set_uri() { # target
     case $1 in
         tmpfs)
             [ "$(stat -f -c %T /dev/shm)" = tmpfs ] || die "/dev/shm is not tmpfs"
-            echo /dev/shm ;;
+            URI=/dev/shm ;;
         minio)
-            if [ -z "$STARTED" ]; then
-                [ -x "$REPO/.cache/bin/minio" ] || die "MinIO is not installed: lab/install.sh minio"
-                STARTED=1
-                "$REPO/lab/server.sh" start minio --dir "$STATE" >&2
-            fi
+            [ -x "$REPO/.cache/bin/minio" ] || die "MinIO is not installed: lab/install.sh minio"
+            STARTED=1
+            "$REPO/lab/server.sh" start minio --dir "$STATE" >&2
             eval "$("$REPO/lab/server.sh" env minio --dir "$STATE")"
-            echo "s3://$DFSBENCH_S3_BUCKET/scale?endpoint=$DFSBENCH_S3_ENDPOINT" ;;
+            URI="s3://$DFSBENCH_S3_BUCKET/scale?endpoint=$DFSBENCH_S3_ENDPOINT" ;;
         *) die "unknown target '$1': tmpfs or minio" ;;
     esac
 }
@@ -82,7 +81,8 @@ run_one() { # target uri mode clients files
 }
 
 for target in $TARGETS; do
-    uri=$(uri_of "$target")
+    set_uri "$target"
+    uri=$URI
     files=$FILES
     [ "$target" = minio ] && files=$S3_FILES
     log "== $target ($uri): $files x $SIZE files per client"

@@ -782,10 +782,13 @@ pub fn bar_chart(c: &BarChart) -> Result<String> {
     Ok(buf)
 }
 
-/// Per-worker bars of one phase: stragglers (below `slow` times the median) stand out.
+/// Per-worker (or per-process) bars of one phase: stragglers (below `slow` times the median)
+/// stand out.
 #[derive(Clone, Debug)]
 pub struct WorkerBars {
     pub title: String,
+    /// What a bar is: `worker` or `process`.
+    pub item: &'static str,
     pub values: Vec<f64>,
     pub colour: RGBColor,
     pub y: Axis,
@@ -818,7 +821,7 @@ pub fn worker_bars(c: &WorkerBars) -> Result<String> {
     let (y0, y1, y_ticks) = c.y.layout(0.0, hi, 0.08, h - 100);
 
     let mut entries: Vec<(String, Key)> = vec![
-        ("worker".to_string(), Key::Swatch(c.colour.to_rgba())),
+        (c.item.to_string(), Key::Swatch(c.colour.to_rgba())),
         (
             format!("median {} {}", fmt::si(med), c.unit),
             Key::Line(REFERENCE, true, Marker::None),
@@ -827,9 +830,14 @@ pub fn worker_bars(c: &WorkerBars) -> Result<String> {
     if n_slow > 0 {
         entries.push((
             format!(
-                "below {:.0}% of the median ({n_slow} worker{})",
+                "below {:.0}% of the median ({n_slow} {}{})",
                 c.slow * 100.0,
-                if n_slow == 1 { "" } else { "s" }
+                c.item,
+                match (n_slow, c.item.ends_with('s')) {
+                    (1, _) => "",
+                    (_, true) => "es",
+                    _ => "s",
+                }
             ),
             Key::Swatch(ALERT.to_rgba()),
         ));
@@ -853,7 +861,7 @@ pub fn worker_bars(c: &WorkerBars) -> Result<String> {
         chart
             .configure_mesh()
             .disable_x_mesh()
-            .x_desc("worker")
+            .x_desc(c.item)
             .y_desc(c.y.label.as_str())
             .x_labels(n.clamp(1, 10))
             .y_labels(y_ticks)
@@ -930,6 +938,7 @@ mod tests {
         assert!(svg.contains("create") && svg.contains("250k"));
         let wb = WorkerBars {
             title: "write: ops/s per worker".into(),
+            item: "worker",
             values: vec![100.0, 100.0, 40.0, 101.0],
             colour: colour(1),
             y: Axis::linear("ops/s", Ticks::Si),

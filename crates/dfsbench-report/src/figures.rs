@@ -358,8 +358,9 @@ pub fn timeline(run: &Run) -> Result<Vec<Figure>> {
     Ok(out)
 }
 
-/// Per-worker bars of every measured phase of a run: MiB/s for phases that moved data, else
-/// ops/s; workers below 80% of the median are red.
+/// Per-worker bars of every measured phase of a run, and per-process bars in runs of several
+/// processes: MiB/s for phases that moved data, else ops/s; bars below 80% of the median are
+/// red.
 pub fn workers(run: &Run) -> Result<Vec<Figure>> {
     let mut out = Vec::new();
     for p in run.phases() {
@@ -367,31 +368,41 @@ pub fn workers(run: &Run) -> Result<Vec<Figure>> {
             continue;
         }
         let bytes = p.bytes > 0;
-        let (unit, values): (&str, Vec<f64>) = if bytes {
-            (
-                "MiB/s",
-                p.workers_detail.iter().map(|w| w.bytes_per_sec / fmt::MIB).collect(),
-            )
-        } else {
-            ("ops/s", p.workers_detail.iter().map(|w| w.ops_per_sec).collect())
-        };
-        let wide = values.len() > 64;
-        let chart = WorkerBars {
-            title: format!("{}: {unit} per worker", p.label),
-            values,
-            colour: charts::colour(run.colour),
-            y: Axis::linear(unit, Ticks::Si),
-            unit: unit.to_string(),
-            slow: 0.8,
-            size: if wide { WIDE } else { HALF },
-        };
-        out.push(Figure {
-            kind: "workers",
-            title: chart.title.clone(),
-            svg: charts::worker_bars(&chart)?,
-            wide,
-            note: None,
-        });
+        let unit = if bytes { "MiB/s" } else { "ops/s" };
+        let rate = |ops: f64, b: f64| if bytes { b / fmt::MIB } else { ops };
+        let per_process: Vec<f64> = p
+            .processes
+            .iter()
+            .map(|r| rate(r.ops_per_sec, r.bytes_per_sec))
+            .collect();
+        let per_worker: Vec<f64> = p
+            .workers_detail
+            .iter()
+            .map(|w| rate(w.ops_per_sec, w.bytes_per_sec))
+            .collect();
+        for (item, values) in [("process", per_process), ("worker", per_worker)] {
+            if values.len() < 2 && item == "process" {
+                continue;
+            }
+            let wide = values.len() > 64;
+            let chart = WorkerBars {
+                title: format!("{}: {unit} per {item}", p.label),
+                item,
+                values,
+                colour: charts::colour(run.colour),
+                y: Axis::linear(unit, Ticks::Si),
+                unit: unit.to_string(),
+                slow: 0.8,
+                size: if wide { WIDE } else { HALF },
+            };
+            out.push(Figure {
+                kind: "workers",
+                title: chart.title.clone(),
+                svg: charts::worker_bars(&chart)?,
+                wide,
+                note: None,
+            });
+        }
     }
     Ok(out)
 }

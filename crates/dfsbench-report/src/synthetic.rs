@@ -357,7 +357,8 @@ pub fn long_run(seconds: usize, workers: usize) -> RunResult {
              "rw": "randrw", "bs": 4096, "size": 1073741824u64, "iodepth": 16, "rwmixread": 70, "direct": true,
              "fsync": false, "shared_file": false, "ioengine": "io_uring"}
         ],
-        "verify": false, "keep": false, "max_errors": 0, "seed": 42, "create_bucket": false, "retries": 0
+        "verify": false, "keep": false, "max_errors": 0, "seed": 42, "create_bucket": false, "retries": 0,
+        "shuffle": false, "stonewall_wear_out": false
     });
     let run = json!({
         "schema": SCHEMA,
