@@ -125,25 +125,24 @@ fn mix_sizes_follow_ranges_and_a_fixed_seed_repeats() {
 #[test]
 fn iterate_reads_the_previous_iterations_files() {
     for target in Target::both() {
-        for shuffle in ["0", "1"] {
-            let r = run_ok(
-                &target,
-                &[
-                    "-w",
-                    "iterate",
-                    "--iterations",
-                    "3",
-                    "--shuffle",
-                    shuffle,
-                    "--files",
-                    "4",
-                    "--file-size",
-                    "10k",
-                    "-j",
-                    "3",
-                    "--verify",
-                ],
-            );
+        for shuffle in [false, true] {
+            let mut args = vec![
+                "-w",
+                "iterate",
+                "--iterations",
+                "3",
+                "--files",
+                "4",
+                "--file-size",
+                "10k",
+                "-j",
+                "3",
+                "--verify",
+            ];
+            if shuffle {
+                args.push("--shuffle");
+            }
+            let r = run_ok(&target, &args);
             let ps = phases(&r);
             assert_eq!(ps.len(), 3);
             let per_iteration = 3 * 4 * 10240;
@@ -152,7 +151,19 @@ fn iterate_reads_the_previous_iterations_files() {
             for p in &ps[1..] {
                 assert_eq!(u(&kind(p, "read")["bytes"]), per_iteration, "{}", p["label"]);
                 assert_eq!(u(&kind(p, "write")["bytes"]), per_iteration, "{}", p["label"]);
-                assert_eq!(p["params"]["shuffle"], shuffle == "1");
+                assert_eq!(p["params"]["shuffle"], shuffle);
+                let from: Vec<Option<u64>> = p["workers_detail"]
+                    .as_array()
+                    .expect("workers_detail")
+                    .iter()
+                    .map(|w| w.get("read_from").and_then(|v| v.as_u64()))
+                    .collect();
+                let expected = if shuffle {
+                    vec![Some(1), Some(2), Some(0)]
+                } else {
+                    vec![None; 3]
+                };
+                assert_eq!(from, expected, "with shuffle worker w reads worker (w + 1) mod 3");
                 // The pattern of every file names the worker and iteration that wrote it: a
                 // read of any other file than (iteration - 1, source worker) is a mismatch.
                 assert_eq!(u(&p["verify"]["mismatches"]), 0);

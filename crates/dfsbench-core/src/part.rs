@@ -238,7 +238,7 @@ pub fn combine(
     let rate_result = phase.rate.map(|r| RateResult {
         requested_ops_per_sec: r,
         achieved_ops_per_sec: rate(ops, duration),
-        arrival: format!("{:?}", phase.arrival).to_lowercase(),
+        arrival: phase.arrival.name().to_string(),
         service_latency: latency(&merge_histograms(&service)),
     });
     // Each process judges its own throughput; the phase is steady once every one of them is.
