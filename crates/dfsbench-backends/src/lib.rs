@@ -1,6 +1,7 @@
 //! Storage backends of dfsbench behind one trait.
 
 mod buf;
+pub mod clock;
 pub mod dal;
 mod error;
 pub mod mem;
@@ -13,7 +14,7 @@ pub mod units;
 pub use buf::{AlignedBuf, ALIGN};
 pub use error::{errno_name, OpError};
 pub use storage::{
-    BlockIo, BlockOp, BlockOpts, Capabilities, Capability, Check, Client, Completion, FileOpts, FileRead, Fill,
+    BlockIo, BlockOp, BlockOpts, Capabilities, Capability, Check, Client, Completion, Drive, FileOpts, FileRead, Fill,
     IoEngine, OpResult, Storage, TargetInfo,
 };
 pub use target::{AnyStorage, BackendInfo, Target, BACKENDS};

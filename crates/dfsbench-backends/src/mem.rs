@@ -35,7 +35,7 @@ pub const CAPABILITIES: Capabilities = Capabilities {
     positional_write: true,
     fsync: true,
     direct_io: false,
-    blocking: true,
+    drive: crate::Drive::Blocking,
 };
 
 /// The whole store; a fresh one per run.
@@ -314,7 +314,7 @@ impl Client for MemClient {
         while off < data.len() {
             let len = (data.len() - off).min(buf.len());
             buf[..len].copy_from_slice(&data[off..off + len]);
-            first_byte.get_or_insert_with(std::time::Instant::now);
+            first_byte.get_or_insert_with(crate::clock::Instant::now);
             if let Some(c) = check.as_deref_mut() {
                 c(&buf[..len], off as u64);
             }

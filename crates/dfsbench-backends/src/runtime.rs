@@ -1,10 +1,11 @@
-//! The executor of asynchronous backends.
+//! The shared executor of asynchronous backends.
 //!
-//! Network clients (hyper's connection tasks, hdfs-native's RPC readers) spawn background tasks
-//! on the runtime that opens their connections, and those tasks must keep running between
-//! phases and across worker threads. So every asynchronous backend uses this one process-wide
-//! multi-threaded runtime: its threads drive I/O, timers and spawned tasks, while the runner's
-//! worker threads `block_on` their workers on it (allowed from many threads at once).
+//! Some network clients (hdfs-native's RPC readers and lease renewals) spawn background tasks on
+//! the runtime that opens their connections, and those tasks must keep running between phases
+//! and across worker threads. Such backends (`Drive::Shared`), and every backend's setup and
+//! cleanup, use this one process-wide multi-threaded runtime: its threads drive I/O, timers and
+//! spawned tasks, while the runner's worker threads `block_on` their workers on it (allowed from
+//! many threads at once).
 
 use std::sync::OnceLock;
 

@@ -35,9 +35,29 @@ pub struct Capabilities {
     pub fsync: bool,
     /// Bypass the client page cache (O_DIRECT).
     pub direct_io: bool,
-    /// Operations finish on the calling OS thread without yielding to the executor (syscalls,
-    /// in-process calls), so every worker needs a thread of its own to run concurrently.
-    pub blocking: bool,
+    /// How the runner drives the client's futures; results record whether calls block.
+    #[serde(rename = "blocking", serialize_with = "serialize_blocking")]
+    pub drive: Drive,
+}
+
+fn serialize_blocking<S: serde::Serializer>(drive: &Drive, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_bool(*drive == Drive::Blocking)
+}
+
+/// How a backend's client futures must be driven.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Drive {
+    /// Operations finish on the calling OS thread without yielding (syscalls, in-process calls),
+    /// so every worker needs a thread of its own to run concurrently.
+    #[default]
+    Blocking,
+    /// Asynchronous clients whose work all happens inside the futures a worker awaits (HTTP):
+    /// each worker thread runs its workers on a current-thread runtime of its own, so a request
+    /// costs no wake-up of another thread.
+    PerThread,
+    /// Asynchronous clients with background tasks that must run while no operation is in flight
+    /// and across threads (hdfs-native's RPC readers and lease renewals): the shared runtime.
+    Shared,
 }
 
 /// One capability, for error messages and checks.
@@ -161,7 +181,7 @@ pub enum BlockOp {
 pub struct FileRead {
     pub bytes: u64,
     /// When the first byte arrived (time to first byte), if any did.
-    pub first_byte: Option<std::time::Instant>,
+    pub first_byte: Option<crate::clock::Instant>,
 }
 
 /// A finished block operation: the slot it used and the bytes moved or the error.

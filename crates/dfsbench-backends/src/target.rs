@@ -89,7 +89,7 @@ const OBJECT_STORE: Capabilities = Capabilities {
     positional_write: false,
     fsync: false,
     direct_io: false,
-    blocking: false,
+    drive: crate::Drive::PerThread,
 };
 
 /// Remote file services with real directories and rename; the capabilities a run reports are

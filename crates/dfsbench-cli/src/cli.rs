@@ -125,7 +125,7 @@ pub struct RunArgs {
     pub shuffle: Option<bool>,
 
     /// Open loop: issue OPS operations per second in total, split over the workers; latency
-    /// counts from each operation's intended start (meta, files, mix).
+    /// counts from each operation's intended start (io: with --iodepth 1).
     #[arg(long, value_name = "OPS", help_heading = "Load")]
     pub rate: Option<f64>,
 

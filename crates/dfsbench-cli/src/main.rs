@@ -69,7 +69,7 @@ fn targets() {
     for cap in Capability::ALL {
         row(cap.name(), &|c| c.has(cap));
     }
-    row("blocking calls", &|c| c.blocking);
+    row("blocking calls", &|c| c.drive == dfsbench_backends::Drive::Blocking);
 }
 
 fn clean(paths: &[std::path::PathBuf]) -> Result<(), Failure> {

@@ -4,10 +4,11 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use dfsbench_core::config::{parse_workload_file, validate, JobSpec, RunConfig, RunSpec};
-use dfsbench_core::result::RunResult;
+use dfsbench_core::result::{NullTests, RunResult};
 use dfsbench_core::runner::Status;
 use dfsbench_core::session::{execute, new_run_id};
-use dfsbench_report::{phases_csv, phases_table};
+use dfsbench_core::units::format_ns;
+use dfsbench_report::{phases_csv, phases_table, rate_table};
 
 use crate::cli::{Format, RunArgs};
 use crate::progress::Progress;
@@ -160,6 +161,31 @@ fn build_config(a: &RunArgs) -> Result<(RunConfig, Option<String>), Failure> {
     Ok((config, file_target))
 }
 
+/// The null tests in a few lines above the table.
+fn null_tests_text(n: &NullTests) -> String {
+    let mib = |v: f64| format!("{:.0} MiB/s", v / (1024.0 * 1024.0));
+    let mut out = String::new();
+    if let Some(d) = &n.local_disk {
+        out += &format!(
+            "null test: local disk write+fsync {}, read {}\n",
+            mib(d.write_bytes_per_sec),
+            mib(d.read_bytes_per_sec)
+        );
+    }
+    if let Some(c) = &n.connect {
+        out += &format!("null test: tcp connect median {}\n", format_ns(c.median_ns));
+    }
+    if let (Some(r), Some(b)) = (&n.round_trip, &n.bandwidth) {
+        out += &format!(
+            "null test: target stat median {}, write {}, read {}\n",
+            format_ns(r.median_ns),
+            mib(b.write_bytes_per_sec),
+            mib(b.read_bytes_per_sec)
+        );
+    }
+    out
+}
+
 /// Where the result JSON goes.
 fn result_path(out: Option<&Path>, run_id: &str) -> PathBuf {
     let name = format!("{run_id}.json");
@@ -231,13 +257,40 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
                 "dfsbench {}  run {}  target {} ({}{fs})",
                 result.tool.version, result.run_id, result.target.run_path, result.target.backend
             );
+            if let Some(n) = &result.null_tests {
+                print!("{}", null_tests_text(n));
+            }
             print!("{}", phases_table(result));
+            if let Some(t) = rate_table(result) {
+                print!("\n{t}");
+            }
+            for p in result.phases.iter().filter_map(|p| p.steady.as_ref().map(|s| (p, s))) {
+                let (p, s) = p;
+                match s.stable_at_s {
+                    Some(t) => println!(
+                        "{}: steady after {t:.1} s (within {:.0}% for {:.0} s)",
+                        p.label,
+                        s.band * 100.0,
+                        s.window_s
+                    ),
+                    None => println!(
+                        "{}: not steady within {:.1} s (band {:.0}%, window {:.0} s)",
+                        p.label,
+                        p.duration_s,
+                        s.band * 100.0,
+                        s.window_s
+                    ),
+                }
+            }
         }
         Format::Json => println!("{}", serde_json::to_string_pretty(result).expect("results serialize")),
         Format::Csv => print!("{}", phases_csv(result)),
     }
     if !a.quiet {
         eprintln!("results: {}", path.display());
+    }
+    for e in result.null_tests.iter().flat_map(|n| &n.errors) {
+        eprintln!("dfsbench: a null test could not run: {e}");
     }
     for w in &outcome.warnings {
         eprintln!("dfsbench: {w}");

@@ -74,6 +74,68 @@ fn common_workloads(s: &Server, target: &str, backend: &str, part_size: bool) {
     assert_eq!(u(&p["ops"]), 2 * 16);
     assert_eq!(p["params"]["ioengine"], "requests");
     assert_eq!(u(&p["verify"]["checked_bytes"]), 2 << 20);
+    load_workloads(s, target, backend);
+}
+
+/// The mix and iterate workloads and the null tests over the network.
+fn load_workloads(s: &Server, target: &str, backend: &str) {
+    let r = s.run_ok(
+        target,
+        backend,
+        &[
+            "-w",
+            "mix",
+            "--mix",
+            "get=45,put=15,stat=30,delete=5,list=5",
+            "--sizes",
+            "1k-64k",
+            "--files",
+            "10",
+            "--ops",
+            "60",
+            "-j",
+            "2",
+            "--verify",
+            "--null-tests",
+        ],
+    );
+    let p = phase(&r, "mix");
+    assert_eq!(u(&p["ops"]), 120, "{backend}: every mix operation ran");
+    assert_eq!(u(&p["verify"]["mismatches"]), 0);
+    let n = &r["null_tests"];
+    assert!(n.get("errors").is_none(), "{backend}: {n}");
+    assert!(u(&n["round_trip"]["median_ns"]) > 0, "{backend}: {n}");
+    assert!(u(&n["bandwidth"]["bytes"]) > 0, "{backend}: {n}");
+    if backend == "s3" {
+        assert!(
+            u(&n["connect"]["median_ns"]) > 0,
+            "{backend}: TCP connect to the endpoint: {n}"
+        );
+    }
+
+    let r = s.run_ok(
+        target,
+        backend,
+        &[
+            "-w",
+            "iterate",
+            "--iterations",
+            "2",
+            "--shuffle",
+            "--files",
+            "3",
+            "--file-size",
+            "10k",
+            "-j",
+            "2",
+            "--verify",
+        ],
+    );
+    assert_eq!(
+        u(&phases(&r)[1]["verify"]["checked_bytes"]),
+        2 * 3 * 10240,
+        "{backend}: shuffled reads"
+    );
 }
 
 /// Object stores have no rename, no directories and no writes at an offset: asking for them

@@ -611,10 +611,13 @@ fn validate_load(s: &JobSpec, time_based: bool, workload: &Workload) -> Result<L
         return Err("rate_steps runs each step for the job's duration: add duration (e.g. 30s)".into());
     }
     let paced = rate.is_some() || !steps.is_empty();
-    if paced && matches!(workload, Workload::Io(_)) {
-        return Err(
-            "rate and rate_steps apply to the meta, files and mix workloads: remove them from the io job".into(),
-        );
+    if let Workload::Io(io) = workload {
+        if paced && io.iodepth > 1 {
+            return Err(format!(
+                "rate with iodepth = {}: an open-loop io job issues one block at a time, set iodepth = 1 (more workers give more concurrency)",
+                io.iodepth
+            ));
+        }
     }
     let arrival = match (&s.arrival, paced) {
         (Some(a), true) => Some(Arrival::parse(a)?),

@@ -5,7 +5,9 @@
 //! behind shows up as growing latency and a lower achieved rate, not as a silently lower load
 //! (no coordinated omission). A worker behind its schedule issues at once and never skips.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use dfsbench_backends::clock::Instant;
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -134,7 +136,7 @@ impl Pacer {
             if self.alone {
                 std::thread::sleep(at - now);
             } else {
-                tokio::time::sleep_until(at.into()).await;
+                tokio::time::sleep(at - now).await;
             }
         }
         at

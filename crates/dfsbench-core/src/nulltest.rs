@@ -8,7 +8,9 @@ use std::io::{Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::os::unix::io::AsRawFd;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use dfsbench_backends::clock::Instant;
 
 use rand::RngCore;
 

@@ -183,7 +183,11 @@ fn workload_phases(index: usize, job: &Job) -> Vec<Phase> {
                 "fill",
                 format!("fill {} files", m.files),
                 &["write"],
-                vec![("files_per_worker", json!(m.files)), ("sizes", json!(m.sizes))],
+                vec![
+                    ("files_per_worker", json!(m.files)),
+                    ("sizes", json!(m.sizes)),
+                    ("bs", json!(m.bs)),
+                ],
             );
             fill.prepare = true;
             fill.duration = None;

@@ -8,11 +8,12 @@
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::mpsc;
 use std::sync::{Barrier, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use futures_util::future::join_all;
 
-use dfsbench_backends::{Capabilities, Capability, Client, Storage};
+use dfsbench_backends::clock::Instant;
+use dfsbench_backends::{Capabilities, Capability, Client, Drive, Storage};
 
 use crate::config::{Job, MetaPhase, RunConfig, Workload};
 use crate::host::cpu_times;
@@ -113,7 +114,7 @@ pub fn fit_to_backend(config: &mut RunConfig, caps: Capabilities, backend: &str)
                 missing.name()
             ));
         }
-        if caps.blocking {
+        if caps.drive == Drive::Blocking {
             if let Some(t) = job.threads.filter(|&t| t != job.workers) {
                 return Err(format!(
                     "job '{}': the {backend} backend blocks a thread per operation, so threads ({t}) must equal workers ({}): leave --threads out",
@@ -155,9 +156,10 @@ pub fn run<S: Storage>(
     (results, Status::Complete)
 }
 
-/// Where a thread runs its workers' futures. Blocking backends finish every call on the calling
-/// thread, so a thread-local executor is all they need; asynchronous ones share the backends'
-/// runtime, whose threads keep their connections' background tasks going.
+/// Where a thread runs its workers' futures: a runtime of its own for blocking backends (which
+/// finish every call on the calling thread) and for HTTP clients (whose connections then live on
+/// the thread that uses them); the backends' shared runtime for clients whose background tasks
+/// must keep running between phases.
 pub(crate) enum Executor {
     Local(tokio::runtime::Runtime),
     Shared,
@@ -165,15 +167,14 @@ pub(crate) enum Executor {
 
 impl Executor {
     pub(crate) fn for_backend(caps: Capabilities) -> Executor {
-        if caps.blocking {
-            Executor::Local(
+        match caps.drive {
+            Drive::Blocking | Drive::PerThread => Executor::Local(
                 tokio::runtime::Builder::new_current_thread()
                     .enable_all()
                     .build()
                     .expect("a current-thread runtime"),
-            )
-        } else {
-            Executor::Shared
+            ),
+            Drive::Shared => Executor::Shared,
         }
     }
 
@@ -242,7 +243,7 @@ fn run_job<S: Storage>(
         return Status::Failed(e);
     }
     let caps = storage.capabilities();
-    let threads = if caps.blocking {
+    let threads = if caps.drive == Drive::Blocking {
         job.workers
     } else {
         job.threads.unwrap_or_else(|| {

@@ -1,6 +1,6 @@
 //! A worker: one closed-loop client that runs every phase of a job on its own [`Client`].
 
-use std::time::Instant;
+use dfsbench_backends::clock::Instant;
 
 use rand::rngs::SmallRng;
 use rand::{RngCore, SeedableRng};

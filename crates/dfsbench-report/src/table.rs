@@ -65,11 +65,46 @@ pub fn phases_table(result: &RunResult) -> String {
             ]);
         }
     }
-    let widths: Vec<usize> = (0..HEADER.len())
+    align(&rows)
+}
+
+const RATE_HEADER: [&str; 7] = [
+    "paced phase",
+    "requested/s",
+    "achieved/s",
+    "mean",
+    "p50",
+    "p99",
+    "service p50",
+];
+
+/// Open-loop phases: requested against achieved rate and the response time from the intended
+/// start (the curve of a --rate-steps sweep); None when no phase ran at a rate.
+pub fn rate_table(result: &RunResult) -> Option<String> {
+    let mut rows: Vec<[String; 7]> = vec![RATE_HEADER.map(String::from)];
+    for p in result.phases.iter().filter(|p| !p.prepare) {
+        let Some(r) = &p.rate else { continue };
+        let l = &p.latency;
+        let lat = |v: u64| if l.count == 0 { "-".to_string() } else { format_ns(v) };
+        rows.push([
+            p.label.clone(),
+            rate_si(r.requested_ops_per_sec),
+            rate_si(r.achieved_ops_per_sec),
+            lat(l.mean_ns.round() as u64),
+            lat(l.p50_ns),
+            lat(l.p99_ns),
+            lat(r.service_latency.p50_ns),
+        ]);
+    }
+    (rows.len() > 1).then(|| align(&rows))
+}
+
+fn align<const N: usize>(rows: &[[String; N]]) -> String {
+    let widths: Vec<usize> = (0..N)
         .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
         .collect();
     let mut out = String::new();
-    for r in &rows {
+    for r in rows {
         let mut line = String::new();
         for (c, cell) in r.iter().enumerate() {
             if c == 0 {

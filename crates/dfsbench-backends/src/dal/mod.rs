@@ -9,7 +9,7 @@ mod spec;
 mod swift_auth;
 
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bytes::Bytes;
 use futures_util::stream::{FuturesUnordered, StreamExt};
@@ -18,10 +18,11 @@ use opendal::layers::HttpClientLayer;
 use opendal::raw::HttpClient;
 use opendal::{services, Buffer, ErrorKind, Operator};
 
+use crate::clock::Instant;
 use crate::posix::{RUN_MARKER, RUN_PREFIX};
 use crate::storage::{
-    BlockIo, BlockOp, BlockOpts, Capabilities, Check, Client, Completion, FileOpts, FileRead, Fill, IoEngine, OpResult,
-    Storage, TargetInfo,
+    BlockIo, BlockOp, BlockOpts, Capabilities, Check, Client, Completion, Drive, FileOpts, FileRead, Fill, IoEngine,
+    OpResult, Storage, TargetInfo,
 };
 use crate::{AlignedBuf, OpError};
 
@@ -216,7 +217,10 @@ impl DalStorage {
             positional_write: false,
             fsync: false,
             direct_io: false,
-            blocking: false,
+            drive: match storage.spec.service {
+                Service::Hdfs { .. } => Drive::Shared,
+                _ => Drive::PerThread,
+            },
         };
         let what = storage.spec.redacted.clone();
         block_on(async {

@@ -32,7 +32,7 @@ pub const CAPABILITIES: Capabilities = Capabilities {
     positional_write: true,
     fsync: true,
     direct_io: true,
-    blocking: true,
+    drive: crate::Drive::Blocking,
 };
 
 /// A directory tree of a mounted file system.
@@ -428,7 +428,7 @@ impl Client for PosixClient {
                     return Ok(read);
                 }
                 if read.first_byte.is_none() {
-                    read.first_byte = Some(std::time::Instant::now());
+                    read.first_byte = Some(crate::clock::Instant::now());
                 }
                 if let Some(c) = check.as_deref_mut() {
                     c(&buf[..n], read.bytes);

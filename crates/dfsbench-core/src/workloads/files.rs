@@ -1,6 +1,6 @@
 //! Whole-file phases: write N files of size S (open, write, close), read them, delete them.
 
-use std::time::Instant;
+use dfsbench_backends::clock::Instant;
 
 use dfsbench_backends::{Check, Client, FileOpts, FileRead, Fill, OpError};
 

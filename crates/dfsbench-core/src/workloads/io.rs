@@ -1,6 +1,6 @@
 //! fio-style block I/O: sequential or random reads and writes with a real queue depth.
 
-use std::time::Instant;
+use dfsbench_backends::clock::Instant;
 
 use rand::{Rng, RngCore};
 
@@ -156,6 +156,7 @@ impl<C: Client> Worker<C> {
         let mut order = BlockOrder::new(blocks, rw.random(), self.rng.next_u64());
         let mut free: Vec<usize> = (0..depth).rev().collect();
         let mut slot_start = vec![Instant::now(); depth];
+        let mut slot_intended = slot_start.clone();
         let mut slot_offset = vec![0u64; depth];
         let mut slot_op = vec![BlockOp::Read; depth];
         let (mut issued, mut inflight) = (0u64, 0usize);
@@ -164,10 +165,21 @@ impl<C: Client> Worker<C> {
         let mut stopping = false;
         loop {
             while inflight < depth && issued < total && !stopping {
-                if ctl.should_stop(now) {
+                // Paced phases run at queue depth 1 (validation sees to it): each block waits
+                // for its intended start. Closed loops reuse the completion time as the start.
+                let intended = if self.pacer.is_some() {
+                    let Some((at, start)) = self.begin(ctl).await else {
+                        stopping = true;
+                        break;
+                    };
+                    now = start;
+                    at
+                } else if ctl.should_stop(now) {
                     stopping = true;
                     break;
-                }
+                } else {
+                    now
+                };
                 let slot = free.pop().expect("a free slot when fewer than depth are in flight");
                 let offset = region + order.next() * bs;
                 let op = match rw {
@@ -193,6 +205,7 @@ impl<C: Client> Worker<C> {
                     break;
                 }
                 slot_start[slot] = now;
+                slot_intended[slot] = intended;
                 slot_offset[slot] = offset;
                 slot_op[slot] = op;
                 inflight += 1;
@@ -226,7 +239,7 @@ impl<C: Client> Worker<C> {
                                 rec.add_verified(n as u64);
                             }
                         }
-                        rec.record(class(op), slot_start[c.slot], now, n as u64);
+                        rec.record_op(class(op), slot_intended[c.slot], slot_start[c.slot], now, n as u64);
                     }
                     Ok(n) => {
                         let e = OpError::new("short_io", format!("moved {n} of {} bytes", io.bs));

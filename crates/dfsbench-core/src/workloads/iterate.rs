@@ -2,7 +2,7 @@
 //! iteration reads the previous iteration's files (its own, or with shuffle the next worker's)
 //! and writes new ones, as chained jobs of a data-analytics pipeline do.
 
-use std::time::Instant;
+use dfsbench_backends::clock::Instant;
 
 use dfsbench_backends::{Client, FileOpts};
 

@@ -1,6 +1,6 @@
 //! mdtest-style metadata phases: mkdir, create, stat, open, list, rename, delete, rmdir.
 
-use std::time::Instant;
+use dfsbench_backends::clock::Instant;
 
 use dfsbench_backends::{Client, OpError};
 
@@ -122,9 +122,15 @@ impl<C: Client> Worker<C> {
             file_prefix(&mut self.path2, job, layout, w);
         }
         let delete_renamed = m.phases.contains(&MetaPhase::Rename);
+        // A create phase run again (one run per step of a rate sweep) makes new files.
+        let first = if phase == MetaPhase::Create {
+            self.existing[0]
+        } else {
+            0
+        };
         let mut done = 0u64;
         while done < count {
-            let i = done;
+            let i = first + done;
             // Directories are removed deepest first.
             let node = if phase == MetaPhase::Rmdir { count - 1 - i } else { i };
             match phase {
@@ -163,7 +169,7 @@ impl<C: Client> Worker<C> {
             done += 1;
         }
         if phase == MetaPhase::Create {
-            self.existing[0] = done;
+            self.existing[0] = first + done;
         }
     }
 }

@@ -4,7 +4,7 @@
 //! distribution, deletes empty a slot, and reads, stats and deletes pick a slot that holds a
 //! file, so the pool stays consistent however the operations interleave.
 
-use std::time::Instant;
+use dfsbench_backends::clock::Instant;
 
 use rand::Rng;
 

@@ -1,7 +1,7 @@
 //! Whole-file writes and reads with the verify pattern, shared by the mix and iterate
 //! workloads.
 
-use std::time::Instant;
+use dfsbench_backends::clock::Instant;
 
 use dfsbench_backends::{AlignedBuf, Check, Client, FileOpts, Fill, OpError};
 
