@@ -338,3 +338,38 @@ fn every_study_on_minio() {
         }
     });
 }
+
+#[test]
+fn ctrl_c_keeps_finished_points() {
+    let target = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let dir = out.path().join("study");
+    // At scale 0.01 every fio-matrix point runs 1.8 s: Ctrl-C lands in the second or third.
+    let child = Command::new(bin())
+        .args(["study", "fio-matrix", "--scale", "0.01", "-t"])
+        .arg(target.path())
+        .arg("--out")
+        .arg(&dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(4000));
+    // SAFETY: signalling the child we started.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    let r = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&r.stdout);
+    assert_eq!(r.status.code(), Some(130), "{}", String::from_utf8_lossy(&r.stderr));
+    let manifest: Value = serde_json::from_slice(&std::fs::read(dir.join("study.json")).unwrap()).unwrap();
+    assert_eq!(manifest["status"], "interrupted");
+    let missing = check(&dir, 1, &shape("fio-matrix"), &stdout);
+    let done = 48 - missing.len();
+    assert!(
+        (1..48).contains(&done),
+        "finished points keep their numbers: {missing:?}"
+    );
+    for m in &missing {
+        assert!(m == "not run" || m.starts_with("error: interrupted"), "{m}");
+    }
+    assert_eq!(std::fs::read_dir(target.path()).unwrap().count(), 0);
+}
