@@ -35,8 +35,8 @@ pub const BACKENDS: &[BackendInfo] = &[
     },
     BackendInfo {
         name: "mem",
-        uri: "mem://",
-        what: "in-process store: the tool's own ceiling",
+        uri: "mem:// or mem://?latency=2ms",
+        what: "in-process store: the tool's own ceiling, or a slow server with an injected latency",
         capabilities: crate::mem::CAPABILITIES,
     },
     BackendInfo {

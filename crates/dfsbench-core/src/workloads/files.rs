@@ -2,12 +2,13 @@
 
 use dfsbench_backends::clock::Instant;
 
-use dfsbench_backends::{Check, Client, FileOpts, FileRead, Fill, OpError};
+use dfsbench_backends::{Client, FileOpts};
 
 use crate::config::{FilePhase, Workload};
-use crate::pattern::{FileKey, Mismatch};
+use crate::pattern::FileKey;
 use crate::stats::Recorder;
 use crate::worker::{push_num, JobContext, Worker};
+use crate::workloads::whole::{read_whole, write_whole};
 
 /// The job's directory; worker `w` writes in `<dir>/w<w>`.
 pub(crate) fn files_dir(job: usize) -> String {
@@ -75,68 +76,31 @@ impl<C: Client> Worker<C> {
                 worker: self.id as u32,
                 index: i,
             };
-            let (result, mismatch) = match phase {
+            let result = match phase {
                 FilePhase::Write => {
-                    let mut fill = |b: &mut [u8], off: u64| pattern.expect("verify").fill(key, off, b);
-                    let fill: Option<Fill<'_>> = match pattern {
-                        Some(_) => Some(&mut fill),
-                        None => None,
-                    };
-                    let r = self
-                        .client
-                        .write_file(&self.path, fs.size, opts, &mut self.buf, fill)
-                        .await;
-                    (r.map(|_| fs.size), None)
+                    write_whole(&mut self.client, &self.path, fs.size, opts, &mut self.buf, pattern, key)
+                        .await
+                        .map_err(|e| (e, None))
                 }
                 FilePhase::Read => {
-                    let mut mismatch: Option<Mismatch> = None;
-                    let mut check = |b: &[u8], off: u64| {
-                        if mismatch.is_none() {
-                            mismatch = pattern.expect("verify").check(key, off, b).err();
+                    let r = read_whole(&mut self.client, &self.path, fs.size, opts, &mut self.buf, pattern, key).await;
+                    r.map(|(bytes, first_byte)| {
+                        if let Some(t) = first_byte {
+                            rec.record_ttfb(start, t);
                         }
-                    };
-                    let check: Option<Check<'_>> = match pattern {
-                        Some(_) => Some(&mut check),
-                        None => None,
-                    };
-                    let r = self.client.read_file(&self.path, opts, &mut self.buf, check).await;
-                    if let Ok(FileRead {
-                        first_byte: Some(t), ..
-                    }) = r
-                    {
-                        rec.record_ttfb(start, t);
-                    }
-                    let r = r.and_then(|read| {
-                        if read.bytes == fs.size {
-                            Ok(read.bytes)
-                        } else {
-                            Err(OpError::new(
-                                "size",
-                                format!("read {} bytes, expected {}", read.bytes, fs.size),
-                            ))
+                        if pattern.is_some() {
+                            rec.add_verified(bytes);
                         }
-                    });
-                    (r, mismatch)
+                        bytes
+                    })
                 }
-                FilePhase::Delete => (self.client.delete(&self.path).await.map(|_| 0), None),
+                FilePhase::Delete => self.client.delete(&self.path).await.map(|_| 0).map_err(|e| (e, None)),
             };
             let end = Instant::now();
             rec.add_retries(self.client.take_retries());
-            match (result, mismatch) {
-                (Ok(bytes), None) => {
-                    rec.record_op(0, intended, start, end, bytes);
-                    if pattern.is_some() && phase == FilePhase::Read {
-                        rec.add_verified(bytes);
-                    }
-                }
-                (Ok(_), Some(m)) => {
-                    let e = OpError::new(
-                        "verify",
-                        format!("wrong data at offset {}: found {}", m.offset, m.found),
-                    );
-                    rec.error(0, end, &e, &self.path, Some(m.offset));
-                }
-                (Err(e), _) => rec.error(0, end, &e, &self.path, None),
+            match result {
+                Ok(bytes) => rec.record_op(0, intended, start, end, bytes),
+                Err((e, offset)) => rec.error(0, end, &e, &self.path, offset),
             }
             done += 1;
         }

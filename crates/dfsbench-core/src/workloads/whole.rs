@@ -1,4 +1,4 @@
-//! Whole-file writes and reads with the verify pattern, shared by the mix and iterate
+//! Whole-file writes and reads with the verify pattern, shared by the files, mix and iterate
 //! workloads.
 
 use dfsbench_backends::clock::Instant;
@@ -50,16 +50,16 @@ pub(crate) async fn read_whole<C: Client>(
         None => None,
     };
     let read = client.read_file(path, opts, buf, check).await.map_err(|e| (e, None))?;
+    if read.bytes != size {
+        let e = OpError::new("size", format!("read {} bytes, expected {size}", read.bytes));
+        return Err((e, None));
+    }
     if let Some(m) = mismatch {
         let e = OpError::new(
             "verify",
             format!("wrong data at offset {}: found {}", m.offset, m.found),
         );
         return Err((e, Some(m.offset)));
-    }
-    if read.bytes != size {
-        let e = OpError::new("size", format!("read {} bytes, expected {size}", read.bytes));
-        return Err((e, None));
     }
     Ok((read.bytes, read.first_byte))
 }
