@@ -24,6 +24,13 @@ pub enum Arrival {
 }
 
 impl Arrival {
+    pub fn name(self) -> &'static str {
+        match self {
+            Arrival::Uniform => "uniform",
+            Arrival::Poisson => "poisson",
+        }
+    }
+
     pub fn parse(text: &str) -> Result<Arrival, String> {
         match text {
             "uniform" => Ok(Arrival::Uniform),

@@ -512,7 +512,7 @@ fn merge(
     let rate_result = phase.rate.map(|r| RateResult {
         requested_ops_per_sec: r,
         achieved_ops_per_sec: rate(ops, duration),
-        arrival: format!("{:?}", phase.arrival).to_lowercase(),
+        arrival: phase.arrival.name().to_string(),
         service_latency: latency(&merge_histograms(service)),
     });
     let mut params = phase.params.clone();
