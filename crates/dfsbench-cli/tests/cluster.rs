@@ -7,7 +7,7 @@ mod common;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{expect_ok, f, phases, run_with, u, Target};
+use common::{f, phases, run_with, u, Target};
 use serde_json::Value;
 
 fn sum(items: &Value, field: &str) -> u64 {
@@ -405,7 +405,7 @@ fn mpirun_four_ranks_write_one_result() {
         "--verify",
     ];
     let r = run_with(cmd, &target.uri(), &args);
-    let result = expect_ok(&target, &args, r);
+    let result = common::expect_ok(&target, &args, r);
     check_cluster(&result, 4, 2, "mpi");
     check_shuffled(common::phase(&result, "read"), 2);
     assert_eq!(u(&common::phase(&result, "read")["verify"]["mismatches"]), 0);

@@ -3,157 +3,14 @@
 //! WebHDFS) and WebDAV. Each test starts its server in a private state directory, runs every
 //! workload the backend supports, checks the numbers and that nothing is left under the
 //! prefix, and stops the server by its PIDs when it ends (even on failure).
-//!
-//! The servers are installed by `lab/install.sh` (scripts/test.sh does it). Without them the
-//! tests print a note and pass, unless DFSBENCH_REQUIRE_LAB=1 (as in CI) makes that a failure.
+//! The servers come from common::lab.
 
 mod common;
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::sync::Mutex;
-
-use common::{bin, check_invariants, phase, phases, run_with, u, validate, Run};
+use common::lab::{lab_test, Server};
+use common::{phase, phases, run_with, u};
 use serde_json::Value;
-
-/// Servers share two cores and the memory: one at a time.
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// A running lab server; stopped when dropped.
-struct Server {
-    name: &'static str,
-    state: tempfile::TempDir,
-    env: BTreeMap<String, String>,
-}
-
-fn lab(args: &[&str], state: &Path) -> std::process::Output {
-    Command::new(repo().join("lab/server.sh"))
-        .args(args)
-        .arg("--dir")
-        .arg(state)
-        .output()
-        .expect("run lab/server.sh")
-}
-
-/// Parse `export NAME=value` lines (values are shell-quoted only when they need it).
-fn parse_env(text: &str) -> BTreeMap<String, String> {
-    text.lines()
-        .filter_map(|l| l.strip_prefix("export "))
-        .filter_map(|l| l.split_once('='))
-        .map(|(k, v)| (k.to_string(), v.trim_matches('\'').replace("\\:", ":")))
-        .collect()
-}
-
-impl Server {
-    /// Start `name`, or return None (with a note) when the lab is not installed here.
-    fn start(name: &'static str) -> Option<Server> {
-        let installed = repo().join(".cache/lab-install");
-        if !installed.is_dir() {
-            assert!(
-                std::env::var("DFSBENCH_REQUIRE_LAB").as_deref() != Ok("1"),
-                "DFSBENCH_REQUIRE_LAB=1 but the lab is not installed: run lab/install.sh"
-            );
-            eprintln!("note: skipping {name}: the lab servers are not installed (lab/install.sh all)");
-            return None;
-        }
-        let state = tempfile::Builder::new()
-            .prefix("dfsbench-lab-")
-            .tempdir()
-            .expect("a temp dir");
-        let out = lab(&["start", name], state.path());
-        assert!(
-            out.status.success(),
-            "lab/server.sh start {name} failed:\n{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let env = parse_env(&String::from_utf8_lossy(&lab(&["env", name], state.path()).stdout));
-        Some(Server { name, state, env })
-    }
-
-    fn var(&self, k: &str) -> &str {
-        self.env
-            .get(k)
-            .unwrap_or_else(|| panic!("{} exports no {k}: {:?}", self.name, self.env))
-    }
-
-    fn s3_uri(&self, query: &str) -> String {
-        format!(
-            "s3://{}/bench?endpoint={}{query}",
-            self.var("DFSBENCH_S3_BUCKET"),
-            self.var("DFSBENCH_S3_ENDPOINT")
-        )
-    }
-
-    /// `dfsbench run` with the server's credentials in the environment, killed if it hangs.
-    fn run(&self, target: &str, args: &[&str]) -> Run {
-        run_with(self.command(), target, args)
-    }
-
-    fn command(&self) -> Command {
-        let mut cmd = Command::new("timeout");
-        cmd.args(["-s", "KILL", "300", bin()]).envs(&self.env);
-        cmd
-    }
-
-    /// A run that must succeed with no error and leave no secret anywhere.
-    fn run_ok(&self, target: &str, backend: &str, args: &[&str]) -> Value {
-        let r = self.run(target, args);
-        assert_eq!(r.code, Some(0), "{} {target} {args:?}: {}", self.name, r.describe());
-        let result = r.result().clone();
-        validate(&result);
-        check_invariants(&result);
-        assert_eq!(result["status"], "complete");
-        assert_eq!(result["target"]["backend"], backend);
-        for p in phases(&result) {
-            assert_eq!(
-                p["errors"]["total"], 0,
-                "{}: errors in {}: {}",
-                self.name, p["label"], p["errors"]
-            );
-        }
-        self.assert_no_secrets(&r);
-        result
-    }
-
-    /// Credentials never reach stdout, stderr or the result file.
-    fn assert_no_secrets(&self, r: &Run) {
-        let text = format!(
-            "{}{}{}",
-            r.stdout,
-            r.stderr,
-            r.result.as_ref().map(|v| v.to_string()).unwrap_or_default()
-        );
-        for k in ["AWS_SECRET_ACCESS_KEY", "ST_KEY", "OS_PASSWORD", "OS_AUTH_TOKEN"] {
-            if let Some(secret) = self.env.get(k).filter(|s| s.len() >= 4) {
-                assert!(
-                    !text.contains(secret.as_str()),
-                    "{}: the secret of {k} leaked:\n{}",
-                    self.name,
-                    r.describe()
-                );
-            }
-        }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let out = lab(&["stop", self.name], self.state.path());
-        if !out.status.success() {
-            eprintln!(
-                "lab/server.sh stop {} failed: {}",
-                self.name,
-                String::from_utf8_lossy(&out.stderr)
-            );
-        }
-    }
-}
+use std::collections::BTreeMap;
 
 /// meta, files (with multipart uploads and verify) and ranged io reads: what every object
 /// store and file service supports.
@@ -316,34 +173,6 @@ fn file_service_workloads(s: &Server, target: &str, backend: &str, rename: bool)
             _ => 20,
         };
         assert_eq!(u(&phase(&r, name)["ops"]), ops, "{backend} {name}");
-    }
-}
-
-/// Held while a test's server runs: one server at a time in this process and in any other
-/// test process of this checkout.
-struct LabLock {
-    _in_process: std::sync::MutexGuard<'static, ()>,
-    _file: std::fs::File,
-}
-
-fn lab_lock() -> LabLock {
-    let in_process = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let dir = repo().join(".cache/lab");
-    std::fs::create_dir_all(&dir).expect("create .cache/lab");
-    let file = std::fs::File::create(dir.join(".tests.lock")).expect("create the lab lock file");
-    // SAFETY: flock on a file we hold open; released when it is closed.
-    let rc = unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&file), libc::LOCK_EX) };
-    assert_eq!(rc, 0, "flock .cache/lab/.tests.lock");
-    LabLock {
-        _in_process: in_process,
-        _file: file,
-    }
-}
-
-fn lab_test(name: &'static str, body: impl FnOnce(&Server)) {
-    let _lock = lab_lock();
-    if let Some(server) = Server::start(name) {
-        body(&server);
     }
 }
 

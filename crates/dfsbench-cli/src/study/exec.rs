@@ -6,10 +6,10 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::time::{Instant, SystemTime};
 
-use dfsbench_backends::Target;
+use dfsbench_backends::{Target, BACKENDS};
 use dfsbench_core::cluster::Group;
-use dfsbench_core::config::{validate, RunSpec};
-use dfsbench_core::runner::{Quiet, Status};
+use dfsbench_core::config::{validate, RunConfig, RunSpec};
+use dfsbench_core::runner::{fit_to_backend, Quiet, Status};
 use dfsbench_core::session::{execute as execute_run, new_run_id};
 
 use super::manifest::{Manifest, PointRecord, RunRecord, System, SCHEMA};
@@ -50,12 +50,7 @@ pub fn systems(targets: &[String], localfs: bool) -> Result<Vec<System>, String>
             }
             Some(l) => l.to_string(),
             None => {
-                let base = match parsed {
-                    Target::Posix(_) => "posix",
-                    Target::Mem { .. } => "mem",
-                    Target::Net(_) => uri.split_once("://").map_or("net", |(s, _)| s),
-                }
-                .to_string();
+                let base = backend_name(&parsed, uri).to_string();
                 let taken = |l: &str| out.iter().any(|s| s.label == l);
                 (1..)
                     .map(|i| if i == 1 { base.clone() } else { format!("{base}-{i}") })
@@ -100,6 +95,23 @@ fn out_dir(a: &StudyArgs, study: &str, id: &str) -> Result<PathBuf, Failure> {
 /// A result path as the manifest stores it: relative to the study directory when inside it.
 fn relative(path: &Path, dir: &Path) -> String {
     path.strip_prefix(dir).unwrap_or(path).display().to_string()
+}
+
+/// Why the target's backend cannot run `config` at all, judged from the capabilities every
+/// target of that backend has (a particular file system may still refuse, e.g. O_DIRECT on
+/// tmpfs: that is an error of the run).
+fn unsupported(config: &RunConfig, uri: &str) -> Option<String> {
+    let backend = backend_name(&Target::parse(uri).ok()?, uri);
+    let info = BACKENDS.iter().find(|b| b.name == backend)?;
+    fit_to_backend(&mut config.clone(), info.capabilities, backend).err()
+}
+
+fn backend_name<'u>(t: &Target, uri: &'u str) -> &'u str {
+    match t {
+        Target::Posix(_) => "posix",
+        Target::Mem { .. } => "mem",
+        Target::Net(_) => uri.split_once("://").map_or("net", |(s, _)| s),
+    }
 }
 
 /// Run every point; returns the manifest, the directory and how the study ended.
@@ -165,6 +177,19 @@ pub fn execute(
                 ..run_spec.clone()
             };
             let config = validate(&spec, &point.jobs).map_err(|e| Failure::usage(format!("{}: {e}", point.id)))?;
+            if let Some(why) = unsupported(&config, &sys.target) {
+                say(format!(
+                    "[{done:>3}/{total}] {:<10} {:<18} {:<10} {:>6.1} s  {why}",
+                    sys.label, point.id, "n/a", 0.0
+                ));
+                record.runs.push(RunRecord {
+                    system: sys.label.clone(),
+                    result: None,
+                    error: None,
+                    skipped: Some(why),
+                });
+                continue;
+            }
             let run_id = new_run_id();
             let (run, status) = match execute_run(
                 &config,
@@ -179,6 +204,7 @@ pub fn execute(
                         system: sys.label.clone(),
                         result: None,
                         error: Some(e.0.clone()),
+                        skipped: None,
                     },
                     format!("failed: {}", e.0),
                 ),
@@ -199,6 +225,7 @@ pub fn execute(
                             system: sys.label.clone(),
                             result: Some(relative(&path, &dir)),
                             error: None,
+                            skipped: None,
                         },
                         status,
                     )

@@ -34,8 +34,8 @@ pub struct PointRecord {
     pub runs: Vec<RunRecord>,
 }
 
-/// One point on one system: its result file (relative to the study directory) or the reason
-/// it has none.
+/// One point on one system: its result file (relative to the study directory), or why it has
+/// none.
 #[derive(Serialize, Deserialize)]
 pub struct RunRecord {
     pub system: String,
@@ -43,6 +43,9 @@ pub struct RunRecord {
     pub result: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Not run because the backend lacks what the point needs (e.g. positional writes on S3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<String>,
 }
 
 impl Manifest {

@@ -16,6 +16,23 @@ use crate::Failure;
 use manifest::Manifest;
 use scale::Scale;
 
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn globs() {
+        for (pat, id, want) in [
+            ("read-*", "read-4k-t1", true),
+            ("read-*-t1", "read-4k-t1", true),
+            ("read-*-t1", "read-4k-t2", false),
+            ("*-4k-*", "randread-4k-t8", true),
+            ("clients2", "clients256", false),
+            ("*", "x", true),
+        ] {
+            assert_eq!(super::glob(pat, id), want, "{pat} {id}");
+        }
+    }
+}
+
 #[derive(ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum StudyFormat {
     /// Markdown tables in the publication's shape.
@@ -55,7 +72,7 @@ pub struct StudyArgs {
     #[arg(long, value_name = "DIR", conflicts_with_all = ["targets", "out"])]
     pub from: Option<PathBuf>,
 
-    /// Run only these points (ids as in tables.md; `*` ends a prefix: `clients2,read-*`); the
+    /// Run only these points (ids as in tables.md, `*` matches anything: `clients2,read-*-t1`); the
     /// other cells say "not run".
     #[arg(long, value_delimiter = ',', value_name = "LIST", conflicts_with = "from")]
     pub points: Option<Vec<String>>,
@@ -114,12 +131,29 @@ fn show(m: &Manifest, dir: &Path, format: StudyFormat, write: bool) -> Result<()
     Ok(())
 }
 
+/// `*` matches any run of characters: `read-*-t1`.
+fn glob(pat: &str, id: &str) -> bool {
+    let mut parts = pat.split('*');
+    let first = parts.next().unwrap_or("");
+    let Some(mut rest) = id.strip_prefix(first) else {
+        return false;
+    };
+    let tail: Vec<&str> = parts.collect();
+    for (i, p) in tail.iter().enumerate() {
+        if i + 1 == tail.len() {
+            return rest.ends_with(p);
+        }
+        match rest.find(p) {
+            Some(at) => rest = &rest[at + p.len()..],
+            None => return false,
+        }
+    }
+    rest.is_empty()
+}
+
 /// Keep the points matching `only`; a pattern that matches nothing is a usage error.
 fn select(study: &mut model::Study, only: &[String]) -> Result<(), Failure> {
-    let matches = |pat: &str, id: &str| match pat.strip_suffix('*') {
-        Some(prefix) => id.starts_with(prefix),
-        None => id == pat,
-    };
+    let matches = |pat: &str, id: &str| glob(pat.trim(), id);
     for pat in only {
         if !study.points.iter().any(|p| matches(pat.trim(), &p.id)) {
             let ids: Vec<&str> = study.points.iter().map(|p| p.id.as_str()).collect();

@@ -37,6 +37,7 @@ fn load(m: &Manifest, dir: &Path) -> Loaded {
     for p in &m.points {
         for r in &p.runs {
             let v = match (&r.result, &r.error) {
+                _ if r.skipped.is_some() => Err(format!("n/a: {}", r.skipped.as_deref().unwrap_or(""))),
                 (Some(file), _) => std::fs::read(dir.join(file))
                     .map_err(|e| format!("error: cannot read {file}: {e}"))
                     .and_then(|t| serde_json::from_slice::<RunResult>(&t).map_err(|e| format!("error: {file}: {e}")))

@@ -1,0 +1,154 @@
+//! clients-sweep (seed 001, BTH): 2..256 closed-loop clients x file sizes, CPU, open-loop IOPS steps.
+
+use dfsbench_core::config::JobSpec;
+
+use super::super::model::{Cell, Metric, PhaseSel, Point, Row, Study, Table};
+use super::super::scale::Scale;
+use super::{files_job, pub_size, steady, timed, timing, KB, LAB, MB};
+
+pub fn clients_sweep(scale: Scale) -> Study {
+    const CLIENTS: [usize; 8] = [2, 4, 8, 16, 32, 64, 128, 256];
+    const SMALL: [u64; 3] = [0, 10 * KB, 100 * KB];
+    const LARGE: [u64; 2] = [MB, 10 * MB];
+    const OPS: u64 = 1_000_000;
+    // Large files run until throughput is steady, for at most this long.
+    const LARGE_SECS: f64 = 300.0;
+    const IOPS_CLIENTS: usize = 64;
+    const IOPS_STEPS: [f64; 8] = [3000.0, 4000.0, 5000.0, 6000.0, 7000.0, 8000.0, 9000.0, 10000.0];
+    const STEP_SECS: f64 = 60.0;
+    let large_secs = scale.duration(LARGE_SECS);
+    let all: Vec<u64> = SMALL.iter().chain(&LARGE).copied().collect();
+    // A job per size, so every phase is found by its job's name whatever the scale.
+    let job_name = |s: u64| format!("size-{s}");
+    let mut points = Vec::new();
+    let (mut write, mut read, mut delete, mut cpu_w, mut cpu_r) = Default::default();
+    let row = |rows: &mut Vec<Row>, c: usize, cells: Vec<Cell>| {
+        rows.push(Row {
+            labels: vec![c.to_string()],
+            cells,
+        })
+    };
+    for c in CLIENTS {
+        let id = format!("clients{c}");
+        let per_client = (scale.count(OPS) / c as u64).max(1);
+        let jobs = all
+            .iter()
+            .map(|&s| {
+                let job = files_job(&job_name(s), c, &[(per_client, scale.size(s))]);
+                if LARGE.contains(&s) {
+                    steady(timed(job, large_secs))
+                } else {
+                    job
+                }
+            })
+            .collect();
+        points.push(Point {
+            null_tests: false,
+            id: id.clone(),
+            params: format!(
+                "{c} clients x {per_client} files of each size ({} B); large files {}",
+                all.iter()
+                    .map(|&s| scale.size(s).to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                timing(large_secs)
+            ),
+            jobs,
+        });
+        let cell =
+            |op: &'static str, s: u64, metric: Metric| Cell::new(&id, PhaseSel::of_job(op, &job_name(s)), metric);
+        let rate = |s: u64| if s == 0 { Metric::OpsPerSec } else { Metric::MibPerSec };
+        row(&mut write, c, all.iter().map(|&s| cell("write", s, rate(s))).collect());
+        row(&mut read, c, all.iter().map(|&s| cell("read", s, rate(s))).collect());
+        row(
+            &mut delete,
+            c,
+            all[1..].iter().map(|&s| cell("delete", s, Metric::OpsPerSec)).collect(),
+        );
+        row(
+            &mut cpu_w,
+            c,
+            all.iter().map(|&s| cell("write", s, Metric::CpuPercent)).collect(),
+        );
+        row(
+            &mut cpu_r,
+            c,
+            all.iter().map(|&s| cell("read", s, Metric::CpuPercent)).collect(),
+        );
+    }
+    // SPECsfs-style open-loop load: 10 KB files read and written 80/20 at each requested rate.
+    let step_secs = (STEP_SECS * scale.factor()).max(1.0);
+    let mut iops = JobSpec {
+        name: Some("iops".into()),
+        workload: Some("mix".into()),
+        workers: Some(IOPS_CLIENTS),
+        files: Some(scale.count(100)),
+        file_size: Some(scale.size(10 * KB).to_string()),
+        mix: Some(vec!["read=80".into(), "write=20".into()]),
+        duration: Some(format!("{}ms", (step_secs * 1000.0).round() as u64)),
+        ..Default::default()
+    };
+    iops.rate_steps = Some(IOPS_STEPS.to_vec());
+    points.push(Point {
+        null_tests: false,
+        id: "iops".into(),
+        params: format!(
+            "{IOPS_CLIENTS} clients, 80/20 reads/writes of {} B files, {step_secs:.0} s per requested rate",
+            scale.size(10 * KB)
+        ),
+        jobs: vec![iops],
+    });
+    let iops_rows = IOPS_STEPS
+        .iter()
+        .map(|&r| Row {
+            labels: vec![format!("{r:.0}")],
+            cells: vec![
+                Cell::new("iops", PhaseSel::with("mix", "rate", r), Metric::AchievedOps),
+                Cell::new("iops", PhaseSel::with("mix", "rate", r), Metric::MeanLatencyMs),
+            ],
+        })
+        .collect();
+    let size_cols = |zero_ops: bool, from: usize| -> Vec<String> {
+        all[from..]
+            .iter()
+            .map(|&s| {
+                if s == 0 && zero_ops {
+                    "0 KB (ops/s)".to_string()
+                } else {
+                    pub_size(s)
+                }
+            })
+            .collect()
+    };
+    let table = |title: &str, columns: Vec<String>, rows: Vec<Row>| Table {
+        title: title.into(),
+        row_header: vec!["clients".into()],
+        columns,
+        rows,
+    };
+    Study {
+        name: "clients-sweep",
+        title: "Performance Evaluation of Distributed Storage Systems (BTH)",
+        source: "seeds/001_fa73fd1af02ac1e0.txt",
+        points,
+        tables: vec![
+            table("Write (open+write+close), MiB/s; 0 KB = create, ops/s", size_cols(true, 0), write),
+            table("Read (open+read+close), MiB/s; 0 KB = open, ops/s", size_cols(true, 0), read),
+            table("Delete, ops/s", size_cols(false, 1), delete),
+            table("Client CPU % during writes (100 = one core)", size_cols(false, 0), cpu_w),
+            table("Client CPU % during reads (100 = one core)", size_cols(false, 0), cpu_r),
+            Table {
+                title: "Requested vs achieved IOPS, mean response time from the intended start".into(),
+                row_header: vec!["requested IOPS".into()],
+                columns: vec!["achieved IOPS".into(), "response ms".into()],
+                rows: iops_rows,
+            },
+        ],
+        notes: vec![
+            format!("Small files: {OPS} operations per size split over the clients; large files run until throughput is steady (at most {LARGE_SECS} s per phase)."),
+            "Server CPU %: not measured; dfsbench sees only the client.".into(),
+            format!("Recovery time after a storage node is wiped: {LAB}."),
+        ],
+        localfs_baseline: false,
+    }
+}

@@ -1,0 +1,64 @@
+//! fio-matrix (seed 004): 4 patterns x 3 block sizes x 4 thread counts, iodepth 32, 180 s.
+
+use super::super::model::{Cell, Metric, PhaseSel, Point, Row, Study, Table};
+use super::super::scale::Scale;
+use super::{fio_size, io_job, timed, timing};
+
+pub fn fio_matrix(scale: Scale) -> Study {
+    const PATTERNS: [(&str, &str); 4] = [
+        ("read", "sequential read"),
+        ("write", "sequential write"),
+        ("randread", "random read"),
+        ("randwrite", "random write"),
+    ];
+    const BS: [u64; 3] = [4 << 10, 128 << 10, 1024 << 10];
+    const THREADS: [usize; 4] = [1, 2, 4, 8];
+    const SECS: f64 = 180.0;
+    let secs = scale.duration(SECS);
+    let mut points = Vec::new();
+    let mut tables = Vec::new();
+    for (rw, title) in PATTERNS {
+        let mut rows = Vec::new();
+        for t in THREADS {
+            let mut cells = Vec::new();
+            for bs in BS {
+                let id = format!("{rw}-{}k-t{t}", bs >> 10);
+                let size = scale.blocks(1 << 30, bs);
+                let mut job = timed(io_job(rw, t, bs, size, 32), secs);
+                job.threads = Some(t);
+                points.push(Point {
+                    null_tests: false,
+                    id: id.clone(),
+                    params: format!(
+                        "{rw}, bs {}, {t} threads x {size} B, iodepth 32, {}",
+                        fio_size(bs),
+                        timing(secs)
+                    ),
+                    jobs: vec![job],
+                });
+                cells.push(Cell::new(&id, PhaseSel::op(rw), Metric::MibPerSec));
+            }
+            rows.push(Row {
+                labels: vec![t.to_string()],
+                cells,
+            });
+        }
+        tables.push(Table {
+            title: format!("{title}, MiB/s: threads x block size"),
+            row_header: vec!["threads".into()],
+            columns: BS.iter().map(|&b| fio_size(b)).collect(),
+            rows,
+        });
+    }
+    Study {
+        name: "fio-matrix",
+        title: "Performance evaluation of distributed file systems for data-intensive computing",
+        source: "seeds/004_ae6fccd7e65edd80.txt",
+        points,
+        tables,
+        notes: vec![
+            "Layouts plain vs erasure-coded 4+2: give both as labelled targets, e.g. `--target plain=/mnt/plain --target ec=/mnt/ec42`; each table then has a column per layout.".into(),
+        ],
+        localfs_baseline: false,
+    }
+}

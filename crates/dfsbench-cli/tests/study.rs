@@ -1,0 +1,375 @@
+//! `dfsbench study`: every study at a tiny scale on a temporary directory and on a real MinIO;
+//! the tables have the publication's shape and every number in them is the number in the
+//! result file (and field) its provenance line in tables.csv names.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+use common::bin;
+use common::lab::lab_test;
+use serde_json::Value;
+
+const SCALE: &str = "0.0001";
+
+struct Out {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+fn study(args: &[&str], env: &BTreeMap<String, String>) -> Out {
+    let out = Command::new("timeout")
+        .args(["-s", "KILL", "600", bin(), "study"])
+        .args(args)
+        .envs(env)
+        .output()
+        .expect("run dfsbench study");
+    Out {
+        code: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into(),
+        stderr: String::from_utf8_lossy(&out.stderr).into(),
+    }
+}
+
+/// A CSV line's fields (RFC 4180 quoting).
+fn fields(line: &str) -> Vec<String> {
+    let (mut out, mut cur, mut quoted, mut chars) = (Vec::new(), String::new(), false, line.chars().peekable());
+    while let Some(c) = chars.next() {
+        match (c, quoted) {
+            ('"', true) if chars.peek() == Some(&'"') => {
+                cur.push('"');
+                chars.next();
+            }
+            ('"', _) => quoted = !quoted,
+            (',', false) => out.push(std::mem::take(&mut cur)),
+            _ => cur.push(c),
+        }
+    }
+    out.push(cur);
+    out
+}
+
+/// `a.b.c` in a JSON value; `ops_by_kind.read` picks the array element whose op is `read`.
+fn at<'v>(v: &'v Value, path: &str) -> &'v Value {
+    path.split('.').fold(v, |v, key| match v {
+        Value::Array(items) => items.iter().find(|i| i["op"] == key).unwrap_or(&Value::Null),
+        _ => &v[key],
+    })
+}
+
+fn number(v: &Value, what: &str) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("{what}: not a number: {v}"))
+}
+
+/// The result file and the number a provenance line names.
+fn source(dir: &Path, file: &str, phase: &str, field: &str) -> f64 {
+    let doc: Value = serde_json::from_slice(&std::fs::read(dir.join(file)).unwrap()).unwrap();
+    common::validate(&doc);
+    let holder = if phase == "null tests" {
+        &doc
+    } else {
+        doc["phases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["label"] == phase && p["prepare"] != true)
+            .unwrap_or_else(|| panic!("{file}: no phase {phase}"))
+    };
+    number(at(holder, field), &format!("{file} {phase} {field}"))
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1e-300)
+}
+
+/// The study in `dir` against its files: `shape` is (rows, row-label columns, value columns)
+/// per table. Returns the notes of cells without a number.
+fn check(dir: &Path, systems: usize, shape: &[(usize, usize, usize)], stdout: &str) -> Vec<String> {
+    let manifest: Value = serde_json::from_slice(&std::fs::read(dir.join("study.json")).unwrap()).unwrap();
+    assert_eq!(manifest["schema"], "dfsbench.study/1");
+    assert_eq!(manifest["systems"].as_array().unwrap().len(), systems);
+    let md = std::fs::read_to_string(dir.join("tables.md")).unwrap();
+    assert_eq!(stdout, md, "stdout is tables.md");
+    let mut md_tables: Vec<Vec<&str>> = Vec::new();
+    let mut inside = false;
+    for l in md.lines() {
+        match (l.starts_with('|'), inside) {
+            (true, false) => md_tables.push(vec![l]),
+            (true, true) => md_tables.last_mut().unwrap().push(l),
+            _ => {}
+        }
+        inside = l.starts_with('|');
+    }
+    assert_eq!(md_tables.len(), shape.len(), "tables in tables.md");
+    for (i, &(rows, labels, values)) in shape.iter().enumerate() {
+        let wide = std::fs::read_to_string(dir.join(format!("table-{}.csv", i + 1))).unwrap();
+        let lines: Vec<Vec<String>> = wide.lines().map(fields).collect();
+        assert_eq!(lines.len(), rows + 1, "table {}: header + rows", i + 1);
+        for l in &lines {
+            assert_eq!(l.len(), labels + values * systems, "table {}: {l:?}", i + 1);
+        }
+        // The i-th Markdown table has the same header, then the same cells.
+        let block = &md_tables[i];
+        assert_eq!(block[0], format!("| {} |", lines[0].join(" | ")), "table {}", i + 1);
+        assert_eq!(block.len(), rows + 2, "table {}", i + 1);
+        for (l, m) in lines[1..].iter().zip(&block[2..]) {
+            assert_eq!(*m, format!("| {} |", l.join(" | ")), "table {}", i + 1);
+        }
+    }
+    let long = std::fs::read_to_string(dir.join("tables.csv")).unwrap();
+    let mut lines = long.lines();
+    let head = fields(lines.next().unwrap());
+    let col = |name: &str| head.iter().position(|h| h == name).unwrap();
+    let mut per_table = vec![0usize; shape.len()];
+    let mut missing = Vec::new();
+    for line in lines {
+        let f = fields(line);
+        assert_eq!(f.len(), head.len(), "{line}");
+        per_table[f[col("table")].parse::<usize>().unwrap() - 1] += 1;
+        if f[col("value")].is_empty() {
+            missing.push(f[col("note")].clone());
+            continue;
+        }
+        let value: f64 = f[col("value")].parse().unwrap();
+        let raw: f64 = f[col("raw")].parse().unwrap();
+        let file_raw = source(dir, &f[col("result")], &f[col("phase")], &f[col("field")]);
+        assert_eq!(raw, file_raw, "{line}: raw is the result file's number");
+        let expected = match f[col("baseline_result")].as_str() {
+            "" => raw * f[col("factor")].parse::<f64>().unwrap(),
+            _ => raw / f[col("baseline_raw")].parse::<f64>().unwrap(),
+        };
+        assert!(close(value, expected), "{line}: {value} != {expected}");
+    }
+    for (i, &(rows, _, values)) in shape.iter().enumerate() {
+        assert_eq!(
+            per_table[i],
+            rows * values * systems,
+            "table {}: a line per cell",
+            i + 1
+        );
+    }
+    missing
+}
+
+/// (rows, label columns, value columns) of each table of each study.
+fn shape(name: &str) -> Vec<(usize, usize, usize)> {
+    match name {
+        "size-sweep" => vec![(9, 3, 2), (2, 1, 1)],
+        "clients-sweep" => vec![(8, 1, 5), (8, 1, 5), (8, 1, 4), (8, 1, 5), (8, 1, 5), (8, 1, 2)],
+        "dfsperf" => vec![(6, 1, 1), (3, 1, 2), (2, 1, 2), (6, 1, 4)],
+        "surfnet" => vec![(6, 2, 1), (3, 1, 4), (1, 1, 1)],
+        "fio-matrix" => vec![(4, 1, 3); 4],
+        _ => unreachable!(),
+    }
+}
+
+/// Points run in the tests: all, except that the many-client and many-point sweeps are cut
+/// to a few (a debug build merges 256 workers' histograms slowly).
+fn points(name: &str, all_fio: bool) -> Vec<&'static str> {
+    match name {
+        "clients-sweep" => vec!["--points", "clients2,clients16,iops"],
+        "fio-matrix" if !all_fio => vec!["--points", "*-t1,*-t2"],
+        _ => vec![],
+    }
+}
+
+fn only_expected_gaps(name: &str, missing: &[String], object_store: bool) {
+    for m in missing {
+        let ok = m == "not run"
+            || (m.starts_with("n/a: no null_tests.connect") && !object_store)
+            || (m.starts_with("n/a: no rename phase") && object_store && name == "dfsperf")
+            // Object stores have no positional writes: write patterns of the io workload.
+            || (m.contains("does not support it") && object_store);
+        assert!(ok, "{name}: unexpected cell: {m}");
+    }
+}
+
+#[test]
+fn every_study_on_a_temp_dir() {
+    for name in ["size-sweep", "clients-sweep", "dfsperf", "surfnet", "fio-matrix"] {
+        let target = tempfile::tempdir().unwrap();
+        let out = tempfile::tempdir().unwrap();
+        let dir = out.path().join("study");
+        let mut args = vec![
+            name,
+            "--target",
+            target.path().to_str().unwrap(),
+            "--scale",
+            SCALE,
+            "--out",
+        ];
+        args.push(dir.to_str().unwrap());
+        args.extend(points(name, true));
+        let r = study(&args, &BTreeMap::new());
+        assert_eq!(r.code, Some(0), "{name}: {}", r.stderr);
+        assert!(r.stderr.contains("ok"), "{name}: a line per point: {}", r.stderr);
+        let systems = if name == "dfsperf" { 2 } else { 1 };
+        let missing = check(&dir, systems, &shape(name), &r.stdout);
+        only_expected_gaps(name, &missing, false);
+        if name == "clients-sweep" {
+            // 6 client counts were not run, in 5 tables.
+            assert_eq!(missing.len(), 6 * (5 + 5 + 4 + 5 + 5), "{missing:?}");
+        }
+        // Nothing is left in the target.
+        assert_eq!(std::fs::read_dir(target.path()).unwrap().count(), 0, "{name}");
+    }
+}
+
+#[test]
+fn several_targets_failures_and_rerendering() {
+    let target = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let dir = out.path().join("s");
+    let t = format!("disk={}", target.path().display());
+    let bad = "bad=/nonexistent-dfsbench-dir/x";
+    let args = [
+        "size-sweep",
+        "-t",
+        &t,
+        "-t",
+        "mem://",
+        "-t",
+        bad,
+        "--scale",
+        SCALE,
+        "--out",
+        dir.to_str().unwrap(),
+    ];
+    let r = study(&args, &BTreeMap::new());
+    assert_eq!(r.code, Some(1), "a failing system fails the study: {}", r.stderr);
+    assert!(r.stderr.contains("runs failed"), "{}", r.stderr);
+    // A column per system, named by its label (mem:// by its backend).
+    assert!(
+        r.stdout.contains(
+            "| N | S | unit | write (disk) | write (mem) | write (bad) | read (disk) | read (mem) | read (bad) |"
+        ),
+        "{}",
+        r.stdout
+    );
+    let missing = check(&dir, 3, &shape("size-sweep"), &r.stdout);
+    assert_eq!(missing.len(), 9 * 2 + 2, "every cell of `bad` says why: {missing:?}");
+    assert!(
+        missing
+            .iter()
+            .all(|m| m.starts_with("error: ") && m.contains("nonexistent")),
+        "{missing:?}"
+    );
+
+    // The tables again from the files alone, and as the long CSV.
+    let again = study(&["size-sweep", "--from", dir.to_str().unwrap()], &BTreeMap::new());
+    assert_eq!(again.code, Some(0), "{}", again.stderr);
+    assert_eq!(again.stdout, r.stdout);
+    let csv = study(
+        &["size-sweep", "--from", dir.to_str().unwrap(), "--format", "csv"],
+        &BTreeMap::new(),
+    );
+    assert_eq!(csv.stdout, std::fs::read_to_string(dir.join("tables.csv")).unwrap());
+    // `dfsbench report` reads a study directory too (the manifest is skipped).
+    let rep = Command::new(bin())
+        .args(["report", dir.to_str().unwrap(), "--format", "csv"])
+        .output()
+        .unwrap();
+    assert!(rep.status.success(), "{}", String::from_utf8_lossy(&rep.stderr));
+}
+
+#[test]
+fn list_and_bad_input() {
+    let none = BTreeMap::new();
+    let r = study(&["list"], &none);
+    assert_eq!(r.code, Some(0));
+    let names: Vec<&str> = r.stdout.lines().filter_map(|l| l.split_whitespace().next()).collect();
+    assert_eq!(
+        names,
+        ["size-sweep", "clients-sweep", "dfsperf", "surfnet", "fio-matrix"]
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().to_str().unwrap();
+    for (args, says) in [
+        (vec!["nope", "-t", t], "unknown study 'nope'"),
+        (vec!["size-sweep"], "needs --target"),
+        (vec!["size-sweep", "-t", t, "--scale", "0"], "--scale 0"),
+        (vec!["size-sweep", "-t", t, "--scale", "2"], "at most 1"),
+        (vec!["size-sweep", "-t", "a=mem://", "-t", "a=mem://"], "used twice"),
+        (vec!["size-sweep", "-t", "a b=mem://"], "label 'a b'"),
+        (vec!["size-sweep", "-t", "foo://x"], "unknown target scheme"),
+        (vec!["size-sweep", "-t", t, "--points", "zz*"], "matches no point"),
+        (vec!["size-sweep", "--from", t], "study.json"),
+    ] {
+        let r = study(&args, &none);
+        assert_eq!(r.code, Some(2), "{args:?}: {}", r.stderr);
+        assert_eq!(r.stderr.lines().count(), 1, "{args:?}: one line: {}", r.stderr);
+        assert!(r.stderr.contains(says), "{args:?}: {}", r.stderr);
+    }
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn every_study_on_minio() {
+    lab_test("minio", |s| {
+        let target = format!("s3={}", s.s3_uri(""));
+        for name in ["size-sweep", "clients-sweep", "dfsperf", "surfnet", "fio-matrix"] {
+            let out = tempfile::tempdir().unwrap();
+            let dir = out.path().join("study");
+            let mut args = vec![
+                name,
+                "--target",
+                &target,
+                "--scale",
+                SCALE,
+                "--out",
+                dir.to_str().unwrap(),
+            ];
+            args.extend(points(name, false));
+            let r = study(&args, &s.env);
+            assert_eq!(r.code, Some(0), "{name}: {}", r.stderr);
+            let systems = if name == "dfsperf" { 2 } else { 1 };
+            let missing = check(&dir, systems, &shape(name), &r.stdout);
+            only_expected_gaps(name, &missing, true);
+            for k in ["AWS_SECRET_ACCESS_KEY"] {
+                let secret = s.var(k);
+                for f in ["study.json", "tables.md", "tables.csv"] {
+                    let text = std::fs::read_to_string(dir.join(f)).unwrap();
+                    assert!(!text.contains(secret), "{name}: {f} holds the secret");
+                }
+            }
+        }
+    });
+}
+
+#[test]
+fn ctrl_c_keeps_finished_points() {
+    let target = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let dir = out.path().join("study");
+    // At scale 0.01 every fio-matrix point runs 1.8 s: Ctrl-C lands in the second or third.
+    let child = Command::new(bin())
+        .args(["study", "fio-matrix", "--scale", "0.01", "-t"])
+        .arg(target.path())
+        .arg("--out")
+        .arg(&dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(4000));
+    // SAFETY: signalling the child we started.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    let r = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&r.stdout);
+    assert_eq!(r.status.code(), Some(130), "{}", String::from_utf8_lossy(&r.stderr));
+    let manifest: Value = serde_json::from_slice(&std::fs::read(dir.join("study.json")).unwrap()).unwrap();
+    assert_eq!(manifest["status"], "interrupted");
+    let missing = check(&dir, 1, &shape("fio-matrix"), &stdout);
+    let done = 48 - missing.len();
+    assert!(
+        (1..48).contains(&done),
+        "finished points keep their numbers: {missing:?}"
+    );
+    for m in &missing {
+        assert!(m == "not run" || m.starts_with("error: interrupted"), "{m}");
+    }
+    assert_eq!(std::fs::read_dir(target.path()).unwrap().count(), 0);
+}
