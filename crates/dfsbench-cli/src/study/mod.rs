@@ -171,6 +171,11 @@ fn select(study: &mut model::Study, only: &[String]) -> Result<(), Failure> {
 }
 
 pub fn study(a: &StudyArgs) -> Result<(), Failure> {
+    if let Some(n) = dfsbench_core::cluster::launcher_size().filter(|&n| n > 1) {
+        return Err(Failure::usage(format!(
+            "dfsbench study runs in one process, but an MPI launcher started {n}: run the study without mpirun, or its points with `mpirun ... dfsbench run`"
+        )));
+    }
     if a.name == "list" {
         list();
         return Ok(());

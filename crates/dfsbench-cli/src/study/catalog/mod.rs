@@ -126,7 +126,7 @@ fn timing(secs: Option<f64>) -> String {
 
 const LAB: &str =
     "needs a lab target with node control (fault and delay injection), which dfsbench does not have yet: not run";
-const NODES: &str = "client nodes and processes scale with MPI: run this study under `mpirun -n NODES dfsbench study ...` (or with `--procs`) once dfsbench's MPI mode is available; this run is one client node";
+const NODES: &str = "this study ran in one client process; the publication's multi-process and multi-node axes are not wired into studies yet: run those points with `dfsbench run --procs N ...` or `mpirun -np N dfsbench run ...` (docs/cluster.md)";
 
 #[cfg(test)]
 mod tests {
