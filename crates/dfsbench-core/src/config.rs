@@ -690,12 +690,7 @@ fn validate_mix(s: &JobSpec) -> Result<MixJob, ConfigError> {
     if ops == 0 {
         return Err("ops = 0: give the operations per worker, or a duration".into());
     }
-    let bs = check_bs(
-        s.bs.as_deref()
-            .map(|t| size_key("bs", t))
-            .transpose()?
-            .unwrap_or(1 << 20),
-    )?;
+    let bs = block_size(s, 1 << 20)?;
     Ok(MixJob {
         mix,
         sizes,
@@ -718,12 +713,7 @@ fn validate_iterate(s: &JobSpec, run: &RunSpec) -> Result<IterateJob, ConfigErro
     if files == 0 {
         return Err("files = 0: give the files per worker and iteration (e.g. files = 10)".into());
     }
-    let bs = check_bs(
-        s.bs.as_deref()
-            .map(|t| size_key("bs", t))
-            .transpose()?
-            .unwrap_or(1 << 20),
-    )?;
+    let bs = block_size(s, 1 << 20)?;
     Ok(IterateJob {
         iterations,
         shuffle: s.shuffle.or(run.shuffle).unwrap_or(false),
@@ -831,12 +821,7 @@ fn validate_files(s: &JobSpec) -> Result<FilesJob, ConfigError> {
             format_size(bad.size)
         ));
     }
-    let bs =
-        s.bs.as_deref()
-            .map(|t| size_key("bs", t))
-            .transpose()?
-            .unwrap_or(1 << 20);
-    let bs = check_bs(bs)?;
+    let bs = block_size(s, 1 << 20)?;
     let phases = match &s.phases {
         Some(list) => parse_phases(
             list,
@@ -857,7 +842,13 @@ fn validate_files(s: &JobSpec) -> Result<FilesJob, ConfigError> {
     })
 }
 
-fn check_bs(bs: u64) -> Result<usize, ConfigError> {
+/// The job's `bs`, or `default` when unset, checked.
+fn block_size(s: &JobSpec, default: u64) -> Result<usize, ConfigError> {
+    let bs =
+        s.bs.as_deref()
+            .map(|t| size_key("bs", t))
+            .transpose()?
+            .unwrap_or(default);
     if bs == 0 || bs > 1 << 30 {
         return Err(format!("bs = {bs}: give a block size between 1 byte and 1g"));
     }
@@ -878,7 +869,7 @@ fn validate_io(s: &JobSpec) -> Result<IoJob, ConfigError> {
             ))
         }
     };
-    let bs = check_bs(s.bs.as_deref().map(|t| size_key("bs", t)).transpose()?.unwrap_or(4096))?;
+    let bs = block_size(s, 4096)?;
     let size = s
         .size
         .as_deref()

@@ -252,6 +252,17 @@ impl<'a> Recorder<'a> {
         }
     }
 
+    /// Note what a successful whole-file read tells besides its latency: when its first byte
+    /// came, and the bytes the verify pattern checked (all of them, when verifying).
+    pub fn note_read(&mut self, start: Instant, bytes: u64, first_byte: Option<Instant>, verified: bool) {
+        if let Some(t) = first_byte {
+            self.record_ttfb(start, t);
+        }
+        if verified {
+            self.add_verified(bytes);
+        }
+    }
+
     /// Record when the first byte of a read arrived.
     pub fn record_ttfb(&mut self, start: Instant, first_byte: Instant) {
         if self.ctl.ramp_end.is_some_and(|r| start < r) {

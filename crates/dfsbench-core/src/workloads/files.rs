@@ -93,12 +93,7 @@ impl<C: Client> Worker<C> {
                 FilePhase::Read => {
                     let r = read_whole(&mut self.client, &self.path, fs.size, opts, &mut self.buf, pattern, key).await;
                     r.map(|(bytes, first_byte)| {
-                        if let Some(t) = first_byte {
-                            rec.record_ttfb(start, t);
-                        }
-                        if pattern.is_some() {
-                            rec.add_verified(bytes);
-                        }
+                        rec.note_read(start, bytes, first_byte, pattern.is_some());
                         bytes
                     })
                 }

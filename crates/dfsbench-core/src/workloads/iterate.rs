@@ -85,12 +85,7 @@ impl<C: Client> Worker<C> {
                 rec.add_retries(self.client.take_retries());
                 match r {
                     Ok((bytes, first_byte)) => {
-                        if let Some(t) = first_byte {
-                            rec.record_ttfb(start, t);
-                        }
-                        if pattern.is_some() {
-                            rec.add_verified(bytes);
-                        }
+                        rec.note_read(start, bytes, first_byte, pattern.is_some());
                         rec.record_op(READ, intended, start, end, bytes);
                     }
                     Err((e, offset)) => rec.error(READ, end, &e, &self.path, offset),

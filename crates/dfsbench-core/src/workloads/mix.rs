@@ -130,18 +130,11 @@ impl<C: Client> Worker<C> {
             let pattern = self.pattern;
             let r = match op {
                 MixOp::Read => {
-                    match read_whole(&mut self.client, &self.path, size, opts, &mut self.buf, pattern, key).await {
-                        Ok((bytes, first_byte)) => {
-                            if let Some(t) = first_byte {
-                                rec.record_ttfb(start, t);
-                            }
-                            if pattern.is_some() {
-                                rec.add_verified(bytes);
-                            }
-                            Ok(bytes)
-                        }
-                        Err(failure) => Err(failure),
-                    }
+                    let r = read_whole(&mut self.client, &self.path, size, opts, &mut self.buf, pattern, key).await;
+                    r.map(|(bytes, first_byte)| {
+                        rec.note_read(start, bytes, first_byte, pattern.is_some());
+                        bytes
+                    })
                 }
                 MixOp::Write => write_whole(&mut self.client, &self.path, size, opts, &mut self.buf, pattern, key)
                     .await
