@@ -38,36 +38,17 @@ PHASES="create stat open rename delete"
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
-log() { printf '%s\n' "$*" >&2; }
-status() { if [ "$1" -gt 128 ]; then echo "killed by signal $(kill -l "$(($1 - 128))")"; else echo "exit status $1"; fi; }
-die() { log "meta-compare: $*"; exit 1; }
-
-as_root() {
-    if [ "$(id -u)" -eq 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else
-        die "need root to run: $*"
-    fi
-}
+NAME=meta-compare
+# shellcheck source=bench/lib.sh
+. "$REPO/bench/lib.sh"
 
 # --- tools ----------------------------------------------------------------------------------
 need_pkgs=()
 command -v cc >/dev/null || need_pkgs+=(gcc libc6-dev)
 command -v jq >/dev/null || need_pkgs+=(jq)
-if [ ${#need_pkgs[@]} -gt 0 ]; then
-    command -v apt-get >/dev/null || die "please install: ${need_pkgs[*]}"
-    log "installing ${need_pkgs[*]} with apt-get"
-    as_root apt-get update -qq >&2
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_pkgs[@]}" >&2
-fi
+apt_install ${need_pkgs[@]+"${need_pkgs[@]}"}
 
-if [ -n "${DFSBENCH:-}" ]; then
-    BIN=$DFSBENCH
-else
-    export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$REPO/target}
-    log "building dfsbench (release) in $CARGO_TARGET_DIR"
-    cargo build --release --quiet --manifest-path "$REPO/Cargo.toml" -p dfsbench-cli >&2
-    BIN=$CARGO_TARGET_DIR/release/dfsbench
-fi
-[ -x "$BIN" ] || die "no dfsbench binary at $BIN"
+find_dfsbench
 
 # --- scratch space: everything this script creates lives under $WORK and the run dirs -------
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/meta-compare.XXXXXX")

@@ -39,8 +39,9 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 STATE=${S3_COMPARE_DIR:-$REPO/.cache/lab/s3-compare.$$}
 VENV=$REPO/.cache/bench-venv
 
-log() { printf '%s\n' "$*" >&2; }
-die() { log "s3-compare: $*"; exit 1; }
+NAME=s3-compare
+# shellcheck source=bench/lib.sh
+. "$REPO/bench/lib.sh"
 
 # --- cleanup: the sampler, MinIO (with everything in it), scratch files ---------------------
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/s3-compare.XXXXXX")
@@ -75,15 +76,7 @@ if ! "$VENV/bin/python" -c "import boto3, sys; sys.exit(boto3.__version__ != '$B
 fi
 PY=$VENV/bin/python
 
-if [ -n "${DFSBENCH:-}" ]; then
-    BIN=$DFSBENCH
-else
-    export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$REPO/target}
-    log "building dfsbench (release) in $CARGO_TARGET_DIR"
-    cargo build --release --quiet --manifest-path "$REPO/Cargo.toml" -p dfsbench-cli >&2
-    BIN=$CARGO_TARGET_DIR/release/dfsbench
-fi
-[ -x "$BIN" ] || die "no dfsbench binary at $BIN"
+find_dfsbench
 
 # --- server ---------------------------------------------------------------------------------
 log "starting MinIO in $STATE"

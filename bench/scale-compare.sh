@@ -23,8 +23,9 @@ REPEATS=${REPEATS:-3}
 TARGETS=${TARGETS:-"tmpfs minio"}
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-log() { printf '%s\n' "$*" >&2; }
-die() { log "scale-compare: $*"; exit 1; }
+NAME=scale-compare
+# shellcheck source=bench/lib.sh
+. "$REPO/bench/lib.sh"
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/scale-compare.XXXXXX")
 STATE=$WORK/minio
@@ -43,15 +44,7 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 command -v jq >/dev/null || die "jq is missing (apt-get install jq)"
-if [ -n "${DFSBENCH:-}" ]; then
-    BIN=$DFSBENCH
-else
-    export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$REPO/target}
-    log "building dfsbench (release) in $CARGO_TARGET_DIR"
-    cargo build --release --quiet --manifest-path "$REPO/Cargo.toml" -p dfsbench-cli >&2
-    BIN=$CARGO_TARGET_DIR/release/dfsbench
-fi
-[ -x "$BIN" ] || die "no dfsbench binary at $BIN"
+find_dfsbench
 
 # Sets URI for a target (MinIO's credentials come into this shell's environment).
 set_uri() { # target
