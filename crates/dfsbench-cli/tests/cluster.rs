@@ -164,6 +164,56 @@ fn procs_shuffled_reads_read_other_processes_files() {
 }
 
 #[test]
+fn procs_run_the_mix_and_a_shuffled_iterate() {
+    let target = Target::temp();
+    let args = [
+        "-w",
+        "mix",
+        "--files",
+        "4",
+        "--file-size",
+        "4k",
+        "--ops",
+        "20",
+        "-j",
+        "2",
+        "--procs",
+        "3",
+        "--verify",
+    ];
+    let result = common::run_ok(&target, &args);
+    check_cluster(&result, 3, 2, "procs");
+    assert_eq!(u(&common::phase(&result, "mix")["ops"]), 3 * 2 * 20);
+
+    let target = Target::temp();
+    let args = [
+        "-w",
+        "iterate",
+        "--iterations",
+        "2",
+        "--files",
+        "3",
+        "--file-size",
+        "4k",
+        "-j",
+        "2",
+        "--procs",
+        "3",
+        "--shuffle",
+        "--verify",
+    ];
+    let result = common::run_ok(&target, &args);
+    check_cluster(&result, 3, 2, "procs");
+    let second = phases(&result)
+        .into_iter()
+        .find(|p| p["name"] == "iterate" && p["params"]["iteration"] == 1)
+        .expect("iteration 1");
+    check_shuffled(second, 2);
+    assert_eq!(u(&second["verify"]["mismatches"]), 0);
+    assert!(u(&second["verify"]["checked_bytes"]) > 0);
+}
+
+#[test]
 fn shuffled_reads_in_one_process_read_the_next_workers_files() {
     let target = Target::temp();
     let args = [

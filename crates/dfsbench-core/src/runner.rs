@@ -209,10 +209,10 @@ fn setup_dirs(index: usize, job: &Job, workers: usize) -> Vec<String> {
         Workload::Mix(_) => {
             let base = mix_dir(index);
             std::iter::once(base.clone())
-                .chain((0..job.workers).map(|w| format!("{base}/w{w}")))
+                .chain((0..workers).map(|w| format!("{base}/w{w}")))
                 .collect()
         }
-        Workload::Iterate(it) => iterate_setup_dirs(index, it, job.workers),
+        Workload::Iterate(it) => iterate_setup_dirs(index, it, workers),
     }
 }
 
