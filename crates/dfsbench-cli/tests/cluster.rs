@@ -205,7 +205,7 @@ fn procs_run_the_mix_and_a_shuffled_iterate() {
     let result = common::run_ok(&target, &args);
     check_cluster(&result, 3, 2, "procs");
     let second = phases(&result)
-        .into_iter()
+        .iter()
         .find(|p| p["name"] == "iterate" && p["params"]["iteration"] == 1)
         .expect("iteration 1");
     check_shuffled(second, 2);

@@ -159,7 +159,7 @@ fn shape(name: &str) -> Vec<(usize, usize, usize)> {
     match name {
         "size-sweep" => vec![(9, 3, 2), (2, 1, 1)],
         "clients-sweep" => vec![(8, 1, 5), (8, 1, 5), (8, 1, 4), (8, 1, 5), (8, 1, 5), (8, 1, 2)],
-        "dfsperf" => vec![(6, 1, 1), (3, 1, 2), (2, 1, 2), (6, 1, 4)],
+        "dfsperf" => vec![(6, 1, 2), (3, 1, 4), (2, 1, 4), (6, 1, 4), (6, 1, 4)],
         "surfnet" => vec![(6, 2, 1), (3, 1, 4), (1, 1, 1)],
         "fio-matrix" => vec![(4, 1, 3); 4],
         _ => unreachable!(),
@@ -297,6 +297,19 @@ fn list_and_bad_input() {
         (vec!["size-sweep", "-t", "foo://x"], "unknown target scheme"),
         (vec!["size-sweep", "-t", t, "--points", "zz*"], "matches no point"),
         (vec!["size-sweep", "--from", t], "study.json"),
+        (vec!["size-sweep", "-t", t, "--nodes", "4"], "--launcher"),
+        (
+            vec!["size-sweep", "-t", t, "--nodes", "4", "--launcher", "mpirun -np 4"],
+            "{np}",
+        ),
+        (
+            vec!["surfnet", "-t", t, "--nodes", "4", "--launcher", "mpirun -np {np}"],
+            "surfnet has no point over these node counts",
+        ),
+        (
+            vec!["size-sweep", "-t", t, "--nodes", "0", "--launcher", "mpirun -np {np}"],
+            "--nodes 0",
+        ),
     ] {
         let r = study(&args, &none);
         assert_eq!(r.code, Some(2), "{args:?}: {}", r.stderr);
@@ -372,4 +385,162 @@ fn ctrl_c_keeps_finished_points() {
         assert!(m == "not run" || m.starts_with("error: interrupted"), "{m}");
     }
     assert_eq!(std::fs::read_dir(target.path()).unwrap().count(), 0);
+}
+
+/// `--launcher` for mpirun on this machine, as CI runs it (as root in a VM: allowed, no
+/// shared-memory single-copy mechanism), and its environment; None when mpirun is missing.
+#[cfg(feature = "mpi")]
+fn mpirun_launcher() -> Option<(&'static str, BTreeMap<String, String>)> {
+    let found = Command::new("mpirun")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        assert!(
+            std::env::var_os("DFSBENCH_REQUIRE_LAB").is_none(),
+            "mpirun is missing: scripts/test.sh installs openmpi-bin"
+        );
+        eprintln!("mpirun not found: skipping");
+        return None;
+    }
+    let env = [("OMPI_ALLOW_RUN_AS_ROOT", "1"), ("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")]
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .into();
+    Some((
+        "mpirun --oversubscribe --mca btl self,vader --mca btl_vader_single_copy_mechanism none -np {np}",
+        env,
+    ))
+}
+
+/// Points over nodes run under --launcher; on one machine every one of them says the launcher
+/// did not spread the processes.
+#[cfg(feature = "mpi")]
+#[test]
+fn node_points_run_under_the_launcher() {
+    let Some((launcher, env)) = mpirun_launcher() else {
+        return;
+    };
+    let target = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    for (name, points, shape) in [
+        ("size-sweep", None, vec![(9, 3, 2), (9, 3, 4), (4, 2, 2)]),
+        (
+            "dfsperf",
+            Some("nodes*"),
+            vec![(6, 1, 2), (3, 1, 4), (2, 1, 4), (6, 1, 4), (6, 1, 4), (4, 2, 4)],
+        ),
+    ] {
+        let dir = out.path().join(name);
+        let mut args = vec![
+            name,
+            "-t",
+            target.path().to_str().unwrap(),
+            "--scale",
+            SCALE,
+            "--nodes",
+            "2",
+            "--launcher",
+            launcher,
+            "--out",
+            dir.to_str().unwrap(),
+        ];
+        if let Some(p) = points {
+            args.extend(["--points", p]);
+        }
+        let r = study(&args, &env);
+        assert_eq!(r.code, Some(0), "{name}: {}", r.stderr);
+        let systems = if name == "dfsperf" { 2 } else { 1 };
+        let missing = check(&dir, systems, &shape, &r.stdout);
+        let skipped_localfs = missing
+            .iter()
+            .filter(|m| m.starts_with("n/a: LocalFS is the single-node baseline"))
+            .count();
+        if name == "dfsperf" {
+            // The node table's LocalFS column (4 rows x 4 columns) is skipped; every other
+            // table was not run (--points).
+            assert_eq!(skipped_localfs, 16, "{missing:?}");
+        }
+        assert!(
+            missing.iter().all(|m| m == "not run" || m.starts_with("n/a: LocalFS")),
+            "{name}: {missing:?}"
+        );
+        let manifest: Value = serde_json::from_slice(&std::fs::read(dir.join("study.json")).unwrap()).unwrap();
+        assert_eq!(manifest["nodes"], serde_json::json!([2]));
+        let mut children = 0;
+        for p in manifest["points"].as_array().unwrap() {
+            for run in p["runs"].as_array().unwrap() {
+                let Some(command) = run["command"].as_str() else {
+                    continue;
+                };
+                children += 1;
+                let id = p["id"].as_str().unwrap();
+                let result: Value =
+                    serde_json::from_slice(&std::fs::read(dir.join(run["result"].as_str().unwrap())).unwrap()).unwrap();
+                // One process is a run of its own (no cluster section).
+                let ranks = result["cluster"]["ranks"].as_u64().unwrap_or(1);
+                assert!(
+                    command.starts_with("mpirun ") && command.contains(&format!(" -np {ranks} ")),
+                    "{command}"
+                );
+                if ranks > 1 {
+                    assert_eq!(result["cluster"]["mode"], "mpi", "{id}");
+                }
+                let warned = run["warning"].as_str().is_some_and(|w| w.contains("ran on 1 host"));
+                assert_eq!(warned, id.contains("nodes2"), "{id}: {run}");
+                // The workload file the command names is in the study directory.
+                assert!(dir.join("workloads").join(format!("{id}.toml")).exists(), "{id}");
+            }
+        }
+        assert_eq!(children, if name == "dfsperf" { 4 } else { 10 }, "{name}");
+        let md = std::fs::read_to_string(dir.join("tables.md")).unwrap();
+        assert!(
+            md.contains("Warnings:") && md.contains("the launcher did not spread them"),
+            "{md}"
+        );
+    }
+    assert_eq!(std::fs::read_dir(target.path()).unwrap().count(), 0);
+}
+
+/// Ctrl-C during a point of several processes: the study passes it on, the processes write
+/// their partial result and end, and the study ends with what it has.
+#[test]
+fn ctrl_c_reaches_the_processes_of_a_point() {
+    let target = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let dir = out.path().join("study");
+    // At scale 0.1 the mixtures are time-based, 6 s each.
+    let child = Command::new(bin())
+        .args(["study", "dfsperf", "--scale", "0.1", "--points", "mix80-procs", "-t"])
+        .arg(target.path())
+        .arg("--out")
+        .arg(&dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(3000));
+    // SAFETY: signalling the child we started.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    let started = std::time::Instant::now();
+    let r = child.wait_with_output().unwrap();
+    assert!(started.elapsed().as_secs() < 20, "the study ended soon after Ctrl-C");
+    assert_eq!(r.status.code(), Some(130), "{}", String::from_utf8_lossy(&r.stderr));
+    let manifest: Value = serde_json::from_slice(&std::fs::read(dir.join("study.json")).unwrap()).unwrap();
+    assert_eq!(manifest["status"], "interrupted");
+    let run = &manifest["points"][0]["runs"][0];
+    assert!(run["command"].as_str().unwrap().contains("--procs 16"), "{run}");
+    let result: Value =
+        serde_json::from_slice(&std::fs::read(dir.join(run["result"].as_str().unwrap())).unwrap()).unwrap();
+    assert_eq!(result["status"], "interrupted", "the processes wrote a partial result");
+    assert_eq!(result["cluster"]["ranks"], 16);
+    assert_eq!(
+        std::fs::read_dir(target.path()).unwrap().count(),
+        0,
+        "the run cleaned up"
+    );
+    let left = Command::new("pgrep")
+        .args(["-f", &dir.join("workloads").display().to_string()])
+        .output()
+        .unwrap();
+    assert!(left.stdout.is_empty(), "no process of the point is left");
 }

@@ -18,8 +18,9 @@ pub const DEFAULT_WORKERS: usize = 4;
 /// Errors after which a run stops, unless `max_errors` says otherwise.
 pub const DEFAULT_MAX_ERRORS: u64 = 1000;
 
-/// A workload file: run settings and `[[job]]` tables.
-#[derive(Debug, Default, Deserialize)]
+/// A workload file: run settings and `[[job]]` tables. It serializes back to TOML (keys that are
+/// `None` are left out), which is how a study hands a point to `dfsbench run` in other processes.
+#[derive(Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct WorkloadFile {
     pub target: Option<String>,
@@ -30,7 +31,7 @@ pub struct WorkloadFile {
 }
 
 /// Settings of the whole run.
-#[derive(Debug, Default, Clone, Deserialize)]
+#[derive(Debug, Default, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RunSpec {
     /// Check the content of every byte read.
@@ -59,7 +60,7 @@ pub struct RunSpec {
 
 /// One job as written in a file or given as flags. Every key is optional; validation fills
 /// defaults and rejects keys that do not belong to the workload.
-#[derive(Debug, Default, Clone, Deserialize)]
+#[derive(Debug, Default, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct JobSpec {
     pub name: Option<String>,
@@ -953,9 +954,47 @@ pub fn parse_workload_file(name: &str, text: &str) -> Result<WorkloadFile, Confi
     })
 }
 
+impl WorkloadFile {
+    /// The file as `dfsbench run FILE` reads it back.
+    pub fn to_toml(&self) -> String {
+        toml::to_string(self).expect("a workload file serializes to TOML")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn workload_file_round_trips_through_toml() {
+        let file = WorkloadFile {
+            target: None,
+            run: RunSpec {
+                null_tests: Some(true),
+                retries: Some(3),
+                ..Default::default()
+            },
+            jobs: vec![
+                JobSpec {
+                    name: Some("mixture".into()),
+                    workers: Some(1),
+                    mix: Some(vec!["read=80".into(), "write=20".into()]),
+                    duration: Some("1500ms".into()),
+                    ..spec("mix")
+                },
+                JobSpec {
+                    shuffle: Some(true),
+                    iterations: Some(2),
+                    ..spec("iterate")
+                },
+            ],
+        };
+        let text = file.to_toml();
+        let back = parse_workload_file("w.toml", &text).unwrap();
+        assert_eq!(format!("{:?}", back), format!("{:?}", file), "{text}");
+        let config = |f: &WorkloadFile| serde_json::to_string(&validate(&f.run, &f.jobs).unwrap()).unwrap();
+        assert_eq!(config(&back), config(&file));
+    }
 
     fn spec(workload: &str) -> JobSpec {
         JobSpec {

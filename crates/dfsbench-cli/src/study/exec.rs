@@ -8,12 +8,14 @@ use std::time::{Instant, SystemTime};
 
 use dfsbench_backends::{Target, BACKENDS};
 use dfsbench_core::cluster::Group;
-use dfsbench_core::config::{validate, RunConfig, RunSpec};
-use dfsbench_core::runner::{fit_to_backend, Quiet, Status};
+use dfsbench_core::config::{validate, RunConfig, RunSpec, WorkloadFile};
+use dfsbench_core::result::RunResult;
+use dfsbench_core::runner::{fit_to_backend, Quiet};
 use dfsbench_core::session::{execute as execute_run, new_run_id};
 
+use super::launch::{self, Launcher};
 use super::manifest::{Manifest, PointRecord, RunRecord, System, SCHEMA};
-use super::model::Study;
+use super::model::{Point, Spread, Study};
 use super::scale::Scale;
 use super::StudyArgs;
 use crate::run::{on_interrupt, save, INTERRUPT};
@@ -66,12 +68,14 @@ pub fn systems(targets: &[String], localfs: bool) -> Result<Vec<System>, String>
         out.push(System {
             label,
             target: uri.to_string(),
+            local_baseline: false,
         });
     }
     if localfs && !out.iter().any(|s| s.label == "localfs") {
         out.push(System {
             label: "localfs".into(),
             target: std::env::temp_dir().display().to_string(),
+            local_baseline: true,
         });
     }
     Ok(out)
@@ -100,8 +104,16 @@ fn relative(path: &Path, dir: &Path) -> String {
 /// Why the target's backend cannot run `config` at all, judged from the capabilities every
 /// target of that backend has (a particular file system may still refuse, e.g. O_DIRECT on
 /// tmpfs: that is an error of the run).
-fn unsupported(config: &RunConfig, uri: &str) -> Option<String> {
-    let backend = backend_name(&Target::parse(uri).ok()?, uri);
+fn unsupported(config: &RunConfig, spread: Spread, sys: &System) -> Option<String> {
+    let uri = sys.target.as_str();
+    let target = Target::parse(uri).ok()?;
+    if matches!(target, Target::Mem { .. }) && spread != Spread::Threads {
+        return Some("mem:// lives in one process: points of several processes need a shared target".into());
+    }
+    if sys.local_baseline && matches!(spread, Spread::Nodes { .. }) {
+        return Some("LocalFS is the single-node baseline: points over nodes run on the targets".into());
+    }
+    let backend = backend_name(&target, uri);
     let info = BACKENDS.iter().find(|b| b.name == backend)?;
     fit_to_backend(&mut config.clone(), info.capabilities, backend).err()
 }
@@ -114,12 +126,114 @@ fn backend_name<'u>(t: &Target, uri: &'u str) -> &'u str {
     }
 }
 
+/// What the study passes to every point.
+struct Context<'a> {
+    dir: &'a Path,
+    launcher: Option<&'a Launcher>,
+}
+
+/// How a run ended, in a word or a line: `ok`, `interrupted`, or what went wrong.
+fn status_of(r: &RunResult) -> String {
+    let errors: u64 = r.phases.iter().map(|p| p.errors.total).sum();
+    match r.status.as_str() {
+        "complete" if errors == 0 => "ok".into(),
+        "complete" => format!("{errors} operations failed"),
+        "interrupted" => "interrupted".into(),
+        other => r.status_message.clone().unwrap_or_else(|| other.into()),
+    }
+}
+
+fn record(sys: &System) -> RunRecord {
+    RunRecord {
+        system: sys.label.clone(),
+        result: None,
+        error: None,
+        skipped: None,
+        command: None,
+        warning: None,
+    }
+}
+
+/// A point of one process, in this process.
+fn run_here(config: &RunConfig, sys: &System, result: &Path, ctx: &Context) -> Result<(RunRecord, String), Failure> {
+    let mut rec = record(sys);
+    let run_id = new_run_id();
+    match execute_run(config, &sys.target, &run_id, &INTERRUPT, &mut Quiet, &mut Group::solo()) {
+        Err(e) => {
+            rec.error = Some(e.0.clone());
+            Ok((rec, format!("failed: {}", e.0)))
+        }
+        Ok(outcome) => {
+            let path = save(&outcome.result, result)?;
+            rec.result = Some(relative(&path, ctx.dir));
+            Ok((rec, status_of(&outcome.result)))
+        }
+    }
+}
+
+/// A point of several processes: `dfsbench run` in a child, from the point's workload file.
+fn run_child(
+    point: &Point,
+    workload: &Path,
+    sys: &System,
+    result: &Path,
+    ctx: &Context,
+) -> Result<(RunRecord, String), Failure> {
+    let mut rec = record(sys);
+    let log = result.with_extension("log");
+    let ended = launch::run(
+        point.spread,
+        ctx.launcher,
+        workload,
+        &sys.target,
+        result,
+        &log,
+        &INTERRUPT,
+    )
+    .map_err(Failure::runtime)?;
+    rec.command = Some(ended.command);
+    let loaded = std::fs::read(result)
+        .ok()
+        .and_then(|t| serde_json::from_slice::<RunResult>(&t).ok());
+    let Some(r) = loaded else {
+        let why = match (ended.code, ended.last_line) {
+            (Some(130), _) => "interrupted".to_string(),
+            (_, Some(line)) => line.trim_start_matches("dfsbench: ").to_string(),
+            (Some(code), None) => format!("exited with code {code} and no result"),
+            (None, None) => "ended by a signal, with no result".into(),
+        };
+        rec.error = Some(why.clone());
+        let status = if why == "interrupted" {
+            why
+        } else {
+            format!("failed: {why}")
+        };
+        return Ok((rec, status));
+    };
+    rec.result = Some(relative(result, ctx.dir));
+    let ranks = r.cluster.as_ref().map_or(1, |c| c.ranks);
+    let hosts = r.cluster.as_ref().map_or(1, |c| c.nodes.len());
+    rec.warning = match point.spread {
+        _ if ranks != point.spread.processes() => Some(format!(
+            "{ranks} processes ran, the point asks for {}: check --launcher",
+            point.spread.processes()
+        )),
+        Spread::Nodes { nodes, .. } if hosts < nodes => Some(format!(
+            "the {ranks} processes ran on {hosts} host(s), not {nodes} nodes: the launcher did not spread them"
+        )),
+        _ => None,
+    };
+    Ok((rec, status_of(&r)))
+}
+
 /// Run every point; returns the manifest, the directory and how the study ended.
 pub fn execute(
     study: &Study,
     scale: Scale,
     systems: Vec<System>,
     a: &StudyArgs,
+    nodes: &[usize],
+    launcher: Option<&Launcher>,
 ) -> Result<(Manifest, PathBuf, Result<(), Failure>), Failure> {
     let study_id = new_run_id();
     let dir = out_dir(a, study.name, &study_id)?;
@@ -128,6 +242,8 @@ pub fn execute(
         study: study.name.into(),
         study_id,
         scale: scale.factor(),
+        nodes: nodes.to_vec(),
+        launcher: a.launcher.clone(),
         started_at: humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
         status: "running".into(),
         systems: systems.clone(),
@@ -138,6 +254,7 @@ pub fn execute(
             .map_err(|e| Failure::runtime(format!("cannot write {}/study.json: {e}", dir.display())))
     };
     save_manifest(&m)?;
+    let ctx = Context { dir: &dir, launcher };
     let say = |line: String| {
         if !a.quiet {
             eprintln!("{line}");
@@ -165,6 +282,14 @@ pub fn execute(
             params: point.params.clone(),
             runs: Vec::new(),
         };
+        let spec = RunSpec {
+            null_tests: point.null_tests.then_some(true),
+            ..run_spec.clone()
+        };
+        let config = validate(&spec, &point.jobs).map_err(|e| Failure::usage(format!("{}: {e}", point.id)))?;
+        let workload = (point.spread != Spread::Threads)
+            .then(|| write_workload(&dir, point, spec))
+            .transpose()?;
         for sys in &systems {
             if INTERRUPT.load(Ordering::SeqCst) {
                 m.points.push(record);
@@ -172,79 +297,38 @@ pub fn execute(
             }
             done += 1;
             let started = Instant::now();
-            let spec = RunSpec {
-                null_tests: point.null_tests.then_some(true),
-                ..run_spec.clone()
-            };
-            let config = validate(&spec, &point.jobs).map_err(|e| Failure::usage(format!("{}: {e}", point.id)))?;
-            if let Some(why) = unsupported(&config, &sys.target) {
+            if let Some(why) = unsupported(&config, point.spread, sys) {
                 say(format!(
                     "[{done:>3}/{total}] {:<10} {:<18} {:<10} {:>6.1} s  {why}",
                     sys.label, point.id, "n/a", 0.0
                 ));
                 record.runs.push(RunRecord {
-                    system: sys.label.clone(),
-                    result: None,
-                    error: None,
                     skipped: Some(why),
+                    ..self::record(sys)
                 });
                 continue;
             }
-            let run_id = new_run_id();
-            let (run, status) = match execute_run(
-                &config,
-                &sys.target,
-                &run_id,
-                &INTERRUPT,
-                &mut Quiet,
-                &mut Group::solo(),
-            ) {
-                Err(e) => (
-                    RunRecord {
-                        system: sys.label.clone(),
-                        result: None,
-                        error: Some(e.0.clone()),
-                        skipped: None,
-                    },
-                    format!("failed: {}", e.0),
-                ),
-                Ok(outcome) => {
-                    let path = save(
-                        &outcome.result,
-                        &dir.join(&sys.label).join(format!("{}.json", point.id)),
-                    )?;
-                    let errors: u64 = outcome.result.phases.iter().map(|p| p.errors.total).sum();
-                    let status = match &outcome.status {
-                        Status::Complete if errors == 0 => "ok".to_string(),
-                        Status::Complete => format!("{errors} operations failed"),
-                        Status::Interrupted => "interrupted".into(),
-                        Status::Aborted(m) | Status::Failed(m) => m.clone(),
-                    };
-                    (
-                        RunRecord {
-                            system: sys.label.clone(),
-                            result: Some(relative(&path, &dir)),
-                            error: None,
-                            skipped: None,
-                        },
-                        status,
-                    )
-                }
+            let result = dir.join(&sys.label).join(format!("{}.json", point.id));
+            std::fs::create_dir_all(dir.join(&sys.label))
+                .map_err(|e| Failure::runtime(format!("cannot create {}: {e}", dir.join(&sys.label).display())))?;
+            let (run, status) = match &workload {
+                None => run_here(&config, sys, &result, &ctx)?,
+                Some(file) => run_child(point, file, sys, &result, &ctx)?,
             };
             if status != "ok" && status != "interrupted" {
                 failed += 1;
             }
+            let detail = match (&run.warning, status.as_str()) {
+                (Some(w), "ok") => format!("{}; warning: {w}", point.params),
+                (None, "ok") => point.params.clone(),
+                _ => status.clone(),
+            };
             say(format!(
-                "[{done:>3}/{total}] {:<10} {:<18} {:<10} {:>6.1} s  {}",
+                "[{done:>3}/{total}] {:<10} {:<18} {:<10} {:>6.1} s  {detail}",
                 sys.label,
                 point.id,
                 status.split(':').next().unwrap_or(""),
                 started.elapsed().as_secs_f64(),
-                if status == "ok" {
-                    point.params.as_str()
-                } else {
-                    status.as_str()
-                }
             ));
             record.runs.push(run);
         }
@@ -265,4 +349,20 @@ pub fn execute(
         Ok(())
     };
     Ok((m, dir, outcome))
+}
+
+/// The point's jobs as `DIR/workloads/POINT.toml`, for `dfsbench run` in other processes (and
+/// for people repeating a point by hand).
+fn write_workload(dir: &Path, point: &Point, run: RunSpec) -> Result<PathBuf, Failure> {
+    let file = WorkloadFile {
+        target: None,
+        run,
+        jobs: point.jobs.clone(),
+    };
+    let path = dir.join("workloads").join(format!("{}.toml", point.id));
+    let text = format!("# {}: {}\n{}", point.id, point.params, file.to_toml());
+    std::fs::create_dir_all(dir.join("workloads"))
+        .and_then(|()| std::fs::write(&path, text))
+        .map_err(|e| Failure::runtime(format!("cannot write {}: {e}", path.display())))?;
+    Ok(path)
 }

@@ -14,6 +14,12 @@ pub struct Manifest {
     pub study: String,
     pub study_id: String,
     pub scale: f64,
+    /// `--nodes`: the client node counts of the node points (empty: this machine only).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nodes: Vec<usize>,
+    /// `--launcher`, as given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launcher: Option<String>,
     pub started_at: String,
     /// `running`, `complete` or `interrupted`.
     pub status: String,
@@ -25,6 +31,10 @@ pub struct Manifest {
 pub struct System {
     pub label: String,
     pub target: String,
+    /// The LocalFS column the study added: a directory of this machine, so a single-node
+    /// baseline that points over nodes skip.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub local_baseline: bool,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -46,6 +56,13 @@ pub struct RunRecord {
     /// Not run because the backend lacks what the point needs (e.g. positional writes on S3).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skipped: Option<String>,
+    /// The `dfsbench run` command of a point of several processes, which ran as a child.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    /// Something to know when reading its numbers, e.g. that the launcher put every process on
+    /// one host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warning: Option<String>,
 }
 
 impl Manifest {

@@ -3,6 +3,7 @@
 
 mod catalog;
 mod exec;
+mod launch;
 mod manifest;
 mod model;
 mod render;
@@ -47,6 +48,7 @@ pub enum StudyFormat {
     after_help = "Studies: size-sweep, clients-sweep, dfsperf, surfnet, fio-matrix (`dfsbench study list`).\n\
 Examples:\n  dfsbench study size-sweep --target /mnt/cephfs/bench --scale 0.01\n  \
 dfsbench study fio-matrix --target plain=/mnt/plain --target ec=/mnt/ec42\n  \
+dfsbench study size-sweep -t /mnt/cephfs/bench --nodes 4,16,64 --launcher 'mpirun --hostfile hosts --map-by ppr:{ppn}:node -np {np}'\n  \
 dfsbench study size-sweep --from dfsbench-study-size-sweep-20261122-050000-1a2b3c"
 )]
 pub struct StudyArgs {
@@ -76,6 +78,23 @@ pub struct StudyArgs {
     /// other cells say "not run".
     #[arg(long, value_delimiter = ',', value_name = "LIST", conflicts_with = "from")]
     pub points: Option<Vec<String>>,
+
+    /// Client node counts of the studies with a node axis (size-sweep: 4,16,64; dfsperf:
+    /// 1,2,4,8,16); needs --launcher.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "LIST",
+        requires = "launcher",
+        conflicts_with = "from"
+    )]
+    pub nodes: Option<Vec<usize>>,
+
+    /// How to start dfsbench on the nodes, with {np} (all processes), {nodes} and {ppn}
+    /// (processes per node): 'mpirun --hostfile hosts --map-by ppr:{ppn}:node -np {np}' or
+    /// 'srun -N {nodes} --ntasks-per-node {ppn}'.
+    #[arg(long, value_name = "COMMAND", requires = "nodes", conflicts_with = "from")]
+    pub launcher: Option<String>,
 
     /// What to print on stdout.
     #[arg(long, value_enum, default_value_t = StudyFormat::Md)]
@@ -111,7 +130,7 @@ fn unknown(name: &str) -> Failure {
 /// Render the tables of `dir`, write them there, and print the chosen format.
 fn show(m: &Manifest, dir: &Path, format: StudyFormat, write: bool) -> Result<(), Failure> {
     let scale = Scale::parse(&m.scale.to_string()).map_err(Failure::usage)?;
-    let study = catalog::build(&m.study, scale).ok_or_else(|| unknown(&m.study))?;
+    let study = catalog::build(&m.study, scale, &m.nodes).ok_or_else(|| unknown(&m.study))?;
     let r = render::render(&study, m, dir);
     if write {
         let put = |name: &str, text: &str| {
@@ -193,12 +212,30 @@ pub fn study(a: &StudyArgs) -> Result<(), Failure> {
         return show(&m, dir, a.format, false);
     }
     let scale = Scale::parse(&a.scale).map_err(Failure::usage)?;
-    let mut study = catalog::build(&a.name, scale).ok_or_else(|| unknown(&a.name))?;
+    let nodes = a.nodes.clone().unwrap_or_default();
+    if let Some(bad) = nodes.iter().find(|&&n| n == 0) {
+        return Err(Failure::usage(format!("--nodes {bad}: give node counts of 1 or more")));
+    }
+    let launcher = a
+        .launcher
+        .as_deref()
+        .map(launch::Launcher::parse)
+        .transpose()
+        .map_err(Failure::usage)?;
+    let mut study = catalog::build(&a.name, scale, &nodes).ok_or_else(|| unknown(&a.name))?;
+    let over_nodes = |s: &model::Study| s.points.iter().any(|p| matches!(p.spread, model::Spread::Nodes { .. }));
+    if !nodes.is_empty() && !over_nodes(&study) {
+        return Err(Failure::usage(format!(
+            "--nodes {}: {} has no point over these node counts (size-sweep and dfsperf have a node axis; size-sweep's 1 node is its one-client table)",
+            nodes.iter().map(usize::to_string).collect::<Vec<_>>().join(","),
+            study.name
+        )));
+    }
     if let Some(only) = &a.points {
         select(&mut study, only)?;
     }
     let systems = exec::systems(&a.targets, study.localfs_baseline).map_err(Failure::usage)?;
-    let (manifest, dir, outcome) = exec::execute(&study, scale, systems, a)?;
+    let (manifest, dir, outcome) = exec::execute(&study, scale, systems, a, &nodes, launcher.as_ref())?;
     show(&manifest, &dir, a.format, true)?;
     if !a.quiet {
         eprintln!("study: {}", dir.display());

@@ -22,9 +22,32 @@ pub struct Point {
     pub id: String,
     /// The effective parameters, for people: `N=1000 S=10240 B`.
     pub params: String,
+    /// The jobs of one process: with several processes, each runs them all.
     pub jobs: Vec<JobSpec>,
     /// Measure the hardware's limits (local disk, network to the target) before the jobs.
     pub null_tests: bool,
+    pub spread: Spread,
+}
+
+/// Which processes run a point's jobs.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Spread {
+    /// The study's own process.
+    Threads,
+    /// N processes on this machine: `dfsbench run --procs N` as a child of the study.
+    Procs(usize),
+    /// `nodes` x `per_node` processes started by the study's `--launcher` (mpirun, srun).
+    Nodes { nodes: usize, per_node: usize },
+}
+
+impl Spread {
+    pub fn processes(self) -> usize {
+        match self {
+            Spread::Threads => 1,
+            Spread::Procs(n) => n,
+            Spread::Nodes { nodes, per_node } => nodes * per_node,
+        }
+    }
 }
 
 /// A table in the publication's shape: rows of labels, then metric columns (one per system each).
@@ -49,6 +72,8 @@ pub struct Cell {
     pub metric: Metric,
     /// Divide by the same cell of this point (speedup against a baseline).
     pub baseline: Option<String>,
+    /// Divide by this many nodes: the mean per node of an aggregate.
+    pub per_node: Option<usize>,
 }
 
 /// Which phase of a result: its operation name, the job's name when the run has several, and
@@ -160,10 +185,15 @@ impl Cell {
             phase,
             metric,
             baseline: None,
+            per_node: None,
         }
     }
     pub fn speedup(mut self, baseline: &str) -> Self {
         self.baseline = Some(baseline.to_string());
+        self
+    }
+    pub fn per_node(mut self, nodes: usize) -> Self {
+        self.per_node = Some(nodes);
         self
     }
 }

@@ -147,7 +147,8 @@ fn source(loaded: &Loaded, point: &str, system: &str, cell: &Cell) -> Result<(So
 }
 
 fn value(loaded: &Loaded, system: &str, cell: &Cell) -> Value {
-    let main = source(loaded, &cell.point, system, cell);
+    let per_node = |(src, factor): (Source, f64)| (src, factor / cell.per_node.unwrap_or(1) as f64);
+    let main = source(loaded, &cell.point, system, cell).map(per_node);
     let base = cell
         .baseline
         .as_ref()
@@ -309,6 +310,21 @@ pub fn render(study: &Study, m: &Manifest, dir: &Path) -> Rendered {
         let _ = writeln!(md, "Notes:\n");
         for n in &study.notes {
             let _ = writeln!(md, "- {n}");
+        }
+        md.push('\n');
+    }
+    let mut warnings: BTreeMap<(&str, &str), Vec<&str>> = BTreeMap::new();
+    for p in &m.points {
+        for r in &p.runs {
+            if let Some(w) = &r.warning {
+                warnings.entry((&r.system, w)).or_default().push(&p.id);
+            }
+        }
+    }
+    if !warnings.is_empty() {
+        let _ = writeln!(md, "Warnings:\n");
+        for ((system, w), ids) in &warnings {
+            let _ = writeln!(md, "- `{system}`, {}: {w}", ids.join(", "));
         }
         md.push('\n');
     }

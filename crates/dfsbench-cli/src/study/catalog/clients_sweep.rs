@@ -2,7 +2,7 @@
 
 use dfsbench_core::config::JobSpec;
 
-use super::super::model::{Cell, Metric, PhaseSel, Point, Row, Study, Table};
+use super::super::model::{Cell, Metric, PhaseSel, Point, Row, Spread, Study, Table};
 use super::super::scale::Scale;
 use super::{files_job, pub_size, steady, timed, timing, KB, LAB, MB};
 
@@ -44,6 +44,7 @@ pub fn clients_sweep(scale: Scale) -> Study {
             .collect();
         points.push(Point {
             null_tests: false,
+            spread: Spread::Threads,
             id: id.clone(),
             params: format!(
                 "{c} clients x {per_client} files of each size ({} B); large files {}",
@@ -91,6 +92,7 @@ pub fn clients_sweep(scale: Scale) -> Study {
     iops.rate_steps = Some(IOPS_STEPS.to_vec());
     points.push(Point {
         null_tests: false,
+        spread: Spread::Threads,
         id: "iops".into(),
         params: format!(
             "{IOPS_CLIENTS} clients, 80/20 reads/writes of {} B files, {step_secs:.0} s per requested rate",

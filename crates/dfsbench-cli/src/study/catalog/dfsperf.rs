@@ -1,15 +1,82 @@
-//! dfsperf (seed 002, DFS-Perf): metadata, mixture, iterate and thread scalability, with LocalFS.
+//! dfsperf (seed 002, DFS-Perf): metadata, mixture and iterate workloads in multi-thread and
+//! multi-process mode, scalability over threads, processes and nodes, with LocalFS.
 
 use dfsbench_core::config::JobSpec;
 
-use super::super::model::{Cell, Metric, PhaseSel, Point, Row, Study, Table};
+use super::super::model::{Cell, Metric, PhaseSel, Point, Row, Spread, Study, Table};
 use super::super::scale::Scale;
-use super::{files_job, timed, timing, MB, NODES};
+use super::{files_job, timed, timing, MB, NODES_OFF};
 
-pub fn dfsperf(scale: Scale) -> Study {
-    const THREADS: usize = 16;
+/// Threads, or processes, of one node in the workload tables and the node scaling.
+const CLIENTS: usize = 16;
+
+/// DFS-Perf's two ways to run `CLIENTS` clients on a node: threads of one process, or
+/// single-threaded processes.
+#[derive(Clone, Copy)]
+enum Mode {
+    Threads,
+    Processes,
+}
+
+impl Mode {
+    const BOTH: [Mode; 2] = [Mode::Threads, Mode::Processes];
+
+    fn word(self) -> &'static str {
+        match self {
+            Mode::Threads => "threads",
+            Mode::Processes => "processes",
+        }
+    }
+
+    /// `1 thread`, `16 processes`.
+    fn count(self, n: usize) -> String {
+        match (self, n) {
+            (Mode::Threads, 1) => "1 thread".into(),
+            (Mode::Processes, 1) => "1 process".into(),
+            _ => format!("{n} {}", self.word()),
+        }
+    }
+
+    /// The suffix of its point ids.
+    fn suffix(self) -> &'static str {
+        match self {
+            Mode::Threads => "",
+            Mode::Processes => "-procs",
+        }
+    }
+
+    /// `clients` clients on each of `nodes` nodes (1: this machine, no launcher needed).
+    fn spread(self, clients: usize, nodes: Option<usize>) -> Spread {
+        match (self, nodes) {
+            (Mode::Threads, None) => Spread::Threads,
+            (Mode::Processes, None) => Spread::Procs(clients),
+            (Mode::Threads, Some(n)) => Spread::Nodes { nodes: n, per_node: 1 },
+            (Mode::Processes, Some(n)) => Spread::Nodes {
+                nodes: n,
+                per_node: clients,
+            },
+        }
+    }
+
+    /// A job of `clients` clients per node as one process of this mode runs it.
+    fn job(self, clients: usize, job: JobSpec) -> JobSpec {
+        let per_process = match self {
+            Mode::Threads => clients,
+            Mode::Processes => 1,
+        };
+        JobSpec {
+            workers: Some(per_process),
+            threads: Some(per_process),
+            ..job
+        }
+    }
+}
+
+/// `nodes`: the node counts of the scaling over nodes (1 is always run, as its baseline); empty
+/// runs this machine only.
+pub fn dfsperf(scale: Scale, nodes: &[usize]) -> Study {
     const MIX_SECS: f64 = 60.0;
-    // Per thread, when the scaled duration is too short to be time-based.
+    // Per client, when the scaled duration is too short to be time-based.
     const MIX_OPS: u64 = 10000;
     const MIXES: [u32; 3] = [80, 50, 20];
     const SCALING: [usize; 6] = [1, 2, 4, 8, 16, 32];
@@ -17,35 +84,55 @@ pub fn dfsperf(scale: Scale) -> Study {
     let mix_secs = scale.duration(MIX_SECS);
     let files = scale.count(100);
     let file_size = scale.size(MB);
-    let mut points = vec![Point {
-        null_tests: false,
-        id: "metadata".into(),
-        params: format!("{THREADS} threads x {meta_files} files"),
-        jobs: vec![JobSpec {
-            name: Some("metadata".into()),
-            workload: Some("meta".into()),
-            workers: Some(THREADS),
-            threads: Some(THREADS),
-            files: Some(meta_files),
-            ..Default::default()
-        }],
-    }];
+    let mut points = Vec::new();
+    // A point of `clients` clients of `mode` on each of `nodes` nodes (None: this machine).
+    let mut point = |id: String, params: String, mode: Mode, clients: usize, nodes: Option<usize>, job: JobSpec| {
+        let who = match nodes {
+            None => mode.count(clients),
+            Some(1) => format!("1 node x {}", mode.count(clients)),
+            Some(n) => format!("{n} nodes x {}", mode.count(clients)),
+        };
+        points.push(Point {
+            null_tests: false,
+            id,
+            params: format!("{params}; {who}"),
+            jobs: vec![mode.job(clients, job)],
+            spread: mode.spread(clients, nodes),
+        });
+    };
+
+    let meta_job = JobSpec {
+        name: Some("metadata".into()),
+        workload: Some("meta".into()),
+        files: Some(meta_files),
+        ..Default::default()
+    };
+    for mode in Mode::BOTH {
+        point(
+            format!("metadata{}", mode.suffix()),
+            format!("{meta_files} files per client"),
+            mode,
+            CLIENTS,
+            None,
+            meta_job.clone(),
+        );
+    }
     let meta_rows = ["create", "stat", "open", "list", "rename", "delete"]
         .map(|op| Row {
             labels: vec![op.into()],
-            cells: vec![Cell::new("metadata", PhaseSel::op(op), Metric::OpsPerSec)],
+            cells: Mode::BOTH
+                .map(|m| Cell::new(&format!("metadata{}", m.suffix()), PhaseSel::op(op), Metric::OpsPerSec))
+                .into(),
         })
         .into();
+
     let mut mix_rows = Vec::new();
     for r in MIXES {
-        let id = format!("mix{r}");
         let ops = scale.count(MIX_OPS);
         let mut job = timed(
             JobSpec {
                 name: Some("mixture".into()),
                 workload: Some("mix".into()),
-                workers: Some(THREADS),
-                threads: Some(THREADS),
                 files: Some(files),
                 file_size: Some(file_size.to_string()),
                 mix: Some(vec![format!("read={r}"), format!("write={}", 100 - r)]),
@@ -56,121 +143,195 @@ pub fn dfsperf(scale: Scale) -> Study {
         if mix_secs.is_none() {
             job.ops = Some(ops);
         }
-        points.push(Point {
-            null_tests: false,
-            id: id.clone(),
-            params: format!(
-                "{THREADS} threads, whole-file reads/writes {r}/{} over {files} files of {file_size} B each, {}",
-                100 - r,
-                mix_secs.map_or(format!("{ops} operations per thread"), |_| timing(mix_secs))
-            ),
-            jobs: vec![job],
-        });
+        let mut cells = Vec::new();
+        for mode in Mode::BOTH {
+            let id = format!("mix{r}{}", mode.suffix());
+            point(
+                id.clone(),
+                format!(
+                    "whole-file reads/writes {r}/{} over {files} files of {file_size} B each, {}",
+                    100 - r,
+                    mix_secs.map_or(format!("{ops} operations per client"), |_| timing(mix_secs))
+                ),
+                mode,
+                CLIENTS,
+                None,
+                job.clone(),
+            );
+            cells.extend(["read", "write"].map(|k| Cell::new(&id, PhaseSel::op("mix"), Metric::KindMibPerWorker(k))));
+        }
         mix_rows.push(Row {
             labels: vec![format!("{r}/{}", 100 - r)],
-            cells: ["read", "write"]
-                .map(|k| Cell::new(&id, PhaseSel::op("mix"), Metric::KindMibPerWorker(k)))
-                .to_vec(),
-        });
-    }
-    let mut iter_rows = Vec::new();
-    for shuffle in [true, false] {
-        let id = if shuffle { "iterate-shuffle" } else { "iterate" };
-        points.push(Point {
-            null_tests: false,
-            id: id.into(),
-            params: format!(
-                "{THREADS} threads x {files} files of {file_size} B; iteration 1 reads iteration 0's files ({})",
-                if shuffle { "another thread's" } else { "its own" }
-            ),
-            jobs: vec![JobSpec {
-                name: Some("iterate".into()),
-                workload: Some("iterate".into()),
-                workers: Some(THREADS),
-                threads: Some(THREADS),
-                files: Some(files),
-                file_size: Some(file_size.to_string()),
-                iterations: Some(2),
-                shuffle: Some(shuffle),
-                ..Default::default()
-            }],
-        });
-        iter_rows.push(Row {
-            labels: vec![if shuffle { "shuffle" } else { "non-shuffle" }.into()],
-            cells: ["read", "write"]
-                .map(|k| {
-                    Cell::new(
-                        id,
-                        PhaseSel::with("iterate", "iteration", 1.0),
-                        Metric::KindMibPerWorker(k),
-                    )
-                })
-                .to_vec(),
-        });
-    }
-    let mut scale_rows = Vec::new();
-    for t in SCALING {
-        let id = format!("threads{t}");
-        let mut job = files_job("files", t, &[(files, file_size)]);
-        job.threads = Some(t);
-        job.phases = Some(vec!["write".into(), "read".into(), "delete".into()]);
-        points.push(Point {
-            null_tests: false,
-            id: id.clone(),
-            params: format!("{t} threads x {files} files of {file_size} B"),
-            jobs: vec![job],
-        });
-        let cells = ["write", "read"]
-            .into_iter()
-            .flat_map(|op| {
-                let c = Cell::new(&id, PhaseSel::op(op), Metric::MibPerSec);
-                [c.clone(), c.speedup("threads1")]
-            })
-            .collect();
-        scale_rows.push(Row {
-            labels: vec![t.to_string()],
             cells,
         });
     }
+
+    let mut iter_rows = Vec::new();
+    for shuffle in [true, false] {
+        let base = if shuffle { "iterate-shuffle" } else { "iterate" };
+        let mut cells = Vec::new();
+        for mode in Mode::BOTH {
+            let id = format!("{base}{}", mode.suffix());
+            point(
+                id.clone(),
+                format!(
+                    "{files} files of {file_size} B per client; iteration 1 reads iteration 0's files ({})",
+                    if shuffle { "another client's" } else { "its own" }
+                ),
+                mode,
+                CLIENTS,
+                None,
+                JobSpec {
+                    name: Some("iterate".into()),
+                    workload: Some("iterate".into()),
+                    files: Some(files),
+                    file_size: Some(file_size.to_string()),
+                    iterations: Some(2),
+                    shuffle: Some(shuffle),
+                    ..Default::default()
+                },
+            );
+            cells.extend(["read", "write"].map(|k| {
+                Cell::new(
+                    &id,
+                    PhaseSel::with("iterate", "iteration", 1.0),
+                    Metric::KindMibPerWorker(k),
+                )
+            }));
+        }
+        iter_rows.push(Row {
+            labels: vec![if shuffle { "shuffle" } else { "non-shuffle" }.into()],
+            cells,
+        });
+    }
+
+    // Scalability: write, read and delete `files` files per client.
+    let scaling_job = || {
+        let mut job = files_job("files", 1, &[(files, file_size)]);
+        job.phases = Some(vec!["write".into(), "read".into(), "delete".into()]);
+        job
+    };
+    let speedup_cells = |id: &str, baseline: &str| -> Vec<Cell> {
+        ["write", "read"]
+            .into_iter()
+            .flat_map(|op| {
+                let c = Cell::new(id, PhaseSel::op(op), Metric::MibPerSec);
+                [c.clone(), c.speedup(baseline)]
+            })
+            .collect()
+    };
+    let mut scale_tables = Vec::new();
+    for mode in Mode::BOTH {
+        let mut rows = Vec::new();
+        for n in SCALING {
+            // One process with one thread is the same run in both modes.
+            let id = match (mode, n) {
+                (Mode::Processes, 1) => "threads1".to_string(),
+                (Mode::Threads, _) => format!("threads{n}"),
+                (Mode::Processes, _) => format!("procs{n}"),
+            };
+            if id != "threads1" || matches!(mode, Mode::Threads) {
+                point(
+                    id.clone(),
+                    format!("{files} files of {file_size} B per client"),
+                    mode,
+                    n,
+                    None,
+                    scaling_job(),
+                );
+            }
+            rows.push(Row {
+                labels: vec![n.to_string()],
+                cells: speedup_cells(&id, "threads1"),
+            });
+        }
+        scale_tables.push(Table {
+            title: format!(
+                "Scalability on one node over {}: MiB/s and speedup against 1 client",
+                mode.word()
+            ),
+            row_header: vec![mode.word().into()],
+            columns: ["write MiB/s", "write speedup", "read MiB/s", "read speedup"]
+                .map(String::from)
+                .into(),
+            rows,
+        });
+    }
+
+    let mut node_counts: Vec<usize> = nodes.to_vec();
+    if !node_counts.is_empty() && !node_counts.contains(&1) {
+        node_counts.insert(0, 1);
+    }
+    let mut node_rows = Vec::new();
+    for mode in Mode::BOTH {
+        let baseline = format!("nodes1-{}", mode.word());
+        for &k in &node_counts {
+            let id = format!("nodes{k}-{}", mode.word());
+            point(
+                id.clone(),
+                format!("{files} files of {file_size} B per client"),
+                mode,
+                CLIENTS,
+                Some(k),
+                scaling_job(),
+            );
+            node_rows.push(Row {
+                labels: vec![k.to_string(), format!("{CLIENTS} {}", mode.word())],
+                cells: speedup_cells(&id, &baseline),
+            });
+        }
+    }
+
+    let mut tables = vec![
+        Table {
+            title: format!("Metadata workload, ops/s ({CLIENTS} clients; whole system)"),
+            row_header: vec!["operation".into()],
+            columns: vec!["threads".into(), "processes".into()],
+            rows: meta_rows,
+        },
+        Table {
+            title: format!("Mixture workload: average throughput per client, MiB/s ({CLIENTS} clients)"),
+            row_header: vec!["read/write".into()],
+            columns: ["threads read", "threads write", "processes read", "processes write"]
+                .map(String::from)
+                .into(),
+            rows: mix_rows,
+        },
+        Table {
+            title: format!("Iterate workload: average throughput per client, MiB/s ({CLIENTS} clients)"),
+            row_header: vec!["mode".into()],
+            columns: ["threads read", "threads write", "processes read", "processes write"]
+                .map(String::from)
+                .into(),
+            rows: iter_rows,
+        },
+    ];
+    tables.extend(scale_tables);
+    let nodes_note = if node_rows.is_empty() {
+        format!("1..16 nodes: {NODES_OFF}.")
+    } else {
+        tables.push(Table {
+            title: format!(
+                "Scalability over nodes, {CLIENTS} threads or processes per node: MiB/s and speedup against 1 node"
+            ),
+            row_header: vec!["nodes".into(), "clients per node".into()],
+            columns: ["write MiB/s", "write speedup", "read MiB/s", "read speedup"]
+                .map(String::from)
+                .into(),
+            rows: node_rows,
+        });
+        "Nodes: the processes of every node-scaling point were started by --launcher; 1 node is run the same way as the baseline.".into()
+    };
     Study {
         name: "dfsperf",
         title: "DFS-Perf performance report",
         source: "seeds/002_f9927a88126f4750.txt",
         points,
-        tables: vec![
-            Table {
-                title: format!("Metadata workload, ops/s ({THREADS} threads; whole system)"),
-                row_header: vec!["operation".into()],
-                columns: vec!["ops/s".into()],
-                rows: meta_rows,
-            },
-            Table {
-                title: format!("Mixture workload: average throughput per thread, MiB/s ({THREADS} threads)"),
-                row_header: vec!["read/write".into()],
-                columns: vec!["read".into(), "write".into()],
-                rows: mix_rows,
-            },
-            Table {
-                title: format!("Iterate workload: average throughput per thread, MiB/s ({THREADS} threads)"),
-                row_header: vec!["mode".into()],
-                columns: vec!["read".into(), "write".into()],
-                rows: iter_rows,
-            },
-            Table {
-                title: "Scalability on one node: MiB/s and speedup against 1 thread".into(),
-                row_header: vec!["threads".into()],
-                columns: vec![
-                    "write MiB/s".into(),
-                    "write speedup".into(),
-                    "read MiB/s".into(),
-                    "read speedup".into(),
-                ],
-                rows: scale_rows,
-            },
-        ],
+        tables,
         notes: vec![
             "LocalFS is measured as the single-node baseline (the `localfs` column, a directory under the system temp directory) unless a target is labelled localfs.".into(),
-            format!("Multi-process mode and 1..16 nodes: {NODES}."),
+            format!("Multi-process mode: {CLIENTS} single-threaded `dfsbench run --procs` processes on this machine against the threads of one process; the scaling over processes shares its 1-client row with the threads."),
+            nodes_note,
         ],
         localfs_baseline: true,
     }

@@ -1,6 +1,6 @@
 //! fio-matrix (seed 004): 4 patterns x 3 block sizes x 4 thread counts, iodepth 32, 180 s.
 
-use super::super::model::{Cell, Metric, PhaseSel, Point, Row, Study, Table};
+use super::super::model::{Cell, Metric, PhaseSel, Point, Row, Spread, Study, Table};
 use super::super::scale::Scale;
 use super::{fio_size, io_job, timed, timing};
 
@@ -28,6 +28,7 @@ pub fn fio_matrix(scale: Scale) -> Study {
                 job.threads = Some(t);
                 points.push(Point {
                     null_tests: false,
+                    spread: Spread::Threads,
                     id: id.clone(),
                     params: format!(
                         "{rw}, bs {}, {t} threads x {size} B, iodepth 32, {}",

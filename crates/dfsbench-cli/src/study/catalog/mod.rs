@@ -35,11 +35,13 @@ pub const STUDIES: [(&str, &str); 5] = [
     ),
 ];
 
-pub fn build(name: &str, scale: Scale) -> Option<Study> {
+/// The study `name` at `scale`; `nodes` are the client node counts of the studies with a node
+/// axis (size-sweep, dfsperf), empty for this machine only.
+pub fn build(name: &str, scale: Scale, nodes: &[usize]) -> Option<Study> {
     Some(match name {
-        "size-sweep" => size_sweep::size_sweep(scale),
+        "size-sweep" => size_sweep::size_sweep(scale, nodes),
         "clients-sweep" => clients_sweep::clients_sweep(scale),
-        "dfsperf" => dfsperf::dfsperf(scale),
+        "dfsperf" => dfsperf::dfsperf(scale, nodes),
         "surfnet" => surfnet::surfnet(scale),
         "fio-matrix" => fio_matrix::fio_matrix(scale),
         _ => return None,
@@ -126,7 +128,7 @@ fn timing(secs: Option<f64>) -> String {
 
 const LAB: &str =
     "needs a lab target with node control (fault and delay injection), which dfsbench does not have yet: not run";
-const NODES: &str = "this study ran in one client process; the publication's multi-process and multi-node axes are not wired into studies yet: run those points with `dfsbench run --procs N ...` or `mpirun -np N dfsbench run ...` (docs/cluster.md)";
+const NODES_OFF: &str = "not run: give `--nodes 4,16,64 --launcher 'mpirun --hostfile HOSTS --map-by ppr:{ppn}:node -np {np}'` (or an srun line) to run the node points across machines (docs/studies.md)";
 
 #[cfg(test)]
 mod tests {
@@ -135,8 +137,8 @@ mod tests {
     #[test]
     fn every_study_is_consistent() {
         let scale = Scale::parse("0.001").unwrap();
-        for (name, _) in STUDIES {
-            let s = build(name, scale).unwrap();
+        for (name, nodes) in STUDIES.iter().flat_map(|(n, _)| [(*n, vec![]), (*n, vec![4, 16])]) {
+            let s = build(name, scale, &nodes).unwrap();
             assert_eq!(s.name, name);
             let ids: std::collections::BTreeSet<_> = s.points.iter().map(|p| p.id.as_str()).collect();
             assert_eq!(ids.len(), s.points.len(), "{name}: point ids are unique");
@@ -161,6 +163,6 @@ mod tests {
         }
         assert_eq!(pub_size(10 * GB), "10 GB");
         assert_eq!(pub_size(10 * KB), "10 KB");
-        assert_eq!(build("nope", scale).map(|s| s.name), None);
+        assert_eq!(build("nope", scale, &[]).map(|s| s.name), None);
     }
 }

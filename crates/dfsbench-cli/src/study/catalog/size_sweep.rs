@@ -2,11 +2,13 @@
 
 use dfsbench_core::config::JobSpec;
 
-use super::super::model::{Cell, Metric, PhaseSel, Point, Row, Study, Table};
+use super::super::model::{Cell, Metric, PhaseSel, Point, Row, Spread, Study, Table};
 use super::super::scale::Scale;
-use super::{files_job, pub_size, GB, KB, MB, NODES};
+use super::{files_job, pub_size, GB, KB, MB, NODES_OFF};
 
-pub fn size_sweep(scale: Scale) -> Study {
+/// `nodes`: the client node counts above 1 to run besides the single client (the publication's
+/// 4, 16 and 64), one client process per node.
+pub fn size_sweep(scale: Scale, nodes: &[usize]) -> Study {
     const SETS: [(u64, u64); 9] = [
         (10000, 0),
         (10000, KB),
@@ -18,66 +20,120 @@ pub fn size_sweep(scale: Scale) -> Study {
         (10, GB),
         (1, 10 * GB),
     ];
+    let multi: Vec<usize> = nodes.iter().copied().filter(|&k| k > 1).collect();
+    // (suffix of the point ids, spread, words for the parameters) of every client count.
+    let counts: Vec<(String, Spread, String)> = std::iter::once((String::new(), Spread::Threads, ", 1 client".into()))
+        .chain(multi.iter().map(|&k| {
+            (
+                format!("-nodes{k}"),
+                Spread::Nodes { nodes: k, per_node: 1 },
+                format!(" on each of {k} nodes, one client process per node"),
+            )
+        }))
+        .collect();
     let mut points = Vec::new();
-    let mut rows = Vec::new();
-    for (n, s) in SETS {
-        let (n2, s2) = (scale.count(n), scale.size(s));
-        let id = format!("n{n}-s{s}");
-        let metric = if s == 0 { Metric::OpsPerSec } else { Metric::MibPerSec };
-        rows.push(Row {
-            labels: vec![n.to_string(), pub_size(s), metric.unit().into()],
-            cells: ["write", "read"]
+    let mut tables = Vec::new();
+    for (suffix, spread, who) in &counts {
+        let mut rows = Vec::new();
+        for (n, s) in SETS {
+            let (n2, s2) = (scale.count(n), scale.size(s));
+            let id = format!("n{n}-s{s}{suffix}");
+            let metric = if s == 0 { Metric::OpsPerSec } else { Metric::MibPerSec };
+            let mut cells: Vec<Cell> = ["write", "read"]
                 .map(|op| Cell::new(&id, PhaseSel::op(op), metric))
-                .to_vec(),
-        });
-        points.push(Point {
-            null_tests: false,
-            params: format!("{n2} x {s2} B files, 1 client"),
-            jobs: vec![files_job("files", 1, &[(n2, s2)])],
-            id,
+                .to_vec();
+            if let Spread::Nodes { nodes, .. } = spread {
+                cells.extend(["write", "read"].map(|op| Cell::new(&id, PhaseSel::op(op), metric).per_node(*nodes)));
+            }
+            rows.push(Row {
+                labels: vec![n.to_string(), pub_size(s), metric.unit().into()],
+                cells,
+            });
+            points.push(Point {
+                null_tests: false,
+                params: format!("{n2} x {s2} B files{who}"),
+                jobs: vec![files_job("files", 1, &[(n2, s2)])],
+                spread: *spread,
+                id,
+            });
+        }
+        tables.push(match spread {
+            Spread::Nodes { nodes, .. } => Table {
+                title: format!("Write and read throughput per (N, S), {nodes} nodes: aggregate and mean per node"),
+                row_header: vec!["N".into(), "S".into(), "unit".into()],
+                columns: ["write", "read", "write per node", "read per node"]
+                    .map(String::from)
+                    .into(),
+                rows,
+            },
+            _ => Table {
+                title: "Write and read throughput per (N, S), one client".into(),
+                row_header: vec!["N".into(), "S".into(), "unit".into()],
+                columns: vec!["write".into(), "read".into()],
+                rows,
+            },
         });
     }
     let touch = scale.count(10000);
-    points.push(Point {
-        null_tests: false,
-        id: "metadata".into(),
-        params: format!("create, open and delete {touch} empty files, 1 client"),
-        jobs: vec![JobSpec {
-            name: Some("metadata".into()),
-            workload: Some("meta".into()),
-            workers: Some(1),
-            files: Some(touch),
-            phases: Some(vec!["create".into(), "open".into(), "delete".into()]),
-            ..Default::default()
-        }],
+    let mut meta_rows = Vec::new();
+    for (suffix, spread, who) in &counts {
+        let id = format!("metadata{suffix}");
+        points.push(Point {
+            null_tests: false,
+            id: id.clone(),
+            params: format!("create, open and delete {touch} empty files{who}"),
+            jobs: vec![JobSpec {
+                name: Some("metadata".into()),
+                workload: Some("meta".into()),
+                workers: Some(1),
+                files: Some(touch),
+                phases: Some(vec!["create".into(), "open".into(), "delete".into()]),
+                ..Default::default()
+            }],
+            spread: *spread,
+        });
+        let nodes = spread.processes();
+        for (label, op) in [("touch (create)", "create"), ("read 0 B (open)", "open")] {
+            let cell = Cell::new(&id, PhaseSel::op(op), Metric::OpsPerSec);
+            let mut labels = vec![label.to_string()];
+            let mut cells = vec![cell.clone()];
+            if !multi.is_empty() {
+                labels.insert(0, nodes.to_string());
+                cells.push(cell.per_node(nodes));
+            }
+            meta_rows.push(Row { labels, cells });
+        }
+    }
+    tables.push(if multi.is_empty() {
+        Table {
+            title: "Metadata: create empty files (touch) and read 0-byte files, ops/s".into(),
+            row_header: vec!["operation".into()],
+            columns: vec!["ops/s".into()],
+            rows: meta_rows,
+        }
+    } else {
+        Table {
+            title: "Metadata: create empty files (touch) and read 0-byte files, ops/s over nodes".into(),
+            row_header: vec!["nodes".into(), "operation".into()],
+            columns: vec!["ops/s".into(), "ops/s per node".into()],
+            rows: meta_rows,
+        }
     });
-    let meta_row = |label: &str, op| Row {
-        labels: vec![label.into()],
-        cells: vec![Cell::new("metadata", PhaseSel::op(op), Metric::OpsPerSec)],
+    let nodes_note = if multi.is_empty() {
+        format!("Scale 1, 4, 16, 64 nodes: {NODES_OFF}.")
+    } else {
+        format!(
+            "Nodes {}: every node writes and reads its own N files of size S (one client process per node, started by --launcher); \"per node\" is the aggregate divided by the nodes.",
+            multi.iter().map(usize::to_string).collect::<Vec<_>>().join(", ")
+        )
     };
     Study {
         name: "size-sweep",
         title: "An Evaluation of Distributed Storage Systems (CS597 report)",
         source: "seeds/000_529a54b9192bcd68.txt",
         points,
-        tables: vec![
-            Table {
-                title: "Write and read throughput per (N, S), one client".into(),
-                row_header: vec!["N".into(), "S".into(), "unit".into()],
-                columns: vec!["write".into(), "read".into()],
-                rows,
-            },
-            Table {
-                title: "Metadata: create empty files (touch) and read 0-byte files, ops/s".into(),
-                row_header: vec!["operation".into()],
-                columns: vec!["ops/s".into()],
-                rows: vec![
-                    meta_row("touch (create)", "create"),
-                    meta_row("read 0 B (open)", "open"),
-                ],
-            },
-        ],
-        notes: vec![format!("Scale 1, 4, 16, 64 nodes: {NODES}.")],
+        tables,
+        notes: vec![nodes_note],
         localfs_baseline: false,
     }
 }

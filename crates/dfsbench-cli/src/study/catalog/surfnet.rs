@@ -1,6 +1,6 @@
 //! surfnet (seed 003, SURFnet): null tests, iozone-style I/O on a 2 GB file, bonnie++-style seeks.
 
-use super::super::model::{Cell, Metric, NullField, PhaseSel, Point, Row, Study, Table};
+use super::super::model::{Cell, Metric, NullField, PhaseSel, Point, Row, Spread, Study, Table};
 use super::super::scale::Scale;
 use super::{fio_size, io_job, timed, timing, LAB};
 
@@ -25,6 +25,7 @@ pub fn surfnet(scale: Scale) -> Study {
             let id = format!("{rw}-{}k", rec >> 10);
             points.push(Point {
                 null_tests: points.is_empty(),
+                spread: Spread::Threads,
                 id: id.clone(),
                 params: format!("{rw}, {} records, one {size} B file, 1 process", fio_size(rec)),
                 jobs: vec![io_job(rw, 1, rec, size, 1)],
@@ -45,6 +46,7 @@ pub fn surfnet(scale: Scale) -> Study {
     seeks.shared_file = Some(true);
     points.push(Point {
         null_tests: false,
+        spread: Spread::Threads,
         id: "seeks".into(),
         params: format!(
             "{SEEKERS} processes reading 8 KiB at random offsets of one {seek_size} B file, {}",

@@ -1,0 +1,148 @@
+//! Points of several processes: the point's jobs go to a workload file, and `dfsbench run FILE`
+//! runs them in a child process, with `--procs N` on this machine or under the study's
+//! `--launcher` (mpirun, srun) across nodes. The child writes the result file and its stderr
+//! goes to a log beside it. The child has its own process group, so Ctrl-C reaches it once,
+//! passed on by the study, and it still writes its partial result.
+
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use super::model::Spread;
+
+/// The placeholders of `--launcher`.
+const PLACES: [&str; 3] = ["{np}", "{nodes}", "{ppn}"];
+
+/// `--launcher`: the command line that starts dfsbench on the nodes, with `{np}` (all
+/// processes), `{nodes}` and `{ppn}` (processes per node) where the launcher takes them.
+#[derive(Clone, Debug)]
+pub struct Launcher {
+    words: Vec<String>,
+}
+
+impl Launcher {
+    pub fn parse(text: &str) -> Result<Launcher, String> {
+        let words = shell_words::split(text).map_err(|e| format!("--launcher \"{text}\": {e}"))?;
+        if words.is_empty() {
+            return Err("--launcher is empty: give e.g. 'mpirun --hostfile HOSTS -np {np}'".into());
+        }
+        if !words.iter().any(|w| PLACES.iter().any(|p| w.contains(p))) {
+            return Err(format!(
+                "--launcher \"{text}\" does not say how many processes: put {{np}} (all processes), {{nodes}} or {{ppn}} (processes per node) where the launcher takes them"
+            ));
+        }
+        Ok(Launcher { words })
+    }
+
+    fn argv(&self, nodes: usize, per_node: usize) -> impl Iterator<Item = String> + '_ {
+        self.words.iter().map(move |w| {
+            w.replace("{np}", &(nodes * per_node).to_string())
+                .replace("{nodes}", &nodes.to_string())
+                .replace("{ppn}", &per_node.to_string())
+        })
+    }
+}
+
+/// How a child run ended.
+pub struct Ended {
+    /// The command, as a shell takes it.
+    pub command: String,
+    /// Exit code; None when a signal ended it.
+    pub code: Option<i32>,
+    /// The child's last line on stderr, which names what went wrong when it failed.
+    pub last_line: Option<String>,
+}
+
+/// Run `workload` on `target` as `spread` says, writing the result to `result` and the child's
+/// stderr to `log` (removed when empty). `interrupt` set by Ctrl-C is passed on as SIGINT.
+pub fn run(
+    spread: Spread,
+    launcher: Option<&Launcher>,
+    workload: &Path,
+    target: &str,
+    result: &Path,
+    log: &Path,
+    interrupt: &AtomicBool,
+) -> Result<Ended, String> {
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find this program to start a point: {e}"))?;
+    let mut argv: Vec<String> = match (spread, launcher) {
+        (Spread::Nodes { nodes, per_node }, Some(l)) => l.argv(nodes, per_node).collect(),
+        (Spread::Nodes { .. }, None) => return Err("points over nodes need --launcher".into()),
+        _ => Vec::new(),
+    };
+    argv.push(exe.display().to_string());
+    argv.extend([
+        "run".into(),
+        workload.display().to_string(),
+        "--target".into(),
+        target.into(),
+    ]);
+    if let Spread::Procs(n) = spread {
+        argv.extend(["--procs".into(), n.to_string()]);
+    }
+    argv.extend(["--out".into(), result.display().to_string(), "--quiet".into()]);
+    let command = shell_words::join(&argv);
+    let log_file = std::fs::File::create(log).map_err(|e| format!("cannot create {}: {e}", log.display()))?;
+    let mut child = Command::new(&argv[0])
+        .args(&argv[1..])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(log_file)
+        .process_group(0)
+        .spawn()
+        .map_err(|e| format!("cannot start `{}`: {e}", argv[0]))?;
+    let mut passed_on = false;
+    let status = loop {
+        if let Some(status) = child.try_wait().map_err(|e| format!("waiting for `{command}`: {e}"))? {
+            break status;
+        }
+        if !passed_on && interrupt.load(Ordering::SeqCst) {
+            // SAFETY: signalling the child this function started and has not reaped.
+            unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+            passed_on = true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    if text.trim().is_empty() {
+        let _ = std::fs::remove_file(log);
+    }
+    Ok(Ended {
+        command,
+        code: status.code(),
+        last_line: text.lines().rev().find(|l| !l.trim().is_empty()).map(str::to_string),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn launcher_places_the_processes() {
+        let l = Launcher::parse("mpirun --hostfile 'my hosts' --map-by ppr:{ppn}:node -np {np}").unwrap();
+        assert_eq!(
+            l.argv(4, 16).collect::<Vec<_>>(),
+            [
+                "mpirun",
+                "--hostfile",
+                "my hosts",
+                "--map-by",
+                "ppr:16:node",
+                "-np",
+                "64"
+            ]
+        );
+        let l = Launcher::parse("srun -N {nodes} --ntasks-per-node={ppn}").unwrap();
+        assert_eq!(
+            l.argv(2, 1).collect::<Vec<_>>(),
+            ["srun", "-N", "2", "--ntasks-per-node=1"]
+        );
+        for (bad, says) in [("", "empty"), ("mpirun -np 4", "{np}"), ("mpirun 'x", "--launcher")] {
+            let e = Launcher::parse(bad).unwrap_err();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+    }
+}
