@@ -192,7 +192,7 @@ fn select(study: &mut model::Study, only: &[String]) -> Result<(), Failure> {
 pub fn study(a: &StudyArgs) -> Result<(), Failure> {
     if let Some(n) = dfsbench_core::cluster::launcher_size().filter(|&n| n > 1) {
         return Err(Failure::usage(format!(
-            "dfsbench study runs in one process, but an MPI launcher started {n}: run the study without mpirun, or its points with `mpirun ... dfsbench run`"
+            "dfsbench study starts the processes of its points itself, but an MPI launcher started {n} copies of it: run the study without mpirun, and give --nodes LIST --launcher 'mpirun ... -np {{np}}' for points over nodes"
         )));
     }
     if a.name == "list" {
