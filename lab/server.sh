@@ -586,6 +586,8 @@ cmd_env() {
   fi
   any_alive "$STATE" || die "$NAME: no process alive under $STATE"
   cat "$STATE/env.sh"
+  # For `dfsbench run/study --server-pid "$DFSBENCH_SERVER_PIDS"`: the server's CPU per phase.
+  echo "export DFSBENCH_SERVER_PIDS=$(pids_of "$STATE" | paste -sd, -)"
 }
 
 main() {

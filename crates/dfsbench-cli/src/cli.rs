@@ -206,6 +206,17 @@ pub struct RunArgs {
     /// so results can be read against the hardware.
     #[arg(long, help_heading = "Run")]
     pub null_tests: bool,
+
+    /// Record the CPU of these server processes in every phase, beside the client's (a
+    /// server on this host, e.g. `--server-pid $(pidof minio)`; with several processes, on the
+    /// host of the first).
+    #[arg(
+        long = "server-pid",
+        value_delimiter = ',',
+        value_name = "PID,...",
+        help_heading = "Run"
+    )]
+    pub server_pids: Option<Vec<u32>>,
     /// Run N client processes on this machine (rank 0 and N - 1 copies of itself); needs no
     /// MPI. Across machines, start dfsbench with mpirun or srun instead.
     #[arg(long, value_name = "N", help_heading = "Processes")]

@@ -8,7 +8,7 @@ use dfsbench_core::result::{NullTests, RunResult};
 use dfsbench_core::runner::Status;
 use dfsbench_core::session::{execute, new_run_id};
 use dfsbench_core::units::format_ns;
-use dfsbench_report::{phases_csv, phases_table, rate_table};
+use dfsbench_report::{cpu_table, phases_csv, phases_table, rate_table};
 
 use crate::cli::{Format, RunArgs};
 use crate::progress::Progress;
@@ -81,6 +81,7 @@ fn run_flags(a: &RunArgs) -> RunSpec {
         workers: None,
         threads: None,
         null_tests: a.null_tests.then_some(true),
+        server_pids: a.server_pids.clone(),
     }
 }
 
@@ -290,6 +291,9 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
             }
             print!("{}", phases_table(result));
             if let Some(t) = rate_table(result) {
+                print!("\n{t}");
+            }
+            if let Some(t) = cpu_table(result) {
                 print!("\n{t}");
             }
             for p in result.phases.iter().filter_map(|p| p.steady.as_ref().map(|s| (p, s))) {

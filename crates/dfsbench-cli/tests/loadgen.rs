@@ -428,6 +428,66 @@ fn null_tests_are_recorded() {
     assert!(r.stdout.contains("null test: target stat median"), "{}", r.stdout);
 }
 
+/// A child process killed when the test ends, also when it fails.
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn spawn(program: &str, args: &[&str]) -> Killed {
+    Killed(std::process::Command::new(program).args(args).spawn().unwrap())
+}
+
+/// `--server-pid` records the CPU of the given processes per phase: a busy one shows, an idle
+/// one does not, one that is gone at the start is a clear error.
+#[test]
+fn server_cpu_is_recorded_for_the_given_processes() {
+    let busy = spawn("sh", &["-c", "while :; do :; done"]);
+    let idle = spawn("sleep", &["60"]);
+    let target = Target::temp();
+    let cores = |pid: u32| {
+        let args = [
+            "-w",
+            "meta",
+            "--files",
+            "100000000",
+            "--phases",
+            "create",
+            "--duration",
+            "1s",
+            "--server-pid",
+            &pid.to_string(),
+        ];
+        let r = run_ok(&target, &args);
+        let s = &phase(&r, "create")["server_cpu"];
+        assert_eq!(s["pids"], serde_json::json!([pid]), "{s}");
+        assert!(s.get("missing_pids").is_none(), "{s}");
+        f(&s["cores"])
+    };
+    let busy_cores = cores(busy.0.id());
+    let idle_cores = cores(idle.0.id());
+    // One busy thread: above nothing (it shares 2 cores with the run), at most one core.
+    assert!(busy_cores > 0.05 && busy_cores < 1.1, "busy: {busy_cores}");
+    assert!(idle_cores < 0.02, "idle: {idle_cores}");
+    let gone = idle.0.id();
+    drop(idle);
+    let r = run(
+        &target.uri(),
+        &["-w", "meta", "--files", "5", "--server-pid", &gone.to_string()],
+    );
+    assert_ne!(r.code, Some(0));
+    assert!(
+        r.stderr.contains(&format!("--server-pid {gone}: no process")),
+        "{}",
+        r.describe()
+    );
+    assert_eq!(r.stderr.lines().count(), 1, "{}", r.describe());
+}
+
 /// The DFS-Perf workload files in workloads/ run as shipped (shortened with overrides).
 #[test]
 fn dfsperf_workload_files_run() {

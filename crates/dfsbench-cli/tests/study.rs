@@ -158,7 +158,16 @@ fn check(dir: &Path, systems: usize, shape: &[(usize, usize, usize)], stdout: &s
 fn shape(name: &str) -> Vec<(usize, usize, usize)> {
     match name {
         "size-sweep" => vec![(9, 3, 2), (2, 1, 1)],
-        "clients-sweep" => vec![(8, 1, 5), (8, 1, 5), (8, 1, 4), (8, 1, 5), (8, 1, 5), (8, 1, 2)],
+        "clients-sweep" => vec![
+            (8, 1, 5),
+            (8, 1, 5),
+            (8, 1, 4),
+            (8, 1, 5),
+            (8, 1, 5),
+            (8, 1, 5),
+            (8, 1, 5),
+            (8, 1, 2),
+        ],
         "dfsperf" => vec![(6, 1, 2), (3, 1, 4), (2, 1, 4), (6, 1, 4), (6, 1, 4)],
         "surfnet" => vec![(6, 2, 1), (3, 1, 4), (1, 1, 1)],
         "fio-matrix" => vec![(4, 1, 3); 4],
@@ -176,9 +185,11 @@ fn points(name: &str, all_fio: bool) -> Vec<&'static str> {
     }
 }
 
-fn only_expected_gaps(name: &str, missing: &[String], object_store: bool) {
+/// `servers`: whether the study was given --server-pid.
+fn only_expected_gaps(name: &str, missing: &[String], object_store: bool, servers: bool) {
     for m in missing {
         let ok = m == "not run"
+            || (m.starts_with("n/a: server CPU not measured") && !servers)
             || (m.starts_with("n/a: no null_tests.connect") && !object_store)
             || (m.starts_with("n/a: no rename phase") && object_store && name == "dfsperf")
             // Object stores have no positional writes: write patterns of the io workload.
@@ -208,10 +219,14 @@ fn every_study_on_a_temp_dir() {
         assert!(r.stderr.contains("ok"), "{name}: a line per point: {}", r.stderr);
         let systems = if name == "dfsperf" { 2 } else { 1 };
         let missing = check(&dir, systems, &shape(name), &r.stdout);
-        only_expected_gaps(name, &missing, false);
+        only_expected_gaps(name, &missing, false, false);
         if name == "clients-sweep" {
-            // 6 client counts were not run, in 5 tables.
-            assert_eq!(missing.len(), 6 * (5 + 5 + 4 + 5 + 5), "{missing:?}");
+            // 6 client counts were not run, in 7 tables; the 2 that ran have no server CPU.
+            assert_eq!(
+                missing.len(),
+                6 * (5 + 5 + 4 + 5 + 5 + 5 + 5) + 2 * (5 + 5),
+                "{missing:?}"
+            );
         }
         // Nothing is left in the target.
         assert_eq!(std::fs::read_dir(target.path()).unwrap().count(), 0, "{name}");
@@ -310,6 +325,10 @@ fn list_and_bad_input() {
             vec!["size-sweep", "-t", t, "--nodes", "0", "--launcher", "mpirun -np {np}"],
             "--nodes 0",
         ),
+        (
+            vec!["clients-sweep", "-t", t, "--server-pid", "4000000000"],
+            "--server-pid 4000000000: no such process",
+        ),
     ] {
         let r = study(&args, &none);
         assert_eq!(r.code, Some(2), "{args:?}: {}", r.stderr);
@@ -336,11 +355,20 @@ fn every_study_on_minio() {
                 dir.to_str().unwrap(),
             ];
             args.extend(points(name, false));
+            // MinIO's CPU beside the client's (clients-sweep's server CPU tables).
+            let servers = name == "clients-sweep";
+            if servers {
+                args.extend(["--server-pid", s.var("DFSBENCH_SERVER_PIDS")]);
+            }
             let r = study(&args, &s.env);
             assert_eq!(r.code, Some(0), "{name}: {}", r.stderr);
             let systems = if name == "dfsperf" { 2 } else { 1 };
             let missing = check(&dir, systems, &shape(name), &r.stdout);
-            only_expected_gaps(name, &missing, true);
+            only_expected_gaps(name, &missing, true, servers);
+            if servers {
+                let md = std::fs::read_to_string(dir.join("table-6.csv")).unwrap();
+                assert!(md.lines().nth(1).unwrap().starts_with("2,"), "{md}");
+            }
             for k in ["AWS_SECRET_ACCESS_KEY"] {
                 let secret = s.var(k);
                 for f in ["study.json", "tables.md", "tables.csv"] {

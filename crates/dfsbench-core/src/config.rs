@@ -56,6 +56,8 @@ pub struct RunSpec {
     pub threads: Option<usize>,
     /// Measure local disk throughput and the round trip and bandwidth to the target first.
     pub null_tests: Option<bool>,
+    /// Server processes on this host whose CPU every phase records (a lab's MinIO, ...).
+    pub server_pids: Option<Vec<u32>>,
 }
 
 /// One job as written in a file or given as flags. Every key is optional; validation fills
@@ -116,6 +118,9 @@ pub struct RunConfig {
     pub retries: u32,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub null_tests: bool,
+    /// Server processes whose CPU every phase records, on rank 0's host.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub server_pids: Vec<u32>,
     /// Read phases read the data of the workers a node away (multi-process runs).
     pub shuffle: bool,
     /// After a time-limited create or write phase, every worker creates or writes files until
@@ -382,6 +387,7 @@ impl RunSpec {
             workers: over.workers.or(self.workers),
             threads: over.threads.or(self.threads),
             null_tests: over.null_tests.or(self.null_tests),
+            server_pids: over.server_pids.clone().or_else(|| self.server_pids.clone()),
         }
     }
 }
@@ -452,6 +458,14 @@ pub fn validate(run: &RunSpec, jobs: &[JobSpec]) -> Result<RunConfig, ConfigErro
         create_bucket: run.create_bucket.unwrap_or(false),
         retries: run.retries.unwrap_or(0),
         null_tests: run.null_tests.unwrap_or(false),
+        server_pids: match run.server_pids.as_deref() {
+            Some(pids) if pids.contains(&0) => {
+                return Err(
+                    "server_pids: 0 is not a process: give the PIDs of the server processes (pidof minio)".into(),
+                )
+            }
+            pids => pids.unwrap_or_default().to_vec(),
+        },
         jobs,
     })
 }

@@ -54,3 +54,53 @@ pub fn cpu_times() -> (f64, f64) {
     let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
     (secs(ru.ru_utime), secs(ru.ru_stime))
 }
+
+/// User and system CPU seconds of process `pid` so far (all its threads), from
+/// `/proc/PID/stat`; None when there is no such process here.
+pub fn process_cpu_times(pid: u32) -> Option<(f64, f64)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) may hold spaces and parentheses: count from its closing one.
+    let mut after = stat.get(stat.rfind(')')? + 1..)?.split_whitespace();
+    // Fields 14 and 15 (utime, stime), counted from field 3 (state) here.
+    let utime: f64 = after.nth(11)?.parse().ok()?;
+    let stime: f64 = after.next()?.parse().ok()?;
+    // SAFETY: sysconf only reads a constant.
+    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    (ticks > 0.0).then(|| (utime / ticks, stime / ticks))
+}
+
+/// CPU seconds at one instant: this process's, and those of the server processes a run watches
+/// (`--server-pid`) with None for one that is gone.
+#[derive(Debug, Clone, Default)]
+pub struct CpuSample {
+    pub own: (f64, f64),
+    pub servers: Vec<(u32, Option<(f64, f64)>)>,
+}
+
+pub fn cpu_sample(servers: &[u32]) -> CpuSample {
+    CpuSample {
+        own: cpu_times(),
+        servers: servers.iter().map(|&p| (p, process_cpu_times(p))).collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_the_cpu_of_a_process() {
+        let start = std::time::Instant::now();
+        // Burn some CPU so that the tick counters move.
+        let mut x = 0u64;
+        while start.elapsed().as_millis() < 50 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+        }
+        std::hint::black_box(x);
+        let (user, sys) = process_cpu_times(std::process::id()).expect("this process");
+        assert!(user + sys > 0.0, "{user} {sys}");
+        let (own_user, own_sys) = cpu_times();
+        assert!(user + sys <= own_user + own_sys + 0.05, "/proc agrees with getrusage");
+        assert_eq!(process_cpu_times(u32::MAX), None);
+    }
+}

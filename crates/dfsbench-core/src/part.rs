@@ -12,10 +12,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::cluster::Member;
 use crate::config::Job;
+use crate::host::CpuSample;
 use crate::plan::Phase;
 use crate::result::{
-    Cpu, Errors, NodeSummary, OpKind, PhaseResult, ProcessSummary, RateResult, Series, Steady, Stonewall, Verify,
-    WorkerSummary,
+    Cpu, Errors, NodeSummary, OpKind, PhaseResult, ProcessSummary, RateResult, Series, ServerCpu, Steady, Stonewall,
+    Verify, WorkerSummary,
 };
 use crate::stats::{deserialize, latency, merge_errors, merge_histograms, serialize, PhaseControl, WorkerPhase};
 
@@ -55,6 +56,8 @@ pub struct RankPart {
     pub series: Series,
     pub cpu_user_s: f64,
     pub cpu_sys_s: f64,
+    /// The watched server processes' CPU (rank 0 only); `cores` is set when merged.
+    pub server_cpu: Option<ServerCpu>,
     pub workers: Vec<WorkerSummary>,
     /// Files each worker has after the phase, per file set, by global worker index.
     pub existing: Vec<(usize, Vec<u64>)>,
@@ -78,6 +81,25 @@ fn quantile(hist: &Histogram<u64>, q: f64) -> u64 {
     }
 }
 
+/// The watched servers' CPU between two samples: summed over the processes seen in both.
+fn server_cpu(cpu0: &CpuSample, cpu1: &CpuSample) -> Option<ServerCpu> {
+    if cpu0.servers.is_empty() {
+        return None;
+    }
+    let mut sum = ServerCpu::default();
+    for ((pid, before), (_, after)) in cpu0.servers.iter().zip(&cpu1.servers) {
+        sum.pids.push(*pid);
+        match (before, after) {
+            (Some(b), Some(a)) => {
+                sum.user_s += a.0 - b.0;
+                sum.sys_s += a.1 - b.1;
+            }
+            _ => sum.missing_pids.push(*pid),
+        }
+    }
+    Some(sum)
+}
+
 /// Sum this rank's workers up; `clock` maps a local instant to the common clock.
 #[allow(clippy::too_many_arguments)]
 pub fn rank_part(
@@ -86,8 +108,8 @@ pub fn rank_part(
     ctl: &PhaseControl,
     mut workers: Vec<WorkerPhase>,
     (series, stable_at_s): (Series, Option<f64>),
-    cpu0: (f64, f64),
-    cpu1: (f64, f64),
+    cpu0: &CpuSample,
+    cpu1: &CpuSample,
     clock: &dyn Fn(Instant) -> f64,
 ) -> RankPart {
     workers.sort_by_key(|w| w.worker);
@@ -126,8 +148,9 @@ pub fn rank_part(
         stonewall_ops: workers.iter().map(|w| w.stonewall_ops).sum(),
         stonewall_bytes: workers.iter().map(|w| w.stonewall_bytes).sum(),
         series,
-        cpu_user_s: cpu1.0 - cpu0.0,
-        cpu_sys_s: cpu1.1 - cpu0.1,
+        cpu_user_s: cpu1.own.0 - cpu0.own.0,
+        cpu_sys_s: cpu1.own.1 - cpu0.own.1,
+        server_cpu: server_cpu(cpu0, cpu1),
         workers: Vec::new(),
         existing: workers.iter().map(|w| (w.worker, w.existing.clone())).collect(),
         interrupted: ctl.interrupted(),
@@ -320,6 +343,10 @@ pub fn combine(
             sys_s: cpu_sys,
             cores: if wall > 0.0 { (cpu_user + cpu_sys) / wall } else { 0.0 },
         },
+        server_cpu: parts.iter().find_map(|p| p.server_cpu.clone()).map(|s| ServerCpu {
+            cores: if wall > 0.0 { (s.user_s + s.sys_s) / wall } else { 0.0 },
+            ..s
+        }),
         workers_detail: detail,
         processes,
         nodes,

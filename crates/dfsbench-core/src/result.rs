@@ -165,6 +165,9 @@ pub struct PhaseResult {
     pub ops_by_kind: Vec<OpKind>,
     pub series: Series,
     pub cpu: Cpu,
+    /// CPU of the server processes the run watched (`--server-pid`), on rank 0's host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_cpu: Option<ServerCpu>,
     pub workers_detail: Vec<WorkerSummary>,
     /// Per process and per host, in multi-process runs: stragglers show here.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -324,6 +327,19 @@ pub struct Cpu {
     pub sys_s: f64,
     /// (user + sys) / duration: 1.0 is one core busy.
     pub cores: f64,
+}
+
+/// CPU used by the watched server processes during the phase, all their threads.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct ServerCpu {
+    pub pids: Vec<u32>,
+    pub user_s: f64,
+    pub sys_s: f64,
+    /// (user + sys) / duration: 1.0 is one core busy.
+    pub cores: f64,
+    /// Processes that were gone at the phase's start or end: not counted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub missing_pids: Vec<u32>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

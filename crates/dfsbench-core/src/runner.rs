@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::cluster::{Group, TAG_STONEWALL};
 use crate::config::{Job, MetaPhase, RunConfig, Workload};
-use crate::host::cpu_times;
+use crate::host::cpu_sample;
 use crate::load::Stable;
 use crate::part::{combine, rank_part, RankPart};
 use crate::plan::{phases, Phase};
@@ -470,7 +470,9 @@ fn run_job<S: Storage>(
                 l.bytes.store(0, Relaxed);
                 l.errors.store(0, Relaxed);
             }
-            let cpu0 = cpu_times();
+            // Rank 0 watches the server processes: they run on its host.
+            let watched: &[u32] = if rank == 0 { &config.server_pids } else { &[] };
+            let cpu0 = cpu_sample(watched);
             barrier.wait();
             let mut link = StonewallLink {
                 seq: ((index as u64) << 32) | seq,
@@ -488,9 +490,9 @@ fn run_job<S: Storage>(
                 &mut |ctl| link.poll(group, ctl),
             );
             barrier.wait();
-            let cpu1 = cpu_times();
+            let cpu1 = cpu_sample(watched);
             let workers = std::mem::take(&mut *collected.lock().expect("lock"));
-            let part = rank_part(rank, threads, &ctl, workers, sampled, cpu0, cpu1, &|t| group.clock(t));
+            let part = rank_part(rank, threads, &ctl, workers, sampled, &cpu0, &cpu1, &|t| group.clock(t));
             let mine = serde_json::to_vec(&part).expect("a part serializes");
             let members = group.members().to_vec();
             let mut merged = None;

@@ -11,7 +11,7 @@ use dfsbench_backends::{with_storage, Storage, Target, TargetInfo};
 
 use crate::cluster::Group;
 use crate::config::RunConfig;
-use crate::host::host;
+use crate::host::{host, process_cpu_times};
 use crate::result::{self, RunResult, Tool};
 use crate::runner::{agree, fit_to_backend, run, Observer, Status};
 
@@ -83,6 +83,19 @@ pub fn execute(
         return Err(StartError(
             "mem:// lives inside one process: runs of several processes need a shared target (a directory or an object store)".into(),
         ));
+    }
+    let gone = group
+        .is_root()
+        .then(|| config.server_pids.iter().find(|&&p| process_cpu_times(p).is_none()))
+        .flatten()
+        .map(|pid| {
+            format!(
+                "--server-pid {pid}: no process {pid} on {}: give the PIDs of server processes on this host (pidof minio)",
+                host().hostname
+            )
+        });
+    if let Some(e) = agree(group, gone, "the check of the server processes") {
+        return Err(StartError(e));
     }
     // Rank 0 makes the run directory before anyone else looks for it.
     let created = group.is_root().then(|| target.open_run(target_uri, &run_name, net));

@@ -112,6 +112,9 @@ pub fn long_csv(runs: &[crate::runs::Run]) -> String {
             }
             row(op, "errors", p.errors.total.to_string(), "errors");
             row(op, "cpu_cores", p.cpu.cores.to_string(), "cores");
+            if let Some(s) = &p.server_cpu {
+                row(op, "server_cpu_cores", s.cores.to_string(), "cores");
+            }
             if let Some(cv) = crate::noise::ops_cv(p) {
                 row(op, "noise_cv", cv.to_string(), "ratio");
             }

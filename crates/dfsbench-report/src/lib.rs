@@ -20,4 +20,4 @@ pub mod synthetic;
 mod table;
 
 pub use csv::{long_csv, phases_csv};
-pub use table::{phases_table, rate_si, rate_table};
+pub use table::{cpu_table, phases_table, rate_si, rate_table};

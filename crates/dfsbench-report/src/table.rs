@@ -99,6 +99,26 @@ pub fn rate_table(result: &RunResult) -> Option<String> {
     (rows.len() > 1).then(|| align(&rows))
 }
 
+/// Client and server CPU per phase, when the run watched server processes (`--server-pid`).
+pub fn cpu_table(result: &RunResult) -> Option<String> {
+    let watched = result.phases.iter().find_map(|p| p.server_cpu.as_ref())?;
+    let pids: Vec<String> = watched.pids.iter().map(u32::to_string).collect();
+    let mut rows: Vec<[String; 3]> = vec![[
+        "CPU, cores".into(),
+        "client".into(),
+        format!("server (pid {})", pids.join(", ")),
+    ]];
+    for p in result.phases.iter().filter(|p| !p.prepare) {
+        let server = match &p.server_cpu {
+            Some(s) if s.missing_pids.is_empty() => format!("{:.2}", s.cores),
+            Some(s) => format!("{:.2} (pid {:?} gone)", s.cores, s.missing_pids),
+            None => "-".into(),
+        };
+        rows.push([p.label.clone(), format!("{:.2}", p.cpu.cores), server]);
+    }
+    Some(align(&rows))
+}
+
 fn align<const N: usize>(rows: &[[String; N]]) -> String {
     let widths: Vec<usize> = (0..N)
         .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))

@@ -271,6 +271,7 @@ pub fn execute(
     let run_spec = RunSpec {
         create_bucket: a.create_bucket.then_some(true),
         retries: a.retries,
+        server_pids: a.server_pids.clone(),
         ..Default::default()
     };
     on_interrupt();

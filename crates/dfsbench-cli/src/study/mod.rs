@@ -108,6 +108,11 @@ pub struct StudyArgs {
     #[arg(long, value_name = "N")]
     pub retries: Option<u32>,
 
+    /// Record the CPU of these server processes on this host in every point (clients-sweep's
+    /// server CPU tables): `--server-pid $(pidof minio)`.
+    #[arg(long = "server-pid", value_delimiter = ',', value_name = "PID,...")]
+    pub server_pids: Option<Vec<u32>>,
+
     /// No line per point on stderr.
     #[arg(short, long)]
     pub quiet: bool,
@@ -222,6 +227,16 @@ pub fn study(a: &StudyArgs) -> Result<(), Failure> {
         .map(launch::Launcher::parse)
         .transpose()
         .map_err(Failure::usage)?;
+    if let Some(pid) = a
+        .server_pids
+        .iter()
+        .flatten()
+        .find(|&&p| p == 0 || dfsbench_core::host::process_cpu_times(p).is_none())
+    {
+        return Err(Failure::usage(format!(
+            "--server-pid {pid}: no such process on this host: give the PIDs of the server processes here (pidof minio)"
+        )));
+    }
     let mut study = catalog::build(&a.name, scale, &nodes).ok_or_else(|| unknown(&a.name))?;
     let over_nodes = |s: &model::Study| s.points.iter().any(|p| matches!(p.spread, model::Spread::Nodes { .. }));
     if !nodes.is_empty() && !over_nodes(&study) {

@@ -114,6 +114,8 @@ pub enum Metric {
     OpsPerSec,
     /// Client CPU: cpu.cores x 100.
     CpuPercent,
+    /// CPU of the `--server-pid` processes: server_cpu.cores x 100.
+    ServerCpuPercent,
     /// bytes_per_sec of one operation kind of a mixed phase, per worker, in MiB/s.
     KindMibPerWorker(&'static str),
     /// Open-loop phases: rate.achieved_ops_per_sec.
@@ -157,6 +159,7 @@ impl Metric {
             Metric::MibPerSec => "bytes_per_sec".into(),
             Metric::OpsPerSec => "ops_per_sec".into(),
             Metric::CpuPercent => "cpu.cores".into(),
+            Metric::ServerCpuPercent => "server_cpu.cores".into(),
             Metric::KindMibPerWorker(k) => format!("ops_by_kind.{k}.bytes_per_sec"),
             Metric::AchievedOps => "rate.achieved_ops_per_sec".into(),
             Metric::MeanLatencyMs => "latency.mean_ns".into(),
@@ -168,7 +171,7 @@ impl Metric {
         match self {
             Metric::MibPerSec => "MiB/s",
             Metric::OpsPerSec => "ops/s",
-            Metric::CpuPercent => "%",
+            Metric::CpuPercent | Metric::ServerCpuPercent => "%",
             Metric::KindMibPerWorker(_) => "MiB/s per worker",
             Metric::AchievedOps => "ops/s",
             Metric::MeanLatencyMs => "ms",

@@ -83,6 +83,7 @@ fn raw(p: &PhaseResult, metric: Metric) -> Option<(f64, f64)> {
         Metric::MibPerSec => (p.bytes_per_sec, 1.0 / MIB),
         Metric::OpsPerSec => (p.ops_per_sec, 1.0),
         Metric::CpuPercent => (p.cpu.cores, 100.0),
+        Metric::ServerCpuPercent => (p.server_cpu.as_ref()?.cores, 100.0),
         Metric::KindMibPerWorker(k) => (
             p.ops_by_kind.iter().find(|o| o.op == k)?.bytes_per_sec,
             1.0 / MIB / p.workers as f64,
@@ -135,7 +136,12 @@ fn source(loaded: &Loaded, point: &str, system: &str, cell: &Cell) -> Result<(So
             r.status_message.as_deref().unwrap_or("")
         ));
     }
-    let (raw, factor) = raw(p, cell.metric).ok_or_else(|| format!("n/a: no {} in the {what}", cell.metric.field()))?;
+    let (raw, factor) = raw(p, cell.metric).ok_or_else(|| match cell.metric {
+        Metric::ServerCpuPercent => {
+            "n/a: server CPU not measured: give --server-pid PID of the server processes on this host".into()
+        }
+        m => format!("n/a: no {} in the {what}", m.field()),
+    })?;
     Ok((
         Source {
             file: file.clone(),

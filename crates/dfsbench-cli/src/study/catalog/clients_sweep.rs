@@ -21,7 +21,8 @@ pub fn clients_sweep(scale: Scale) -> Study {
     // A job per size, so every phase is found by its job's name whatever the scale.
     let job_name = |s: u64| format!("size-{s}");
     let mut points = Vec::new();
-    let (mut write, mut read, mut delete, mut cpu_w, mut cpu_r) = Default::default();
+    let (mut write, mut read, mut delete) = Default::default();
+    let (mut cpu_w, mut cpu_r, mut server_w, mut server_r) = Default::default();
     let row = |rows: &mut Vec<Row>, c: usize, cells: Vec<Cell>| {
         rows.push(Row {
             labels: vec![c.to_string()],
@@ -75,6 +76,18 @@ pub fn clients_sweep(scale: Scale) -> Study {
             &mut cpu_r,
             c,
             all.iter().map(|&s| cell("read", s, Metric::CpuPercent)).collect(),
+        );
+        row(
+            &mut server_w,
+            c,
+            all.iter()
+                .map(|&s| cell("write", s, Metric::ServerCpuPercent))
+                .collect(),
+        );
+        row(
+            &mut server_r,
+            c,
+            all.iter().map(|&s| cell("read", s, Metric::ServerCpuPercent)).collect(),
         );
     }
     // SPECsfs-style open-loop load: 10 KB files read and written 80/20 at each requested rate.
@@ -139,6 +152,16 @@ pub fn clients_sweep(scale: Scale) -> Study {
             table("Delete, ops/s", size_cols(false, 1), delete),
             table("Client CPU % during writes (100 = one core)", size_cols(false, 0), cpu_w),
             table("Client CPU % during reads (100 = one core)", size_cols(false, 0), cpu_r),
+            table(
+                "Server CPU % during writes (100 = one core; the --server-pid processes)",
+                size_cols(false, 0),
+                server_w,
+            ),
+            table(
+                "Server CPU % during reads (100 = one core; the --server-pid processes)",
+                size_cols(false, 0),
+                server_r,
+            ),
             Table {
                 title: "Requested vs achieved IOPS, mean response time from the intended start".into(),
                 row_header: vec!["requested IOPS".into()],
@@ -148,7 +171,7 @@ pub fn clients_sweep(scale: Scale) -> Study {
         ],
         notes: vec![
             format!("Small files: {OPS} operations per size split over the clients; large files run until throughput is steady (at most {LARGE_SECS} s per phase)."),
-            "Server CPU %: not measured; dfsbench sees only the client.".into(),
+            "Server CPU %: the CPU of the processes given with --server-pid (all their threads, read from /proc on this host); without it those cells are n/a.".into(),
             format!("Recovery time after a storage node is wiped: {LAB}."),
         ],
         localfs_baseline: false,
