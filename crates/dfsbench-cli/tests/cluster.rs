@@ -406,33 +406,15 @@ fn procs_refuses_what_cannot_work() {
     assert!(r.stderr.contains("--rank-timeout"), "{}", r.describe());
 }
 
-/// `mpirun -np N` on this machine, as CI runs it (as root in a VM: allow it, no shared-memory
-/// single-copy mechanism).
+/// `mpirun -np N dfsbench` on this machine, as CI runs it.
 fn mpirun(np: usize) -> Option<Command> {
-    let found = Command::new("mpirun")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !found {
-        assert!(
-            std::env::var_os("DFSBENCH_REQUIRE_LAB").is_none(),
-            "mpirun is missing: scripts/test.sh installs openmpi-bin"
-        );
-        eprintln!("mpirun not found: skipping (apt-get install openmpi-bin libopenmpi-dev)");
+    if !common::mpirun_found() {
         return None;
     }
     let mut cmd = Command::new("mpirun");
-    cmd.args(["-np", &np.to_string(), "--oversubscribe"])
-        .args([
-            "--mca",
-            "btl",
-            "self,vader",
-            "--mca",
-            "btl_vader_single_copy_mechanism",
-            "none",
-        ])
-        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+    cmd.args(["-np", &np.to_string()])
+        .args(common::MPIRUN_OPTIONS)
+        .envs(common::MPIRUN_ENV)
         .arg(common::bin());
     Some(cmd)
 }

@@ -380,25 +380,36 @@ fn every_study_on_minio() {
     });
 }
 
+/// `dfsbench study ARGS -t TARGET --out DIR`, sent SIGINT after `after_ms`; it must end within
+/// 20 s of it.
+fn interrupted_study(args: &[&str], target: &Path, dir: &Path, after_ms: u64) -> std::process::Output {
+    let child = Command::new(bin())
+        .arg("study")
+        .args(args)
+        .arg("-t")
+        .arg(target)
+        .arg("--out")
+        .arg(dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(after_ms));
+    // SAFETY: signalling the child we started.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    let signalled = std::time::Instant::now();
+    let r = child.wait_with_output().unwrap();
+    assert!(signalled.elapsed().as_secs() < 20, "the study ended soon after Ctrl-C");
+    r
+}
+
 #[test]
 fn ctrl_c_keeps_finished_points() {
     let target = tempfile::tempdir().unwrap();
     let out = tempfile::tempdir().unwrap();
     let dir = out.path().join("study");
     // At scale 0.01 every fio-matrix point runs 1.8 s: Ctrl-C lands in the second or third.
-    let child = Command::new(bin())
-        .args(["study", "fio-matrix", "--scale", "0.01", "-t"])
-        .arg(target.path())
-        .arg("--out")
-        .arg(&dir)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(4000));
-    // SAFETY: signalling the child we started.
-    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
-    let r = child.wait_with_output().unwrap();
+    let r = interrupted_study(&["fio-matrix", "--scale", "0.01"], target.path(), &dir, 4000);
     let stdout = String::from_utf8_lossy(&r.stdout);
     assert_eq!(r.status.code(), Some(130), "{}", String::from_utf8_lossy(&r.stderr));
     let manifest: Value = serde_json::from_slice(&std::fs::read(dir.join("study.json")).unwrap()).unwrap();
@@ -415,29 +426,14 @@ fn ctrl_c_keeps_finished_points() {
     assert_eq!(std::fs::read_dir(target.path()).unwrap().count(), 0);
 }
 
-/// `--launcher` for mpirun on this machine, as CI runs it (as root in a VM: allowed, no
-/// shared-memory single-copy mechanism), and its environment; None when mpirun is missing.
+/// `--launcher` for mpirun on this machine, as CI runs it, and its environment; None when
+/// mpirun is missing.
 #[cfg(feature = "mpi")]
-fn mpirun_launcher() -> Option<(&'static str, BTreeMap<String, String>)> {
-    let found = Command::new("mpirun")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !found {
-        assert!(
-            std::env::var_os("DFSBENCH_REQUIRE_LAB").is_none(),
-            "mpirun is missing: scripts/test.sh installs openmpi-bin"
-        );
-        eprintln!("mpirun not found: skipping");
-        return None;
-    }
-    let env = [("OMPI_ALLOW_RUN_AS_ROOT", "1"), ("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")]
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .into();
-    Some((
-        "mpirun --oversubscribe --mca btl self,vader --mca btl_vader_single_copy_mechanism none -np {np}",
-        env,
-    ))
+fn mpirun_launcher() -> Option<(String, BTreeMap<String, String>)> {
+    common::mpirun_found().then(|| {
+        let env = common::MPIRUN_ENV.map(|(k, v)| (k.to_string(), v.to_string())).into();
+        (format!("mpirun {} -np {{np}}", common::MPIRUN_OPTIONS.join(" ")), env)
+    })
 }
 
 /// Points over nodes run under --launcher; on one machine every one of them says the launcher
@@ -468,7 +464,7 @@ fn node_points_run_under_the_launcher() {
             "--nodes",
             "2",
             "--launcher",
-            launcher,
+            &launcher,
             "--out",
             dir.to_str().unwrap(),
         ];
@@ -537,21 +533,8 @@ fn ctrl_c_reaches_the_processes_of_a_point() {
     let out = tempfile::tempdir().unwrap();
     let dir = out.path().join("study");
     // At scale 0.1 the mixtures are time-based, 6 s each.
-    let child = Command::new(bin())
-        .args(["study", "dfsperf", "--scale", "0.1", "--points", "mix80-procs", "-t"])
-        .arg(target.path())
-        .arg("--out")
-        .arg(&dir)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(3000));
-    // SAFETY: signalling the child we started.
-    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
-    let started = std::time::Instant::now();
-    let r = child.wait_with_output().unwrap();
-    assert!(started.elapsed().as_secs() < 20, "the study ended soon after Ctrl-C");
+    let args = ["dfsperf", "--scale", "0.1", "--points", "mix80-procs"];
+    let r = interrupted_study(&args, target.path(), &dir, 3000);
     assert_eq!(r.status.code(), Some(130), "{}", String::from_utf8_lossy(&r.stderr));
     let manifest: Value = serde_json::from_slice(&std::fs::read(dir.join("study.json")).unwrap()).unwrap();
     assert_eq!(manifest["status"], "interrupted");

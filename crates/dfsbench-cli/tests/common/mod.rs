@@ -19,6 +19,37 @@ pub fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_dfsbench")
 }
 
+/// mpirun's options on this machine as CI runs it: oversubscribed, shared memory without the
+/// single-copy mechanism a VM lacks.
+pub const MPIRUN_OPTIONS: [&str; 7] = [
+    "--oversubscribe",
+    "--mca",
+    "btl",
+    "self,vader",
+    "--mca",
+    "btl_vader_single_copy_mechanism",
+    "none",
+];
+
+/// The environment mpirun needs to run as root (CI runs as root in a VM).
+pub const MPIRUN_ENV: [(&str, &str); 2] = [("OMPI_ALLOW_RUN_AS_ROOT", "1"), ("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")];
+
+/// Whether mpirun is here; its absence fails a test under DFSBENCH_REQUIRE_LAB (CI installs it).
+pub fn mpirun_found() -> bool {
+    let found = Command::new("mpirun")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        assert!(
+            std::env::var_os("DFSBENCH_REQUIRE_LAB").is_none(),
+            "mpirun is missing: scripts/test.sh installs openmpi-bin"
+        );
+        eprintln!("mpirun not found: skipping (apt-get install openmpi-bin libopenmpi-dev)");
+    }
+    found
+}
+
 /// A place to run: a fresh temporary directory (posix backend) or the in-process store.
 pub enum Target {
     Dir(TempDir),

@@ -282,6 +282,11 @@ pub fn dfsperf(scale: Scale, nodes: &[usize]) -> Study {
         }
     }
 
+    let per_client_columns = || {
+        ["threads read", "threads write", "processes read", "processes write"]
+            .map(String::from)
+            .into()
+    };
     let mut tables = vec![
         Table {
             title: format!("Metadata workload, ops/s ({CLIENTS} clients; whole system)"),
@@ -292,17 +297,13 @@ pub fn dfsperf(scale: Scale, nodes: &[usize]) -> Study {
         Table {
             title: format!("Mixture workload: average throughput per client, MiB/s ({CLIENTS} clients)"),
             row_header: vec!["read/write".into()],
-            columns: ["threads read", "threads write", "processes read", "processes write"]
-                .map(String::from)
-                .into(),
+            columns: per_client_columns(),
             rows: mix_rows,
         },
         Table {
             title: format!("Iterate workload: average throughput per client, MiB/s ({CLIENTS} clients)"),
             row_header: vec!["mode".into()],
-            columns: ["threads read", "threads write", "processes read", "processes write"]
-                .map(String::from)
-                .into(),
+            columns: per_client_columns(),
             rows: iter_rows,
         },
     ];
