@@ -196,9 +196,9 @@ fn run_child(
         .ok()
         .and_then(|t| serde_json::from_slice::<RunResult>(&t).ok());
     let Some(r) = loaded else {
-        let why = match (ended.code, ended.last_line) {
+        let why = match (ended.code, ended.reason) {
             (Some(130), _) => "interrupted".to_string(),
-            (_, Some(line)) => line.trim_start_matches("dfsbench: ").to_string(),
+            (_, Some(reason)) => reason,
             (Some(code), None) => format!("exited with code {code} and no result"),
             (None, None) => "ended by a signal, with no result".into(),
         };

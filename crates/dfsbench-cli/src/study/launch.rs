@@ -51,8 +51,8 @@ pub struct Ended {
     pub command: String,
     /// Exit code; None when a signal ended it.
     pub code: Option<i32>,
-    /// The child's last line on stderr, which names what went wrong when it failed.
-    pub last_line: Option<String>,
+    /// What the child said went wrong on stderr, when it said anything.
+    pub reason: Option<String>,
 }
 
 /// Run `workload` on `target` as `spread` says, writing the result to `result` and the child's
@@ -112,8 +112,25 @@ pub fn run(
     Ok(Ended {
         command,
         code: status.code(),
-        last_line: text.lines().rev().find(|l| !l.trim().is_empty()).map(str::to_string),
+        reason: reason(&text).map(|r| format!("{r} (log: {})", log.display())),
     })
+}
+
+/// The line of a child's stderr that says what went wrong: dfsbench's own last error line, or
+/// else the first line with words (a launcher's headline, e.g. mpirun's "mpirun has detected an
+/// attempt to run as root.", framed by rules of dashes).
+fn reason(stderr: &str) -> Option<String> {
+    let worded = || {
+        stderr
+            .lines()
+            .map(str::trim)
+            .filter(|l| l.chars().any(char::is_alphanumeric))
+    };
+    worded()
+        .filter_map(|l| l.strip_prefix("dfsbench: "))
+        .next_back()
+        .or_else(|| worded().next())
+        .map(str::to_string)
 }
 
 #[cfg(test)]
@@ -144,5 +161,17 @@ mod tests {
             let e = Launcher::parse(bad).unwrap_err();
             assert!(e.contains(says), "{bad}: {e}");
         }
+    }
+
+    #[test]
+    fn the_reason_is_dfsbench_s_error_or_the_launcher_s_headline() {
+        let mpirun = "-----\nmpirun has detected an attempt to run as root.\n\nRunning as root is discouraged\n-----\n";
+        assert_eq!(
+            reason(mpirun).as_deref(),
+            Some("mpirun has detected an attempt to run as root.")
+        );
+        let ours = "warning: x\ndfsbench: cannot open /x: No such file\n";
+        assert_eq!(reason(ours).as_deref(), Some("cannot open /x: No such file"));
+        assert_eq!(reason("\n---\n"), None);
     }
 }
