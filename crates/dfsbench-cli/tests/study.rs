@@ -555,3 +555,42 @@ fn ctrl_c_reaches_the_processes_of_a_point() {
         .unwrap();
     assert!(left.stdout.is_empty(), "no process of the point is left");
 }
+
+/// A launcher that starts nothing, or is not there, fails its points with the reason in their
+/// cells; the study goes on and says so.
+#[test]
+fn a_launcher_that_runs_nothing_fails_its_points_clearly() {
+    let target = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    for (launcher, says) in [
+        ("sh -c 'exit 0' {np}", "the run ended but its result is not at"),
+        (
+            "dfsbench-no-such-launcher -np {np}",
+            "cannot start `dfsbench-no-such-launcher`",
+        ),
+    ] {
+        let dir = out.path().join(launcher.split_whitespace().next().unwrap());
+        let args = [
+            "size-sweep",
+            "-t",
+            target.path().to_str().unwrap(),
+            "--scale",
+            SCALE,
+            "--nodes",
+            "2",
+            "--points",
+            "metadata*",
+            "--launcher",
+            launcher,
+            "--out",
+            dir.to_str().unwrap(),
+        ];
+        let r = study(&args, &BTreeMap::new());
+        assert_eq!(r.code, Some(1), "{launcher}: {}", r.stderr);
+        assert!(r.stderr.contains("1 of 2 runs failed"), "{}", r.stderr);
+        let manifest: Value = serde_json::from_slice(&std::fs::read(dir.join("study.json")).unwrap()).unwrap();
+        assert_eq!(manifest["status"], "complete");
+        let error = manifest["points"][1]["runs"][0]["error"].as_str().unwrap();
+        assert!(error.contains(says), "{launcher}: {error}");
+    }
+}

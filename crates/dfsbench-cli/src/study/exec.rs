@@ -181,7 +181,7 @@ fn run_child(
 ) -> Result<(RunRecord, String), Failure> {
     let mut rec = record(sys);
     let log = result.with_extension("log");
-    let ended = launch::run(
+    let ended = match launch::run(
         point.spread,
         ctx.launcher,
         workload,
@@ -189,8 +189,13 @@ fn run_child(
         result,
         &log,
         &INTERRUPT,
-    )
-    .map_err(Failure::runtime)?;
+    ) {
+        Ok(ended) => ended,
+        Err(e) => {
+            rec.error = Some(e.clone());
+            return Ok((rec, format!("failed: {e}")));
+        }
+    };
     rec.command = Some(ended.command);
     let loaded = std::fs::read(result)
         .ok()
@@ -198,6 +203,11 @@ fn run_child(
     let Some(r) = loaded else {
         let why = match (ended.code, ended.reason) {
             (Some(130), _) => "interrupted".to_string(),
+            // Rank 0 writes the result: on another host's disk when the launcher put it there.
+            (Some(0), _) => format!(
+                "the run ended but its result is not at {}: if the launcher started rank 0 on another host, run the study there or give --out on a shared file system",
+                result.display()
+            ),
             (_, Some(reason)) => reason,
             (Some(code), None) => format!("exited with code {code} and no result"),
             (None, None) => "ended by a signal, with no result".into(),
