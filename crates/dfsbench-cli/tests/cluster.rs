@@ -363,7 +363,9 @@ fn a_killed_process_ends_the_run_with_its_name_and_a_partial_result() {
         "the two live processes' measurements"
     );
     assert!(u(&write["ops"]) > 0);
-    assert!(took < Duration::from_secs(10), "ended at the phase end, took {took:?}");
+    // Not a speed check: a run that waited for the lost rank would hang (the default rank
+    // timeout is 5 minutes); removing the files of a loaded machine can take seconds.
+    assert!(took < Duration::from_secs(60), "ended at the phase end, took {took:?}");
 }
 
 #[test]
@@ -377,8 +379,9 @@ fn a_hung_process_times_out_with_its_name_and_a_partial_result() {
     );
     assert!(line.contains("did not finish phase 'write 1 KiB' within 2s"), "{line}");
     assert_eq!(run.result()["status"], "failed");
+    // The 2 s --rank-timeout, not the 5-minute default, ended it.
     assert!(
-        took < Duration::from_secs(15),
+        took < Duration::from_secs(60),
         "the timeout ended the run, took {took:?}"
     );
     // The hung process was ended too, not left behind.
