@@ -74,15 +74,7 @@ impl PosixStorage {
         std::fs::create_dir(&run_dir).map_err(|e| explain(e.into(), target, "create the run directory in"))?;
         let marker = run_dir.join(RUN_MARKER);
         std::fs::write(&marker, format!("{run_name}\n")).map_err(|e| explain(e.into(), target, "write to"))?;
-        let run_fd = open_dir(&run_dir)?;
-        let fs_type = fs_type_name(run_fd.as_raw_fd());
-        Ok(PosixStorage {
-            uri: uri.to_string(),
-            run_dir,
-            run_name: run_name.to_string(),
-            run_fd: Arc::new(run_fd),
-            fs_type,
-        })
+        Self::open(uri, run_dir, run_name)
     }
 
     /// Open the run directory another process of the same run created (multi-process runs);
@@ -101,6 +93,11 @@ impl PosixStorage {
                 ))
             }
         }
+        Self::open(uri, run_dir, run_name)
+    }
+
+    /// The storage of an existing run directory.
+    fn open(uri: &str, run_dir: PathBuf, run_name: &str) -> Result<Self, OpError> {
         let run_fd = open_dir(&run_dir)?;
         let fs_type = fs_type_name(run_fd.as_raw_fd());
         Ok(PosixStorage {

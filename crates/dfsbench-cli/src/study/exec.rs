@@ -146,11 +146,7 @@ fn status_of(r: &RunResult) -> String {
 fn record(sys: &System) -> RunRecord {
     RunRecord {
         system: sys.label.clone(),
-        result: None,
-        error: None,
-        skipped: None,
-        command: None,
-        warning: None,
+        ..Default::default()
     }
 }
 

@@ -46,7 +46,7 @@ pub struct PointRecord {
 
 /// One point on one system: its result file (relative to the study directory), or why it has
 /// none.
-#[derive(Serialize, Deserialize)]
+#[derive(Serialize, Deserialize, Default)]
 pub struct RunRecord {
     pub system: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
