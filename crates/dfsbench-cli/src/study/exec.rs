@@ -238,7 +238,6 @@ pub fn execute(
     scale: Scale,
     systems: Vec<System>,
     a: &StudyArgs,
-    nodes: &[usize],
     launcher: Option<&Launcher>,
 ) -> Result<(Manifest, PathBuf, Result<(), Failure>), Failure> {
     let study_id = new_run_id();
@@ -248,7 +247,7 @@ pub fn execute(
         study: study.name.into(),
         study_id,
         scale: scale.factor(),
-        nodes: nodes.to_vec(),
+        nodes: a.nodes.clone().unwrap_or_default(),
         launcher: a.launcher.clone(),
         started_at: humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
         status: "running".into(),

@@ -250,7 +250,7 @@ pub fn study(a: &StudyArgs) -> Result<(), Failure> {
         select(&mut study, only)?;
     }
     let systems = exec::systems(&a.targets, study.localfs_baseline).map_err(Failure::usage)?;
-    let (manifest, dir, outcome) = exec::execute(&study, scale, systems, a, &nodes, launcher.as_ref())?;
+    let (manifest, dir, outcome) = exec::execute(&study, scale, systems, a, launcher.as_ref())?;
     show(&manifest, &dir, a.format, true)?;
     if !a.quiet {
         eprintln!("study: {}", dir.display());
