@@ -2,6 +2,7 @@
 # Installs the real storage servers the dfsbench backend tests run against.
 #
 #   lab/install.sh [minio|seaweedfs|swift|hdfs|webdav|tools|all]...   (default: all)
+#   lab/install.sh --debs      lists the Debian packages it may install, one a line
 #
 # Idempotent: each part leaves a stamp in .cache/lab-install/ naming what it
 # installed; a second run checks the stamps and the files and does nothing.
@@ -181,7 +182,8 @@ main() {
       hdfs) install_hdfs ;;
       webdav) install_webdav ;;
       tools) install_tools ;;
-      -h | --help) sed -n '2,9p' "$0"; exit 0 ;;
+      --debs) printf '%s\n' "${TOOLS_DEBS[@]%%=*}" "${SWIFT_DEBS[@]%%=*}" "${WEBDAV_DEBS[@]%%=*}" "${HDFS_DEBS[@]%%=*}"; exit 0 ;;
+      -h | --help) sed -n '2,10p' "$0"; exit 0 ;;
       *) die "unknown part '$p' (minio|seaweedfs|swift|hdfs|webdav|tools|all)" ;;
     esac
   done
