@@ -442,14 +442,33 @@ fn spawn(program: &str, args: &[&str]) -> Killed {
     Killed(std::process::Command::new(program).args(args).spawn().unwrap())
 }
 
+/// The kernel's CPU accounting unit, in seconds.
+fn clock_tick_s() -> f64 {
+    // SAFETY: sysconf has no preconditions.
+    1.0 / unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64
+}
+
+/// CPU seconds (user + system) the kernel has charged to `pid` so far.
+fn kernel_cpu_s(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let after: Vec<&str> = stat[stat.rfind(')').unwrap() + 1..].split_whitespace().collect();
+    // utime and stime are fields 14 and 15 of the line, 12 and 13 after the command name.
+    let ticks: f64 = after[11].parse::<f64>().unwrap() + after[12].parse::<f64>().unwrap();
+    ticks * clock_tick_s()
+}
+
 /// `--server-pid` records the CPU of the given processes per phase: a busy one shows, an idle
-/// one does not, one that is gone at the start is a clear error.
+/// one does not, one that is gone at the start is a clear error. The checks are relations to
+/// the kernel's own counters that hold however loaded the machine is (a busy loop may get only
+/// a few hundredths of a core on a loaded machine).
 #[test]
 fn server_cpu_is_recorded_for_the_given_processes() {
     let busy = spawn("sh", &["-c", "while :; do :; done"]);
     let idle = spawn("sleep", &["60"]);
     let target = Target::temp();
-    let cores = |pid: u32| {
+    // The CPU recorded for the phase, the cores it makes, and what the kernel charged the
+    // process over the whole command, which contains the phase.
+    let measure = |pid: u32| {
         let args = [
             "-w",
             "meta",
@@ -462,17 +481,28 @@ fn server_cpu_is_recorded_for_the_given_processes() {
             "--server-pid",
             &pid.to_string(),
         ];
+        let before = kernel_cpu_s(pid);
         let r = run_ok(&target, &args);
+        let around = kernel_cpu_s(pid) - before;
         let s = &phase(&r, "create")["server_cpu"];
         assert_eq!(s["pids"], serde_json::json!([pid]), "{s}");
         assert!(s.get("missing_pids").is_none(), "{s}");
-        f(&s["cores"])
+        (f(&s["user_s"]) + f(&s["sys_s"]), f(&s["cores"]), around)
     };
-    let busy_cores = cores(busy.0.id());
-    let idle_cores = cores(idle.0.id());
-    // One busy thread: above nothing (it shares 2 cores with the run), at most one core.
-    assert!(busy_cores > 0.05 && busy_cores < 1.1, "busy: {busy_cores}");
-    assert!(idle_cores < 0.02, "idle: {idle_cores}");
+    let tick = clock_tick_s();
+    let (busy_s, busy_cores, busy_around) = measure(busy.0.id());
+    assert!(busy_s > 0.0, "a busy loop ran during the phase: {busy_s} s");
+    assert!(
+        busy_s <= busy_around + tick,
+        "the phase is inside the command: {busy_s} s recorded, {busy_around} s around it"
+    );
+    assert!(busy_cores <= 1.05, "one thread uses at most one core: {busy_cores}");
+    let (idle_s, _, idle_around) = measure(idle.0.id());
+    assert!(
+        idle_s <= idle_around + tick,
+        "idle: {idle_s} s, {idle_around} s around it"
+    );
+    assert!(idle_s <= tick, "a sleeping process uses no CPU: {idle_s} s");
     let gone = idle.0.id();
     drop(idle);
     let r = run(
@@ -556,4 +586,46 @@ fn bad_load_flags_are_one_line_usage_errors() {
         );
         assert!(!r.stderr.contains("panicked"));
     }
+}
+
+/// The per-second series counts each operation in the second it completed, however late anything
+/// else runs: under CPU stress (more busy processes than cores) it still adds up to the phase's
+/// totals (run_ok checks that), and no second holds a burst the workload did not make, as a
+/// sampler that woke late used to put there (several seconds in one bucket, then zeros).
+#[test]
+fn the_series_is_exact_under_cpu_stress() {
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let _busy: Vec<Killed> = (0..2 * cores + 1)
+        .map(|_| spawn("sh", &["-c", "while :; do :; done"]))
+        .collect();
+    let r = run_ok(
+        &Target::Mem,
+        &[
+            "-w",
+            "io",
+            "--rw",
+            "randread",
+            "--size",
+            "1m",
+            "--bs",
+            "4k",
+            "--duration",
+            "5s",
+            "-j",
+            "2",
+        ],
+    );
+    let p = phase(&r, "randread");
+    let ops: Vec<u64> = p["series"]["ops"].as_array().unwrap().iter().map(u).collect();
+    assert!(ops.len() >= 5, "a 5 s phase has at least 5 seconds: {ops:?}");
+    // The first and last seconds may be partial; the whole seconds between them ran the same
+    // closed loop on the same share of the CPU.
+    let mut inner = ops[1..ops.len() - 1].to_vec();
+    inner.sort_unstable();
+    let median = inner[inner.len() / 2];
+    assert!(median > 0, "{ops:?}");
+    assert!(
+        inner.iter().all(|&n| n <= 4 * median),
+        "no second holds several seconds' operations: {ops:?}"
+    );
 }
