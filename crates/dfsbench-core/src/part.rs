@@ -18,7 +18,10 @@ use crate::result::{
     Cpu, Errors, NodeSummary, OpKind, PhaseResult, ProcessSummary, RateResult, Series, ServerCpu, Steady, Stonewall,
     Verify, WorkerSummary,
 };
-use crate::stats::{deserialize, latency, merge_errors, merge_histograms, serialize, PhaseControl, WorkerPhase};
+use crate::stats::{
+    add_vec, deserialize, latency, merge_errors, merge_histograms, serialize, PhaseControl, WorkerPhase,
+    SERIES_INTERVAL,
+};
 
 #[derive(Debug, Serialize, Deserialize)]
 pub struct ClassPart {
@@ -107,7 +110,7 @@ pub fn rank_part(
     threads: usize,
     ctl: &PhaseControl,
     mut workers: Vec<WorkerPhase>,
-    (series, stable_at_s): (Series, Option<f64>),
+    stable_at_s: Option<f64>,
     cpu0: &CpuSample,
     cpu1: &CpuSample,
     clock: &dyn Fn(Instant) -> f64,
@@ -126,6 +129,13 @@ pub fn rank_part(
     let ttfb = (!ttfb.is_empty()).then(|| serialize(&merge_histograms(ttfb)));
     let service: Vec<&Histogram<u64>> = workers.iter().filter_map(|w| w.service.as_ref()).collect();
     let service = (!service.is_empty()).then(|| serialize(&merge_histograms(service)));
+    let mut series = Series {
+        interval_s: SERIES_INTERVAL.as_secs_f64(),
+        ..Series::default()
+    };
+    for w in &workers {
+        w.series.add_into(&mut series);
+    }
     let mut errors = Errors::default();
     let mut detail = Vec::with_capacity(workers.len());
     let mut part = RankPart {
@@ -292,9 +302,9 @@ pub fn combine(
         ..Series::default()
     };
     for p in parts {
-        add_into(&mut series.ops, &p.series.ops);
-        add_into(&mut series.bytes, &p.series.bytes);
-        add_into(&mut series.errors, &p.series.errors);
+        add_vec(&mut series.ops, &p.series.ops);
+        add_vec(&mut series.bytes, &p.series.bytes);
+        add_vec(&mut series.errors, &p.series.errors);
     }
     let cpu_user: f64 = parts.iter().map(|p| p.cpu_user_s).sum();
     let cpu_sys: f64 = parts.iter().map(|p| p.cpu_sys_s).sum();
@@ -357,15 +367,6 @@ pub fn combine(
 }
 
 /// Add `from` into `into` interval by interval; the ranks' intervals start at the same barrier.
-fn add_into(into: &mut Vec<u64>, from: &[u64]) {
-    if into.len() < from.len() {
-        into.resize(from.len(), 0);
-    }
-    for (a, b) in into.iter_mut().zip(from) {
-        *a += b;
-    }
-}
-
 /// Per-process and per-host figures of a phase.
 fn breakdown(
     parts: &[RankPart],

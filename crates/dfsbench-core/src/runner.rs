@@ -23,8 +23,8 @@ use crate::host::cpu_sample;
 use crate::load::Stable;
 use crate::part::{combine, rank_part, RankPart};
 use crate::plan::{phases, Phase};
-use crate::result::{PhaseResult, Series};
-use crate::stats::{Live, PhaseControl, WorkerPhase};
+use crate::result::PhaseResult;
+use crate::stats::{Live, PhaseControl, WorkerPhase, SERIES_INTERVAL};
 use crate::worker::{JobContext, Worker};
 use crate::workloads::{files_dir, io_dir, iterate_setup_dirs, meta_setup_dirs, mix_dir};
 
@@ -55,7 +55,6 @@ impl Observer for Quiet {}
 const TICK: Duration = Duration::from_millis(100);
 /// How often a rank of a multi-process run checks for stonewall notices.
 const STONEWALL_POLL: Duration = Duration::from_millis(10);
-const SERIES_INTERVAL: Duration = Duration::from_secs(1);
 
 /// What a job needs from a backend.
 fn needs(job: &Job) -> Vec<Capability> {
@@ -479,7 +478,7 @@ fn run_job<S: Storage>(
                 told: false,
                 heard: false,
             };
-            let sampled = sample(
+            let stable_at = sample(
                 &ctl,
                 &lives,
                 threads,
@@ -492,7 +491,9 @@ fn run_job<S: Storage>(
             barrier.wait();
             let cpu1 = cpu_sample(watched);
             let workers = std::mem::take(&mut *collected.lock().expect("lock"));
-            let part = rank_part(rank, threads, &ctl, workers, sampled, &cpu0, &cpu1, &|t| group.clock(t));
+            let part = rank_part(rank, threads, &ctl, workers, stable_at, &cpu0, &cpu1, &|t| {
+                group.clock(t)
+            });
             let mine = serde_json::to_vec(&part).expect("a part serializes");
             let members = group.members().to_vec();
             let mut merged = None;
@@ -619,9 +620,10 @@ fn phase_end(parts: &[RankPart], result: &PhaseResult, phase: &Phase, config: &R
     PhaseEnd { stop, existing }
 }
 
-/// Watch a running phase until every thread reports done; returns the per-second series and,
-/// with a steady-state rule, when throughput became steady (seconds after the phase started),
-/// which also ends the phase.
+/// Watch a running phase until every thread reports done: the progress line, stonewall
+/// notices and, with a steady-state rule, when throughput became steady (seconds after the phase
+/// started), which also ends the phase. The per-interval series is not sampled here: workers
+/// count each operation in the interval it completed in.
 #[allow(clippy::too_many_arguments)]
 fn sample(
     ctl: &PhaseControl,
@@ -632,7 +634,7 @@ fn sample(
     observer: &mut dyn Observer,
     poll_every: Duration,
     poll: &mut dyn FnMut(&PhaseControl),
-) -> (Series, Option<f64>) {
+) -> Option<f64> {
     let totals = || {
         lives.iter().fold((0, 0, 0), |(o, b, e), l| {
             (
@@ -642,17 +644,10 @@ fn sample(
             )
         })
     };
-    let mut series = Series {
-        interval_s: SERIES_INTERVAL.as_secs_f64(),
-        ..Series::default()
-    };
-    let mut last = (0u64, 0u64, 0u64);
-    let push = |series: &mut Series, last: &mut (u64, u64, u64), now: (u64, u64, u64)| {
-        series.ops.push(now.0 - last.0);
-        series.bytes.push(now.1 - last.1);
-        series.errors.push(now.2 - last.2);
-        *last = now;
-    };
+    // Operations per interval for the steady-state rule, scaled to the time that really passed
+    // between two looks, so a late wake-up does not read as a burst.
+    let mut rates: Vec<u64> = Vec::new();
+    let mut last = (ctl.start, 0u64);
     let mut done = 0;
     let mut stable_at = None;
     let mut next_tick = ctl.start + TICK;
@@ -669,33 +664,31 @@ fn sample(
         if now >= next_tick {
             let (o, b, e) = totals();
             observer.tick(now - ctl.start, o, b, e);
-            next_tick += TICK;
+            next_tick = now + TICK;
         }
-        if now >= next_sample {
-            push(&mut series, &mut last, totals());
-            next_sample += SERIES_INTERVAL;
-            if let (Some(s), None) = (stable, stable_at) {
-                // Samples of the ramp-up do not count towards a steady state.
-                let ramp = ctl.ramp_end.map_or(0, |r| {
-                    r.saturating_duration_since(ctl.start)
-                        .as_secs_f64()
-                        .div_euclid(SERIES_INTERVAL.as_secs_f64()) as usize
-                        + 1
-                });
-                if series.ops.len() > ramp && s.holds(&series.ops[ramp..], SERIES_INTERVAL) {
-                    stable_at = Some(secs(now - ctl.start));
-                    ctl.stop_steady();
-                }
-            }
+        let Some(rule) = stable.filter(|_| stable_at.is_none() && now >= next_sample) else {
+            continue;
+        };
+        let ops = totals().0;
+        let elapsed = now.saturating_duration_since(last.0).as_secs_f64();
+        rates.push((ops.saturating_sub(last.1) as f64 * SERIES_INTERVAL.as_secs_f64() / elapsed).round() as u64);
+        last = (now, ops);
+        next_sample = now + SERIES_INTERVAL;
+        // Samples of the ramp-up do not count towards a steady state.
+        let ramp = ctl.ramp_end.map_or(0, |r| {
+            r.saturating_duration_since(ctl.start)
+                .as_secs_f64()
+                .div_euclid(SERIES_INTERVAL.as_secs_f64()) as usize
+                + 1
+        });
+        if rates.len() > ramp && rule.holds(&rates[ramp..], SERIES_INTERVAL) {
+            stable_at = Some(secs(now - ctl.start));
+            ctl.stop_steady();
         }
     }
     // A rank tells the others its stonewall before it reports the phase.
     poll(ctl);
-    let end = totals();
-    if end != last || series.ops.is_empty() {
-        push(&mut series, &mut last, end);
-    }
-    (series, stable_at)
+    stable_at
 }
 
 fn secs(d: Duration) -> f64 {

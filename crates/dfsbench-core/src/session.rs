@@ -122,7 +122,7 @@ pub fn execute(
         }
         (Err(e), None) => return Err(StartError(e.message)),
     };
-    let started_at = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
+    let started_at = humantime::format_rfc3339_millis(SystemTime::now()).to_string();
     let tag = run_tag(run_id);
 
     with_storage!(&storage, s => {
@@ -171,7 +171,7 @@ pub fn execute(
             },
             run_id: run_id.to_string(),
             started_at,
-            finished_at: humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
+            finished_at: humantime::format_rfc3339_millis(SystemTime::now()).to_string(),
             status: status_name.into(),
             status_message,
             command_line: std::env::args().collect(),

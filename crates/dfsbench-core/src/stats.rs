@@ -14,7 +14,7 @@ use dfsbench_backends::{IoEngine, OpError};
 use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
 use hdrhistogram::Histogram;
 
-use crate::result::{ErrorSample, Errors, Latency};
+use crate::result::{ErrorSample, Errors, Latency, Series};
 
 /// Highest latency the histograms hold exactly (one hour); longer ones saturate.
 const MAX_LATENCY_NS: u64 = 3_600_000_000_000;
@@ -32,6 +32,103 @@ pub struct Live {
     pub ops: AtomicU64,
     pub bytes: AtomicU64,
     pub errors: AtomicU64,
+}
+
+/// Width of the per-interval series of a phase.
+pub const SERIES_INTERVAL: Duration = Duration::from_secs(1);
+/// Intervals reserved up front per worker; a longer phase grows its series once an interval.
+const SERIES_RESERVE: usize = 3600;
+
+/// Operations, bytes and errors of one worker per interval of a phase, counted in the interval
+/// of each operation's own completion time: exact however late anything else runs, so the sum
+/// of the series is the phase's total. (A sampler reading running totals puts several seconds
+/// into one bucket when it wakes late on a loaded machine.)
+pub struct Buckets {
+    start: Instant,
+    width: Duration,
+    /// The interval the last operation fell in, and its bounds: the common case costs two
+    /// comparisons, no division.
+    current: usize,
+    current_from: Instant,
+    current_to: Instant,
+    ops: Vec<u64>,
+    bytes: Vec<u64>,
+    errors: Vec<u64>,
+}
+
+impl Buckets {
+    /// Intervals of `width` from `start`; `expected` is the phase's planned length, if known.
+    pub fn new(start: Instant, width: Duration, expected: Option<Duration>) -> Self {
+        let reserve = expected.map_or(1, |d| {
+            ((d.as_nanos() / width.as_nanos().max(1)) as usize + 2).min(SERIES_RESERVE)
+        });
+        let mut b = Buckets {
+            start,
+            width,
+            current: 0,
+            current_from: start,
+            current_to: start + width,
+            ops: Vec::with_capacity(reserve),
+            bytes: Vec::with_capacity(reserve),
+            errors: Vec::with_capacity(reserve),
+        };
+        b.grow_to(0);
+        b
+    }
+
+    fn grow_to(&mut self, index: usize) {
+        if self.ops.len() <= index {
+            self.ops.resize(index + 1, 0);
+            self.bytes.resize(index + 1, 0);
+            self.errors.resize(index + 1, 0);
+        }
+    }
+
+    /// The interval `at` falls in (the first for anything before the start).
+    #[inline]
+    fn slot(&mut self, at: Instant) -> usize {
+        if at >= self.current_from && at < self.current_to {
+            return self.current;
+        }
+        let width = self.width.as_nanos().max(1);
+        let index = (at.saturating_duration_since(self.start).as_nanos() / width) as usize;
+        self.grow_to(index);
+        self.current = index;
+        self.current_from = self.start + Duration::from_nanos((index as u128 * width) as u64);
+        self.current_to = self.current_from + self.width;
+        index
+    }
+
+    /// Count an operation that completed at `at`.
+    #[inline]
+    pub fn add(&mut self, at: Instant, bytes: u64) {
+        let i = self.slot(at);
+        self.ops[i] += 1;
+        self.bytes[i] += bytes;
+    }
+
+    /// Count an error at `at`.
+    pub fn add_error(&mut self, at: Instant) {
+        let i = self.slot(at);
+        self.errors[i] += 1;
+    }
+
+    /// Add these counts into `series`, interval by interval.
+    pub fn add_into(&self, series: &mut Series) {
+        add_vec(&mut series.ops, &self.ops);
+        add_vec(&mut series.bytes, &self.bytes);
+        add_vec(&mut series.errors, &self.errors);
+    }
+}
+
+/// `into[i] += from[i]`, growing `into` as needed.
+pub fn add_vec(into: &mut Vec<u64>, from: &[u64]) {
+    if into.len() < from.len() {
+        into.resize(from.len(), 0);
+    }
+    for (a, b) in into.iter_mut().zip(from) {
+        *a += b;
+    }
 }
 
 /// What every worker of a phase shares: stop conditions and the stonewall mark.
@@ -149,6 +246,8 @@ pub struct WorkerPhase {
     pub existing: Vec<u64>,
     /// The worker whose data this one read, when not its own (`--shuffle`).
     pub read_from: Option<usize>,
+    /// Every completion and error by interval, ramp-up included.
+    pub series: Buckets,
 }
 
 /// The recording side of a worker in one phase.
@@ -195,6 +294,11 @@ impl<'a> Recorder<'a> {
                 service: None,
                 existing: Vec::new(),
                 read_from: None,
+                series: Buckets::new(
+                    ctl.start,
+                    SERIES_INTERVAL,
+                    ctl.deadline.map(|d| d.saturating_duration_since(ctl.start)),
+                ),
             },
             ops: 0,
             bytes: 0,
@@ -215,6 +319,7 @@ impl<'a> Recorder<'a> {
         self.live_bytes += bytes;
         self.live.ops.store(self.live_ops, Relaxed);
         self.live.bytes.store(self.live_bytes, Relaxed);
+        self.out.series.add(end, bytes);
         if self.ctl.ramp_end.is_some_and(|r| start < r) {
             return;
         }
@@ -324,6 +429,7 @@ impl<'a> Recorder<'a> {
             });
         }
         self.live.errors.store(e.total, Relaxed);
+        self.out.series.add_error(at);
         self.ctl.count_error();
     }
 
@@ -452,6 +558,25 @@ mod tests {
         assert_eq!(w.errors.total, 2);
         assert_eq!(w.errors.by_kind["ENOSPC"], 2);
         assert!(ctl.first_done_at().is_some());
+    }
+
+    #[test]
+    fn buckets_count_each_operation_in_its_own_interval() {
+        let start = Instant::now();
+        let s = Duration::from_secs(1);
+        let mut b = Buckets::new(start, s, Some(3 * s));
+        let ms = Duration::from_millis;
+        // Out of order, across intervals, and one long after the others.
+        for at in [ms(10), ms(999), ms(1000), ms(2500), ms(1500), ms(7200)] {
+            b.add(start + at, 10);
+        }
+        b.add_error(start + ms(2999));
+        let mut series = Series::default();
+        b.add_into(&mut series);
+        b.add_into(&mut series);
+        assert_eq!(series.ops, [4, 4, 2, 0, 0, 0, 0, 2]);
+        assert_eq!(series.bytes, [40, 40, 20, 0, 0, 0, 0, 20]);
+        assert_eq!(series.errors, [0, 0, 2, 0, 0, 0, 0, 0]);
     }
 
     #[test]

@@ -249,7 +249,7 @@ pub fn execute(
         scale: scale.factor(),
         nodes: a.nodes.clone().unwrap_or_default(),
         launcher: a.launcher.clone(),
-        started_at: humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
+        started_at: humantime::format_rfc3339_millis(SystemTime::now()).to_string(),
         status: "running".into(),
         systems: systems.clone(),
         points: Vec::new(),
