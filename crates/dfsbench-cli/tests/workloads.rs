@@ -97,7 +97,7 @@ fn meta_chosen_phases_without_dirs() {
 #[test]
 fn meta_time_based_create() {
     for t in Target::both() {
-        let r = run_ok(&t, &["-w", "meta", "-j", "2", "--files", "5", "--duration", "300ms"]);
+        let r = run_ok(&t, &["-w", "meta", "-j", "2", "--duration", "300ms"]);
         let create = phase(&r, "create");
         let created = u(&create["ops"]);
         assert!(created > 0);
@@ -518,4 +518,38 @@ workers = 3
         assert_eq!(u(&phase(&r, "randwrite")["ops"]), 3 * 8);
         assert_eq!(measured(&r).len(), 4);
     }
+}
+
+/// `--files` caps a time-based create phase, as mdtest's `-I` does with `-W`: 200 files per
+/// worker and no more, however much time is left; without `--files` creates go on until the
+/// time is up.
+#[test]
+fn files_cap_a_time_based_create() {
+    let capped = run_ok(
+        &Target::Mem,
+        &[
+            "-w",
+            "meta",
+            "--files",
+            "200",
+            "-j",
+            "2",
+            "--duration",
+            "2s",
+            "--phases",
+            "create",
+        ],
+    );
+    assert_eq!(u(&phase(&capped, "create")["ops"]), 400);
+    let timed = run_ok(
+        &Target::Mem,
+        &["-w", "meta", "-j", "2", "--duration", "1s", "--phases", "create,delete"],
+    );
+    let created = u(&phase(&timed, "create")["ops"]);
+    assert!(created > 400, "no cap without --files: {created} files");
+    assert_eq!(
+        u(&phase(&timed, "delete")["ops"]),
+        created,
+        "later phases work on the files created"
+    );
 }

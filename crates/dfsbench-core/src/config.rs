@@ -230,6 +230,10 @@ pub struct MetaJob {
     /// Phases named by the user, kept even where the backend lacks them (then it is an error).
     #[serde(skip)]
     pub explicit_phases: bool,
+    /// Files given by the user: a time-based create stops there too (mdtest's `-I` with `-W`);
+    /// without it, a time-based create goes on until the time is up.
+    #[serde(skip)]
+    pub explicit_files: bool,
 }
 
 /// Where workers put their files.
@@ -793,6 +797,7 @@ fn validate_meta(s: &JobSpec) -> Result<MetaJob, ConfigError> {
         branch: s.branch.unwrap_or(0),
         phases,
         explicit_phases: s.phases.is_some(),
+        explicit_files: s.files.is_some(),
     })
 }
 

@@ -119,7 +119,7 @@ impl<C: Client> Worker<C> {
                 // A wear-out step creates the files up to `until` this worker still lacks.
                 if let Some(n) = until {
                     n.saturating_sub(self.existing[0])
-                } else if ctx.job.duration.is_some() {
+                } else if ctx.job.duration.is_some() && !m.explicit_files {
                     u64::MAX
                 } else {
                     m.files
