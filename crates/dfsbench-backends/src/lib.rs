@@ -6,6 +6,7 @@ pub mod dal;
 mod error;
 pub mod mem;
 pub mod posix;
+pub mod redact;
 pub mod runtime;
 mod storage;
 mod target;

@@ -112,7 +112,10 @@ impl Target {
             if !rest.starts_with('/') {
                 return Err(OpError::new(
                     "EINVAL",
-                    format!("target '{uri}' is not an absolute file:// URI: write file:///absolute/path"),
+                    format!(
+                        "target '{}' is not an absolute file:// URI: write file:///absolute/path",
+                        crate::redact::redact(uri)
+                    ),
                 ));
             }
             return Ok(Target::Posix(PathBuf::from(rest)));
@@ -131,7 +134,8 @@ impl Target {
             return Err(OpError::new(
                 "EINVAL",
                 format!(
-                    "unknown target scheme '{scheme}://' in '{uri}': this build supports {}",
+                    "unknown target scheme '{scheme}://' in '{}': this build supports {}",
+                    crate::redact::redact(uri),
                     known.join(", ")
                 ),
             ));

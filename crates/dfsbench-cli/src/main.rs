@@ -12,6 +12,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use dfsbench_backends::posix::remove_run_dir;
+use dfsbench_backends::redact::redact;
 use dfsbench_backends::{Capability, BACKENDS};
 
 use cli::{Cli, Command};
@@ -106,7 +107,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
         Err(e) => {
-            eprintln!("dfsbench: {}", one_line(&e));
+            eprintln!("dfsbench: {}", redact(&one_line(&e)));
             return ExitCode::from(2);
         }
     };
@@ -124,7 +125,8 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) => {
-            eprintln!("dfsbench: {}", f.message);
+            // Messages quote arguments; a URI's password must not reach the terminal.
+            eprintln!("dfsbench: {}", redact(&f.message));
             ExitCode::from(f.code)
         }
     }

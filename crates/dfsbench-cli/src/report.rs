@@ -95,8 +95,7 @@ fn write_out(out: Option<&Path>, text: &str) -> Result<(), Failure> {
 }
 
 fn command_line() -> String {
-    let argv: Vec<String> = std::env::args().collect();
-    html::shell_words(&argv)
+    html::shell_words(&dfsbench_backends::redact::command_line())
 }
 
 pub fn report(args: &ReportArgs) -> Result<(), Failure> {

@@ -41,7 +41,7 @@ pub fn run_tag(run_id: &str) -> u32 {
 fn target_json(info: &TargetInfo) -> result::Target {
     let caps = serde_json::to_value(info.capabilities).expect("capabilities serialize");
     result::Target {
-        uri: info.uri.clone(),
+        uri: dfsbench_backends::redact::redact(&info.uri),
         backend: info.backend.clone(),
         run_path: info.run_path.clone(),
         capabilities: serde_json::from_value(caps).expect("capabilities are booleans"),
@@ -174,7 +174,7 @@ pub fn execute(
             finished_at: humantime::format_rfc3339_millis(SystemTime::now()).to_string(),
             status: status_name.into(),
             status_message,
-            command_line: std::env::args().collect(),
+            command_line: dfsbench_backends::redact::command_line(),
             host: host(),
             target: target_json(&info),
             config: config_json,

@@ -65,6 +65,7 @@ pub struct Spec {
 pub const SCHEMES: &[&str] = &["s3", "swift", "hdfs", "webhdfs", "webdav", "webdavs", "alluxio"];
 
 fn invalid(uri: &str, why: impl std::fmt::Display) -> OpError {
+    let uri = crate::redact::redact(uri);
     OpError::new("EINVAL", format!("target '{uri}': {why}"))
 }
 
@@ -168,16 +169,12 @@ impl Spec {
                 format!("unknown option '{k}': use endpoint, region, virtual_host, auth, tls, part_size or part_concurrency"),
             ));
         }
-        let mut redacted = url.clone();
-        if redacted.password().is_some() {
-            let _ = redacted.set_password(Some("***"));
-        }
         Ok(Spec {
             service,
             prefix,
             part_size,
             part_concurrency,
-            redacted: redacted.to_string(),
+            redacted: crate::redact::redact(url.as_str()),
         })
     }
 }

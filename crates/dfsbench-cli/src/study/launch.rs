@@ -10,6 +10,8 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use dfsbench_backends::redact::redact;
+
 use super::model::Spread;
 
 /// The placeholders of `--launcher`.
@@ -83,7 +85,8 @@ pub fn run(
         argv.extend(["--procs".into(), n.to_string()]);
     }
     argv.extend(["--out".into(), result.display().to_string(), "--quiet".into()]);
-    let command = shell_words::join(&argv);
+    // What the study records and quotes: a password in the target stays out of it.
+    let command = redact(&shell_words::join(&argv));
     let log_file = std::fs::File::create(log).map_err(|e| format!("cannot create {}: {e}", log.display()))?;
     let mut child = Command::new(&argv[0])
         .args(&argv[1..])
@@ -112,7 +115,7 @@ pub fn run(
     Ok(Ended {
         command,
         code: status.code(),
-        reason: reason(&text).map(|r| format!("{r} (log: {})", log.display())),
+        reason: reason(&text).map(|r| format!("{} (log: {})", redact(&r), log.display())),
     })
 }
 

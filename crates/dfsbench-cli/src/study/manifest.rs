@@ -6,6 +6,10 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 pub const SCHEMA: &str = "dfsbench.study/1";
+
+fn masked<S: serde::Serializer>(target: &str, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&dfsbench_backends::redact::redact(target))
+}
 pub const FILE: &str = "study.json";
 
 #[derive(Serialize, Deserialize)]
@@ -30,6 +34,8 @@ pub struct Manifest {
 #[derive(Serialize, Deserialize, Clone)]
 pub struct System {
     pub label: String,
+    /// The target as given (the study runs it); study.json keeps it masked.
+    #[serde(serialize_with = "masked")]
     pub target: String,
     /// The LocalFS column the study added: a directory of this machine, so a single-node
     /// baseline that points over nodes skip.

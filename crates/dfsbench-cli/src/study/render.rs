@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
+use dfsbench_backends::redact::redact;
 use dfsbench_core::result::{PhaseResult, RunResult};
 
 use super::manifest::Manifest;
@@ -233,7 +234,7 @@ pub fn render(study: &Study, m: &Manifest, dir: &Path) -> Rendered {
         study.source,
         m.systems
             .iter()
-            .map(|s| format!("`{}` = `{}`", s.label, s.target))
+            .map(|s| format!("`{}` = `{}`", s.label, redact(&s.target)))
             .collect::<Vec<_>>()
             .join(", ")
     );
