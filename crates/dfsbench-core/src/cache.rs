@@ -130,6 +130,11 @@ mod tests {
         assert_eq!((m.files, m.failed), (5, 1));
         assert_eq!(m.message.as_deref(), Some("w5.dat: EIO"));
         assert!(m.dropped_kernel_caches);
+        assert!(!m.left_warm(), "the kernel's caches were dropped after the failure");
+        let m = merge(&[PhaseCache {
+            dropped_kernel_caches: false,
+            ..part(PhaseCache::FAILED, 0, 1, None)
+        }]);
         assert!(m.left_warm());
     }
 

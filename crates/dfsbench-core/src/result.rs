@@ -512,3 +512,96 @@ pub struct Verify {
     pub checked_bytes: u64,
     pub mismatches: u64,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A measured read phase of 2 workers: 10 s, 50,000 operations of 1 MiB, all of it
+    /// within the stonewall window.
+    fn read_phase() -> PhaseResult {
+        let latency = json!({"count": 0, "min_ns": 0, "mean_ns": 0.0, "stdev_ns": 0.0, "p50_ns": 0, "p90_ns": 0,
+            "p99_ns": 0, "p99_9_ns": 0, "p99_99_ns": 0, "max_ns": 0, "histogram": ""});
+        serde_json::from_value(json!({
+            "name": "read", "label": "read 1 MiB", "job": 0, "job_name": "files", "workload": "files",
+            "params": {}, "workers": 2, "threads": 2, "start_s": 0.0, "duration_s": 10.0, "ramp_s": 0.0,
+            "ops": 50000, "bytes": 50000u64 << 20, "ops_per_sec": 5000.0, "bytes_per_sec": 5000.0 * MIB,
+            "errors": {"total": 0, "by_kind": {}, "samples": []},
+            "stonewall": {"duration_s": 10.0, "ops": 50000, "bytes": 0, "ops_per_sec": 0.0, "bytes_per_sec": 0.0},
+            "latency": latency, "series": {"interval_s": 1.0, "ops": [], "bytes": [], "errors": []},
+            "cpu": {"user_s": 0.0, "sys_s": 0.0, "cores": 0.0}, "workers_detail": [],
+            "cache": {"policy": "invalidated", "files": 2, "dropped_kernel_caches": false}
+        }))
+        .expect("a phase")
+    }
+
+    #[test]
+    fn each_broken_rule_gives_its_reason() {
+        let mut p = read_phase();
+        assert!(validity_reasons(&p).is_empty());
+        p.stonewall.duration_s = 4.9;
+        assert_eq!(
+            validity_reasons(&p),
+            ["stonewall window 4.900 s is under half of the phase (10.000 s)"]
+        );
+        p.stonewall.duration_s = 0.4;
+        p.duration_s = 0.999;
+        p.ops = 999;
+        let r = validity_reasons(&p);
+        assert_eq!(r.len(), 3, "{r:?}");
+        assert_eq!(r[0], "shorter than 1 s (0.999 s)");
+        assert_eq!(r[1], "fewer than 1000 operations (999)");
+        p.prepare = true;
+        assert!(validity_reasons(&p).is_empty(), "prepare steps are not judged");
+    }
+
+    fn null_tests(cold_mib: f64, cached_mib: f64) -> NullTests {
+        NullTests {
+            bandwidth: Some(Bandwidth {
+                bytes: 8 << 20,
+                write_bytes_per_sec: 100.0 * MIB,
+                read_bytes_per_sec: cold_mib * MIB,
+                cached_read_bytes_per_sec: Some(cached_mib * MIB),
+            }),
+            ..NullTests::default()
+        }
+    }
+
+    #[test]
+    fn reads_faster_than_the_uncached_target_are_suspect_where_the_cache_makes_a_difference() {
+        // 2500 MiB/s per worker.
+        let p = read_phase();
+        assert!(
+            cache_suspects(&p, None).is_empty(),
+            "no null test, invalidated: nothing to say"
+        );
+        let s = cache_suspects(&p, Some(&null_tests(1000.0, 6000.0)));
+        assert_eq!(s.len(), 1, "{s:?}");
+        assert!(
+            s[0].starts_with("served from client cache? 2500 MiB/s per worker"),
+            "{}",
+            s[0]
+        );
+        assert!(
+            cache_suspects(&p, Some(&null_tests(1300.0, 6000.0))).is_empty(),
+            "within 2x"
+        );
+        assert!(
+            cache_suspects(&p, Some(&null_tests(1000.0, 1500.0))).is_empty(),
+            "the cache made no difference in the null test (tmpfs, mem): nothing to compare"
+        );
+        let mut off = read_phase();
+        off.cache.as_mut().unwrap().policy = PhaseCache::DISABLED.into();
+        let s = cache_suspects(&off, None);
+        assert_eq!(
+            s,
+            ["served from client cache? the page cache was not invalidated (--invalidate 0)"]
+        );
+        off.cache = None;
+        assert!(
+            cache_suspects(&off, None).is_empty(),
+            "phases that read nothing are not judged"
+        );
+    }
+}
