@@ -145,6 +145,9 @@ pub struct BlockOpts {
     pub direct: bool,
     /// Create the file if it does not exist.
     pub create: bool,
+    /// Offsets are random: the backend tells the kernel (fio's default `fadvise_hint`), so
+    /// readahead does not fetch blocks nobody asked for into the page cache.
+    pub random: bool,
     pub engine: IoEngine,
 }
 

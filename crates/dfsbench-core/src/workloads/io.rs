@@ -145,6 +145,7 @@ impl<C: Client> Worker<C> {
             queue_depth: io.iodepth,
             direct: io.direct,
             create: true,
+            random: rw.random(),
             engine: io.ioengine,
         };
         let mut file = match self.client.open_block(&path, opts).await {
