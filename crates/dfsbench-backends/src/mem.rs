@@ -35,6 +35,7 @@ pub const CAPABILITIES: Capabilities = Capabilities {
     positional_write: true,
     fsync: true,
     direct_io: false,
+    page_cache: false,
     drive: crate::Drive::Blocking,
 };
 

@@ -35,6 +35,10 @@ pub struct Capabilities {
     pub fsync: bool,
     /// Bypass the client page cache (O_DIRECT).
     pub direct_io: bool,
+    /// The client keeps file data in the kernel's page cache, so a read phase must drop the
+    /// cached pages of its files first ([`Client::invalidate`]) to reach the storage.
+    #[serde(default)]
+    pub page_cache: bool,
     /// How the runner drives the client's futures; results record whether calls block.
     #[serde(rename = "blocking", serialize_with = "serialize_blocking")]
     pub drive: Drive,
@@ -141,6 +145,9 @@ pub struct BlockOpts {
     pub direct: bool,
     /// Create the file if it does not exist.
     pub create: bool,
+    /// Offsets are random: the backend tells the kernel (fio's default `fadvise_hint`), so
+    /// readahead does not fetch blocks nobody asked for into the page cache.
+    pub random: bool,
     pub engine: IoEngine,
 }
 
@@ -248,6 +255,15 @@ pub trait Client {
     ) -> OpResult<FileRead>;
     /// Open a file for fio-style block I/O.
     async fn open_block(&mut self, path: &str, opts: BlockOpts) -> OpResult<Self::Block>;
+    /// Write back and drop the client's cached pages of a file (fsync, then
+    /// posix_fadvise(DONTNEED), as fio's `invalidate=1`), so the next read reaches the storage.
+    /// Only backends whose capabilities have `page_cache` implement it.
+    async fn invalidate(&mut self, path: &str) -> OpResult<()> {
+        Err(OpError::new(
+            "unsupported",
+            format!("{path}: this backend keeps no client page cache to invalidate"),
+        ))
+    }
     /// Retries of failed requests since the last call (backends that retry count them).
     fn take_retries(&mut self) -> u64 {
         0

@@ -89,6 +89,7 @@ const OBJECT_STORE: Capabilities = Capabilities {
     positional_write: false,
     fsync: false,
     direct_io: false,
+    page_cache: false,
     drive: crate::Drive::PerThread,
 };
 

@@ -202,6 +202,17 @@ pub struct RunArgs {
     #[arg(long, value_name = "N", help_heading = "Run")]
     pub retries: Option<u32>,
 
+    /// Before every measured read phase, write back and drop the cached pages of the files it
+    /// reads (fsync + posix_fadvise DONTNEED, fio's invalidate=1), so reads reach the storage;
+    /// 0 reads whatever the client's page cache holds, and the result flags it [default: 1].
+    #[arg(long, value_name = "0|1", num_args = 0..=1, default_missing_value = "1", value_parser = parse_flag, help_heading = "Run")]
+    pub invalidate: Option<bool>,
+
+    /// Also drop the kernel's page, dentry and inode caches (sync, then 3 to
+    /// /proc/sys/vm/drop_caches) before every measured read phase; needs root.
+    #[arg(long, help_heading = "Run")]
+    pub drop_caches: bool,
+
     /// Measure local disk throughput and the round trip and bandwidth to the target first,
     /// so results can be read against the hardware.
     #[arg(long, help_heading = "Run")]

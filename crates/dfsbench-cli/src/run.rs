@@ -8,7 +8,7 @@ use dfsbench_core::result::{NullTests, RunResult};
 use dfsbench_core::runner::Status;
 use dfsbench_core::session::{execute, new_run_id};
 use dfsbench_core::units::format_ns;
-use dfsbench_report::{cpu_table, phases_csv, phases_table, rate_table};
+use dfsbench_report::{cpu_table, notes, phases_csv, phases_table, rate_table};
 
 use crate::cli::{Format, RunArgs};
 use crate::progress::Progress;
@@ -81,6 +81,8 @@ fn run_flags(a: &RunArgs) -> RunSpec {
         workers: None,
         threads: None,
         null_tests: a.null_tests.then_some(true),
+        invalidate: a.invalidate,
+        drop_caches: a.drop_caches.then_some(true),
         server_pids: a.server_pids.clone(),
     }
 }
@@ -179,8 +181,12 @@ fn null_tests_text(n: &NullTests) -> String {
         out += &format!("null test: tcp connect median {}\n", format_ns(c.median_ns));
     }
     if let (Some(r), Some(b)) = (&n.round_trip, &n.bandwidth) {
+        let cached = b
+            .cached_read_bytes_per_sec
+            .map(|c| format!(", read again from the client's cache {}", mib(c)))
+            .unwrap_or_default();
         out += &format!(
-            "null test: target stat median {}, write {}, read {}\n",
+            "null test: target stat median {}, write {}, read {}{cached}\n",
             format_ns(r.median_ns),
             mib(b.write_bytes_per_sec),
             mib(b.read_bytes_per_sec)
@@ -290,6 +296,7 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
                 print!("{}", null_tests_text(n));
             }
             print!("{}", phases_table(result));
+            print!("{}", notes(result));
             if let Some(t) = rate_table(result) {
                 print!("\n{t}");
             }

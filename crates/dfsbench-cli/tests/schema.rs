@@ -162,6 +162,26 @@ fn real_results_pass_and_changed_shapes_fail() {
                 p["ops_by_kind"].as_array_mut().unwrap().truncate(1);
             }),
         ),
+        (
+            "an unknown page cache policy",
+            Box::new(|d| {
+                let read = d["phases"]
+                    .as_array_mut()
+                    .unwrap()
+                    .iter_mut()
+                    .find(|p| p.get("cache").is_some())
+                    .unwrap();
+                read["cache"]["policy"] = json!("warm");
+            }),
+        ),
+        (
+            "an empty list of validity reasons (omitted when empty)",
+            Box::new(|d| d["phases"][0]["validity"] = json!([])),
+        ),
+        (
+            "a cache suspicion that does not say so",
+            Box::new(|d| d["phases"][0]["cache_suspect"] = json!(["fast"])),
+        ),
     ];
     for (what, mutate) in cases {
         let mut doc = good.clone();
@@ -178,6 +198,29 @@ fn real_results_pass_and_changed_shapes_fail() {
         p.remove("ops_by_kind");
     }
     validate(&doc);
+    // A result from before the page cache policy and the validity marks is still valid.
+    let mut doc = good.clone();
+    assert!(doc["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|p| p.get("cache").is_some()));
+    assert!(
+        doc["phases"][0].get("validity").is_some(),
+        "the sample's tiny phases are weak"
+    );
+    for p in doc["phases"].as_array_mut().unwrap() {
+        let p = p.as_object_mut().unwrap();
+        p.remove("cache");
+        p.remove("cache_suspect");
+        p.remove("validity");
+    }
+    let config = doc["config"].as_object_mut().unwrap();
+    config.remove("invalidate");
+    config.remove("drop_caches");
+    validate(&doc);
+    let old: dfsbench_core::result::RunResult = serde_json::from_value(doc).expect("an older result reads");
+    assert!(old.phases.iter().all(|p| p.cache.is_none() && p.validity.is_empty()));
     // An error sample with an offset, and an aborted run with its message.
     let mut doc = good.clone();
     doc["status"] = json!("aborted");

@@ -58,6 +58,30 @@ pub struct RunSpec {
     pub null_tests: Option<bool>,
     /// Server processes on this host whose CPU every phase records (a lab's MinIO, ...).
     pub server_pids: Option<Vec<u32>>,
+    /// Drop the client's cached pages of the files a read phase reads before it (fio's
+    /// `invalidate`, true or 1 by default).
+    #[serde(default, deserialize_with = "flag_or_01", skip_serializing_if = "Option::is_none")]
+    pub invalidate: Option<bool>,
+    /// Also drop the kernel's caches before every read phase (root only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drop_caches: Option<bool>,
+}
+
+/// A boolean key that also takes fio's 0 and 1.
+fn flag_or_01<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<bool>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Flag {
+        Bool(bool),
+        Int(i64),
+    }
+    match Option::<Flag>::deserialize(d)? {
+        None => Ok(None),
+        Some(Flag::Bool(b)) => Ok(Some(b)),
+        Some(Flag::Int(0)) => Ok(Some(false)),
+        Some(Flag::Int(1)) => Ok(Some(true)),
+        Some(Flag::Int(n)) => Err(serde::de::Error::custom(format!("{n} is not 0 or 1 (or true/false)"))),
+    }
 }
 
 /// One job as written in a file or given as flags. Every key is optional; validation fills
@@ -123,6 +147,10 @@ pub struct RunConfig {
     pub server_pids: Vec<u32>,
     /// Read phases read the data of the workers a node away (multi-process runs).
     pub shuffle: bool,
+    /// Drop the cached pages of a read phase's files before it (fio's invalidate=1).
+    pub invalidate: bool,
+    /// Also drop the kernel's caches before every read phase.
+    pub drop_caches: bool,
     /// After a time-limited create or write phase, every worker creates or writes files until
     /// it has as many as the busiest worker (unmeasured), so later phases find them all.
     pub stonewall_wear_out: bool,
@@ -392,6 +420,8 @@ impl RunSpec {
             threads: over.threads.or(self.threads),
             null_tests: over.null_tests.or(self.null_tests),
             server_pids: over.server_pids.clone().or_else(|| self.server_pids.clone()),
+            invalidate: over.invalidate.or(self.invalidate),
+            drop_caches: over.drop_caches.or(self.drop_caches),
         }
     }
 }
@@ -462,6 +492,15 @@ pub fn validate(run: &RunSpec, jobs: &[JobSpec]) -> Result<RunConfig, ConfigErro
         create_bucket: run.create_bucket.unwrap_or(false),
         retries: run.retries.unwrap_or(0),
         null_tests: run.null_tests.unwrap_or(false),
+        invalidate: run.invalidate.unwrap_or(true),
+        drop_caches: match run.drop_caches.unwrap_or(false) {
+            // SAFETY: geteuid has no preconditions.
+            true if unsafe { libc::geteuid() } != 0 => return Err(
+                "drop_caches needs root (it writes /proc/sys/vm/drop_caches): run as root or leave --drop-caches out"
+                    .into(),
+            ),
+            d => d,
+        },
         server_pids: match run.server_pids.as_deref() {
             Some(pids) if pids.contains(&0) => {
                 return Err(

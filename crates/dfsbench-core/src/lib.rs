@@ -1,5 +1,6 @@
 //! The dfsbench engine: workloads, workers, measurement and the result document.
 
+mod cache;
 pub mod cluster;
 pub mod config;
 pub mod dist;

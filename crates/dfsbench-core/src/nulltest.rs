@@ -1,7 +1,8 @@
 //! Null tests: what the hardware under a run can do at most, measured before the jobs so a
 //! result can be read against it. Local disk throughput (write + fsync, then read with the
 //! page cache dropped for the file), the TCP connect time to a network target's endpoint, and
-//! the round trip (stat) and bandwidth (write and read of one blob) to the target itself, all
+//! the round trip (stat) and bandwidth to the target itself (write of one blob, read with its
+//! cached pages dropped, and read again from the client's cache), all
 //! bounded to a few seconds and inside the run's own directory or a temporary file.
 
 use std::io::{Read, Write};
@@ -85,6 +86,7 @@ fn local_disk(path: &Path) -> std::io::Result<Bandwidth> {
         bytes: LOCAL_BYTES as u64,
         write_bytes_per_sec: per_sec(LOCAL_BYTES as u64, write),
         read_bytes_per_sec: per_sec(total as u64, read),
+        cached_read_bytes_per_sec: None,
     })
 }
 
@@ -119,12 +121,25 @@ async fn target_tests<S: Storage>(storage: &S) -> Result<(RoundTrips, Bandwidth)
         .await
         .map_err(|e| format!("write {blob}: {e}"))?;
     let write = start.elapsed();
+    // First what the storage delivers, then the same read from whatever the client cached:
+    // read phases are judged against both.
+    if storage.capabilities().page_cache {
+        c.invalidate(blob)
+            .await
+            .map_err(|e| format!("invalidate {blob}: {e}"))?;
+    }
     let start = Instant::now();
     let read = c
         .read_file(blob, opts, &mut buf, None)
         .await
         .map_err(|e| format!("read {blob}: {e}"))?;
     let read_time = start.elapsed();
+    let start = Instant::now();
+    let cached = c
+        .read_file(blob, opts, &mut buf, None)
+        .await
+        .map_err(|e| format!("read {blob} again: {e}"))?;
+    let cached_time = start.elapsed();
     let mut times = Vec::with_capacity(STATS);
     for _ in 0..STATS {
         let start = Instant::now();
@@ -141,6 +156,7 @@ async fn target_tests<S: Storage>(storage: &S) -> Result<(RoundTrips, Bandwidth)
             bytes: BLOB_BYTES,
             write_bytes_per_sec: per_sec(BLOB_BYTES, write),
             read_bytes_per_sec: per_sec(read.bytes, read_time),
+            cached_read_bytes_per_sec: Some(per_sec(cached.bytes, cached_time)),
         },
     ))
 }

@@ -363,6 +363,10 @@ pub fn combine(
         rate: rate_result,
         steady,
         verify: (verify.checked_bytes > 0 || verify.mismatches > 0).then_some(verify),
+        // Set by the runner and the session, which know the cache policy and the null tests.
+        cache: None,
+        cache_suspect: Vec::new(),
+        validity: Vec::new(),
     }
 }
 

@@ -66,6 +66,21 @@ impl Phase {
         }
     }
 
+    /// Measured phases that read file data, whose files must leave the client's page cache
+    /// first so the reads reach the storage.
+    pub fn reads_data(&self) -> bool {
+        if self.prepare {
+            return false;
+        }
+        match self.op {
+            PhaseOp::Files { phase, .. } => phase == FilePhase::Read,
+            PhaseOp::Io(rw) => rw.reads(),
+            PhaseOp::Mix => true,
+            PhaseOp::Iterate(n) => n > 0,
+            PhaseOp::Meta(_) | PhaseOp::IoLayout | PhaseOp::MixFill => false,
+        }
+    }
+
     /// After this time-limited create or write phase, the unmeasured step that brings every
     /// worker to `most` files, the count the busiest one reached; None when nothing is left.
     pub fn wear_out(&self, existing: &[Vec<u64>]) -> Option<Phase> {

@@ -61,7 +61,13 @@ pub struct NullTests {
 pub struct Bandwidth {
     pub bytes: u64,
     pub write_bytes_per_sec: f64,
+    /// Read of the file with its cached pages dropped first, where the backend has a page
+    /// cache (older results without `cached_read_bytes_per_sec` read the target's blob
+    /// without dropping them).
     pub read_bytes_per_sec: f64,
+    /// The same read again, from whatever the client cached (target bandwidth only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_read_bytes_per_sec: Option<f64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -183,7 +189,149 @@ pub struct PhaseResult {
     /// Whether a phase run until steady became steady, and when.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steady: Option<Steady>,
+    /// What was done about the client's page cache before this read phase (read phases only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<PhaseCache>,
+    /// Why this read phase may have been served from the client's cache rather than the
+    /// storage ("served from client cache?"); empty when nothing points at it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cache_suspect: Vec<String>,
+    /// Why this phase's figures are weak: shorter than 1 s, fewer than 1000 operations, or a
+    /// stonewall window under half of the phase; empty for a sound phase.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub validity: Vec<String>,
 }
+
+/// What was done before a read phase so that its reads reach the storage.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PhaseCache {
+    /// `invalidated` (every file's cached pages written back and dropped), `failed` (some
+    /// could not be), `disabled` (`--invalidate 0`) or `not_applicable` (the backend keeps no
+    /// client page cache: mem://, object stores, remote file services).
+    pub policy: String,
+    /// Files invalidated, over every process.
+    #[serde(default)]
+    pub files: u64,
+    /// Files that could not be invalidated.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub failed: u64,
+    /// The kernel's page, dentry and inode caches were dropped as well (`--drop-caches`).
+    #[serde(default)]
+    pub dropped_kernel_caches: bool,
+    /// The first failure, when there was one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+impl PhaseCache {
+    pub const INVALIDATED: &'static str = "invalidated";
+    pub const FAILED: &'static str = "failed";
+    pub const DISABLED: &'static str = "disabled";
+    pub const NOT_APPLICABLE: &'static str = "not_applicable";
+
+    /// Whether the phase's reads can have come from a client cache that was left warm.
+    pub fn left_warm(&self) -> bool {
+        !self.dropped_kernel_caches && matches!(self.policy.as_str(), Self::FAILED | Self::DISABLED)
+    }
+
+    /// The policy for people: `invalidated 4 files, kernel caches dropped`.
+    pub fn describe(&self) -> String {
+        let mut s = match self.policy.as_str() {
+            Self::INVALIDATED => format!("invalidated {} file{}", self.files, plural(self.files)),
+            Self::FAILED => format!(
+                "invalidation failed for {} of {} files",
+                self.failed,
+                self.files + self.failed
+            ),
+            Self::DISABLED => "not invalidated (--invalidate 0)".to_string(),
+            Self::NOT_APPLICABLE => "no client page cache".to_string(),
+            other => other.to_string(),
+        };
+        if self.dropped_kernel_caches {
+            s += ", kernel caches dropped";
+        }
+        s
+    }
+}
+
+fn plural(n: u64) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
+/// A phase shorter than this is flagged: start-up and the last operations weigh too much.
+pub const MIN_SOUND_SECONDS: f64 = 1.0;
+/// A phase with fewer operations is flagged: its percentiles rest on too few samples.
+pub const MIN_SOUND_OPS: u64 = 1000;
+/// A phase whose stonewall window (all workers running) is shorter than this share of it is
+/// flagged: stragglers ran alone for most of it.
+pub const MIN_STONEWALL_SHARE: f64 = 0.5;
+
+/// Why a measured phase's figures are weak, one reason per broken rule; empty for prepare
+/// steps and sound phases.
+pub fn validity_reasons(p: &PhaseResult) -> Vec<String> {
+    let mut out = Vec::new();
+    if p.prepare {
+        return out;
+    }
+    if p.duration_s < MIN_SOUND_SECONDS {
+        out.push(format!("shorter than 1 s ({:.3} s)", p.duration_s));
+    }
+    if p.ops < MIN_SOUND_OPS {
+        out.push(format!("fewer than {MIN_SOUND_OPS} operations ({})", p.ops));
+    }
+    if p.duration_s > 0.0 && p.stonewall.duration_s < MIN_STONEWALL_SHARE * p.duration_s {
+        out.push(format!(
+            "stonewall window {:.3} s is under half of the phase ({:.3} s)",
+            p.stonewall.duration_s, p.duration_s
+        ));
+    }
+    out
+}
+
+/// A read phase this many times faster than an uncached read of the target in the null test
+/// is suspect, when the null test saw the client cache make a difference.
+pub const SUSPECT_FACTOR: f64 = 2.0;
+
+/// Why a read phase may have been served from the client's cache: its invalidation was
+/// disabled or failed on a backend with a page cache, or it read faster per worker than
+/// the target delivered without the cache in the null test (when the null test saw a cached
+/// read at least twice as fast as an uncached one, so the cache is what makes the difference).
+pub fn cache_suspects(p: &PhaseResult, null_tests: Option<&NullTests>) -> Vec<String> {
+    let mut out = Vec::new();
+    let Some(cache) = &p.cache else {
+        return out;
+    };
+    if cache.left_warm() {
+        out.push(format!(
+            "served from client cache? the page cache was {}",
+            cache.describe()
+        ));
+    }
+    let bw = null_tests.and_then(|n| n.bandwidth.as_ref());
+    if let Some((cold, warm)) = bw.and_then(|b| Some((b.read_bytes_per_sec, b.cached_read_bytes_per_sec?))) {
+        let read_bps = p
+            .ops_by_kind
+            .iter()
+            .find(|k| k.op == "read")
+            .map_or(p.bytes_per_sec, |k| k.bytes_per_sec);
+        let per_worker = read_bps / p.workers.max(1) as f64;
+        if cold > 0.0 && warm >= SUSPECT_FACTOR * cold && per_worker > SUSPECT_FACTOR * cold {
+            out.push(format!(
+                "served from client cache? {:.0} MiB/s per worker, over {SUSPECT_FACTOR}x the target's uncached read in the null test ({:.0} MiB/s; cached {:.0} MiB/s)",
+                per_worker / MIB,
+                cold / MIB,
+                warm / MIB
+            ));
+        }
+    }
+    out
+}
+
+const MIB: f64 = 1024.0 * 1024.0;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RateResult {
@@ -363,4 +511,97 @@ pub struct WorkerSummary {
 pub struct Verify {
     pub checked_bytes: u64,
     pub mismatches: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A measured read phase of 2 workers: 10 s, 50,000 operations of 1 MiB, all of it
+    /// within the stonewall window.
+    fn read_phase() -> PhaseResult {
+        let latency = json!({"count": 0, "min_ns": 0, "mean_ns": 0.0, "stdev_ns": 0.0, "p50_ns": 0, "p90_ns": 0,
+            "p99_ns": 0, "p99_9_ns": 0, "p99_99_ns": 0, "max_ns": 0, "histogram": ""});
+        serde_json::from_value(json!({
+            "name": "read", "label": "read 1 MiB", "job": 0, "job_name": "files", "workload": "files",
+            "params": {}, "workers": 2, "threads": 2, "start_s": 0.0, "duration_s": 10.0, "ramp_s": 0.0,
+            "ops": 50000, "bytes": 50000u64 << 20, "ops_per_sec": 5000.0, "bytes_per_sec": 5000.0 * MIB,
+            "errors": {"total": 0, "by_kind": {}, "samples": []},
+            "stonewall": {"duration_s": 10.0, "ops": 50000, "bytes": 0, "ops_per_sec": 0.0, "bytes_per_sec": 0.0},
+            "latency": latency, "series": {"interval_s": 1.0, "ops": [], "bytes": [], "errors": []},
+            "cpu": {"user_s": 0.0, "sys_s": 0.0, "cores": 0.0}, "workers_detail": [],
+            "cache": {"policy": "invalidated", "files": 2, "dropped_kernel_caches": false}
+        }))
+        .expect("a phase")
+    }
+
+    #[test]
+    fn each_broken_rule_gives_its_reason() {
+        let mut p = read_phase();
+        assert!(validity_reasons(&p).is_empty());
+        p.stonewall.duration_s = 4.9;
+        assert_eq!(
+            validity_reasons(&p),
+            ["stonewall window 4.900 s is under half of the phase (10.000 s)"]
+        );
+        p.stonewall.duration_s = 0.4;
+        p.duration_s = 0.999;
+        p.ops = 999;
+        let r = validity_reasons(&p);
+        assert_eq!(r.len(), 3, "{r:?}");
+        assert_eq!(r[0], "shorter than 1 s (0.999 s)");
+        assert_eq!(r[1], "fewer than 1000 operations (999)");
+        p.prepare = true;
+        assert!(validity_reasons(&p).is_empty(), "prepare steps are not judged");
+    }
+
+    fn null_tests(cold_mib: f64, cached_mib: f64) -> NullTests {
+        NullTests {
+            bandwidth: Some(Bandwidth {
+                bytes: 8 << 20,
+                write_bytes_per_sec: 100.0 * MIB,
+                read_bytes_per_sec: cold_mib * MIB,
+                cached_read_bytes_per_sec: Some(cached_mib * MIB),
+            }),
+            ..NullTests::default()
+        }
+    }
+
+    #[test]
+    fn reads_faster_than_the_uncached_target_are_suspect_where_the_cache_makes_a_difference() {
+        // 2500 MiB/s per worker.
+        let p = read_phase();
+        assert!(
+            cache_suspects(&p, None).is_empty(),
+            "no null test, invalidated: nothing to say"
+        );
+        let s = cache_suspects(&p, Some(&null_tests(1000.0, 6000.0)));
+        assert_eq!(s.len(), 1, "{s:?}");
+        assert!(
+            s[0].starts_with("served from client cache? 2500 MiB/s per worker"),
+            "{}",
+            s[0]
+        );
+        assert!(
+            cache_suspects(&p, Some(&null_tests(1300.0, 6000.0))).is_empty(),
+            "within 2x"
+        );
+        assert!(
+            cache_suspects(&p, Some(&null_tests(1000.0, 1500.0))).is_empty(),
+            "the cache made no difference in the null test (tmpfs, mem): nothing to compare"
+        );
+        let mut off = read_phase();
+        off.cache.as_mut().unwrap().policy = PhaseCache::DISABLED.into();
+        let s = cache_suspects(&off, None);
+        assert_eq!(
+            s,
+            ["served from client cache? the page cache was not invalidated (--invalidate 0)"]
+        );
+        off.cache = None;
+        assert!(
+            cache_suspects(&off, None).is_empty(),
+            "phases that read nothing are not judged"
+        );
+    }
 }

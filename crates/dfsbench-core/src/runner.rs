@@ -23,7 +23,7 @@ use crate::host::cpu_sample;
 use crate::load::Stable;
 use crate::part::{combine, rank_part, RankPart};
 use crate::plan::{phases, Phase};
-use crate::result::PhaseResult;
+use crate::result::{validity_reasons, PhaseCache, PhaseResult};
 use crate::stats::{Live, PhaseControl, WorkerPhase, SERIES_INTERVAL};
 use crate::worker::{JobContext, Worker};
 use crate::workloads::{files_dir, io_dir, iterate_setup_dirs, meta_setup_dirs, mix_dir};
@@ -393,6 +393,7 @@ fn run_job<S: Storage>(
     let client_error: Mutex<Option<String>> = Mutex::new(None);
     let (done_tx, done_rx) = mpsc::channel::<()>();
     let poll_every = if ranks > 1 { STONEWALL_POLL } else { TICK };
+    let run_path = storage.info().run_path;
 
     std::thread::scope(|scope| {
         for t in 0..threads {
@@ -439,6 +440,31 @@ fn run_job<S: Storage>(
         let mut seq = 0u64;
         while let Some(phase) = queue.pop_front() {
             seq += 1;
+            // Unmeasured, before the start barrier: reads must reach the storage.
+            let cache = if phase.reads_data() {
+                let owners = (0..job.workers)
+                    .flat_map(|w| [base + w, shuffle.map_or(base + w, |s| s.source(w))])
+                    .collect();
+                let mine = crate::cache::prepare_read(storage, config, index, job, &phase, &owners, &existing);
+                let parts = group.round(
+                    serde_json::to_vec(&mine).expect("a cache record serializes"),
+                    &format!("the invalidation before phase '{}'", phase.label),
+                    |all| {
+                        let parts: Vec<PhaseCache> =
+                            all.iter().filter_map(|p| serde_json::from_slice(p).ok()).collect();
+                        serde_json::to_vec(&crate::cache::merge(&parts)).expect("a cache record serializes")
+                    },
+                );
+                match parts {
+                    Ok(merged) => serde_json::from_slice(&merged).ok(),
+                    Err(lost) => {
+                        status = Status::Failed(lost.message);
+                        break;
+                    }
+                }
+            } else {
+                None
+            };
             let problem = client_error.lock().expect("lock").take();
             // Every rank starts the phase together: this round is the start barrier.
             if let Some(e) = agree(group, problem, &format!("the start of phase '{}'", phase.label)) {
@@ -503,8 +529,10 @@ fn run_job<S: Storage>(
                     .iter()
                     .map(|p| serde_json::from_slice(p).expect("a part from this program"))
                     .collect();
-                let result = combine(&phase, job, &parts, ranks, &members, run_start);
-                let end = phase_end(&parts, &result, &phase, config, total_workers);
+                let mut result = combine(&phase, job, &parts, ranks, &members, run_start);
+                result.cache = cache.clone();
+                result.validity = validity_reasons(&result);
+                let end = phase_end(&parts, &result, &phase, config, total_workers, &run_path);
                 merged = Some(result);
                 serde_json::to_vec(&end).expect("a phase end serializes")
             });
@@ -525,7 +553,9 @@ fn run_job<S: Storage>(
                         .filter_map(|p| serde_json::from_slice(p).ok())
                         .collect();
                     if !parts.is_empty() {
-                        let result = combine(&phase, job, &parts, ranks, &members, run_start);
+                        let mut result = combine(&phase, job, &parts, ranks, &members, run_start);
+                        result.cache = cache.clone();
+                        result.validity = validity_reasons(&result);
                         observer.phase_finished(&result);
                         results.push(result);
                     }
@@ -546,6 +576,10 @@ fn run_job<S: Storage>(
             match end.stop {
                 Some((kind, _)) if kind == "interrupted" => {
                     status = Status::Interrupted;
+                    break;
+                }
+                Some((kind, why)) if kind == "failed" => {
+                    status = Status::Failed(why);
                     break;
                 }
                 Some((_, why)) => {
@@ -581,17 +615,30 @@ struct Current {
     existing: std::sync::Arc<Vec<Vec<u64>>>,
 }
 
+impl Shuffle {
+    /// The global worker whose data local worker `w` reads.
+    fn source(&self, w: usize) -> usize {
+        self.base + (w + self.shift) % self.workers
+    }
+}
+
 impl Current {
     /// Whose data local worker `w` reads, and how many files that worker has.
     fn source_of(&self, w: usize) -> Option<(usize, Vec<u64>)> {
-        let s = self.shuffle?;
-        let src = s.base + (w + s.shift) % s.workers;
+        let src = self.shuffle?.source(w);
         Some((src, self.existing.get(src).cloned().unwrap_or_default()))
     }
 }
 
 /// Rank 0's verdict after a phase: stop or go on, and who has which files.
-fn phase_end(parts: &[RankPart], result: &PhaseResult, phase: &Phase, config: &RunConfig, workers: usize) -> PhaseEnd {
+fn phase_end(
+    parts: &[RankPart],
+    result: &PhaseResult,
+    phase: &Phase,
+    config: &RunConfig,
+    workers: usize,
+    run_path: &str,
+) -> PhaseEnd {
     let mut existing = vec![Vec::new(); workers];
     for p in parts {
         for (w, e) in &p.existing {
@@ -614,10 +661,28 @@ fn phase_end(parts: &[RankPart], result: &PhaseResult, phase: &Phase, config: &R
                 config.max_errors, phase.label
             ),
         ))
+    } else if phase.prepare && result.errors.total > 0 {
+        // Reads of a half-made layout would only measure the errors it left behind.
+        Some(("failed".to_string(), prepare_failure(result, phase, run_path)))
     } else {
         None
     };
     PhaseEnd { stop, existing }
+}
+
+/// Why a preparation step stops the job: its most frequent error, with the file it hit.
+fn prepare_failure(result: &PhaseResult, phase: &Phase, run_path: &str) -> String {
+    let (kind, n, message) = crate::stats::top_error(&result.errors).unwrap_or(("error", result.errors.total, ""));
+    let path = result
+        .errors
+        .samples
+        .iter()
+        .find(|s| s.kind == kind)
+        .map_or(String::new(), |s| format!(" on {run_path}/{}", s.path));
+    format!(
+        "the unmeasured step '{}' of job '{}' failed ({n} x {kind}{path}: {message}), so the job's measured phases did not run",
+        phase.label, result.job_name
+    )
 }
 
 /// Watch a running phase until every thread reports done: the progress line, stonewall

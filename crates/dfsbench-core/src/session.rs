@@ -146,7 +146,10 @@ pub fn execute(
         };
         // One process measures the hardware; the others wait for it at the first phase.
         let null_tests = (config.null_tests && group.is_root()).then(|| crate::nulltest::run(s, endpoint, run_id));
-        let (phases, status) = run(s, &config, tag, interrupt, observer, group);
+        let (mut phases, status) = run(s, &config, tag, interrupt, observer, group);
+        for p in &mut phases {
+            p.cache_suspect = result::cache_suspects(p, null_tests.as_ref());
+        }
         let mut warnings = if group.is_root() { notes } else { Vec::new() };
         // Nobody may still be working in the run directory when rank 0 removes it.
         if !group.is_broken() {

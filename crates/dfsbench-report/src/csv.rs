@@ -4,7 +4,7 @@ use dfsbench_core::result::RunResult;
 
 const COLUMNS: &str = "run_id,job,phase,label,workers,ops,bytes,duration_s,ops_per_sec,bytes_per_sec,\
 stonewall_ops_per_sec,stonewall_bytes_per_sec,lat_min_ns,lat_mean_ns,lat_p50_ns,lat_p90_ns,lat_p99_ns,\
-lat_p99_9_ns,lat_max_ns,errors";
+lat_p99_9_ns,lat_max_ns,errors,cache,cache_files,cache_suspect,validity";
 
 fn quote(s: &str) -> String {
     if s.contains([',', '"', '\n']) {
@@ -40,6 +40,10 @@ pub fn phases_csv(result: &RunResult) -> String {
             l.p99_9_ns.to_string(),
             l.max_ns.to_string(),
             p.errors.total.to_string(),
+            quote(&p.cache.as_ref().map_or(String::new(), |c| c.policy.clone())),
+            p.cache.as_ref().map_or(String::new(), |c| c.files.to_string()),
+            quote(&p.cache_suspect.join("; ")),
+            quote(&p.validity.join("; ")),
         ];
         out.push_str(&cells.join(","));
         out.push('\n');
@@ -117,6 +121,17 @@ pub fn long_csv(runs: &[crate::runs::Run]) -> String {
             }
             if let Some(cv) = crate::noise::ops_cv(p) {
                 row(op, "noise_cv", cv.to_string(), "ratio");
+            }
+            // The page cache policy and the marks, as numbers a pivot can use.
+            if let Some(c) = &p.cache {
+                row(op, &format!("cache_{}", c.policy), "1".into(), "flag");
+                row(op, "cache_invalidated_files", c.files.to_string(), "files");
+            }
+            if !p.cache_suspect.is_empty() {
+                row(op, "cache_suspect", p.cache_suspect.len().to_string(), "reasons");
+            }
+            if !p.validity.is_empty() {
+                row(op, "weak", p.validity.len().to_string(), "reasons");
             }
             for k in &p.ops_by_kind {
                 let op = k.op.as_str();

@@ -8,6 +8,7 @@ use dfsbench_core::result::PhaseResult;
 
 use crate::charts;
 use crate::figures::{self, Figure};
+use crate::flags;
 use crate::fmt;
 use crate::noise;
 use crate::runs::{self, Run};
@@ -241,7 +242,7 @@ fn summary_row(out: &mut String, first: bool, phase_cell: &str, run: Option<&Run
         out,
         "<tr{}><td class=\"l\">{}</td>{}<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
         if first { " class=\"first\"" } else { "" },
-        phase_cell,
+        phase_cell.to_string() + &mark_spans(p),
         run.map(|r| format!("<td class=\"l\">{}{}</td>", swatch(r), esc(&r.label)))
             .unwrap_or_default(),
         p.workers,
@@ -288,6 +289,50 @@ fn summary(out: &mut String, runs: &[Run], keys: &[(String, String)], ambiguous:
          merged HDR histogram; noise: {}.</p>",
         esc(noise::RULE)
     );
+}
+
+/// A phase's marks as highlighted spans whose title gives the reasons.
+fn mark_spans(p: &PhaseResult) -> String {
+    let mut out = String::new();
+    if !p.cache_suspect.is_empty() {
+        out += &format!(
+            " <span class=\"bad\" title=\"{}\">{}</span>",
+            esc(&p.cache_suspect.join("; ")),
+            flags::SUSPECT_MARK
+        );
+    }
+    if !p.validity.is_empty() {
+        out += &format!(
+            " <span class=\"bad\" title=\"{}\">{}</span>",
+            esc(&p.validity.join(", ")),
+            flags::WEAK_MARK
+        );
+    }
+    out
+}
+
+/// Each read phase's page cache policy and every marked phase with its reasons.
+fn flags_section(out: &mut String, runs: &[Run]) {
+    let marked = |p: &PhaseResult| p.cache.is_some() || !p.cache_suspect.is_empty() || !p.validity.is_empty();
+    if !runs.iter().any(|r| r.phases().any(marked)) {
+        return;
+    }
+    out.push_str("<h2 id=\"marks\">Page cache and marks</h2>\n<table><thead><tr><th class=\"l\">run</th><th class=\"l\">phase</th><th class=\"l\">page cache</th><th class=\"l\">marks</th></tr></thead><tbody>\n");
+    for r in runs {
+        for p in r.phases().filter(|p| marked(p)) {
+            let _ = writeln!(
+                out,
+                "<tr><td class=\"l\">{}{}</td><td class=\"l\">{}{}</td><td class=\"l\">{}</td><td class=\"l\" style=\"white-space:normal\">{}</td></tr>",
+                swatch(r),
+                esc(&r.label),
+                esc(&p.label),
+                mark_spans(p),
+                esc(&flags::cache(p)),
+                esc(&flags::reasons(p))
+            );
+        }
+    }
+    out.push_str("</tbody></table>\n<p class=\"note\">[cache?]: the reads may have come from the client's page cache, not the storage. [weak]: shorter than 1 s, fewer than 1000 operations, or a stonewall window under half of the phase.</p>\n");
 }
 
 fn errors(out: &mut String, runs: &[Run]) -> bool {
@@ -407,6 +452,7 @@ pub fn render(runs: &[Run], page: &Page) -> Result<String, String> {
     }
     out.push_str("</div>\n<h2 id=\"summary\">Summary</h2>\n");
     summary(&mut out, runs, &keys, ambiguous);
+    flags_section(&mut out, runs);
 
     let mut id = 0;
     out.push_str("<h2 id=\"throughput\">Throughput per phase</h2>\n");

@@ -7,6 +7,7 @@ pub mod charts;
 pub mod compare;
 mod csv;
 pub mod figures;
+pub mod flags;
 pub mod fmt;
 pub mod html;
 pub mod input;
@@ -20,4 +21,5 @@ pub mod synthetic;
 mod table;
 
 pub use csv::{long_csv, phases_csv};
+pub use flags::notes;
 pub use table::{cpu_table, phases_table, rate_si, rate_table};

@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 
 use dfsbench_core::result::PhaseResult;
 
+use crate::flags;
 use crate::fmt;
 use crate::html::shell_words;
 use crate::runs::{self, Run};
@@ -90,7 +91,8 @@ pub fn report(runs: &[Run]) -> String {
             .iter()
             .filter_map(|k| runs::find(r, k).map(|p| (k, p)))
             .map(|(k, p)| {
-                let mut row = vec![runs::phase_title(k, ambiguous), p.workers.to_string()];
+                let title = format!("{}{}", runs::phase_title(k, ambiguous), flags::marks(p));
+                let mut row = vec![title, p.workers.to_string()];
                 row.extend(METRICS.iter().map(|m| (m.1)(p)));
                 row
             })
@@ -112,8 +114,32 @@ pub fn report(runs: &[Run]) -> String {
             table(&mut out, &header, &rows);
         }
     }
+    flags_table(&mut out, runs);
     out.push_str("Rates over each phase's measured time; latency percentiles from the merged HDR histograms.\n");
     out
+}
+
+/// Each read phase's page cache policy and every marked phase with its reasons.
+fn flags_table(out: &mut String, runs: &[Run]) {
+    let rows: Vec<Vec<String>> = runs
+        .iter()
+        .flat_map(|r| r.phases().map(move |p| (r, p)))
+        .filter(|(_, p)| p.cache.is_some() || !p.cache_suspect.is_empty() || !p.validity.is_empty())
+        .map(|(r, p)| {
+            vec![
+                r.label.clone(),
+                format!("{}{}", p.label, flags::marks(p)),
+                flags::cache(p),
+                flags::reasons(p),
+            ]
+        })
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "## Page cache and marks\n");
+    let header = ["run", "phase", "page cache", "marks"].map(String::from);
+    table(out, &header, &rows);
 }
 
 #[cfg(test)]

@@ -31,7 +31,7 @@ fn row(p: &PhaseResult) -> [String; 10] {
     let l = &p.latency;
     let lat = |v: u64| if l.count == 0 { "-".to_string() } else { format_ns(v) };
     [
-        p.label.clone(),
+        format!("{}{}", p.label, crate::flags::marks(p)),
         p.workers.to_string(),
         p.ops.to_string(),
         rate_si(p.ops_per_sec),
@@ -45,6 +45,8 @@ fn row(p: &PhaseResult) -> [String; 10] {
 }
 
 /// Measured phases as an aligned text table; mixed phases get a line per operation kind.
+/// Marked phases ([`crate::flags`]) carry their mark after the label; the reasons and every
+/// read phase's page cache policy are listed by [`crate::flags::notes`].
 pub fn phases_table(result: &RunResult) -> String {
     let mut rows: Vec<[String; 10]> = vec![HEADER.map(String::from)];
     for p in result.phases.iter().filter(|p| !p.prepare) {

@@ -218,6 +218,7 @@ impl DalStorage {
             positional_write: false,
             fsync: false,
             direct_io: false,
+            page_cache: false,
             drive: match storage.spec.service {
                 Service::Hdfs { .. } => Drive::Shared,
                 _ => Drive::PerThread,

@@ -15,7 +15,7 @@ pub(crate) fn files_dir(job: usize) -> String {
     format!("j{job}-files")
 }
 
-fn file_path(s: &mut String, job: usize, worker: usize, set: usize, i: u64) {
+pub(super) fn file_path(s: &mut String, job: usize, worker: usize, set: usize, i: u64) {
     s.clear();
     s.push('j');
     push_num(s, job as u64);

@@ -69,10 +69,16 @@ const LAYOUT_CHUNK: usize = 1 << 20;
 /// The file a worker works on and where its region starts.
 fn file_and_region(ctx: &JobContext<'_>, io: &IoJob, worker: usize) -> (String, u64) {
     let region = (io.size / io.bs as u64) * io.bs as u64;
+    let offset = if io.shared_file { worker as u64 * region } else { 0 };
+    (io_file(ctx.job_index, io, worker), offset)
+}
+
+/// The file worker `worker` of job `job` reads and writes.
+pub(super) fn io_file(job: usize, io: &IoJob, worker: usize) -> String {
     if io.shared_file {
-        (format!("{}/shared.dat", io_dir(ctx.job_index)), worker as u64 * region)
+        format!("{}/shared.dat", io_dir(job))
     } else {
-        (format!("{}/w{worker}.dat", io_dir(ctx.job_index)), 0)
+        format!("{}/w{worker}.dat", io_dir(job))
     }
 }
 
@@ -139,6 +145,7 @@ impl<C: Client> Worker<C> {
             queue_depth: io.iodepth,
             direct: io.direct,
             create: true,
+            random: rw.random(),
             engine: io.ioengine,
         };
         let mut file = match self.client.open_block(&path, opts).await {

@@ -29,7 +29,7 @@ pub(crate) fn iterate_setup_dirs(job: usize, it: &IterateJob, workers: usize) ->
     dirs
 }
 
-fn file_path(s: &mut String, job: usize, iteration: u64, worker: usize, i: u64) {
+pub(super) fn file_path(s: &mut String, job: usize, iteration: u64, worker: usize, i: u64) {
     s.clear();
     s.push('j');
     push_num(s, job as u64);

@@ -30,7 +30,7 @@ fn pool_dir(s: &mut String, job: usize, worker: usize) {
     push_num(s, worker as u64);
 }
 
-fn slot_path(s: &mut String, job: usize, worker: usize, slot: u64) {
+pub(super) fn slot_path(s: &mut String, job: usize, worker: usize, slot: u64) {
     pool_dir(s, job, worker);
     s.push_str("/f");
     push_num(s, slot);

@@ -1,0 +1,470 @@
+//! Reads reach the storage, not the client's page cache: before every measured read phase the
+//! files it reads leave the page cache (fio's invalidate=1), the result records what was done,
+//! and every report shows it, with a mark on reads that may have come from the cache. Also: a
+//! failed layout stops the job, and weak phases are marked.
+//!
+//! The page cache test drives the engine through its library API so it can look at the files
+//! exactly when a read phase starts (an [`Observer`] is told before the workers are released),
+//! and asks the kernel which of their pages are resident (mincore on a mapping of each file).
+
+mod common;
+
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::AtomicBool;
+
+use common::{dfsbench, is_root, phase, run, run_ok, validate, Target};
+use dfsbench_core::config::{validate as validate_config, JobSpec, RunSpec};
+use dfsbench_core::plan::Phase;
+use dfsbench_core::runner::{Observer, Status};
+use dfsbench_core::session::{execute, new_run_id};
+use serde_json::Value;
+
+static NO_INTERRUPT: AtomicBool = AtomicBool::new(false);
+
+const TMPFS_MAGIC: i64 = 0x0102_1994;
+const RAMFS_MAGIC: i64 = 0x8584_58f6;
+
+/// A directory on a disk-backed file system (the build's temp dir, on the repository's file
+/// system, or the system's temp dir): tmpfs keeps every page in memory, so it cannot show
+/// whether pages were dropped.
+fn disk_backed_dir() -> Option<PathBuf> {
+    let candidates = [PathBuf::from(env!("CARGO_TARGET_TMPDIR")), std::env::temp_dir()];
+    candidates.into_iter().find(|d| {
+        let c = std::ffi::CString::new(d.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: statfs is plain old data filled by the call; c is NUL-terminated.
+        let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+        let ok = unsafe { libc::statfs(c.as_ptr(), &mut st) } == 0;
+        ok && ![TMPFS_MAGIC, RAMFS_MAGIC].contains(&(st.f_type as i64))
+    })
+}
+
+/// Pages of `path` resident in the page cache, and its pages in all. Mapping a file does not
+/// read it, so mincore reports the page cache as it is.
+fn resident_pages(path: &Path) -> (usize, usize) {
+    let f = std::fs::File::open(path).unwrap();
+    let len = f.metadata().unwrap().len() as usize;
+    if len == 0 {
+        return (0, 0);
+    }
+    // SAFETY: a read-only shared mapping of an open file, unmapped before returning; mincore
+    // writes one byte per page into a vector of that many bytes.
+    unsafe {
+        let page = libc::sysconf(libc::_SC_PAGESIZE) as usize;
+        let addr = libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ,
+            libc::MAP_SHARED,
+            f.as_raw_fd(),
+            0,
+        );
+        assert_ne!(addr, libc::MAP_FAILED, "mmap {}", path.display());
+        let mut vec = vec![0u8; len.div_ceil(page)];
+        let rc = libc::mincore(addr, len, vec.as_mut_ptr());
+        libc::munmap(addr, len);
+        assert_eq!(rc, 0, "mincore {}", path.display());
+        (vec.iter().filter(|b| *b & 1 != 0).count(), vec.len())
+    }
+}
+
+/// Data files below `dir` (the run marker aside).
+fn data_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.file_name().is_some_and(|n| n != ".dfsbench-run") {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+/// At the start of every read phase: resident and total pages of the run's data files.
+struct PageCacheProbe {
+    run_dir: PathBuf,
+    seen: Vec<(String, usize, usize)>,
+}
+
+impl Observer for PageCacheProbe {
+    fn phase_started(&mut self, phase: &Phase, _workers: usize) {
+        if !phase.reads_data() {
+            return;
+        }
+        let (mut resident, mut pages) = (0, 0);
+        for f in data_files(&self.run_dir) {
+            let (r, p) = resident_pages(&f);
+            resident += r;
+            pages += p;
+        }
+        self.seen.push((phase.label.clone(), resident, pages));
+    }
+}
+
+/// Run `job` in `dir` with or without invalidation; what the probe saw at each read phase.
+fn probe(dir: &Path, job: JobSpec, invalidate: bool) -> (Vec<(String, usize, usize)>, Value) {
+    let run = RunSpec {
+        invalidate: Some(invalidate),
+        ..Default::default()
+    };
+    let config = validate_config(&run, &[job]).expect("a valid config");
+    let run_id = new_run_id();
+    let mut observer = PageCacheProbe {
+        run_dir: dir.join(format!("dfsbench-{run_id}")),
+        seen: Vec::new(),
+    };
+    let outcome = execute(
+        &config,
+        dir.to_str().unwrap(),
+        &run_id,
+        &NO_INTERRUPT,
+        &mut observer,
+        &mut dfsbench_core::cluster::Group::solo(),
+    )
+    .unwrap_or_else(|e| panic!("the run did not start: {}", e.0));
+    assert_eq!(outcome.status, Status::Complete);
+    let doc = serde_json::to_value(&outcome.result).unwrap();
+    validate(&doc);
+    (observer.seen, doc)
+}
+
+fn jobs() -> Vec<JobSpec> {
+    let io = JobSpec {
+        workload: Some("io".into()),
+        rw: Some("randread".into()),
+        size: Some("4m".into()),
+        workers: Some(2),
+        ..Default::default()
+    };
+    let files = JobSpec {
+        workload: Some("files".into()),
+        files: Some(8),
+        file_size: Some("256k".into()),
+        workers: Some(2),
+        ..Default::default()
+    };
+    vec![io, files]
+}
+
+#[test]
+fn read_phases_start_with_their_files_out_of_the_page_cache() {
+    let Some(dir) = disk_backed_dir() else {
+        eprintln!("skipped: no disk-backed file system for the test (the build dir and the temp dir are tmpfs)");
+        return;
+    };
+    let scratch = tempfile::tempdir_in(&dir).unwrap();
+    for job in jobs() {
+        let what = job.workload.clone().unwrap();
+        let (seen, doc) = probe(scratch.path(), job.clone(), true);
+        assert_eq!(seen.len(), 1, "{what}: one read phase: {seen:?}");
+        let (label, resident, pages) = &seen[0];
+        assert!(*pages > 0, "{what}: the files of '{label}' exist when it starts");
+        assert_eq!(
+            *resident, 0,
+            "{what}: {resident} of {pages} pages cached when '{label}' started"
+        );
+        let read = doc["phases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p.get("cache").is_some())
+            .unwrap();
+        assert_eq!(read["cache"]["policy"], "invalidated");
+        assert!(read.get("cache_suspect").is_none(), "{what}: {read}");
+
+        // The control: without invalidation the freshly written pages are still there, so
+        // the probe above does see cached pages when they are.
+        let (seen, doc) = probe(scratch.path(), job, false);
+        let (label, resident, pages) = &seen[0];
+        assert!(
+            *resident > 0,
+            "{what}: no page of {pages} cached at '{label}' without invalidation"
+        );
+        let read = doc["phases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p.get("cache").is_some())
+            .unwrap();
+        assert_eq!(read["cache"]["policy"], "disabled");
+        assert!(read["cache_suspect"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("served from client cache?"));
+    }
+}
+
+/// The read phase of a result: the one with a cache record.
+fn read_phase(doc: &Value) -> &Value {
+    doc["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p.get("cache").is_some())
+        .unwrap_or_else(|| panic!("no phase with a cache record: {doc}"))
+}
+
+/// Every report of the result file `path` (Markdown, CSV, HTML), concatenated.
+fn reports(path: &Path) -> Vec<(String, String)> {
+    let out = tempfile::tempdir().unwrap();
+    ["md", "csv", "html"]
+        .iter()
+        .map(|f| {
+            let file = out.path().join(format!("report.{f}"));
+            let r = dfsbench(&[
+                "report",
+                path.to_str().unwrap(),
+                "--format",
+                f,
+                "-o",
+                file.to_str().unwrap(),
+            ]);
+            assert_eq!(r.code, Some(0), "report --format {f}: {}", r.describe());
+            (f.to_string(), std::fs::read_to_string(&file).unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn the_cache_policy_is_recorded_and_shown_and_an_opt_out_is_flagged() {
+    let disk = disk_backed_dir();
+    let posix = match &disk {
+        Some(d) => Target::Dir(tempfile::tempdir_in(d).unwrap()),
+        None => Target::Dir(tempfile::tempdir().unwrap()),
+    };
+    let args = ["-w", "io", "--rw", "randread", "--size", "256k", "-j", "2"];
+
+    // Default: two files invalidated, nothing flagged, and every view says so.
+    let r = run(&posix.uri(), &args);
+    let doc = r.result();
+    assert_eq!(doc["config"]["invalidate"], true);
+    let read = read_phase(doc);
+    assert_eq!(read["cache"]["policy"], "invalidated");
+    assert_eq!(read["cache"]["files"], 2);
+    assert_eq!(read["cache"]["dropped_kernel_caches"], false);
+    assert!(read.get("cache_suspect").is_none());
+    assert!(phase(doc, "layout").get("cache").is_none(), "the layout reads nothing");
+    assert!(
+        r.stdout
+            .contains("page cache before randread 4 KiB qd1: invalidated 2 files"),
+        "{}",
+        r.describe()
+    );
+    let file = r.scratch.path().join("result.json");
+    for (format, text) in reports(&file) {
+        let shown = match format.as_str() {
+            "csv" => "cache_invalidated,1,flag",
+            _ => "invalidated 2 files",
+        };
+        assert!(text.contains(shown), "{format} report lacks '{shown}'");
+        // (The HTML page explains the marks in a note: look for the mark itself.)
+        assert!(
+            !text.contains("[cache?]<") && !text.contains("[cache?] "),
+            "{format} report flags a clean run"
+        );
+    }
+
+    // --invalidate 0: recorded as the user's choice and flagged in the result and every view.
+    let mut off = args.to_vec();
+    off.extend(["--invalidate", "0"]);
+    let r = run(&posix.uri(), &off);
+    let doc = r.result();
+    assert_eq!(doc["config"]["invalidate"], false);
+    let read = read_phase(doc);
+    assert_eq!(read["cache"]["policy"], "disabled");
+    assert_eq!(read["cache"]["files"], 0);
+    let reason = read["cache_suspect"][0].as_str().unwrap();
+    assert!(
+        reason.starts_with("served from client cache?") && reason.contains("--invalidate 0"),
+        "{reason}"
+    );
+    assert!(r.stdout.contains("randread 4 KiB qd1 [cache?]"), "{}", r.describe());
+    let file = r.scratch.path().join("result.json");
+    for (format, text) in reports(&file) {
+        let (policy, mark) = match format.as_str() {
+            "csv" => ("cache_disabled,1,flag", "cache_suspect,1,reasons"),
+            "html" => ("not invalidated (--invalidate 0)", "[cache?]</span>"),
+            _ => ("not invalidated (--invalidate 0)", "[cache?]"),
+        };
+        assert!(text.contains(policy), "{format} report lacks '{policy}'");
+        assert!(text.contains(mark), "{format} report lacks '{mark}'");
+    }
+    // The wide CSV of `run --format csv` carries the same.
+    let mut csv = off.clone();
+    csv.extend(["--format", "csv"]);
+    let r = run(&posix.uri(), &csv);
+    let header: Vec<&str> = r.stdout.lines().next().unwrap().split(',').collect();
+    let row: Vec<&str> = r.stdout.lines().nth(1).unwrap().split(',').collect();
+    let col = |name: &str| row[header.iter().position(|h| *h == name).unwrap()];
+    assert_eq!(col("cache"), "disabled");
+    assert!(col("cache_suspect").contains("served from client cache?"));
+
+    // The same opt-out in a workload file, with fio's 0.
+    let dir = tempfile::tempdir().unwrap();
+    let toml = dir.path().join("job.toml");
+    std::fs::write(
+        &toml,
+        "invalidate = 0\n[[job]]\nworkload = \"io\"\nrw = \"read\"\nsize = \"64k\"\n",
+    )
+    .unwrap();
+    let doc = run_ok(&posix, &[toml.to_str().unwrap()]);
+    assert_eq!(read_phase(&doc)["cache"]["policy"], "disabled");
+
+    // No client page cache on mem://: recorded as such, and not flagged.
+    let doc = run_ok(
+        &Target::Mem,
+        &["-w", "files", "--files", "3", "--file-size", "1k", "-j", "1"],
+    );
+    let read = read_phase(&doc);
+    assert_eq!(read["cache"]["policy"], "not_applicable");
+    assert_eq!(read["name"], "read");
+    assert!(read.get("cache_suspect").is_none());
+}
+
+#[test]
+fn drop_caches_needs_root_and_is_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["-w", "io", "--rw", "read", "--size", "64k", "-j", "1", "--drop-caches"];
+    let r = run(dir.path().to_str().unwrap(), &args);
+    if !is_root() {
+        assert_eq!(r.code, Some(2), "{}", r.describe());
+        let lines = r.stderr_lines();
+        assert_eq!(lines.len(), 1, "{}", r.describe());
+        assert!(lines[0].contains("drop_caches needs root"), "{}", r.describe());
+        return;
+    }
+    assert_eq!(r.code, Some(0), "{}", r.describe());
+    let doc = r.result();
+    assert_eq!(doc["config"]["drop_caches"], true);
+    assert_eq!(read_phase(doc)["cache"]["dropped_kernel_caches"], true);
+    assert!(r.stdout.contains("kernel caches dropped"), "{}", r.describe());
+}
+
+/// A tmpfs of `size` mounted on a fresh directory, unmounted when dropped.
+struct Tmpfs(tempfile::TempDir);
+
+impl Tmpfs {
+    fn mount(size: &str) -> Tmpfs {
+        let dir = tempfile::tempdir().unwrap();
+        let st = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(dir.path())
+            .status()
+            .expect("run mount");
+        assert!(st.success(), "mount a {size} tmpfs on {}", dir.path().display());
+        Tmpfs(dir)
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.0.path()).status();
+    }
+}
+
+#[test]
+fn a_layout_that_runs_out_of_space_stops_the_job_naming_enospc() {
+    if !is_root() {
+        eprintln!("skipped: mounting a small tmpfs needs root");
+        return;
+    }
+    let fs = Tmpfs::mount("32m");
+    let target = fs.0.path().to_str().unwrap();
+    let r = run(target, &["-w", "io", "--size", "64m", "-j", "2"]);
+    assert_eq!(r.code, Some(1), "{}", r.describe());
+    let doc = r.result();
+    assert_eq!(doc["status"], "failed");
+    let message = doc["status_message"].as_str().unwrap();
+    assert!(message.contains("ENOSPC"), "{message}");
+    let run_dir = format!("{target}/dfsbench-{}/j0-io/w", doc["run_id"].as_str().unwrap());
+    assert!(message.contains(&run_dir), "the message names the file: {message}");
+    assert!(!message.contains("short_io"), "{message}");
+    let names: Vec<&str> = doc["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["layout"], "no read phase ran after the failed layout");
+    let line = r
+        .stderr_lines()
+        .into_iter()
+        .find(|l| l.contains("ENOSPC"))
+        .unwrap_or_default();
+    assert!(
+        line.contains(&run_dir),
+        "stderr names ENOSPC and the file: {}",
+        r.describe()
+    );
+    assert!(common::run_dirs(fs.0.path()).is_empty(), "the run directory is removed");
+}
+
+#[test]
+fn weak_phases_are_marked_in_the_result_and_every_report() {
+    // 10 files per worker in a few milliseconds: too short and too few operations.
+    let r = run(
+        "mem://",
+        &["-w", "files", "--files", "10", "--file-size", "1k", "-j", "2"],
+    );
+    assert_eq!(r.code, Some(0), "{}", r.describe());
+    let doc = r.result();
+    let write = phase(doc, "write");
+    let reasons: Vec<&str> = write["validity"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert!(reasons.iter().any(|r| r.starts_with("shorter than 1 s")), "{reasons:?}");
+    assert!(reasons.contains(&"fewer than 1000 operations (20)"), "{reasons:?}");
+    assert!(r.stdout.contains("write 1 KiB [weak]"), "{}", r.describe());
+    assert!(
+        r.stdout.contains("[weak] write 1 KiB: shorter than 1 s"),
+        "{}",
+        r.describe()
+    );
+    let file = r.scratch.path().join("result.json");
+    for (format, text) in reports(&file) {
+        let mark = match format.as_str() {
+            "csv" => "weak,2,reasons",
+            "html" => "[weak]</span>",
+            _ => "[weak] |",
+        };
+        assert!(text.contains(mark), "{format} report lacks '{mark}'");
+        if format != "csv" {
+            assert!(
+                text.contains("fewer than 1000 operations (20)"),
+                "{format} report lacks the reason"
+            );
+        }
+    }
+
+    // A time-based phase of 1.5 s with every worker running to the end is sound.
+    let doc = run_ok(
+        &Target::Mem,
+        &[
+            "-w",
+            "io",
+            "--rw",
+            "randread",
+            "--size",
+            "1m",
+            "-j",
+            "2",
+            "--duration",
+            "1500ms",
+        ],
+    );
+    let read = phase(&doc, "randread");
+    assert!(read.get("validity").is_none(), "{}", read["validity"]);
+    assert!(
+        phase(&doc, "layout").get("validity").is_none(),
+        "prepare steps are not judged"
+    );
+}

@@ -1,0 +1,148 @@
+//! Reads must reach the storage: before every measured read phase, each process writes back
+//! and drops the cached pages of the files its workers read and wrote (fio's `invalidate=1`),
+//! and with `--drop-caches` the kernel's caches too. Unmeasured, before the phase starts.
+
+use std::collections::BTreeSet;
+
+use dfsbench_backends::{Client, Storage};
+
+use crate::config::{Job, RunConfig};
+use crate::plan::Phase;
+use crate::result::PhaseCache;
+use crate::runner::Executor;
+use crate::workloads::files_read;
+
+/// Prepare the client's cache for `phase` on this process: `owners` are the global workers
+/// whose files this process's workers read or wrote, `existing` the files per set of every
+/// global worker.
+pub(crate) fn prepare_read<S: Storage>(
+    storage: &S,
+    config: &RunConfig,
+    job_index: usize,
+    job: &Job,
+    phase: &Phase,
+    owners: &BTreeSet<usize>,
+    existing: &[Vec<u64>],
+) -> PhaseCache {
+    if !storage.capabilities().page_cache {
+        return PhaseCache {
+            policy: PhaseCache::NOT_APPLICABLE.into(),
+            ..PhaseCache::default()
+        };
+    }
+    let mut out = PhaseCache {
+        policy: PhaseCache::DISABLED.into(),
+        ..PhaseCache::default()
+    };
+    if config.invalidate {
+        let paths: BTreeSet<String> = owners
+            .iter()
+            .flat_map(|&w| {
+                let files = existing.get(w).map_or(&[][..], Vec::as_slice);
+                files_read(job_index, job, phase, w, files)
+            })
+            .collect();
+        invalidate_all(storage, &paths, &mut out);
+    }
+    if config.drop_caches {
+        match drop_kernel_caches() {
+            Ok(()) => out.dropped_kernel_caches = true,
+            Err(e) => {
+                out.message.get_or_insert(e);
+            }
+        }
+    }
+    out
+}
+
+/// Invalidate every file in `paths` through one client, counting what worked and what failed.
+fn invalidate_all<S: Storage>(storage: &S, paths: &BTreeSet<String>, out: &mut PhaseCache) {
+    out.policy = PhaseCache::INVALIDATED.into();
+    let mut client = match storage.client(1) {
+        Ok(c) => c,
+        Err(e) => {
+            out.policy = PhaseCache::FAILED.into();
+            out.failed = paths.len() as u64;
+            out.message = Some(format!("cannot open a client: {e}"));
+            return;
+        }
+    };
+    Executor::for_backend(storage.capabilities()).block_on(async {
+        for p in paths {
+            match client.invalidate(p).await {
+                Ok(()) => out.files += 1,
+                // A file that is not there has nothing cached (a mix slot whose fill failed).
+                Err(e) if e.kind == "ENOENT" => {}
+                Err(e) => {
+                    out.failed += 1;
+                    out.policy = PhaseCache::FAILED.into();
+                    out.message.get_or_insert_with(|| format!("{p}: {e}"));
+                }
+            }
+        }
+    });
+}
+
+/// Write dirty data back and drop the kernel's page, dentry and inode caches (root only).
+fn drop_kernel_caches() -> Result<(), String> {
+    // SAFETY: sync has no preconditions.
+    unsafe { libc::sync() };
+    std::fs::write("/proc/sys/vm/drop_caches", "3\n")
+        .map_err(|e| format!("cannot drop the kernel's caches (/proc/sys/vm/drop_caches): {e}"))
+}
+
+/// One record for the phase from every process's.
+pub(crate) fn merge(parts: &[PhaseCache]) -> PhaseCache {
+    let Some(first) = parts.first() else {
+        return PhaseCache::default();
+    };
+    let failed = parts.iter().find(|p| p.policy == PhaseCache::FAILED);
+    PhaseCache {
+        policy: failed.unwrap_or(first).policy.clone(),
+        files: parts.iter().map(|p| p.files).sum(),
+        failed: parts.iter().map(|p| p.failed).sum(),
+        dropped_kernel_caches: parts.iter().all(|p| p.dropped_kernel_caches),
+        message: parts.iter().find_map(|p| p.message.clone()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn part(policy: &str, files: u64, failed: u64, message: Option<&str>) -> PhaseCache {
+        PhaseCache {
+            policy: policy.into(),
+            files,
+            failed,
+            dropped_kernel_caches: true,
+            message: message.map(String::from),
+        }
+    }
+
+    #[test]
+    fn one_failing_process_makes_the_phase_failed() {
+        let m = merge(&[
+            part(PhaseCache::INVALIDATED, 3, 0, None),
+            part(PhaseCache::FAILED, 2, 1, Some("w5.dat: EIO")),
+        ]);
+        assert_eq!(m.policy, PhaseCache::FAILED);
+        assert_eq!((m.files, m.failed), (5, 1));
+        assert_eq!(m.message.as_deref(), Some("w5.dat: EIO"));
+        assert!(m.dropped_kernel_caches);
+        assert!(!m.left_warm(), "the kernel's caches were dropped after the failure");
+        let m = merge(&[PhaseCache {
+            dropped_kernel_caches: false,
+            ..part(PhaseCache::FAILED, 0, 1, None)
+        }]);
+        assert!(m.left_warm());
+    }
+
+    #[test]
+    fn dropped_kernel_caches_cool_a_disabled_invalidation() {
+        let mut p = part(PhaseCache::DISABLED, 0, 0, None);
+        assert!(!p.left_warm());
+        p.dropped_kernel_caches = false;
+        assert!(p.left_warm());
+    }
+}
