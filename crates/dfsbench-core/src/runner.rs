@@ -531,7 +531,7 @@ fn run_job<S: Storage>(
                     .collect();
                 let mut result = combine(&phase, job, &parts, ranks, &members, run_start);
                 result.cache = cache.clone();
-                result.validity = validity_reasons(&result);
+                result.validity = marks(&result, caps);
                 let end = phase_end(&parts, &result, &phase, config, total_workers, &run_path);
                 merged = Some(result);
                 serde_json::to_vec(&end).expect("a phase end serializes")
@@ -555,7 +555,7 @@ fn run_job<S: Storage>(
                     if !parts.is_empty() {
                         let mut result = combine(&phase, job, &parts, ranks, &members, run_start);
                         result.cache = cache.clone();
-                        result.validity = validity_reasons(&result);
+                        result.validity = marks(&result, caps);
                         observer.phase_finished(&result);
                         results.push(result);
                     }
@@ -668,6 +668,17 @@ fn phase_end(
         None
     };
     PhaseEnd { stop, existing }
+}
+
+/// Why a phase's figures are weak: the general rules, and on network backends latencies at
+/// the delayed-ACK timeout.
+fn marks(result: &PhaseResult, caps: Capabilities) -> Vec<String> {
+    let mut reasons = validity_reasons(result);
+    if caps.drive != Drive::Blocking {
+        let hist = crate::stats::deserialize(&result.latency.histogram).ok();
+        reasons.extend(hist.as_ref().and_then(crate::stats::delayed_ack_signature));
+    }
+    reasons
 }
 
 /// Why a preparation step stops the job: its most frequent error, with the file it hit.

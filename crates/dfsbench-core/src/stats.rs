@@ -444,6 +444,31 @@ impl<'a> Recorder<'a> {
     }
 }
 
+/// Share of operations at which latencies "cluster at 40 ms" (see [`delayed_ack_signature`]).
+const DELAYED_ACK_SHARE: f64 = 0.2;
+
+/// Whether a phase's latencies cluster at 40 ms, the delayed-ACK timeout of Linux: a small
+/// request or response written in two pieces by a sender that runs Nagle's algorithm waits
+/// for the receiver's delayed ACK (Ceph RGW's frontend without `tcp_nodelay=1` does this to
+/// every small GET). dfsbench's own connections set TCP_NODELAY, so the cause is on the
+/// other side. Returns a reason for the phase's marks, or None.
+pub fn delayed_ack_signature(hist: &Histogram<u64>) -> Option<String> {
+    const MS: u64 = 1_000_000;
+    let total = hist.len();
+    if total < 10 {
+        return None;
+    }
+    let near_40ms = hist.count_between(36 * MS, 48 * MS);
+    let share = near_40ms as f64 / total as f64;
+    (share >= DELAYED_ACK_SHARE).then(|| {
+        format!(
+            "latencies cluster at 40 ms ({:.0}% of operations): Nagle's algorithm meeting delayed ACKs; \
+             dfsbench sets TCP_NODELAY, so check the server (Ceph RGW: tcp_nodelay=1 in rgw frontends)",
+            share * 100.0
+        )
+    })
+}
+
 /// Summarise a histogram, with its serialized form.
 pub fn latency(hist: &Histogram<u64>) -> Latency {
     if hist.is_empty() {
@@ -577,6 +602,28 @@ mod tests {
         assert_eq!(series.ops, [4, 4, 2, 0, 0, 0, 0, 2]);
         assert_eq!(series.bytes, [40, 40, 20, 0, 0, 0, 0, 20]);
         assert_eq!(series.errors, [0, 0, 2, 0, 0, 0, 0, 0]);
+    }
+
+    #[test]
+    fn latencies_at_the_delayed_ack_timeout_are_named() {
+        let ms = 1_000_000;
+        let mut nagle = new_histogram();
+        for i in 0..100u64 {
+            // 60 small GETs held for the delayed ACK, 40 answered at once.
+            nagle
+                .record(if i < 60 { 40 * ms + i * 10_000 } else { 300_000 })
+                .unwrap();
+        }
+        let reason = delayed_ack_signature(&nagle).expect("a 40 ms cluster");
+        assert!(reason.contains("40 ms (60% of operations)"), "{reason}");
+        let mut spread = new_histogram();
+        for i in 1..=100u64 {
+            spread.record(i * ms).unwrap();
+        }
+        assert_eq!(delayed_ack_signature(&spread), None, "1..100 ms puts 13% near 40 ms");
+        let mut few = new_histogram();
+        few.record(40 * ms).unwrap();
+        assert_eq!(delayed_ack_signature(&few), None, "too few operations to tell");
     }
 
     #[test]
