@@ -85,6 +85,8 @@ pub fn execute(
         .map(|id| String::from_utf8_lossy(&id).into_owned())
         .map_err(|lost| StartError(lost.message))?;
     if !is_run_id(&run_id) {
+        // This rank cannot take part: it says why itself.
+        group.break_off();
         let shown: String = run_id.chars().take(40).collect();
         return Err(StartError(format!(
             "rank 0 sent the run id {shown:?}, which is not a run id of this program: run the same dfsbench on every rank"

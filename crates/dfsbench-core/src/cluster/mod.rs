@@ -365,14 +365,14 @@ impl Group {
                 message,
                 parts: Vec::new(),
             };
-            let sent = t.send(0, TAG_ROUND, &mine);
-            if sent.is_err() && t.is_gone(0) {
+            if let Err(e) = t.send(0, TAG_ROUND, &mine) {
                 self.broken = true;
-                return Err(lost(format!("rank 0 exited before {what}")));
-            }
-            if let Err(e) = sent {
-                self.broken = true;
-                return Err(lost(e));
+                // Rank 0's side of the connection says better why it failed.
+                return Err(lost(match t.recv(0, TAG_ROUND, Instant::now()) {
+                    Err(RecvError::Garbled(why)) => format!("rank 0 {why}"),
+                    Err(RecvError::Gone(_)) => format!("rank 0 exited before {what}"),
+                    _ => e,
+                }));
             }
             let r = t.recv(0, TAG_ROUND, Instant::now() + timeout + ROOT_GRACE);
             return r.map_err(|e| {
