@@ -129,6 +129,15 @@ fn a_killed_rank_0_takes_every_rank_with_it_and_leaves_no_files() {
     }
     assert!(left.is_empty(), "ranks {left:?} outlived rank 0 by {BOUND:?}");
     eprintln!("the other ranks were gone {:?} after rank 0", killed.elapsed());
+    let stderr = std::fs::read_to_string(scratch.path().join("stderr")).unwrap();
+    let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 2, "one line per rank left: {stderr}");
+    assert!(
+        lines
+            .iter()
+            .all(|l| l.contains("rank 0 exited before") && !l.contains("rank-timeout")),
+        "{stderr}"
+    );
     assert!(
         target.run_dirs().is_empty(),
         "the ranks left removed the run directory: {:?}",

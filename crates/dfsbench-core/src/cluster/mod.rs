@@ -377,11 +377,15 @@ impl Group {
             let r = t.recv(0, TAG_ROUND, Instant::now() + timeout + ROOT_GRACE);
             return r.map_err(|e| {
                 self.broken = true;
-                lost(format!(
-                    "{} {what} within {} (--rank-timeout)",
-                    describe_short(e, 0, "did not finish"),
-                    humantime::format_duration(timeout + ROOT_GRACE)
-                ))
+                // Only a wait that ran out is about the timeout.
+                let within = match e {
+                    RecvError::Timeout => format!(
+                        " within {} (--rank-timeout)",
+                        humantime::format_duration(timeout + ROOT_GRACE)
+                    ),
+                    _ => String::new(),
+                };
+                lost(format!("{} {what}{within}", describe_short(e, 0, "did not finish")))
             });
         }
         let deadline = Instant::now() + timeout;
