@@ -19,9 +19,60 @@ use crate::result::{
     Verify, WorkerSummary,
 };
 use crate::stats::{
-    add_vec, deserialize, latency, merge_errors, merge_histograms, serialize, PhaseControl, WorkerPhase,
+    add_vec, deserialize, latency, merge_errors, merge_histograms, new_histogram, serialize, PhaseControl, WorkerPhase,
     SERIES_INTERVAL,
 };
+
+/// Cookies of HdrHistogram's V2 format with DEFLATE (what [`serialize`] writes) and of the
+/// plain V2 inside it.
+const V2_DEFLATE_COOKIE: u32 = 0x1c84_9314;
+const V2_COOKIE: u32 = 0x1c84_9313;
+/// The V2 header: cookie, payload length, normalizing offset, digits, low, high, ratio.
+const V2_HEADER: usize = 40;
+
+/// A histogram another rank sent. The V2 header says how much to allocate, and it comes from
+/// the sender: it is checked first (this program's bounds, a payload no longer than such a
+/// histogram can need), so garbage is an error, never an allocation of what it claims, and
+/// merging it cannot fail.
+pub fn peer_histogram(text: &str) -> Result<Histogram<u64>, String> {
+    use base64::Engine as _;
+    use std::io::Read as _;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(text)
+        .map_err(|e| format!("a histogram is not base64: {e}"))?;
+    let be32 = |b: &[u8], at: usize| {
+        b.get(at..at + 4)
+            .map(|s| u32::from_be_bytes(s.try_into().expect("4 bytes")))
+    };
+    let be64 = |b: &[u8], at: usize| {
+        b.get(at..at + 8)
+            .map(|s| u64::from_be_bytes(s.try_into().expect("8 bytes")))
+    };
+    if be32(&bytes, 0) != Some(V2_DEFLATE_COOKIE) {
+        return Err("a histogram is not HdrHistogram V2 with DEFLATE".into());
+    }
+    let mut inner = [0u8; V2_HEADER];
+    flate2::read::ZlibDecoder::new(bytes.get(8..).unwrap_or_default())
+        .read_exact(&mut inner)
+        .map_err(|e| format!("a histogram's header does not inflate: {e}"))?;
+    let want = new_histogram();
+    // The longest encoding of a count is 9 bytes.
+    let most = want.distinct_values() as u64 * 9;
+    let fits = be32(&inner, 0) == Some(V2_COOKIE)
+        && be32(&inner, 4).is_some_and(|n| u64::from(n) <= most)
+        && be32(&inner, 12) == Some(u32::from(want.sigfig()))
+        && be64(&inner, 16) == Some(want.low())
+        && be64(&inner, 24) == Some(want.high());
+    if !fits {
+        return Err(format!(
+            "a histogram has other bounds or length than this program's ({}..{} ns, {} digits)",
+            want.low(),
+            want.high(),
+            want.sigfig()
+        ));
+    }
+    deserialize(text)
+}
 
 #[derive(Debug, Serialize, Deserialize)]
 pub struct ClassPart {
@@ -203,7 +254,7 @@ pub fn combine(
     ranks: usize,
     members: &[Member],
     run_start_s: f64,
-) -> PhaseResult {
+) -> Result<PhaseResult, String> {
     let min = |it: &mut dyn Iterator<Item = f64>| it.fold(f64::INFINITY, f64::min);
     let max = |it: &mut dyn Iterator<Item = f64>| it.fold(f64::NEG_INFINITY, f64::max);
     let start = min(&mut parts.iter().map(|p| p.start_s));
@@ -218,10 +269,10 @@ pub fn combine(
         .map(|p| {
             p.classes
                 .iter()
-                .map(|c| deserialize(&c.hist).expect("a histogram this program serialized"))
+                .map(|c| peer_histogram(&c.hist).map_err(|e| format!("rank {}: {e}", p.rank)))
                 .collect()
         })
-        .collect();
+        .collect::<Result<_, _>>()?;
     let mut kinds = Vec::new();
     for (c, name) in phase.classes.iter().enumerate() {
         let hist = merge_histograms(hists.iter().filter_map(|h| h.get(c)));
@@ -259,15 +310,15 @@ pub fn combine(
 
     let ttfb: Vec<Histogram<u64>> = parts
         .iter()
-        .filter_map(|p| p.ttfb.as_ref())
-        .map(|t| deserialize(t).expect("a histogram this program serialized"))
-        .collect();
+        .filter_map(|p| p.ttfb.as_ref().map(|t| (p.rank, t)))
+        .map(|(r, t)| peer_histogram(t).map_err(|e| format!("rank {r}: {e}")))
+        .collect::<Result<_, _>>()?;
     let ttfb = (!ttfb.is_empty()).then(|| latency(&merge_histograms(&ttfb)));
     let service: Vec<Histogram<u64>> = parts
         .iter()
-        .filter_map(|p| p.service.as_ref())
-        .map(|t| deserialize(t).expect("a histogram this program serialized"))
-        .collect();
+        .filter_map(|p| p.service.as_ref().map(|t| (p.rank, t)))
+        .map(|(r, t)| peer_histogram(t).map_err(|e| format!("rank {r}: {e}")))
+        .collect::<Result<_, _>>()?;
     let rate_result = phase.rate.map(|r| RateResult {
         requested_ops_per_sec: r,
         achieved_ops_per_sec: rate(ops, duration),
@@ -317,7 +368,7 @@ pub fn combine(
     } else {
         (Vec::new(), Vec::new())
     };
-    PhaseResult {
+    Ok(PhaseResult {
         name: phase.name.to_string(),
         label: phase.label.clone(),
         job: phase.job,
@@ -367,10 +418,9 @@ pub fn combine(
         cache: None,
         cache_suspect: Vec::new(),
         validity: Vec::new(),
-    }
+    })
 }
 
-/// Add `from` into `into` interval by interval; the ranks' intervals start at the same barrier.
 /// Per-process and per-host figures of a phase.
 fn breakdown(
     parts: &[RankPart],
@@ -451,4 +501,54 @@ fn breakdown(
         })
         .collect();
     (processes, nodes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use base64::Engine as _;
+    use std::io::Write as _;
+
+    /// A V2 + DEFLATE histogram whose inner header says what the arguments say.
+    fn crafted(payload_len: u32, digits: u32, low: u64, high: u64) -> String {
+        let mut inner = Vec::new();
+        inner.extend_from_slice(&V2_COOKIE.to_be_bytes());
+        inner.extend_from_slice(&payload_len.to_be_bytes());
+        inner.extend_from_slice(&0u32.to_be_bytes());
+        inner.extend_from_slice(&digits.to_be_bytes());
+        inner.extend_from_slice(&low.to_be_bytes());
+        inner.extend_from_slice(&high.to_be_bytes());
+        inner.extend_from_slice(&1.0f64.to_be_bytes());
+        let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+        z.write_all(&inner).unwrap();
+        let z = z.finish().unwrap();
+        let mut out = V2_DEFLATE_COOKIE.to_be_bytes().to_vec();
+        out.extend_from_slice(&(z.len() as u32).to_be_bytes());
+        out.extend_from_slice(&z);
+        base64::engine::general_purpose::STANDARD.encode(out)
+    }
+
+    #[test]
+    fn a_histogram_of_this_program_is_read_back() {
+        let mut h = new_histogram();
+        h.record_n(1500, 7).unwrap();
+        let back = peer_histogram(&serialize(&h)).unwrap();
+        assert_eq!(back.len(), 7);
+        assert_eq!(back.max(), h.max());
+    }
+
+    #[test]
+    fn a_histogram_header_claiming_two_gigabytes_is_refused_before_reading() {
+        let want = new_histogram();
+        let e = peer_histogram(&crafted(0x7fff_ffff, 3, want.low(), want.high())).unwrap_err();
+        assert!(e.contains("other bounds or length"), "{e}");
+        // Bounds a merge could not hold, or that would allocate tens of megabytes.
+        let e = peer_histogram(&crafted(100, 5, 1, u64::MAX / 2)).unwrap_err();
+        assert!(e.contains("other bounds or length"), "{e}");
+        let other = Histogram::<u64>::new_with_bounds(1, u64::MAX / 2, 3).unwrap();
+        assert!(peer_histogram(&serialize(&other)).is_err());
+        for garbage in ["", "!!!", "AAAA", "HIST", &crafted(10, 3, 1, 10)[..12]] {
+            assert!(peer_histogram(garbage).is_err(), "{garbage}");
+        }
+    }
 }

@@ -17,7 +17,7 @@ use dfsbench_backends::{Capabilities, Capability, Client, Drive, Storage};
 
 use serde::{Deserialize, Serialize};
 
-use crate::cluster::{Group, TAG_STONEWALL};
+use crate::cluster::{decode, Group, Member, TAG_STONEWALL};
 use crate::config::{Job, MetaPhase, RunConfig, Workload};
 use crate::host::cpu_sample;
 use crate::load::Stable;
@@ -142,6 +142,7 @@ pub fn run<S: Storage>(
     group: &mut Group,
 ) -> (Vec<PhaseResult>, Status) {
     let run_start = group.clock(Instant::now());
+    group.watch_interrupt(interrupt);
     let mut results = Vec::new();
     for (index, job) in config.jobs.iter().enumerate() {
         let status = run_job(
@@ -264,10 +265,19 @@ pub(crate) fn agree(group: &mut Group, mine: Option<String>, what: &str) -> Opti
 /// What rank 0 tells every rank at the end of a phase.
 #[derive(Serialize, Deserialize, Default)]
 struct PhaseEnd {
-    /// Why the run stops here, if it does: (`interrupted` | `aborted`, message).
+    /// Why the run stops here, if it does: (`interrupted` | `aborted` | `failed`, message).
     stop: Option<(String, String)>,
     /// Files per set of every worker of every rank, by global worker index.
     existing: Vec<Vec<u64>>,
+}
+
+impl PhaseEnd {
+    fn failed(why: String) -> PhaseEnd {
+        PhaseEnd {
+            stop: Some(("failed".into(), why)),
+            existing: Vec::new(),
+        }
+    }
 }
 
 /// Stonewall notices while a phase runs: a rank tells rank 0 when its first worker finished,
@@ -286,10 +296,11 @@ impl StonewallLink {
         m
     }
 
+    /// A notice of this phase; anything else (an old phase's, garbage) is ignored.
     fn decode(&self, m: &[u8]) -> Option<f64> {
         let (seq, t) = m.split_at_checked(8)?;
         let t = f64::from_le_bytes(t.try_into().ok()?);
-        (u64::from_le_bytes(seq.try_into().ok()?) == self.seq).then_some(t)
+        (u64::from_le_bytes(seq.try_into().ok()?) == self.seq && t.is_finite()).then_some(t)
     }
 
     fn poll(&mut self, group: &mut Group, ctl: &PhaseControl) {
@@ -512,7 +523,10 @@ fn run_job<S: Storage>(
                 phase.stable,
                 observer,
                 poll_every,
-                &mut |ctl| link.poll(group, ctl),
+                &mut |ctl| {
+                    link.poll(group, ctl);
+                    group.relay_interrupt();
+                },
             );
             barrier.wait();
             let cpu1 = cpu_sample(watched);
@@ -525,15 +539,20 @@ fn run_job<S: Storage>(
             let mut merged = None;
             let what = format!("phase '{}'", phase.label);
             let round = group.round(mine, &what, |all| {
-                let parts: Vec<RankPart> = all
-                    .iter()
-                    .map(|p| serde_json::from_slice(p).expect("a part from this program"))
-                    .collect();
-                let mut result = combine(&phase, job, &parts, ranks, &members, run_start);
-                result.cache = cache.clone();
-                result.validity = marks(&result, caps);
-                let end = phase_end(&parts, &result, &phase, config, total_workers, &run_path);
-                merged = Some(result);
+                // A part that cannot be read ends the run for every rank, with what the
+                // others measured.
+                let (parts, bad) = decode_parts(&members, &all, &what);
+                let combined = combine(&phase, job, &parts, ranks, &members, run_start).map(|mut result| {
+                    result.cache = cache.clone();
+                    result.validity = marks(&result, caps);
+                    result
+                });
+                let end = match (&combined, bad) {
+                    (Ok(result), None) => phase_end(&parts, result, &phase, config, total_workers, &run_path),
+                    (Err(e), None) => PhaseEnd::failed(e.clone()),
+                    (_, Some(e)) => PhaseEnd::failed(e),
+                };
+                merged = combined.ok().filter(|_| !parts.is_empty());
                 serde_json::to_vec(&end).expect("a phase end serializes")
             });
             // Stonewall notices that crossed the end of the phase.
@@ -542,22 +561,25 @@ fn run_job<S: Storage>(
                     group.drain(r, TAG_STONEWALL);
                 }
             }
-            let end: PhaseEnd = match round {
-                Ok(reply) => serde_json::from_slice(&reply).expect("a phase end from this program"),
+            let end: PhaseEnd = match round.map(|reply| group.decode(0, &format!("the end of {what}"), &reply)) {
+                Ok(Ok(end)) => end,
+                Ok(Err(e)) => {
+                    // Rank 0 cannot be understood: this rank leaves the group.
+                    group.break_off();
+                    status = Status::Failed(e.to_string());
+                    break;
+                }
                 Err(lost) => {
                     // Rank 0 keeps what the ranks that arrived measured.
-                    let parts: Vec<RankPart> = lost
-                        .parts
-                        .iter()
-                        .flatten()
-                        .filter_map(|p| serde_json::from_slice(p).ok())
-                        .collect();
-                    if !parts.is_empty() {
-                        let mut result = combine(&phase, job, &parts, ranks, &members, run_start);
-                        result.cache = cache.clone();
-                        result.validity = marks(&result, caps);
-                        observer.phase_finished(&result);
-                        results.push(result);
+                    let all: Vec<Vec<u8>> = lost.parts.into_iter().flatten().collect();
+                    let (parts, _) = decode_parts(&members, &all, &what);
+                    if let Ok(mut result) = combine(&phase, job, &parts, ranks, &members, run_start) {
+                        if !parts.is_empty() {
+                            result.cache = cache.clone();
+                            result.validity = marks(&result, caps);
+                            observer.phase_finished(&result);
+                            results.push(result);
+                        }
                     }
                     status = Status::Failed(lost.message);
                     break;
@@ -593,6 +615,25 @@ fn run_job<S: Storage>(
         barrier.wait();
         status
     })
+}
+
+/// The parts of a phase as rank 0 received them (its own first), and the first that could not
+/// be read. A rank's part must say it is that rank's.
+fn decode_parts(members: &[Member], all: &[Vec<u8>], what: &str) -> (Vec<RankPart>, Option<String>) {
+    let mut parts = Vec::with_capacity(all.len());
+    let mut bad = None;
+    for (r, bytes) in all.iter().enumerate() {
+        match decode::<RankPart>(members, 0, r, &format!("its part of {what}"), bytes) {
+            Ok(p) if p.rank == r => parts.push(p),
+            Ok(p) => {
+                bad.get_or_insert(format!("rank {r} sent its part of {what} as rank {}", p.rank));
+            }
+            Err(e) => {
+                bad.get_or_insert(e.to_string());
+            }
+        }
+    }
+    (parts, bad)
 }
 
 /// Whose data the workers of a rank read with --shuffle: local worker `w` reads global worker
@@ -769,4 +810,53 @@ fn sample(
 
 fn secs(d: Duration) -> f64 {
     d.as_secs_f64()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn members(n: usize) -> Vec<Member> {
+        (0..n)
+            .map(|rank| Member {
+                rank,
+                host: "h".into(),
+                pid: 1,
+                version: crate::cluster::VERSION.into(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_garbled_part_is_named_and_the_others_are_kept() {
+        let all = vec![b"{}".to_vec(), b"\x00\x01garbage".to_vec()];
+        let (parts, bad) = decode_parts(&members(2), &all, "phase 'write'");
+        assert!(parts.is_empty());
+        let bad = bad.unwrap();
+        assert!(
+            bad.starts_with("rank 0 (dfsbench ") && bad.contains("sent its part of phase 'write' that rank 0"),
+            "{bad}"
+        );
+    }
+
+    #[test]
+    fn a_phase_end_that_is_not_one_is_an_error_not_a_panic() {
+        let g = Group::solo();
+        for garbage in [&b""[..], b"null", b"{\"stop\":7}", b"\xff"] {
+            assert!(g.decode::<PhaseEnd>(0, "the end of phase 'x'", garbage).is_err());
+        }
+        assert!(g
+            .decode::<PhaseEnd>(0, "x", br#"{"stop":null,"existing":[[1,2]]}"#)
+            .is_ok());
+    }
+
+    proptest! {
+        /// Random bytes as parts from three ranks: errors, never a panic.
+        #[test]
+        fn random_parts_never_panic(all in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..64), 3)) {
+            let (parts, bad) = decode_parts(&members(3), &all, "phase 'p'");
+            prop_assert!(parts.len() + usize::from(bad.is_some()) <= 3);
+        }
+    }
 }

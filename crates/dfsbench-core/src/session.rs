@@ -31,6 +31,18 @@ pub fn new_run_id() -> String {
     )
 }
 
+/// True for a run id [`new_run_id`] could have made. Rank 0 sends its id to the other ranks,
+/// which put it into paths: anything else (`../x`, `/`, a megabyte) is refused.
+pub fn is_run_id(id: &str) -> bool {
+    let b = id.as_bytes();
+    b.len() == "20261122-013012-4f2a9c".len()
+        && b.iter().enumerate().all(|(i, c)| match i {
+            8 | 15 => *c == b'-',
+            0..=14 => c.is_ascii_digit(),
+            _ => c.is_ascii_digit() || (b'a'..=b'f').contains(c),
+        })
+}
+
 /// A 32-bit tag of the run id, written into verified data.
 pub fn run_tag(run_id: &str) -> u32 {
     run_id
@@ -72,6 +84,14 @@ pub fn execute(
         .round(run_id.as_bytes().to_vec(), "the start of the run", |all| all[0].clone())
         .map(|id| String::from_utf8_lossy(&id).into_owned())
         .map_err(|lost| StartError(lost.message))?;
+    if !is_run_id(&run_id) {
+        // This rank cannot take part: it says why itself.
+        group.break_off();
+        let shown: String = run_id.chars().take(40).collect();
+        return Err(StartError(format!(
+            "rank 0 sent the run id {shown:?}, which is not a run id of this program: run the same dfsbench on every rank"
+        )));
+    }
     let run_id = run_id.as_str();
     let target = Target::parse(target_uri).map_err(|e| StartError(e.message))?;
     let run_name = format!("{}{run_id}", dfsbench_backends::posix::RUN_PREFIX);
@@ -160,6 +180,11 @@ pub fn execute(
                 warnings.push(format!("could not remove the run directory {}: {e}", info.run_path));
             }
         }
+        // Rank 0 died (SIGKILL, a crash): nobody else will remove the run directory. Every
+        // rank left tries; one of them gets it all.
+        if !config.keep && group.root_gone() {
+            let _ = s.remove_run();
+        }
         let (status_name, status_message) = match &status {
             Status::Complete => ("complete", None),
             Status::Interrupted => ("interrupted", Some("interrupted by the user".to_string())),
@@ -230,5 +255,22 @@ mod tests {
         assert_eq!(a.len(), "20261122-013012-4f2a9c".len());
         assert_ne!(a, b);
         assert_ne!(run_tag(&a), run_tag(&b));
+        assert!(is_run_id(&a));
+    }
+
+    #[test]
+    fn only_run_ids_go_into_paths() {
+        for bad in [
+            "",
+            "../../etc/passwd-xxxxxx",
+            "20261122-013012-4f2a9",
+            "20261122-013012-4f2a9c0",
+            "20261122/013012-4f2a9c",
+            "20261122-013012-4F2A9C",
+            "2026112a-013012-4f2a9c",
+        ] {
+            assert!(!is_run_id(bad), "{bad}");
+        }
+        assert!(is_run_id("20261122-013012-4f2a9c"));
     }
 }

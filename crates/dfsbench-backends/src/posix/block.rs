@@ -11,20 +11,29 @@ use crate::{AlignedBuf, OpError};
 pub const PSYNC_DEPTH: usize = 1;
 
 /// A file opened for block I/O on one of the engines.
+///
+/// The kernel writes into `bufs` until each request's completion is reaped: `Drop` cancels
+/// and reaps every request in flight before any field goes. The fields then drop in
+/// declaration order, ring first, buffers next, file last, so that nothing the ring may
+/// still refer to is freed before it (the order matters only if reaping had to give up, and
+/// then the buffers are leaked instead of freed).
 pub struct PosixBlock {
-    fd: OwnedFd,
-    bufs: Vec<AlignedBuf>,
     engine: Engine,
+    bufs: Vec<AlignedBuf>,
+    fd: OwnedFd,
 }
+
+/// The `user_data` of cancel requests; read and write requests carry their slot.
+const CANCEL: u64 = u64::MAX;
 
 enum Engine {
     Uring {
         ring: Box<IoUring>,
+        /// Slots whose request is submitted (or queued) and not yet reaped.
+        inflight: Vec<bool>,
     },
     /// Synchronous pread/pwrite: `submit` does the I/O, `complete` hands over its result.
-    Psync {
-        done: Option<Completion>,
-    },
+    Psync { done: Option<Completion> },
 }
 
 impl PosixBlock {
@@ -39,9 +48,13 @@ impl PosixBlock {
                         format!("io_uring is not available here ({}): use --ioengine psync", e.message),
                     )
                 })?,
+                inflight: vec![false; depth],
             },
             IoEngine::Auto | IoEngine::Requests => match new_ring(depth) {
-                Ok(ring) => Engine::Uring { ring },
+                Ok(ring) => Engine::Uring {
+                    ring,
+                    inflight: vec![false; depth],
+                },
                 Err(_) => Engine::Psync { done: None },
             },
         };
@@ -50,7 +63,61 @@ impl PosixBlock {
             Engine::Psync { .. } => PSYNC_DEPTH,
         };
         let bufs = (0..slots).map(|_| AlignedBuf::new(opts.block_size)).collect();
-        Ok(PosixBlock { fd, bufs, engine })
+        Ok(PosixBlock { engine, bufs, fd })
+    }
+
+    /// Cancel every request in flight and wait for all their completions. Returns how many
+    /// are still in flight: 0, unless the ring failed.
+    fn cancel_and_reap(&mut self) -> usize {
+        let Engine::Uring { ring, inflight } = &mut self.engine else {
+            return 0;
+        };
+        let left = |inflight: &[bool]| inflight.iter().filter(|f| **f).count();
+        for slot in (0..inflight.len()).filter(|&s| inflight[s]) {
+            let cancel = opcode::AsyncCancel::new(slot as u64).build().user_data(CANCEL);
+            // SAFETY: a cancel request refers to no memory. A full queue is submitted and
+            // retried once; a request that cannot be cancelled still completes, and is
+            // waited for below.
+            if unsafe { ring.submission().push(&cancel) }.is_err() {
+                let _ = ring.submit();
+                let _ = unsafe { ring.submission().push(&cancel) };
+            }
+        }
+        while left(inflight) > 0 {
+            match ring.submit_and_wait(1) {
+                Ok(_) => {}
+                Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
+                Err(_) => break,
+            }
+            for cqe in ring.completion() {
+                if let Some(f) = inflight.get_mut(cqe.user_data() as usize) {
+                    *f = false;
+                }
+            }
+        }
+        left(inflight)
+    }
+}
+
+#[cfg(test)]
+impl PosixBlock {
+    /// Hand queued requests to the kernel without waiting for any.
+    fn engine_submit(&mut self) {
+        if let Engine::Uring { ring, .. } = &mut self.engine {
+            ring.submit().unwrap();
+        }
+    }
+}
+
+impl Drop for PosixBlock {
+    fn drop(&mut self) {
+        let left = self.cancel_and_reap();
+        if left > 0 {
+            // The kernel may still write into them: leak rather than free.
+            std::mem::forget(std::mem::take(&mut self.bufs));
+        }
+        #[cfg(test)]
+        tests::LEFT_AT_DROP.with(|l| l.set(Some(left)));
     }
 }
 
@@ -110,7 +177,7 @@ impl BlockIo for PosixBlock {
         let fd = self.fd.as_raw_fd();
         let buf = &mut self.bufs[slot][..len];
         match &mut self.engine {
-            Engine::Uring { ring } => {
+            Engine::Uring { ring, inflight } => {
                 let ptr = buf.as_mut_ptr();
                 let entry = match op {
                     BlockOp::Read => opcode::Read::new(types::Fd(fd), ptr, len as u32).offset(offset).build(),
@@ -126,6 +193,7 @@ impl BlockIo for PosixBlock {
                     unsafe { ring.submission().push(&entry) }
                         .map_err(|_| OpError::new("EBUSY", "io_uring submission queue is full"))?;
                 }
+                inflight[slot] = true;
                 Ok(())
             }
             Engine::Psync { done } => {
@@ -146,7 +214,7 @@ impl BlockIo for PosixBlock {
 
     async fn complete(&mut self, min: usize, out: &mut Vec<Completion>) -> OpResult<()> {
         match &mut self.engine {
-            Engine::Uring { ring } => {
+            Engine::Uring { ring, inflight } => {
                 loop {
                     match ring.submit_and_wait(min) {
                         Ok(_) => break,
@@ -156,8 +224,12 @@ impl BlockIo for PosixBlock {
                 }
                 for cqe in ring.completion() {
                     let res = cqe.result();
+                    let slot = cqe.user_data() as usize;
+                    if let Some(f) = inflight.get_mut(slot) {
+                        *f = false;
+                    }
                     out.push(Completion {
-                        slot: cqe.user_data() as usize,
+                        slot,
                         result: if res < 0 {
                             Err(OpError::from_errno(-res))
                         } else {
@@ -180,5 +252,87 @@ impl BlockIo for PosixBlock {
             return Err(OpError::last_os_error());
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use std::cell::Cell;
+    use std::os::fd::FromRawFd;
+
+    use super::*;
+
+    thread_local! {
+        /// How many requests were still in flight when a `PosixBlock` of this thread dropped.
+        pub(crate) static LEFT_AT_DROP: Cell<Option<usize>> = const { Cell::new(None) };
+    }
+
+    fn uring(fd: OwnedFd, depth: usize) -> Option<PosixBlock> {
+        let opts = BlockOpts {
+            block_size: 4096,
+            queue_depth: depth,
+            direct: false,
+            create: false,
+            engine: IoEngine::IoUring,
+            random: true,
+        };
+        match PosixBlock::new(fd, opts) {
+            Ok(b) => Some(b),
+            Err(e) => {
+                eprintln!("note: io_uring is not available here ({}): nothing to drop", e.message);
+                None
+            }
+        }
+    }
+
+    fn in_flight(b: &PosixBlock) -> usize {
+        match &b.engine {
+            Engine::Uring { inflight, .. } => inflight.iter().filter(|f| **f).count(),
+            Engine::Psync { .. } => 0,
+        }
+    }
+
+    /// Reads of an empty pipe never complete on their own: dropping the file must cancel
+    /// them and reap their completions before the buffers go.
+    #[test]
+    fn dropping_with_reads_in_flight_cancels_and_reaps_them() {
+        let mut fds = [0; 2];
+        // SAFETY: pipe2 fills two descriptors that this test then owns.
+        assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) }, 0);
+        let (read_end, write_end) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+        let Some(mut block) = uring(read_end, 4) else {
+            return;
+        };
+        for slot in 0..4 {
+            block.submit(slot, BlockOp::Read, 0, 4096).unwrap();
+        }
+        block.engine_submit();
+        assert_eq!(in_flight(&block), 4, "four reads wait for data that never comes");
+        LEFT_AT_DROP.with(|l| l.set(None));
+        drop(block);
+        assert_eq!(
+            LEFT_AT_DROP.with(Cell::get),
+            Some(0),
+            "every read was reaped before the buffers went"
+        );
+        drop(write_end);
+    }
+
+    /// Reads of a file that were submitted and never waited for (the io loop broke out after
+    /// an error) are reaped at drop too.
+    #[test]
+    fn dropping_after_an_early_exit_reaps_file_reads() {
+        let mut file = tempfile::tempfile().unwrap();
+        std::io::Write::write_all(&mut file, &vec![7u8; 64 * 4096]).unwrap();
+        let Some(mut block) = uring(OwnedFd::from(file), 16) else {
+            return;
+        };
+        for slot in 0..16 {
+            block.submit(slot, BlockOp::Read, slot as u64 * 4096, 4096).unwrap();
+        }
+        assert_eq!(in_flight(&block), 16);
+        LEFT_AT_DROP.with(|l| l.set(None));
+        drop(block);
+        assert_eq!(LEFT_AT_DROP.with(Cell::get), Some(0));
     }
 }

@@ -170,7 +170,27 @@ pub fn remove_run_dir(dir: &Path) -> Result<(), OpError> {
         Err(_) => return Err(refuse("it has no .dfsbench-run marker")),
     }
     // remove_dir_all does not follow symbolic links, so nothing outside the run is touched.
-    std::fs::remove_dir_all(dir).map_err(OpError::from)
+    // The marker goes last: when several ranks remove the run at once (rank 0 died and every
+    // rank left cleans up), one that fails on a file another rank made meanwhile leaves the
+    // marker for the one that finishes.
+    let gone_ok = |r: std::io::Result<()>| match r {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(OpError::from(e)),
+        _ => Ok(()),
+    };
+    for entry in std::fs::read_dir(dir).map_err(OpError::from)? {
+        let entry = entry.map_err(OpError::from)?;
+        if entry.file_name() == RUN_MARKER {
+            continue;
+        }
+        let is_dir = entry.file_type().map_err(OpError::from)?.is_dir();
+        gone_ok(if is_dir {
+            std::fs::remove_dir_all(entry.path())
+        } else {
+            std::fs::remove_file(entry.path())
+        })?;
+    }
+    gone_ok(std::fs::remove_file(dir.join(RUN_MARKER)))?;
+    gone_ok(std::fs::remove_dir(dir))
 }
 
 /// The file system type of an open file, for result files.

@@ -11,15 +11,23 @@ pub mod procs;
 #[cfg(feature = "mpi")]
 pub mod mpi;
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use dfsbench_backends::clock::Instant as Clock;
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 /// Message kinds: collective rounds and the stonewall notices sent while a phase runs.
 pub const TAG_ROUND: u8 = 1;
 pub const TAG_STONEWALL: u8 = 2;
 const TAG_SYNC: u8 = 3;
+/// Rank 0 tells every rank that the user interrupted the run.
+const TAG_STOP: u8 = 4;
+/// Every kind of message; anything else is not from this program.
+pub const TAGS: [u8; 4] = [TAG_ROUND, TAG_STONEWALL, TAG_SYNC, TAG_STOP];
+/// This program's version, in every rank's member record.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// Clock exchanges with each rank at join; the shortest round trip sets its offset.
 const SYNC_ROUNDS: usize = 16;
 
@@ -29,6 +37,8 @@ pub enum RecvError {
     Timeout,
     /// The peer is gone (its process exited); says how, when known.
     Gone(String),
+    /// The peer sent bytes that are not a message of this program; says what.
+    Garbled(String),
 }
 
 /// Point-to-point messages between the ranks of a group; rank 0 talks to every rank, the
@@ -44,6 +54,11 @@ pub trait Transport {
     fn recv(&mut self, from: usize, tag: u8, deadline: Instant) -> Result<Vec<u8>, RecvError>;
     /// End every process of the group with `code`.
     fn abort(&mut self, code: i32) -> !;
+    /// True once the connection to `rank` is gone (its process exited); a transport that
+    /// cannot tell says false.
+    fn is_gone(&mut self, _rank: usize) -> bool {
+        false
+    }
 }
 
 /// One process of the run.
@@ -52,6 +67,36 @@ pub struct Member {
     pub rank: usize,
     pub host: String,
     pub pid: u32,
+    /// The dfsbench version the rank runs; empty from versions before it was sent.
+    #[serde(default)]
+    pub version: String,
+}
+
+/// Bytes from another rank that are not the message this program expected.
+#[derive(Debug)]
+pub struct DecodeError {
+    /// What was expected, e.g. `the end of phase 'write 1 KiB'`.
+    pub what: String,
+    pub from: usize,
+    pub from_version: String,
+    /// The rank that could not read it.
+    pub me: usize,
+    pub detail: String,
+}
+
+impl std::fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let theirs = if self.from_version.is_empty() {
+            "an unknown version".to_string()
+        } else {
+            self.from_version.clone()
+        };
+        write!(
+            f,
+            "rank {} (dfsbench {theirs}) sent {} that rank {} (dfsbench {VERSION}) cannot read ({}): run the same dfsbench on every rank",
+            self.from, self.what, self.me, self.detail
+        )
+    }
 }
 
 /// A collective step failed: a rank did not arrive in time or exited.
@@ -73,11 +118,16 @@ pub struct Group {
     /// How long a rank waits for the others at a collective step.
     pub timeout: Duration,
     broken: bool,
+    /// The run's Ctrl-C flag: rank 0 relays it to every rank, which set theirs.
+    interrupt: Option<&'static AtomicBool>,
+    stop_sent: bool,
 }
 
 /// Extra wait of the other ranks for rank 0, so that rank 0 always times out first and writes
 /// the partial result before anyone gives up on it.
 const ROOT_GRACE: Duration = Duration::from_secs(5);
+/// How often rank 0, waiting for the ranks at a round, checks for a Ctrl-C to pass on.
+const RELAY_STEP: Duration = Duration::from_millis(50);
 
 fn this_host() -> String {
     crate::host::host().hostname
@@ -94,10 +144,13 @@ impl Group {
                 rank: 0,
                 host: this_host(),
                 pid: std::process::id(),
+                version: VERSION.into(),
             }],
             origin: Clock::now(),
             timeout: Duration::from_secs(300),
             broken: false,
+            interrupt: None,
+            stop_sent: false,
         }
     }
 
@@ -108,6 +161,7 @@ impl Group {
             rank,
             host: this_host(),
             pid: std::process::id(),
+            version: VERSION.into(),
         };
         let deadline = Instant::now() + timeout;
         let mut origin = Clock::now();
@@ -122,7 +176,7 @@ impl Group {
                 let m = transport
                     .recv(r, TAG_SYNC, deadline)
                     .map_err(|e| describe(e, r, "did not start"))?;
-                let member: Member = serde_json::from_slice(&m).map_err(|e| format!("rank {r}: {e}"))?;
+                let member = member_record(r, &m)?;
                 for _ in 0..SYNC_ROUNDS {
                     transport
                         .recv(r, TAG_SYNC, deadline)
@@ -158,11 +212,26 @@ impl Group {
                 }
             }
             let (_, mid, root_s) = best.expect("SYNC_ROUNDS > 0");
-            origin = mid.checked_sub(Duration::from_secs_f64(root_s)).unwrap_or(mid);
+            let offset = Duration::try_from_secs_f64(root_s)
+                .map_err(|_| format!("rank 0 sent a clock reading of {root_s} s: not from this program"))?;
+            origin = mid.checked_sub(offset).unwrap_or(mid);
             let list = transport
                 .recv(0, TAG_SYNC, deadline)
                 .map_err(|e| describe(e, 0, "did not answer"))?;
-            serde_json::from_slice(&list).map_err(|e| format!("member list: {e}"))?
+            let members: Vec<Member> = serde_json::from_slice(&list)
+                .map_err(|e| format!("rank 0 sent a member list that this dfsbench {VERSION} cannot read ({e}): run the same dfsbench on every rank"))?;
+            if members.len() != size || members.first().is_none_or(|m| m.version != VERSION) {
+                let theirs = members.first().map_or("", |m| m.version.as_str());
+                return Err(format!(
+                    "rank 0 runs dfsbench {}, rank {rank} runs {VERSION}: run the same dfsbench on every rank",
+                    if theirs.is_empty() {
+                        "of an unknown version"
+                    } else {
+                        theirs
+                    }
+                ));
+            }
+            members
         };
         Ok(Group {
             transport: Some(transport),
@@ -172,7 +241,56 @@ impl Group {
             origin,
             timeout,
             broken: false,
+            interrupt: None,
+            stop_sent: false,
         })
+    }
+
+    /// Decode `bytes` that rank `from` sent as `what`: a typed error naming both versions
+    /// instead of a panic.
+    pub fn decode<T: DeserializeOwned>(&self, from: usize, what: &str, bytes: &[u8]) -> Result<T, DecodeError> {
+        decode(&self.members, self.rank, from, what, bytes)
+    }
+
+    /// This rank cannot go on with the group (it could not read rank 0): the run ends for it
+    /// as for a lost rank.
+    pub fn break_off(&mut self) {
+        self.broken = true;
+    }
+
+    /// The flag Ctrl-C sets: rank 0 tells every rank when it is set, the other ranks set it
+    /// when told (or when rank 0 is gone).
+    pub fn watch_interrupt(&mut self, flag: &'static AtomicBool) {
+        self.interrupt = Some(flag);
+    }
+
+    /// Pass a Ctrl-C on: from rank 0 to every rank, once; on the others, into their flag.
+    /// A rank whose rank 0 is gone stops too: nobody is left to collect what it measures.
+    pub fn relay_interrupt(&mut self) {
+        let Some(flag) = self.interrupt else {
+            return;
+        };
+        let Some(t) = self.transport.as_mut() else {
+            return;
+        };
+        if self.rank == 0 {
+            send_stop(t.as_mut(), self.size, flag, &mut self.stop_sent);
+            return;
+        }
+        let now = Instant::now();
+        let mut told = false;
+        while t.recv(0, TAG_STOP, now).is_ok() {
+            told = true;
+        }
+        if told || t.is_gone(0) {
+            flag.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// True on a rank other than 0 once rank 0's process is gone: the run directory has no
+    /// owner left, and this rank cleans it up.
+    pub fn root_gone(&mut self) -> bool {
+        self.rank != 0 && self.transport.as_mut().is_some_and(|t| t.is_gone(0))
     }
 
     pub fn rank(&self) -> usize {
@@ -217,13 +335,15 @@ impl Group {
     }
 
     /// The local instant at common-clock second `s`.
+    /// `s` may come from another rank: a time the clock cannot hold is taken as the origin.
     pub fn instant(&self, s: f64) -> Clock {
+        let Ok(d) = Duration::try_from_secs_f64(s.abs()) else {
+            return self.origin;
+        };
         if s >= 0.0 {
-            self.origin + Duration::from_secs_f64(s)
+            self.origin.checked_add(d).unwrap_or(self.origin)
         } else {
-            self.origin
-                .checked_sub(Duration::from_secs_f64(-s))
-                .unwrap_or(self.origin)
+            self.origin.checked_sub(d).unwrap_or(self.origin)
         }
     }
 
@@ -245,15 +365,27 @@ impl Group {
                 message,
                 parts: Vec::new(),
             };
-            t.send(0, TAG_ROUND, &mine).map_err(lost)?;
+            if let Err(e) = t.send(0, TAG_ROUND, &mine) {
+                self.broken = true;
+                // Rank 0's side of the connection says better why it failed.
+                return Err(lost(match t.recv(0, TAG_ROUND, Instant::now()) {
+                    Err(RecvError::Garbled(why)) => format!("rank 0 {why}"),
+                    Err(RecvError::Gone(_)) => format!("rank 0 exited before {what}"),
+                    _ => e,
+                }));
+            }
             let r = t.recv(0, TAG_ROUND, Instant::now() + timeout + ROOT_GRACE);
             return r.map_err(|e| {
                 self.broken = true;
-                lost(format!(
-                    "{} {what} within {} (--rank-timeout)",
-                    describe_short(e, 0, "did not finish"),
-                    humantime::format_duration(timeout + ROOT_GRACE)
-                ))
+                // Only a wait that ran out is about the timeout.
+                let within = match e {
+                    RecvError::Timeout => format!(
+                        " within {} (--rank-timeout)",
+                        humantime::format_duration(timeout + ROOT_GRACE)
+                    ),
+                    _ => String::new(),
+                };
+                lost(format!("{} {what}{within}", describe_short(e, 0, "did not finish")))
             });
         }
         let deadline = Instant::now() + timeout;
@@ -261,7 +393,19 @@ impl Group {
         let mut missing = Vec::new();
         let mut late = false;
         for r in 1..self.size {
-            match t.recv(r, TAG_ROUND, deadline) {
+            // Waits in short steps, so that a Ctrl-C while rank 0 waits reaches every rank.
+            let got = loop {
+                let step = deadline.min(Instant::now() + RELAY_STEP);
+                match t.recv(r, TAG_ROUND, step) {
+                    Err(RecvError::Timeout) if Instant::now() < deadline => {
+                        if let Some(flag) = self.interrupt {
+                            send_stop(t.as_mut(), self.size, flag, &mut self.stop_sent);
+                        }
+                    }
+                    got => break got,
+                }
+            };
+            match got {
                 Ok(p) => parts.push(Some(p)),
                 Err(e) => {
                     late |= matches!(e, RecvError::Timeout);
@@ -332,10 +476,40 @@ impl Group {
     }
 }
 
+/// Decode `bytes` that rank `from` of `members` sent to rank `me` as `what`.
+pub fn decode<T: DeserializeOwned>(
+    members: &[Member],
+    me: usize,
+    from: usize,
+    what: &str,
+    bytes: &[u8],
+) -> Result<T, DecodeError> {
+    serde_json::from_slice(bytes).map_err(|e| DecodeError {
+        what: what.to_string(),
+        from,
+        from_version: members.get(from).map(|m| m.version.clone()).unwrap_or_default(),
+        me,
+        detail: e.to_string(),
+    })
+}
+
+/// Rank 0: once `flag` is set, tell every other rank to stop (once).
+fn send_stop(t: &mut dyn Transport, size: usize, flag: &AtomicBool, sent: &mut bool) {
+    if *sent || !flag.load(Ordering::Relaxed) {
+        return;
+    }
+    *sent = true;
+    for r in 1..size {
+        // A lost rank shows up at the next round, with a better message.
+        let _ = t.send(r, TAG_STOP, &[]);
+    }
+}
+
 fn describe(e: RecvError, rank: usize, what: &str) -> String {
     match e {
         RecvError::Timeout => format!("rank {rank} {what} in time (--rank-timeout)"),
         RecvError::Gone(how) => format!("rank {rank} {how}"),
+        RecvError::Garbled(what) => format!("rank {rank} {what}"),
     }
 }
 
@@ -343,6 +517,7 @@ fn describe_short(e: RecvError, rank: usize, what: &str) -> String {
     match e {
         RecvError::Timeout => format!("rank {rank} {what}"),
         RecvError::Gone(how) => format!("rank {rank} {how} before it finished"),
+        RecvError::Garbled(what) => format!("rank {rank} {what} before it finished"),
     }
 }
 
@@ -354,6 +529,35 @@ fn describe_member(members: &[Member], rank: usize, e: RecvError) -> String {
     match e {
         RecvError::Timeout => format!("{who} did not finish"),
         RecvError::Gone(how) => format!("{who} {how} before it finished"),
+        RecvError::Garbled(what) => format!("{who} {what} before it finished"),
+    }
+}
+
+/// Rank 0's reading of rank `r`'s member record: a rank of another version is named with its
+/// version.
+fn member_record(r: usize, bytes: &[u8]) -> Result<Member, String> {
+    let other = |theirs: &str| {
+        format!("rank {r} runs dfsbench {theirs}, rank 0 runs {VERSION}: run the same dfsbench on every rank")
+    };
+    match serde_json::from_slice::<Member>(bytes) {
+        Ok(m) if m.version == VERSION && m.rank == r => Ok(m),
+        Ok(m) if m.version != VERSION => Err(other(if m.version.is_empty() {
+            "of an unknown version"
+        } else {
+            &m.version
+        })),
+        Ok(m) => Err(format!("rank {r} says it is rank {}: not a rank of this run", m.rank)),
+        Err(e) => {
+            let version = serde_json::from_slice::<serde_json::Value>(bytes)
+                .ok()
+                .and_then(|v| v["version"].as_str().map(String::from));
+            match version {
+                Some(v) if v != VERSION => Err(other(&v)),
+                _ => Err(format!(
+                    "rank {r} sent a member record that dfsbench {VERSION} cannot read ({e}): run the same dfsbench on every rank"
+                )),
+            }
+        }
     }
 }
 
@@ -379,9 +583,58 @@ mod tests {
                 rank,
                 host: h.to_string(),
                 pid: 1,
+                version: VERSION.into(),
             })
             .collect();
         g
+    }
+
+    #[test]
+    fn a_garbled_message_names_both_versions() {
+        let mut g = group(&["a", "b"]);
+        g.members[1].version = "0.0.9".into();
+        let e = g
+            .decode::<Member>(1, "its part of phase 'write'", b"\x00garbage")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("rank 1 (dfsbench 0.0.9) sent its part of phase 'write' that rank 0")
+                && e.contains(&format!("(dfsbench {VERSION}) cannot read"))
+                && e.ends_with("run the same dfsbench on every rank"),
+            "{e}"
+        );
+        g.members[1].version.clear();
+        let e = g.decode::<Member>(1, "x", b"[]").unwrap_err().to_string();
+        assert!(e.contains("dfsbench an unknown version"), "{e}");
+    }
+
+    #[test]
+    fn a_member_of_another_version_is_named() {
+        let e = member_record(2, br#"{"rank":2,"host":"h","pid":1,"version":"9.9.9"}"#).unwrap_err();
+        assert_eq!(
+            e,
+            format!("rank 2 runs dfsbench 9.9.9, rank 0 runs {VERSION}: run the same dfsbench on every rank")
+        );
+        let e = member_record(2, br#"{"rank":"two","version":"9.9.9"}"#).unwrap_err();
+        assert!(e.contains("runs dfsbench 9.9.9"), "{e}");
+        let e = member_record(2, br#"{"rank":2,"host":"h","pid":1}"#).unwrap_err();
+        assert!(e.contains("of an unknown version"), "{e}");
+        let e = member_record(2, b"\xff\xfe").unwrap_err();
+        assert!(e.contains("cannot read"), "{e}");
+        let m = format!(r#"{{"rank":2,"host":"h","pid":1,"version":"{VERSION}"}}"#);
+        assert!(member_record(2, m.as_bytes()).is_ok());
+        assert!(member_record(3, m.as_bytes())
+            .unwrap_err()
+            .contains("says it is rank 2"));
+    }
+
+    #[test]
+    fn times_from_another_rank_that_the_clock_cannot_hold_do_not_panic() {
+        let g = group(&["a"]);
+        for s in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 1e300, -1e300, 1.8e19] {
+            let _ = g.instant(s);
+        }
+        assert!(g.instant(1.0) > g.instant(0.0));
     }
 
     #[test]

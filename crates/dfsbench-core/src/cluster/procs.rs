@@ -3,21 +3,107 @@
 //! made in a fresh private directory. Frames are `[tag u8][length u64 LE][bytes]`; a reader
 //! thread per peer turns them (and a closed connection) into channel messages, so a waiting
 //! rank sees a dead peer at once and a hung one at its deadline.
+//!
+//! The bytes come from another process: a frame is checked (known tag, at most [`MAX_FRAME`]
+//! bytes) before anything is allocated for it, and one that fails ends that peer's connection
+//! with the reason instead of a panic. A child dies with its parent: it gets SIGTERM when
+//! the parent exits (PR_SET_PDEATHSIG), which stops it as Ctrl-C does.
 
 use std::io::{Read, Write};
+use std::os::unix::fs::DirBuilderExt;
 use std::os::unix::net::{UnixListener, UnixStream};
+use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use super::{RecvError, Transport};
+use super::{RecvError, Transport, TAGS};
 
 /// Names the child's place in the group: `rank:size:socket path`.
 pub const ENV: &str = "DFSBENCH_PROCS_CHILD";
 
+/// The largest message a rank sends is a phase part (histograms, per-second series, one entry
+/// per worker): megabytes for days-long phases of thousands of workers. A larger frame is
+/// not from this program.
+pub const MAX_FRAME: u64 = 256 << 20;
+
+/// The most processes `--procs` starts on one machine.
+pub const MAX_PROCS: usize = 4096;
+
+/// Why a peer's bytes could not be read as frames.
+#[derive(Debug, PartialEq, Eq)]
+pub enum FrameError {
+    /// The connection closed between frames.
+    Closed,
+    /// The connection closed (or failed) inside a frame.
+    Truncated,
+    TooLarge(u64),
+    UnknownTag(u8),
+}
+
+impl std::fmt::Display for FrameError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FrameError::Closed => write!(f, "closed its connection"),
+            FrameError::Truncated => write!(f, "closed its connection in the middle of a message"),
+            FrameError::TooLarge(n) => write!(
+                f,
+                "sent a message of {n} bytes, more than the {} MiB limit (not a message of this program)",
+                MAX_FRAME >> 20
+            ),
+            FrameError::UnknownTag(t) => {
+                write!(f, "sent a message of unknown kind {t} (not a message of this program)")
+            }
+        }
+    }
+}
+
+/// Read one frame. Memory grows with the bytes that arrive, never with the length a header
+/// claims.
+pub fn read_frame(r: &mut impl Read) -> Result<(u8, Vec<u8>), FrameError> {
+    let mut head = [0u8; 9];
+    let mut got = 0;
+    while got < head.len() {
+        match r.read(&mut head[got..]) {
+            Ok(0) if got == 0 => return Err(FrameError::Closed),
+            Ok(0) => return Err(FrameError::Truncated),
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) if got == 0 => return Err(FrameError::Closed),
+            Err(_) => return Err(FrameError::Truncated),
+        }
+    }
+    let tag = head[0];
+    if !TAGS.contains(&tag) {
+        return Err(FrameError::UnknownTag(tag));
+    }
+    let mut len = [0u8; 8];
+    len.copy_from_slice(&head[1..]);
+    let len = u64::from_le_bytes(len);
+    if len > MAX_FRAME {
+        return Err(FrameError::TooLarge(len));
+    }
+    let mut data = Vec::new();
+    match r.take(len).read_to_end(&mut data) {
+        Ok(n) if n as u64 == len => Ok((tag, data)),
+        _ => Err(FrameError::Truncated),
+    }
+}
+
+/// The bytes of one frame, as [`read_frame`] reads them.
+pub fn frame(tag: u8, data: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(9 + data.len());
+    out.push(tag);
+    out.extend_from_slice(&(data.len() as u64).to_le_bytes());
+    out.extend_from_slice(data);
+    out
+}
+
 enum Event {
     Msg(u8, Vec<u8>),
     Closed,
+    /// The peer sent what is not a frame of this program; its connection is dropped.
+    Garbled(String),
 }
 
 pub struct Procs {
@@ -28,6 +114,8 @@ pub struct Procs {
     rx: mpsc::Receiver<(usize, Event)>,
     pending: Vec<(usize, u8, Vec<u8>)>,
     closed: Vec<bool>,
+    /// Why a peer's connection was dropped, when it sent garbage.
+    garbled: Vec<Option<String>>,
     children: Vec<Child>,
     /// The private directory of the socket, removed when the group is complete.
     dir: Option<tempdir::Dir>,
@@ -43,50 +131,104 @@ mod tempdir {
     }
 }
 
-fn reader(rank: usize, mut stream: UnixStream, tx: mpsc::Sender<(usize, Event)>) {
+fn reader(rank: usize, mut stream: UnixStream, tx: mpsc::Sender<(usize, Event)>) -> Result<(), String> {
     std::thread::Builder::new()
         .name(format!("dfsbench-peer{rank}"))
         .spawn(move || loop {
-            let mut head = [0u8; 9];
-            if stream.read_exact(&mut head).is_err() {
-                let _ = tx.send((rank, Event::Closed));
-                return;
-            }
-            let len = u64::from_le_bytes(head[1..].try_into().expect("8 bytes")) as usize;
-            let mut data = vec![0u8; len];
-            if stream.read_exact(&mut data).is_err() {
-                let _ = tx.send((rank, Event::Closed));
-                return;
-            }
-            if tx.send((rank, Event::Msg(head[0], data))).is_err() {
+            let event = match read_frame(&mut stream) {
+                Ok((tag, data)) => Event::Msg(tag, data),
+                Err(FrameError::Closed) => Event::Closed,
+                Err(e) => {
+                    // The stream is out of step: nothing after this can be trusted.
+                    let _ = stream.shutdown(std::net::Shutdown::Both);
+                    Event::Garbled(e.to_string())
+                }
+            };
+            let last = !matches!(event, Event::Msg(..));
+            if tx.send((rank, event)).is_err() || last {
                 return;
             }
         })
-        .expect("spawning a socket reader");
+        .map(drop)
+        .map_err(|e| format!("cannot start a thread to read from rank {rank}: {e}"))
+}
+
+/// Prepare a child of `--procs`: it gets SIGTERM when this process dies, and blocks the
+/// signals that stop a run until it has installed its handler for them (an early Ctrl-C then
+/// waits for the handler instead of killing the child half started).
+fn die_with_parent(cmd: &mut Command) {
+    // SAFETY: getpid is async-signal-safe; the pre_exec closure calls only prctl, getppid,
+    // sigemptyset, sigaddset and sigprocmask, which are async-signal-safe too.
+    let parent = unsafe { libc::getpid() };
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // The parent may have died before prctl: then nobody would signal us.
+            if libc::getppid() != parent {
+                return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
+            }
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            for s in STOP_SIGNALS {
+                libc::sigaddset(&mut set, s);
+            }
+            libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+            Ok(())
+        });
+    }
+}
+
+/// The signals that stop a run as Ctrl-C does; a `--procs` child starts with them blocked.
+pub const STOP_SIGNALS: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+
+/// Unblock [`STOP_SIGNALS`], once their handler is installed.
+pub fn unblock_stop_signals() {
+    // SAFETY: plain signal mask calls on a zeroed set.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for s in STOP_SIGNALS {
+            libc::sigaddset(&mut set, s);
+        }
+        libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+    }
+}
+
+/// A fresh directory only this user can enter (0700), and the socket path in it.
+fn private_dir() -> Result<(tempdir::Dir, std::path::PathBuf), String> {
+    let dir = std::env::temp_dir().join(format!(
+        "dfsbench-procs-{}-{:08x}",
+        std::process::id(),
+        rand::random::<u32>()
+    ));
+    // create, not create_all: an existing path (a planted symlink) is an error, not reused.
+    std::fs::DirBuilder::new()
+        .mode(0o700)
+        .create(&dir)
+        .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let path = dir.join("group.sock");
+    Ok((tempdir::Dir(dir), path))
 }
 
 impl Procs {
     /// Rank 0: start `size - 1` copies of this program with the same arguments and wait until
     /// each connected.
     pub fn spawn(size: usize, timeout: Duration) -> Result<Procs, String> {
-        let dir = std::env::temp_dir().join(format!(
-            "dfsbench-procs-{}-{:08x}",
-            std::process::id(),
-            rand::random::<u32>()
-        ));
-        std::fs::create_dir(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-        let dir = tempdir::Dir(dir);
-        let path = dir.0.join("group.sock");
+        let (dir, path) = private_dir()?;
         let listener = UnixListener::bind(&path).map_err(|e| format!("cannot listen on {}: {e}", path.display()))?;
         let exe = std::env::current_exe().map_err(|e| format!("cannot find this program to start --procs: {e}"))?;
         let (tx, rx) = mpsc::channel();
         let mut children = Vec::with_capacity(size - 1);
         for r in 1..size {
-            let child = Command::new(&exe)
-                .args(std::env::args_os().skip(1))
+            let mut cmd = Command::new(&exe);
+            cmd.args(std::env::args_os().skip(1))
                 .env(ENV, format!("{r}:{size}:{}", path.display()))
                 .stdin(Stdio::null())
-                .stdout(Stdio::null())
+                .stdout(Stdio::null());
+            die_with_parent(&mut cmd);
+            let child = cmd
                 .spawn()
                 .map_err(|e| format!("cannot start process {r} of --procs: {e}"))?;
             children.push(child);
@@ -99,6 +241,11 @@ impl Procs {
             match listener.accept() {
                 Ok((mut s, _)) => {
                     s.set_nonblocking(false).map_err(|e| e.to_string())?;
+                    // Whoever connected must say its rank before the deadline.
+                    let left = deadline
+                        .saturating_duration_since(Instant::now())
+                        .max(Duration::from_millis(1));
+                    s.set_read_timeout(Some(left)).map_err(|e| e.to_string())?;
                     let mut rank = [0u8; 8];
                     s.read_exact(&mut rank)
                         .map_err(|e| format!("a child did not say its rank: {e}"))?;
@@ -106,7 +253,8 @@ impl Procs {
                     if rank == 0 || rank >= size || peers[rank].is_some() {
                         return Err(format!("a child claimed rank {rank}"));
                     }
-                    reader(rank, s.try_clone().map_err(|e| e.to_string())?, tx.clone());
+                    s.set_read_timeout(None).map_err(|e| e.to_string())?;
+                    reader(rank, s.try_clone().map_err(|e| e.to_string())?, tx.clone())?;
                     peers[rank] = Some(s);
                     joined += 1;
                 }
@@ -131,6 +279,7 @@ impl Procs {
             rx,
             pending: Vec::new(),
             closed: vec![false; size],
+            garbled: vec![None; size],
             children,
             dir: Some(dir),
         })
@@ -148,10 +297,13 @@ impl Procs {
         let rank: usize = it.next().and_then(|r| r.parse().ok()).ok_or_else(bad)?;
         let size: usize = it.next().and_then(|s| s.parse().ok()).ok_or_else(bad)?;
         let path = it.next().ok_or_else(bad)?;
+        if rank == 0 || rank >= size || size > MAX_PROCS {
+            return Err(bad());
+        }
         let mut s = UnixStream::connect(path).map_err(|e| format!("cannot reach the parent at {path}: {e}"))?;
         s.write_all(&(rank as u64).to_le_bytes()).map_err(|e| e.to_string())?;
         let (tx, rx) = mpsc::channel();
-        reader(0, s.try_clone().map_err(|e| e.to_string())?, tx);
+        reader(0, s.try_clone().map_err(|e| e.to_string())?, tx)?;
         let mut peers: Vec<Option<UnixStream>> = (0..size).map(|_| None).collect();
         peers[0] = Some(s);
         Ok(Procs {
@@ -161,6 +313,7 @@ impl Procs {
             rx,
             pending: Vec::new(),
             closed: vec![false; size],
+            garbled: vec![None; size],
             children: Vec::new(),
             dir: None,
         })
@@ -168,6 +321,9 @@ impl Procs {
 
     /// How peer `rank` ended, for the message.
     fn how_gone(&mut self, rank: usize) -> String {
+        if let Some(why) = &self.garbled[rank] {
+            return why.clone();
+        }
         if self.rank == 0 {
             if let Some(c) = self.children.get_mut(rank - 1) {
                 let pid = c.id();
@@ -182,6 +338,15 @@ impl Procs {
             }
         }
         "exited".into()
+    }
+}
+
+impl Procs {
+    fn note_end(&mut self, rank: usize, event: Event) {
+        self.closed[rank] = true;
+        if let Event::Garbled(why) = event {
+            self.garbled[rank] = Some(why);
+        }
     }
 }
 
@@ -202,11 +367,7 @@ impl Transport for Procs {
         let s = self.peers[to]
             .as_mut()
             .ok_or_else(|| format!("rank {} cannot send to rank {to}", self.rank))?;
-        let mut head = [0u8; 9];
-        head[0] = tag;
-        head[1..].copy_from_slice(&(data.len() as u64).to_le_bytes());
-        s.write_all(&head)
-            .and_then(|_| s.write_all(data))
+        s.write_all(&frame(tag, data))
             .map_err(|e| format!("cannot send to rank {to}: {e}"))
     }
 
@@ -216,16 +377,29 @@ impl Transport for Procs {
         }
         loop {
             if self.closed[from] {
-                return Err(RecvError::Gone(self.how_gone(from)));
+                return Err(match self.garbled[from].clone() {
+                    Some(why) => RecvError::Garbled(why),
+                    None => RecvError::Gone(self.how_gone(from)),
+                });
             }
             let wait = deadline.saturating_duration_since(Instant::now());
             match self.rx.recv_timeout(wait) {
                 Ok((f, Event::Msg(t, data))) if f == from && t == tag => return Ok(data),
                 Ok((f, Event::Msg(t, data))) => self.pending.push((f, t, data)),
-                Ok((f, Event::Closed)) => self.closed[f] = true,
+                Ok((f, event)) => self.note_end(f, event),
                 Err(_) => return Err(RecvError::Timeout),
             }
         }
+    }
+
+    fn is_gone(&mut self, rank: usize) -> bool {
+        while let Ok((f, event)) = self.rx.try_recv() {
+            match event {
+                Event::Msg(t, data) => self.pending.push((f, t, data)),
+                end => self.note_end(f, end),
+            }
+        }
+        self.closed.get(rank).copied().unwrap_or(true)
     }
 
     fn abort(&mut self, code: i32) -> ! {
@@ -240,7 +414,9 @@ impl Transport for Procs {
 impl Drop for Procs {
     fn drop(&mut self) {
         // Children end after the last round; reap them so none is left behind, and stop any
-        // that still waits for a round that will not come (rank 0 failed before it).
+        // that still waits for a round that will not come (rank 0 failed before it): closing
+        // the connections first tells them at once.
+        self.peers.clear();
         let deadline = Instant::now() + Duration::from_secs(10);
         for c in &mut self.children {
             while matches!(c.try_wait(), Ok(None)) && Instant::now() < deadline {
@@ -250,6 +426,103 @@ impl Drop for Procs {
                 let _ = c.kill();
             }
             let _ = c.wait();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::TAG_ROUND;
+    use proptest::prelude::*;
+
+    fn read_all(mut bytes: &[u8]) -> (Vec<(u8, Vec<u8>)>, FrameError) {
+        let mut frames = Vec::new();
+        loop {
+            match read_frame(&mut bytes) {
+                Ok(f) => frames.push(f),
+                Err(e) => return (frames, e),
+            }
+        }
+    }
+
+    #[test]
+    fn a_header_claiming_2_62_bytes_is_refused_before_any_allocation() {
+        let mut bytes = vec![TAG_ROUND];
+        bytes.extend_from_slice(&(1u64 << 62).to_le_bytes());
+        assert_eq!(read_all(&bytes).1, FrameError::TooLarge(1 << 62));
+        let e = FrameError::TooLarge(1 << 62).to_string();
+        assert!(e.contains("4611686018427387904 bytes") && e.contains("256 MiB"), "{e}");
+    }
+
+    #[test]
+    fn a_frame_shorter_than_its_header_says_is_truncated() {
+        // 200 MiB claimed (under the cap), 3 bytes sent: the reader holds 3 bytes, not 200 MiB.
+        let mut bytes = vec![TAG_ROUND];
+        bytes.extend_from_slice(&(200u64 << 20).to_le_bytes());
+        bytes.extend_from_slice(b"abc");
+        assert_eq!(read_all(&bytes).1, FrameError::Truncated);
+        assert_eq!(read_all(&bytes[..5]).1, FrameError::Truncated);
+        assert_eq!(read_all(&[]).1, FrameError::Closed);
+    }
+
+    #[test]
+    fn an_unknown_kind_of_message_is_refused() {
+        let (frames, e) = read_all(&frame(99, b"{}"));
+        assert!(frames.is_empty());
+        assert_eq!(e, FrameError::UnknownTag(99));
+    }
+
+    #[test]
+    fn the_socket_directory_is_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let (dir, _) = private_dir().unwrap();
+        let mode = std::fs::metadata(&dir.0).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o700, "{mode:o}");
+    }
+
+    #[test]
+    fn a_child_refuses_a_place_that_is_not_in_the_group() {
+        for spec in ["0:2:/nonexistent", "2:2:/nonexistent", "1:99999:/x", "a:2:/x", "1:2"] {
+            let e = Procs::child(spec).err().expect(spec);
+            assert!(e.contains("expected rank:size:socket"), "{spec}: {e}");
+        }
+    }
+
+    proptest! {
+        /// Any bytes a peer sends are frames, or one error: never a panic, never a frame of
+        /// an unknown kind or over the limit.
+        #[test]
+        fn random_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..256)) {
+            let (frames, _) = read_all(&bytes);
+            for (tag, data) in frames {
+                prop_assert!(TAGS.contains(&tag));
+                prop_assert!(data.len() as u64 <= MAX_FRAME);
+            }
+        }
+
+        /// Random headers (any tag, any length) followed by a few bytes.
+        #[test]
+        fn random_headers_never_allocate_what_they_claim(tag in any::<u8>(), len in any::<u64>(), tail in proptest::collection::vec(any::<u8>(), 0..64)) {
+            let mut bytes = vec![tag];
+            bytes.extend_from_slice(&len.to_le_bytes());
+            bytes.extend_from_slice(&tail);
+            let mut r = bytes.as_slice();
+            match read_frame(&mut r) {
+                Ok((t, data)) => prop_assert!(t == tag && data.len() as u64 == len && len <= tail.len() as u64),
+                Err(FrameError::TooLarge(n)) => prop_assert!(n == len && len > MAX_FRAME),
+                Err(FrameError::UnknownTag(t)) => prop_assert!(t == tag && !TAGS.contains(&tag)),
+                Err(e) => prop_assert_eq!(e, FrameError::Truncated),
+            }
+        }
+
+        /// What a rank sends is what the other reads.
+        #[test]
+        fn frames_round_trip(msgs in proptest::collection::vec((proptest::sample::select(TAGS.to_vec()), proptest::collection::vec(any::<u8>(), 0..512)), 0..8)) {
+            let bytes: Vec<u8> = msgs.iter().flat_map(|(t, d)| frame(*t, d)).collect();
+            let (frames, end) = read_all(&bytes);
+            prop_assert_eq!(frames, msgs);
+            prop_assert_eq!(end, FrameError::Closed);
         }
     }
 }

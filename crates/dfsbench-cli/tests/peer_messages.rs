@@ -1,0 +1,192 @@
+//! A rank that gets garbage from rank 0 says so in one line and exits; it never panics nor
+//! hangs. The test plays rank 0 of a `--procs 2` run over the group's socket, speaking the
+//! protocol until the point where it sends something wrong.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::Target;
+
+const TAG_ROUND: u8 = 1;
+const TAG_SYNC: u8 = 3;
+const BOUND: Duration = Duration::from_secs(30);
+
+fn send(s: &mut UnixStream, tag: u8, data: &[u8]) {
+    let mut f = vec![tag];
+    f.extend_from_slice(&(data.len() as u64).to_le_bytes());
+    f.extend_from_slice(data);
+    s.write_all(&f).unwrap();
+}
+
+fn recv(s: &mut UnixStream) -> (u8, Vec<u8>) {
+    let mut head = [0u8; 9];
+    s.read_exact(&mut head).unwrap();
+    let mut data = vec![0u8; u64::from_le_bytes(head[1..].try_into().unwrap()) as usize];
+    s.read_exact(&mut data).unwrap();
+    (head[0], data)
+}
+
+/// Rank 1 of a run whose rank 0 is this test, joined: the stream to it, and the process.
+struct FakeRoot {
+    stream: UnixStream,
+    child: Child,
+    _dir: tempfile::TempDir,
+}
+
+fn join(target: &Target) -> FakeRoot {
+    let dir = tempfile::tempdir().unwrap();
+    let sock = dir.path().join("group.sock");
+    let listener = UnixListener::bind(&sock).unwrap();
+    let child = Command::new(common::bin())
+        .args([
+            "run",
+            "-t",
+            &target.uri(),
+            "-q",
+            "-w",
+            "files",
+            "--files",
+            "8",
+            "--file-size",
+            "1k",
+        ])
+        .args(["-j", "1", "--rank-timeout", "60s"])
+        .env("DFSBENCH_PROCS_CHILD", format!("1:2:{}", sock.display()))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (mut stream, _) = listener.accept().unwrap();
+    stream.set_read_timeout(Some(BOUND)).unwrap();
+    let mut rank = [0u8; 8];
+    stream.read_exact(&mut rank).unwrap();
+    assert_eq!(u64::from_le_bytes(rank), 1);
+    send(&mut stream, TAG_SYNC, &[]);
+    let (_, member) = recv(&mut stream);
+    let member: serde_json::Value = serde_json::from_slice(&member).unwrap();
+    assert_eq!(
+        member["version"],
+        env!("CARGO_PKG_VERSION"),
+        "the member record names its version"
+    );
+    for _ in 0..16 {
+        recv(&mut stream);
+        send(&mut stream, TAG_SYNC, &0.0f64.to_le_bytes());
+    }
+    let me = serde_json::json!({"rank": 0, "host": "fake", "pid": 1, "version": env!("CARGO_PKG_VERSION")});
+    send(&mut stream, TAG_SYNC, &serde_json::to_vec(&[me, member]).unwrap());
+    FakeRoot {
+        stream,
+        child,
+        _dir: dir,
+    }
+}
+
+impl FakeRoot {
+    /// Answer the rank's next round with `reply`; what the rank sent.
+    fn round(&mut self, reply: &[u8]) -> Vec<u8> {
+        // Stonewall notices (tag 2) come while a phase runs.
+        let data = loop {
+            match recv(&mut self.stream) {
+                (TAG_ROUND, data) => break data,
+                (tag, _) => assert_eq!(tag, 2, "a round or a stonewall notice"),
+            }
+        };
+        send(&mut self.stream, TAG_ROUND, reply);
+        data
+    }
+
+    /// The rank's exit code and stderr; it must exit within [`BOUND`] while this end stays
+    /// open (a rank that only notices a closed connection would hang here).
+    fn outcome(mut self) -> (Option<i32>, String) {
+        let deadline = Instant::now() + BOUND;
+        let status = loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                break s;
+            }
+            if Instant::now() > deadline {
+                let _ = self.child.kill();
+                let _ = self.child.wait();
+                panic!("the rank still runs {BOUND:?} after the garbage");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let mut err = String::new();
+        self.child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+        (status.code(), err)
+    }
+}
+
+fn one_clear_line(code: Option<i32>, stderr: &str, wanted: &str) {
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 1, "one line: {stderr}");
+    assert!(lines[0].contains(wanted), "{stderr}");
+}
+
+#[test]
+fn a_frame_header_claiming_2_62_bytes_ends_the_rank_with_one_line() {
+    let target = Target::temp();
+    let mut root = join(&target);
+    let mut head = vec![TAG_ROUND];
+    head.extend_from_slice(&(1u64 << 62).to_le_bytes());
+    root.stream.write_all(&head).unwrap();
+    let (code, stderr) = root.outcome();
+    one_clear_line(
+        code,
+        &stderr,
+        "rank 0 sent a message of 4611686018427387904 bytes, more than the 256 MiB limit",
+    );
+}
+
+#[test]
+fn a_run_id_that_is_a_path_is_refused() {
+    let target = Target::temp();
+    let mut root = join(&target);
+    root.round(b"../../etc");
+    let (code, stderr) = root.outcome();
+    one_clear_line(
+        code,
+        &stderr,
+        "rank 0 sent the run id \"../../etc\", which is not a run id of this program",
+    );
+    assert!(target.run_dirs().is_empty());
+}
+
+#[test]
+fn a_garbage_phase_end_ends_the_rank_with_one_line_naming_both_versions() {
+    let target = Target::temp();
+    let mut root = join(&target);
+    let id = "20261122-013012-4f2a9c";
+    let run_dir = target.path().unwrap().join(format!("dfsbench-{id}"));
+    root.round(id.as_bytes());
+    root.round(b""); // the server processes
+    std::fs::create_dir(&run_dir).unwrap();
+    std::fs::write(run_dir.join(".dfsbench-run"), format!("dfsbench-{id}")).unwrap();
+    root.round(b""); // the run directory is made
+    root.round(b""); // every rank opened it
+    root.round(b""); // the job's setup
+    root.round(b""); // the start of the first phase
+    let part = root.round(b"\x00 not a phase end");
+    assert!(
+        serde_json::from_slice::<serde_json::Value>(&part).is_ok(),
+        "the rank sent its part"
+    );
+    let (code, stderr) = root.outcome();
+    let version = env!("CARGO_PKG_VERSION");
+    one_clear_line(
+        code,
+        &stderr,
+        &format!("rank 0 (dfsbench {version}) sent the end of phase"),
+    );
+    assert!(
+        stderr.contains(&format!("that rank 1 (dfsbench {version}) cannot read")),
+        "{stderr}"
+    );
+    std::fs::remove_dir_all(&run_dir).unwrap();
+}
