@@ -89,7 +89,22 @@ fn clean(paths: &[std::path::PathBuf]) -> Result<(), Failure> {
     last.map_or(Ok(()), |r| Err(Failure::runtime(r)))
 }
 
+fn dispatch(command: &Command) -> Result<(), Failure> {
+    match command {
+        Command::Run(args) => run::run(args),
+        Command::Targets => {
+            targets();
+            Ok(())
+        }
+        Command::Report(args) => report::report(args),
+        Command::Compare(args) => report::compare(args),
+        Command::Study(args) => study::study(args),
+        Command::Clean { paths } => clean(paths),
+    }
+}
+
 fn main() -> ExitCode {
+    dfsbench_core::fault::install_panic_hook();
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e)
@@ -110,17 +125,12 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let result = match &cli.command {
-        Command::Run(args) => run::run(args),
-        Command::Targets => {
-            targets();
-            Ok(())
-        }
-        Command::Report(args) => report::report(args),
-        Command::Compare(args) => report::compare(args),
-        Command::Study(args) => study::study(args),
-        Command::Clean { paths } => clean(paths),
-    };
+    // A panic is a bug: one line that says so (the hook kept its place), not a backtrace.
+    let result = std::panic::catch_unwind(|| dispatch(&cli.command)).unwrap_or_else(|payload| {
+        Err(Failure::runtime(dfsbench_core::fault::internal_error(Some(
+            payload.as_ref(),
+        ))))
+    });
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) => {

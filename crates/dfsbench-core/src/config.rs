@@ -15,6 +15,15 @@ use dfsbench_backends::IoEngine;
 
 /// Workers when neither flag nor file says.
 pub const DEFAULT_WORKERS: usize = 4;
+/// The lowest open-loop rate: one operation per 1000 s over all workers. Lower rates would
+/// schedule the first operation beyond any phase (and, split over a million workers, beyond
+/// what the clock can count).
+pub const MIN_RATE: f64 = 0.001;
+/// Most iterations of an iterate job: each is a phase of its own with its own result.
+pub const MAX_ITERATIONS: u64 = 10_000;
+/// Most files in a mix job's pool per worker: the pool's sizes are kept in memory (16 bytes
+/// a file).
+pub const MAX_MIX_FILES: u64 = 1 << 24;
 /// Errors after which a run stops, unless `max_errors` says otherwise.
 pub const DEFAULT_MAX_ERRORS: u64 = 1000;
 
@@ -508,7 +517,7 @@ fn validate_job(index: usize, s: &JobSpec, run: &RunSpec) -> Result<Job, ConfigE
         .as_deref()
         .map(parse_duration)
         .transpose()
-        .map_err(&ctx)?
+        .map_err(|e| ctx(format!("ramp: {e}")))?
         .unwrap_or_default();
     if !ramp.is_zero() && duration.is_none() {
         return Err(ctx("ramp needs a time-based job: add duration".into()));
@@ -617,10 +626,12 @@ type Load = (Option<f64>, Vec<f64>, Option<Arrival>, Option<Stable>);
 /// Open-loop rate and steady-state keys, which apply across workloads.
 fn validate_load(s: &JobSpec, time_based: bool, workload: &Workload) -> Result<Load, ConfigError> {
     let check_rate = |key: &str, r: f64| {
-        if r.is_finite() && r > 0.0 {
+        if r.is_finite() && r >= MIN_RATE {
             Ok(r)
         } else {
-            Err(format!("{key} = {r}: give a positive number of operations per second"))
+            Err(format!(
+                "{key} = {r:?}: give at least {MIN_RATE} operations per second (one per 1000 s), a finite number"
+            ))
         }
     };
     let rate = s.rate.map(|r| check_rate("rate", r)).transpose()?;
@@ -662,7 +673,8 @@ fn validate_load(s: &JobSpec, time_based: bool, workload: &Workload) -> Result<L
             .stable_window
             .as_deref()
             .map(parse_duration)
-            .transpose()?
+            .transpose()
+            .map_err(|e| format!("stable_window: {e}"))?
             .unwrap_or(Duration::from_secs(10));
         if window < Duration::from_secs(2) {
             return Err("stable_window must span at least two 1-second samples: give 2s or more".into());
@@ -698,8 +710,10 @@ fn validate_mix(s: &JobSpec) -> Result<MixJob, ConfigError> {
         },
     };
     let files = s.files.unwrap_or(100);
-    if files == 0 {
-        return Err("files = 0: the mix needs a pool of files per worker (e.g. files = 100)".into());
+    if files == 0 || files > MAX_MIX_FILES {
+        return Err(format!(
+            "files = {files}: the mix needs a pool of 1 to {MAX_MIX_FILES} files per worker (e.g. files = 100)"
+        ));
     }
     let ops = s.ops.unwrap_or(1000);
     if ops == 0 {
@@ -719,9 +733,9 @@ fn validate_mix(s: &JobSpec) -> Result<MixJob, ConfigError> {
 
 fn validate_iterate(s: &JobSpec, run: &RunSpec) -> Result<IterateJob, ConfigError> {
     let iterations = s.iterations.unwrap_or(3);
-    if iterations < 2 {
+    if !(2..=MAX_ITERATIONS).contains(&iterations) {
         return Err(format!(
-            "iterations = {iterations}: give at least 2 (the first writes, each later one reads the previous)"
+            "iterations = {iterations}: give 2 to {MAX_ITERATIONS} (the first writes, each later one reads the previous)"
         ));
     }
     let files = s.files.unwrap_or(10);

@@ -3,6 +3,9 @@
 pub mod cluster;
 pub mod config;
 pub mod dist;
+pub mod fault;
+pub mod files;
+mod gate;
 pub mod host;
 pub mod load;
 mod nulltest;

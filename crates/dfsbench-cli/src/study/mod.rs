@@ -201,6 +201,13 @@ pub fn study(a: &StudyArgs) -> Result<(), Failure> {
         )));
     }
     if a.name == "list" {
+        if let Some(dir) = &a.from {
+            return Err(Failure::usage(format!(
+                "study list takes no --from: to print the tables of {} again, run `dfsbench study NAME --from {}`",
+                dir.display(),
+                dir.display()
+            )));
+        }
         list();
         return Ok(());
     }
