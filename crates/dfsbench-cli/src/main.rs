@@ -16,6 +16,23 @@ use dfsbench_backends::{Capability, BACKENDS};
 
 use cli::{Cli, Command};
 
+/// `--verbose`: errors shortened to one line are also printed in full.
+static VERBOSE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+pub fn set_verbose(on: bool) {
+    VERBOSE.store(on, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// With `--verbose`, the full text of the last error that was shortened for its message.
+pub fn print_detail() {
+    if !VERBOSE.load(std::sync::atomic::Ordering::Relaxed) {
+        return;
+    }
+    if let Some(detail) = dfsbench_backends::take_detail() {
+        eprintln!("dfsbench: detail: {detail}");
+    }
+}
+
 /// Why the command failed, with the exit code it gets.
 pub struct Failure {
     message: String,

@@ -229,6 +229,7 @@ pub fn save(result: &RunResult, path: &Path) -> Result<PathBuf, Failure> {
 }
 
 pub fn run(a: &RunArgs) -> Result<(), Failure> {
+    crate::set_verbose(a.verbose);
     let (config, file_target) = build_config(a)?;
     let target = a
         .target
@@ -255,7 +256,10 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
     let outcome = match outcome {
         Ok(o) => o,
         // Rank 0 tells the user; the others would repeat it.
-        Err(e) if root || group.is_broken() => return Err(Failure::runtime(e.0)),
+        Err(e) if root || group.is_broken() => {
+            crate::print_detail();
+            return Err(Failure::runtime(e.0));
+        }
         Err(_) => std::process::exit(1),
     };
     if !root {

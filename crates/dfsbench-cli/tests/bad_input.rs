@@ -504,3 +504,38 @@ fn study_list_takes_no_folder() {
     let r = bounded(&["study", "list", "--from", "/nonexistent"]);
     assert_one_line(&r, USAGE, &["study list takes no --from", "/nonexistent"]);
 }
+
+/// Target URIs and network failures get one line that says what to do; `-v` adds the full
+/// text of the error (HTTP context, every cause) on a line of its own.
+#[test]
+fn target_errors_are_actionable() {
+    let r = run("s3://b/x?region=", &["-w", "meta", "--files", "1"]);
+    assert_one_line(&r, RUNTIME, &["option 'region' has no value", "region=us-east-1"]);
+    let r = run("hdfs://127.0.0.1:99999/x", &["-w", "meta", "--files", "1"]);
+    assert_one_line(
+        &r,
+        RUNTIME,
+        &["port is not a number from 1 to 65535", "hdfs://namenode:8020"],
+    );
+    // Port 1 of the loopback refuses connections: the message names the cause and the fix.
+    let refused = || {
+        let mut cmd = Command::new(common::bin());
+        cmd.env("AWS_ACCESS_KEY_ID", "k").env("AWS_SECRET_ACCESS_KEY", "s");
+        cmd
+    };
+    let uri = "s3://b/x?endpoint=http://127.0.0.1:1";
+    let r = run_with(refused(), uri, &["-w", "meta", "--files", "1"]);
+    let line = assert_one_line(&r, RUNTIME, &["cannot connect", "Connection refused"]);
+    assert!(line.len() < 400, "{} characters: {line}", line.len());
+    assert!(!line.contains("context"), "{line}");
+    let r = run_with(refused(), uri, &["-w", "meta", "--files", "1", "-v"]);
+    assert_eq!(r.code, Some(RUNTIME), "{}", r.describe());
+    let lines = r.stderr_lines();
+    assert_eq!(lines.len(), 2, "{}", r.describe());
+    assert!(
+        lines[0].starts_with("dfsbench: detail: ") && lines[0].contains("context"),
+        "{}",
+        lines[0]
+    );
+    assert!(lines[1].contains("cannot connect"), "{}", lines[1]);
+}
