@@ -61,6 +61,23 @@ pub fn short_cause(message: &str) -> String {
     format!("...{cut}")
 }
 
+/// `text` on one line: newlines and other control characters that a user's input may carry
+/// into a message are written as escapes (`\n`), so every error stays one line.
+pub fn one_line(text: &str) -> String {
+    if !text.chars().any(char::is_control) {
+        return text.to_string();
+    }
+    text.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_debug().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
 static DETAIL: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
 
 /// Keep the full text of an error shortened for its message, for `--verbose` to print.

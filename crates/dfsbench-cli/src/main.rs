@@ -1,6 +1,8 @@
 //! The `dfsbench` command.
 
 mod cli;
+#[cfg(test)]
+mod fuzz;
 mod group;
 mod progress;
 mod report;
@@ -151,7 +153,7 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) => {
-            eprintln!("dfsbench: {}", f.message);
+            eprintln!("dfsbench: {}", dfsbench_backends::one_line(&f.message));
             ExitCode::from(f.code)
         }
     }

@@ -109,7 +109,7 @@ fn default_mix(flags: &JobSpec) -> Vec<JobSpec> {
 }
 
 /// Build the run from a workload file and/or flags.
-fn build_config(a: &RunArgs) -> Result<(RunConfig, Option<String>), Failure> {
+pub(crate) fn build_config(a: &RunArgs) -> Result<(RunConfig, Option<String>), Failure> {
     let flags = job_flags(a);
     let (file_target, run, jobs) = match &a.workload_file {
         Some(path) => {

@@ -446,7 +446,12 @@ impl JobSpec {
 }
 
 /// Validate a run: `run` settings, and jobs whose unset keys fall back to `run`'s defaults.
+/// Errors quote what was given, on one line whatever it holds.
 pub fn validate(run: &RunSpec, jobs: &[JobSpec]) -> Result<RunConfig, ConfigError> {
+    validate_run(run, jobs).map_err(|e| dfsbench_backends::one_line(&e))
+}
+
+fn validate_run(run: &RunSpec, jobs: &[JobSpec]) -> Result<RunConfig, ConfigError> {
     if jobs.is_empty() {
         return Err(
             "no job to run: give --workload meta|files|io|mix|iterate or a workload file with [[job]] tables".into(),
@@ -978,7 +983,7 @@ pub fn parse_workload_file(name: &str, text: &str) -> Result<WorkloadFile, Confi
             .map(|sp| text[..sp.start.min(text.len())].matches('\n').count() + 1)
             .map(|l| format!(" line {l}:"))
             .unwrap_or_default();
-        format!("{name}:{line} {msg}")
+        dfsbench_backends::one_line(&format!("{name}:{line} {msg}"))
     })
 }
 
