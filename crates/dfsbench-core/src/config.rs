@@ -740,7 +740,7 @@ fn validate_iterate(s: &JobSpec, run: &RunSpec) -> Result<IterateJob, ConfigErro
     let iterations = s.iterations.unwrap_or(3);
     if !(2..=MAX_ITERATIONS).contains(&iterations) {
         return Err(format!(
-            "iterations = {iterations}: give 2 to {MAX_ITERATIONS} (the first writes, each later one reads the previous)"
+            "iterations = {iterations}: give at least 2 and at most {MAX_ITERATIONS} (the first writes, each later one reads the previous)"
         ));
     }
     let files = s.files.unwrap_or(10);
