@@ -39,6 +39,57 @@ impl OpError {
     }
 }
 
+/// The longest cause quoted in a one-line message; the full text is kept for `--verbose`.
+const MAX_CAUSE: usize = 160;
+
+/// The root cause inside a long error text, for a one-line message: client libraries put the
+/// operation, its context (URLs, HTTP response headers) and then the causes, innermost last.
+pub fn short_cause(message: &str) -> String {
+    let line = message.lines().next().unwrap_or_default();
+    let tail = [" source: ", " => "]
+        .iter()
+        .find_map(|sep| line.rfind(sep).map(|i| &line[i + sep.len()..]))
+        .unwrap_or(line)
+        .trim();
+    if tail.chars().count() <= MAX_CAUSE {
+        return tail.to_string();
+    }
+    // Keep the innermost causes: the end of the chain says what really happened.
+    let start = tail.char_indices().rev().nth(MAX_CAUSE - 1).map_or(0, |(i, _)| i);
+    let cut = &tail[start..];
+    let cut = cut.find(": ").map_or(cut, |i| &cut[i + 2..]);
+    format!("...{cut}")
+}
+
+/// `text` on one line: newlines and other control characters that a user's input may carry
+/// into a message are written as escapes (`\n`), so every error stays one line.
+pub fn one_line(text: &str) -> String {
+    if !text.chars().any(char::is_control) {
+        return text.to_string();
+    }
+    text.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_debug().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+static DETAIL: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
+
+/// Keep the full text of an error shortened for its message, for `--verbose` to print.
+pub fn keep_detail(full: &str) {
+    *DETAIL.lock().unwrap_or_else(|e| e.into_inner()) = Some(full.to_string());
+}
+
+/// The full text of the last error shortened for a message, if any.
+pub fn take_detail() -> Option<String> {
+    DETAIL.lock().unwrap_or_else(|e| e.into_inner()).take()
+}
+
 impl fmt::Display for OpError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} ({})", self.message, self.kind)
@@ -97,5 +148,25 @@ pub fn errno_name(errno: i32) -> &'static str {
         libc::ECANCELED => "ECANCELED",
         libc::EINTR => "EINTR",
         _ => "errno",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_causes_keep_the_innermost_cause() {
+        let refused = "Unexpected (temporary) at stat, context: { url: http://h:1/x/, service: webdav } => send http request, source: error sending request for url (http://h:1/x/): client error (Connect): tcp connect error: Connection refused (os error 111)";
+        let c = short_cause(refused);
+        assert!(c.ends_with("Connection refused (os error 111)"), "{c}");
+        assert!(!c.contains("context"), "{c}");
+        assert!(c.chars().count() <= MAX_CAUSE + 3, "{c}");
+        let headers = format!(
+            "Unexpected at read, context: {{ response: Parts {{ headers: {{{}}} }} }} => S3Error {{ code: \"SlowDown\" }}",
+            "\"x-amz-id\": \"abc\", ".repeat(60)
+        );
+        assert_eq!(short_cause(&headers), "S3Error { code: \"SlowDown\" }");
+        assert_eq!(short_cause("plain"), "plain");
     }
 }

@@ -13,7 +13,7 @@ mod target;
 pub mod units;
 
 pub use buf::{AlignedBuf, ALIGN};
-pub use error::{errno_name, OpError};
+pub use error::{errno_name, one_line, take_detail, OpError};
 pub use storage::{
     BlockIo, BlockOp, BlockOpts, Capabilities, Capability, Check, Client, Completion, Drive, FileOpts, FileRead, Fill,
     IoEngine, OpResult, Storage, TargetInfo,

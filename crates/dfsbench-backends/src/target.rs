@@ -102,7 +102,12 @@ const FILE_SERVICE: Capabilities = Capabilities {
 };
 
 impl Target {
+    /// The target a URI names; an error is one line even when the URI is not.
     pub fn parse(uri: &str) -> Result<Target, OpError> {
+        Self::parse_uri(uri).map_err(|e| OpError::new(e.kind, crate::one_line(&e.message)))
+    }
+
+    fn parse_uri(uri: &str) -> Result<Target, OpError> {
         if uri.is_empty() {
             return Err(OpError::new(
                 "EINVAL",

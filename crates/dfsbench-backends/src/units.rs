@@ -23,7 +23,10 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
     if num.contains('.') {
         let v: f64 = num.parse().map_err(|_| bad())?;
         let bytes = v * (1u64 << shift) as f64;
-        if bytes.fract() != 0.0 || bytes > u64::MAX as f64 {
+        if bytes >= u64::MAX as f64 {
+            return Err(format!("size '{text}' is too large"));
+        }
+        if bytes.fract() != 0.0 {
             return Err(format!("size '{text}' is not a whole number of bytes"));
         }
         return Ok(bytes as u64);
@@ -33,15 +36,26 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("size '{text}' is too large"))
 }
 
-/// Parse a duration: `30s`, `2m`, `1h`, `500ms`, or a plain number of seconds as in fio.
+/// The longest duration anything accepts: a year. The run's clock counts nanoseconds in 64 bits
+/// from boot (about 584 years), so a start plus a ramp, a duration and a steady-state window
+/// can never overflow it; no benchmark phase needs longer.
+pub const MAX_DURATION: Duration = Duration::from_secs(365 * 24 * 3600);
+
+/// Parse a duration: `30s`, `2m`, `1h`, `500ms`, or a plain number of seconds as in fio; at
+/// most [`MAX_DURATION`].
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let t = text.trim();
-    if let Ok(secs) = t.parse::<f64>() {
-        if secs.is_finite() && secs >= 0.0 {
-            return Ok(Duration::from_secs_f64(secs));
-        }
+    let bad = || format!("invalid duration '{text}': write e.g. 30s, 2m, 500ms or 1h");
+    let d = match t.parse::<f64>() {
+        // `NaN`, `inf` and negative numbers parse as floats but are no durations.
+        Ok(secs) if !(secs.is_finite() && secs >= 0.0) => return Err(bad()),
+        Ok(secs) => Duration::try_from_secs_f64(secs).unwrap_or(Duration::MAX),
+        Err(_) => humantime::parse_duration(t).map_err(|_| bad())?,
+    };
+    if d > MAX_DURATION {
+        return Err(format!("duration '{text}' is longer than a year: give at most 365d"));
     }
-    humantime::parse_duration(t).map_err(|_| format!("invalid duration '{text}': write e.g. 30s, 2m, 500ms or 1h"))
+    Ok(d)
 }
 
 /// A byte count for people: exact for round binary sizes (`4 KiB`), else plain bytes.
@@ -96,6 +110,12 @@ mod tests {
         assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
         assert!(parse_duration("soon").is_err());
         assert!(parse_duration("-1").is_err());
+        assert_eq!(parse_duration("365d").unwrap(), MAX_DURATION);
+        for huge in ["1e20", "1e11", "366d", "NaN", "inf", "1e400", "100000000000000000000y"] {
+            assert!(parse_duration(huge).is_err(), "{huge}");
+        }
+        assert!(parse_size("1e20").is_err());
+        assert!(parse_size("99999999999999999999.5").unwrap_err().contains("too large"));
     }
 
     #[test]

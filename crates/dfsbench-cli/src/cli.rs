@@ -265,6 +265,11 @@ pub struct RunArgs {
     /// No progress line.
     #[arg(short, long, help_heading = "Output")]
     pub quiet: bool,
+
+    /// On a failure, print the full text of the error under its one-line message (HTTP
+    /// responses, the chain of causes).
+    #[arg(short, long, help_heading = "Output")]
+    pub verbose: bool,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -1,6 +1,8 @@
 //! The `dfsbench` command.
 
 mod cli;
+#[cfg(test)]
+mod fuzz;
 mod group;
 mod progress;
 mod report;
@@ -16,6 +18,23 @@ use dfsbench_backends::redact::redact;
 use dfsbench_backends::{Capability, BACKENDS};
 
 use cli::{Cli, Command};
+
+/// `--verbose`: errors shortened to one line are also printed in full.
+static VERBOSE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+pub fn set_verbose(on: bool) {
+    VERBOSE.store(on, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// With `--verbose`, the full text of the last error that was shortened for its message.
+pub fn print_detail() {
+    if !VERBOSE.load(std::sync::atomic::Ordering::Relaxed) {
+        return;
+    }
+    if let Some(detail) = dfsbench_backends::take_detail() {
+        eprintln!("dfsbench: detail: {}", redact(&detail));
+    }
+}
 
 /// Why the command failed, with the exit code it gets.
 pub struct Failure {
@@ -90,7 +109,22 @@ fn clean(paths: &[std::path::PathBuf]) -> Result<(), Failure> {
     last.map_or(Ok(()), |r| Err(Failure::runtime(r)))
 }
 
+fn dispatch(command: &Command) -> Result<(), Failure> {
+    match command {
+        Command::Run(args) => run::run(args),
+        Command::Targets => {
+            targets();
+            Ok(())
+        }
+        Command::Report(args) => report::report(args),
+        Command::Compare(args) => report::compare(args),
+        Command::Study(args) => study::study(args),
+        Command::Clean { paths } => clean(paths),
+    }
+}
+
 fn main() -> ExitCode {
+    dfsbench_core::fault::install_panic_hook();
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e)
@@ -111,22 +145,17 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let result = match &cli.command {
-        Command::Run(args) => run::run(args),
-        Command::Targets => {
-            targets();
-            Ok(())
-        }
-        Command::Report(args) => report::report(args),
-        Command::Compare(args) => report::compare(args),
-        Command::Study(args) => study::study(args),
-        Command::Clean { paths } => clean(paths),
-    };
+    // A panic is a bug: one line that says so (the hook kept its place), not a backtrace.
+    let result = std::panic::catch_unwind(|| dispatch(&cli.command)).unwrap_or_else(|payload| {
+        Err(Failure::runtime(dfsbench_core::fault::internal_error(Some(
+            payload.as_ref(),
+        ))))
+    });
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) => {
             // Messages quote arguments; a URI's password must not reach the terminal.
-            eprintln!("dfsbench: {}", redact(&f.message));
+            eprintln!("dfsbench: {}", redact(&dfsbench_backends::one_line(&f.message)));
             ExitCode::from(f.code)
         }
     }

@@ -78,9 +78,8 @@ fn load(paths: &[PathBuf]) -> Result<Vec<Loaded>, Failure> {
 
 fn write_out(out: Option<&Path>, text: &str) -> Result<(), Failure> {
     match out {
-        Some(p) if p != Path::new("-") => {
-            std::fs::write(p, text).map_err(|e| Failure::runtime(format!("cannot write {}: {e}", p.display())))
-        }
+        Some(p) if p != Path::new("-") => dfsbench_core::files::write_atomically(p, text.as_bytes())
+            .map_err(|e| Failure::runtime(format!("cannot write {}: {e}", p.display()))),
         _ => {
             let mut stdout = std::io::stdout().lock();
             match stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()) {

@@ -6,6 +6,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use dfsbench_core::config::{parse_workload_file, validate, JobSpec, RunConfig, RunSpec};
+use dfsbench_core::files::{read_bounded, write_atomically, MAX_WORKLOAD_FILE};
 use dfsbench_core::result::{NullTests, RunResult};
 use dfsbench_core::runner::Status;
 use dfsbench_core::session::{execute, new_run_id};
@@ -145,12 +146,14 @@ fn default_mix(flags: &JobSpec) -> Vec<JobSpec> {
 }
 
 /// Build the run from a workload file and/or flags.
-fn build_config(a: &RunArgs) -> Result<(RunConfig, Option<String>), Failure> {
+pub(crate) fn build_config(a: &RunArgs) -> Result<(RunConfig, Option<String>), Failure> {
     let flags = job_flags(a);
     let (file_target, run, jobs) = match &a.workload_file {
         Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| Failure::usage(format!("cannot read workload file {}: {e}", path.display())))?;
+            let bytes =
+                read_bounded(path, MAX_WORKLOAD_FILE).map_err(|e| Failure::usage(format!("workload file: {e}")))?;
+            let text = String::from_utf8(bytes)
+                .map_err(|_| Failure::usage(format!("workload file {} is not UTF-8 text", path.display())))?;
             let file = parse_workload_file(&path.display().to_string(), &text).map_err(Failure::usage)?;
             if a.workload.is_some() {
                 return Err(Failure::usage(
@@ -244,14 +247,7 @@ fn result_path(out: Option<&Path>, run_id: &str) -> PathBuf {
 /// losing it.
 pub fn save(result: &RunResult, path: &Path) -> Result<PathBuf, Failure> {
     let json = serde_json::to_string_pretty(result).expect("results serialize");
-    let write = |p: &Path| -> std::io::Result<()> {
-        if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir)?;
-        }
-        let tmp = p.with_extension("json.tmp");
-        std::fs::write(&tmp, &json)?;
-        std::fs::rename(&tmp, p)
-    };
+    let write = |p: &Path| write_atomically(p, json.as_bytes());
     match write(path) {
         Ok(()) => Ok(path.to_path_buf()),
         Err(e) => {
@@ -274,6 +270,7 @@ pub fn save(result: &RunResult, path: &Path) -> Result<PathBuf, Failure> {
 }
 
 pub fn run(a: &RunArgs) -> Result<(), Failure> {
+    crate::set_verbose(a.verbose);
     let (config, file_target) = build_config(a)?;
     let target = a
         .target
@@ -300,7 +297,10 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
     let outcome = match outcome {
         Ok(o) => o,
         // Rank 0 tells the user; the others would repeat it.
-        Err(e) if root || group.is_broken() => return Err(Failure::runtime(e.0)),
+        Err(e) if root || group.is_broken() => {
+            crate::print_detail();
+            return Err(Failure::runtime(e.0));
+        }
         Err(_) => std::process::exit(1),
     };
     if !root {

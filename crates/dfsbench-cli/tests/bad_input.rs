@@ -301,3 +301,241 @@ fn disk_full() {
     assert_eq!(u(&doc["phases"][1]["ops"]), 40, "every file deleted, partial ones too");
     assert_eq!(std::fs::read_dir(fs.path()).unwrap().count(), 0);
 }
+
+/// Hangs fail the test instead of hanging it: a run is killed after this long (a generous
+/// bound for a loaded machine; every case below ends in milliseconds when it works).
+const HANG: &str = "120";
+
+/// `dfsbench <args>` in a scratch directory, killed if it has not ended after [`HANG`] seconds
+/// (it then exits 137 and the test fails on the exit code).
+fn bounded(args: &[&str]) -> Run {
+    let scratch = tempfile::tempdir().unwrap();
+    let out = Command::new("timeout")
+        .args(["-s", "KILL", HANG, common::bin()])
+        .args(args)
+        .current_dir(scratch.path())
+        .output()
+        .expect("run dfsbench under timeout");
+    Run {
+        code: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        result: None,
+        scratch,
+    }
+}
+
+/// `dfsbench run -t <target> ...` that is killed if it hangs.
+fn bounded_run(target: &str, args: &[&str]) -> Run {
+    let mut cmd = Command::new("timeout");
+    cmd.args(["-s", "KILL", HANG, common::bin()]);
+    run_with(cmd, target, args)
+}
+
+/// Numbers that used to panic or exhaust memory (issue 13): durations past what the clock
+/// holds, rates whose gaps overflow it, counts that allocated before any work.
+#[test]
+fn numbers_beyond_the_clock_and_memory_are_refused() {
+    let cases: &[(&[&str], &[&str])] = &[
+        (&["-w", "meta", "--duration", "1e11"], &["duration '1e11'", "365d"]),
+        (&["-w", "meta", "--duration", "1e20"], &["duration '1e20'", "365d"]),
+        (&["-w", "meta", "--duration", "NaN"], &["invalid duration 'NaN'"]),
+        (&["-w", "meta", "--duration", "5s", "--ramp", "1e11"], &["ramp", "365d"]),
+        (
+            &[
+                "-w",
+                "meta",
+                "--duration",
+                "5s",
+                "--until-stable",
+                "--stable-window",
+                "1e11",
+            ],
+            &["stable_window", "365d"],
+        ),
+        (
+            &["-w", "meta", "--rate", "1e-300"],
+            &["rate = 1e-300", "at least 0.001"],
+        ),
+        (
+            &["-w", "meta", "--rate", "5e-324"],
+            &["rate = 5e-324", "at least 0.001"],
+        ),
+        (&["-w", "meta", "--rate", "inf"], &["rate = inf"]),
+        (&["-w", "meta", "--rate", "NaN"], &["rate = NaN"]),
+        (
+            &["-w", "meta", "--duration", "1s", "--rate-steps", "100,1e-300"],
+            &["rate_steps = 1e-300"],
+        ),
+        (
+            &["-w", "iterate", "--iterations", "100000000"],
+            &["iterations = 100000000", "10000"],
+        ),
+        (
+            &["-w", "iterate", "--iterations", "4294967296"],
+            &["iterations = 4294967296"],
+        ),
+        (
+            &["-w", "mix", "--files", "9223372036854775807"],
+            &["files = 9223372036854775807"],
+        ),
+    ];
+    for (args, needles) in cases {
+        let r = bounded_run("mem://", args);
+        assert_one_line(&r, USAGE, needles);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("huge.toml");
+    std::fs::write(
+        &file,
+        "[[job]]\nworkload = \"iterate\"\nworkers = 1\nfiles = 9223372036854775807\niterations = 4294967296\n",
+    )
+    .unwrap();
+    let r = bounded_run("mem://", &[file.to_str().unwrap()]);
+    assert_one_line(&r, USAGE, &["iterations = 4294967296"]);
+}
+
+/// A blocking backend needs a thread per worker: more than the address space holds is refused
+/// before the run starts, naming the limit, and leaves no run directory.
+#[test]
+fn more_threads_than_the_limits_allow_are_refused() {
+    let target = tempfile::tempdir().unwrap();
+    let mut cmd = Command::new("sh");
+    cmd.args([
+        "-c",
+        "ulimit -v 4194304 && exec timeout -s KILL \"$0\" \"$@\"",
+        HANG,
+        common::bin(),
+    ]);
+    let r = run_with(
+        cmd,
+        target.path().to_str().unwrap(),
+        &["-w", "meta", "--files", "1", "-j", "1048576"],
+    );
+    assert_one_line(&r, RUNTIME, &["1048576 threads", "give fewer workers"]);
+    assert_eq!(
+        std::fs::read_dir(target.path()).unwrap().count(),
+        0,
+        "no run directory left"
+    );
+}
+
+/// Workload and result files are read only when they are regular files of a sane size: a FIFO
+/// used to hang, /dev/zero to eat memory.
+#[test]
+fn inputs_that_are_not_small_regular_files_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo.toml");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let fifo = fifo.to_str().unwrap();
+    let big = dir.path().join("big.toml");
+    std::fs::write(&big, "# padding\n".repeat(200_000)).unwrap();
+    let big = big.to_str().unwrap();
+    for (file, needle) in [
+        ("/dev/zero", "not a regular file"),
+        (fifo, "not a regular file"),
+        (big, "larger than 1 MiB"),
+    ] {
+        let r = bounded_run("mem://", &[file]);
+        assert_one_line(&r, USAGE, &[file, needle]);
+    }
+    for args in [
+        &["report", fifo][..],
+        &["compare", fifo, fifo],
+        &["report", "/dev/zero"],
+    ] {
+        let r = bounded(args);
+        assert_one_line(&r, USAGE, &["not a regular file"]);
+    }
+}
+
+/// `report DIR` does not follow links to folders (a cycle used to grow memory forever) and
+/// gives up on a folder of far too many entries (`report /` used to run forever).
+#[test]
+fn report_walks_are_bounded() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("a")).unwrap();
+    std::os::unix::fs::symlink(dir.path(), dir.path().join("a/loop")).unwrap();
+    // A large JSON file that is no result is skipped without being parsed.
+    std::fs::write(dir.path().join("a/big.json"), format!("[{}0]", "0,".repeat(1 << 20))).unwrap();
+    let d = dir.path().to_str().unwrap();
+    let r = bounded(&["report", d, "--format", "md"]);
+    assert_one_line(&r, USAGE, &[d, "holds no dfsbench result files"]);
+    let r = bounded(&["report", "/", "--format", "md"]);
+    assert_eq!(r.code, Some(USAGE), "{}", r.describe());
+    assert_eq!(r.stderr_lines().len(), 1, "{}", r.describe());
+}
+
+/// `-o user.txt` writes through a temporary file of its own: a neighbour named like the old
+/// temporary file (`user.json.tmp`) is left alone.
+#[test]
+fn results_are_written_without_touching_other_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let neighbour = dir.path().join("user.json.tmp");
+    std::fs::write(&neighbour, "not dfsbench's").unwrap();
+    let out = dir.path().join("user.txt");
+    let r = bounded(&[
+        "run",
+        "-t",
+        "mem://",
+        "-w",
+        "meta",
+        "--files",
+        "3",
+        "-j",
+        "1",
+        "-q",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, Some(0), "{}", r.describe());
+    assert_eq!(std::fs::read_to_string(&neighbour).unwrap(), "not dfsbench's");
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    validate(&doc);
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names.len(), 2, "no temporary file left: {names:?}");
+}
+
+#[test]
+fn study_list_takes_no_folder() {
+    let r = bounded(&["study", "list", "--from", "/nonexistent"]);
+    assert_one_line(&r, USAGE, &["study list takes no --from", "/nonexistent"]);
+}
+
+/// Target URIs and network failures get one line that says what to do; `-v` adds the full
+/// text of the error (HTTP context, every cause) on a line of its own.
+#[test]
+fn target_errors_are_actionable() {
+    let r = run("s3://b/x?region=", &["-w", "meta", "--files", "1"]);
+    assert_one_line(&r, RUNTIME, &["option 'region' has no value", "region=us-east-1"]);
+    let r = run("hdfs://127.0.0.1:99999/x", &["-w", "meta", "--files", "1"]);
+    assert_one_line(
+        &r,
+        RUNTIME,
+        &["port is not a number from 1 to 65535", "hdfs://namenode:8020"],
+    );
+    // Port 1 of the loopback refuses connections: the message names the cause and the fix.
+    let refused = || {
+        let mut cmd = Command::new(common::bin());
+        cmd.env("AWS_ACCESS_KEY_ID", "k").env("AWS_SECRET_ACCESS_KEY", "s");
+        cmd
+    };
+    let uri = "s3://b/x?endpoint=http://127.0.0.1:1";
+    let r = run_with(refused(), uri, &["-w", "meta", "--files", "1"]);
+    let line = assert_one_line(&r, RUNTIME, &["cannot connect", "Connection refused"]);
+    assert!(line.len() < 400, "{} characters: {line}", line.len());
+    assert!(!line.contains("context"), "{line}");
+    let r = run_with(refused(), uri, &["-w", "meta", "--files", "1", "-v"]);
+    assert_eq!(r.code, Some(RUNTIME), "{}", r.describe());
+    let lines = r.stderr_lines();
+    assert_eq!(lines.len(), 2, "{}", r.describe());
+    assert!(
+        lines[0].starts_with("dfsbench: detail: ") && lines[0].contains("context"),
+        "{}",
+        lines[0]
+    );
+    assert!(lines[1].contains("cannot connect"), "{}", lines[1]);
+}

@@ -15,6 +15,15 @@ use dfsbench_backends::IoEngine;
 
 /// Workers when neither flag nor file says.
 pub const DEFAULT_WORKERS: usize = 4;
+/// The lowest open-loop rate: one operation per 1000 s over all workers. Lower rates would
+/// schedule the first operation beyond any phase (and, split over a million workers, beyond
+/// what the clock can count).
+pub const MIN_RATE: f64 = 0.001;
+/// Most iterations of an iterate job: each is a phase of its own with its own result.
+pub const MAX_ITERATIONS: u64 = 10_000;
+/// Most files in a mix job's pool per worker: the pool's sizes are kept in memory (16 bytes
+/// a file).
+pub const MAX_MIX_FILES: u64 = 1 << 24;
 /// Errors after which a run stops, unless `max_errors` says otherwise.
 pub const DEFAULT_MAX_ERRORS: u64 = 1000;
 
@@ -471,7 +480,12 @@ impl JobSpec {
 }
 
 /// Validate a run: `run` settings, and jobs whose unset keys fall back to `run`'s defaults.
+/// Errors quote what was given, on one line whatever it holds.
 pub fn validate(run: &RunSpec, jobs: &[JobSpec]) -> Result<RunConfig, ConfigError> {
+    validate_run(run, jobs).map_err(|e| dfsbench_backends::one_line(&e))
+}
+
+fn validate_run(run: &RunSpec, jobs: &[JobSpec]) -> Result<RunConfig, ConfigError> {
     if jobs.is_empty() {
         return Err(
             "no job to run: give --workload meta|files|io|mix|iterate or a workload file with [[job]] tables".into(),
@@ -551,7 +565,7 @@ fn validate_job(index: usize, s: &JobSpec, run: &RunSpec) -> Result<Job, ConfigE
         .as_deref()
         .map(parse_duration)
         .transpose()
-        .map_err(&ctx)?
+        .map_err(|e| ctx(format!("ramp: {e}")))?
         .unwrap_or_default();
     if !ramp.is_zero() && duration.is_none() {
         return Err(ctx("ramp needs a time-based job: add duration".into()));
@@ -660,10 +674,12 @@ type Load = (Option<f64>, Vec<f64>, Option<Arrival>, Option<Stable>);
 /// Open-loop rate and steady-state keys, which apply across workloads.
 fn validate_load(s: &JobSpec, time_based: bool, workload: &Workload) -> Result<Load, ConfigError> {
     let check_rate = |key: &str, r: f64| {
-        if r.is_finite() && r > 0.0 {
+        if r.is_finite() && r >= MIN_RATE {
             Ok(r)
         } else {
-            Err(format!("{key} = {r}: give a positive number of operations per second"))
+            Err(format!(
+                "{key} = {r:?}: give at least {MIN_RATE} operations per second (one per 1000 s), a finite number"
+            ))
         }
     };
     let rate = s.rate.map(|r| check_rate("rate", r)).transpose()?;
@@ -705,7 +721,8 @@ fn validate_load(s: &JobSpec, time_based: bool, workload: &Workload) -> Result<L
             .stable_window
             .as_deref()
             .map(parse_duration)
-            .transpose()?
+            .transpose()
+            .map_err(|e| format!("stable_window: {e}"))?
             .unwrap_or(Duration::from_secs(10));
         if window < Duration::from_secs(2) {
             return Err("stable_window must span at least two 1-second samples: give 2s or more".into());
@@ -741,8 +758,10 @@ fn validate_mix(s: &JobSpec) -> Result<MixJob, ConfigError> {
         },
     };
     let files = s.files.unwrap_or(100);
-    if files == 0 {
-        return Err("files = 0: the mix needs a pool of files per worker (e.g. files = 100)".into());
+    if files == 0 || files > MAX_MIX_FILES {
+        return Err(format!(
+            "files = {files}: the mix needs a pool of 1 to {MAX_MIX_FILES} files per worker (e.g. files = 100)"
+        ));
     }
     let ops = s.ops.unwrap_or(1000);
     if ops == 0 {
@@ -762,9 +781,9 @@ fn validate_mix(s: &JobSpec) -> Result<MixJob, ConfigError> {
 
 fn validate_iterate(s: &JobSpec, run: &RunSpec) -> Result<IterateJob, ConfigError> {
     let iterations = s.iterations.unwrap_or(3);
-    if iterations < 2 {
+    if !(2..=MAX_ITERATIONS).contains(&iterations) {
         return Err(format!(
-            "iterations = {iterations}: give at least 2 (the first writes, each later one reads the previous)"
+            "iterations = {iterations}: give at least 2 and at most {MAX_ITERATIONS} (the first writes, each later one reads the previous)"
         ));
     }
     let files = s.files.unwrap_or(10);
@@ -1008,7 +1027,7 @@ pub fn parse_workload_file(name: &str, text: &str) -> Result<WorkloadFile, Confi
             .map(|sp| text[..sp.start.min(text.len())].matches('\n').count() + 1)
             .map(|l| format!(" line {l}:"))
             .unwrap_or_default();
-        format!("{name}:{line} {msg}")
+        dfsbench_backends::one_line(&format!("{name}:{line} {msg}"))
     })
 }
 

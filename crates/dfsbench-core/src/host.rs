@@ -84,6 +84,45 @@ pub fn cpu_sample(servers: &[u32]) -> CpuSample {
     }
 }
 
+/// Address space a worker thread takes at least: std's default stack of 2 MiB, its guard page,
+/// and the tokio runtime and buffers each thread carries (rounded up to 4 MiB).
+const THREAD_FOOTPRINT: u64 = 4 << 20;
+
+/// The most threads this process can expect to start, and what sets that limit: the user's
+/// process limit (`ulimit -u`), the kernel's `threads-max`, and the address-space limit
+/// (`ulimit -v`) over a thread's footprint. None when nothing limits them.
+pub fn thread_limit() -> Option<(u64, String)> {
+    let rlimit = |resource| {
+        let mut r = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit fills the struct it is given.
+        let ok = unsafe { libc::getrlimit(resource, &mut r) } == 0;
+        (ok && r.rlim_cur != libc::RLIM_INFINITY).then_some(r.rlim_cur)
+    };
+    let mut limits: Vec<(u64, String)> = Vec::new();
+    if let Some(n) = rlimit(libc::RLIMIT_NPROC) {
+        limits.push((n, format!("the process limit (ulimit -u) of {n}")));
+    }
+    if let Some(n) = std::fs::read_to_string("/proc/sys/kernel/threads-max")
+        .ok()
+        .and_then(|t| t.trim().parse::<u64>().ok())
+    {
+        limits.push((n, format!("the kernel's threads-max of {n}")));
+    }
+    if let Some(bytes) = rlimit(libc::RLIMIT_AS) {
+        limits.push((
+            bytes / THREAD_FOOTPRINT,
+            format!(
+                "the address-space limit (ulimit -v) of {} MiB at 4 MiB a thread",
+                bytes >> 20
+            ),
+        ));
+    }
+    limits.into_iter().min_by_key(|(n, _)| *n)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,6 +8,9 @@
 use std::time::Duration;
 
 use dfsbench_backends::clock::Instant;
+use dfsbench_backends::units::MAX_DURATION;
+
+use crate::stats::PhaseControl;
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -80,6 +83,9 @@ impl Stable {
     }
 }
 
+/// The longest a paced worker sleeps before it checks whether its phase must stop.
+const MAX_NAP: Duration = Duration::from_millis(100);
+
 /// One worker's schedule of intended start times.
 pub struct Pacer {
     next: Instant,
@@ -111,7 +117,7 @@ impl Pacer {
             Arrival::Poisson => exp_gap(&mut rng, gap),
         };
         Pacer {
-            next: start + Duration::from_secs_f64(first),
+            next: later(start, first),
             gap,
             arrival,
             rng,
@@ -131,23 +137,37 @@ impl Pacer {
             Arrival::Uniform => self.gap,
             Arrival::Poisson => exp_gap(&mut self.rng, self.gap),
         };
-        self.next += Duration::from_secs_f64(gap);
+        self.next = later(self.next, gap);
         at
     }
 
-    /// Wait until the next operation's intended start (not at all when behind) and return it.
-    pub async fn wait(&mut self) -> Instant {
+    /// Wait until the next operation's intended start (not at all when behind) and return it;
+    /// None when the phase must stop meanwhile. Long gaps (low rates) are slept in naps, so a
+    /// Ctrl-C is heard within one.
+    pub async fn wait(&mut self, ctl: &PhaseControl) -> Option<Instant> {
         let at = self.advance();
-        let now = Instant::now();
-        if at > now {
+        loop {
+            let now = Instant::now();
+            if at <= now {
+                return Some(at);
+            }
+            if ctl.should_stop(now) {
+                return None;
+            }
+            let nap = (at - now).min(MAX_NAP);
             if self.alone {
-                std::thread::sleep(at - now);
+                std::thread::sleep(nap);
             } else {
-                tokio::time::sleep(at - now).await;
+                tokio::time::sleep(nap).await;
             }
         }
-        at
     }
+}
+
+/// `at` plus `secs`, at most [`MAX_DURATION`] later: validation keeps rates high enough that
+/// this never binds in a phase, and the clock cannot overflow whatever the worker count.
+fn later(at: Instant, secs: f64) -> Instant {
+    at + Duration::try_from_secs_f64(secs).map_or(MAX_DURATION, |d| d.min(MAX_DURATION))
 }
 
 fn exp_gap(rng: &mut SmallRng, mean: f64) -> f64 {

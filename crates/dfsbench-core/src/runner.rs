@@ -7,7 +7,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::mpsc;
-use std::sync::{Barrier, Mutex};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use futures_util::future::join_all;
@@ -19,7 +19,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::cluster::{decode, Group, Member, TAG_STONEWALL};
 use crate::config::{Job, MetaPhase, RunConfig, Workload};
-use crate::host::cpu_sample;
+use crate::gate::Gate;
+use crate::host::{cpu_sample, thread_limit};
 use crate::load::Stable;
 use crate::part::{combine, rank_part, RankPart};
 use crate::plan::{phases, Phase};
@@ -119,6 +120,18 @@ pub fn fit_to_backend(config: &mut RunConfig, caps: Capabilities, backend: &str)
                 missing.name()
             ));
         }
+        let threads = job_threads(job, caps) as u64;
+        if let Some((limit, why)) = thread_limit().filter(|(limit, _)| threads > *limit) {
+            let fix = if caps.drive == Drive::Blocking {
+                format!("the {backend} backend needs a thread per worker: give fewer workers")
+            } else {
+                "give fewer --threads".to_string()
+            };
+            return Err(format!(
+                "job '{}' needs {threads} threads, more than {why} allows ({limit}): {fix}, or raise the limit",
+                job.name
+            ));
+        }
         if caps.drive == Drive::Blocking {
             if let Some(t) = job.threads.filter(|&t| t != job.workers) {
                 return Err(format!(
@@ -129,6 +142,19 @@ pub fn fit_to_backend(config: &mut RunConfig, caps: Capabilities, backend: &str)
         }
     }
     Ok(notes)
+}
+
+/// OS threads that carry a job's workers: one per worker for blocking backends, else
+/// `--threads` or one per CPU.
+fn job_threads(job: &Job, caps: Capabilities) -> usize {
+    if caps.drive == Drive::Blocking {
+        job.workers
+    } else {
+        job.threads.unwrap_or_else(|| {
+            job.workers
+                .min(std::thread::available_parallelism().map_or(1, |n| n.get()))
+        })
+    }
 }
 
 /// Run every job of `config` on `storage`, as one rank of `group`. Phases finished before an
@@ -195,40 +221,33 @@ impl Executor {
 }
 
 /// Directories a job needs before its first phase, for the `workers` of every rank, made by
-/// rank 0's main thread, unmeasured.
-fn setup_dirs(index: usize, job: &Job, workers: usize) -> Vec<String> {
+/// rank 0's main thread, unmeasured; produced one at a time, as many as there are workers.
+fn setup_dirs(index: usize, job: &Job, workers: usize) -> Box<dyn Iterator<Item = String> + '_> {
+    let per_worker = |base: String| {
+        let b = base.clone();
+        Box::new(std::iter::once(base).chain((0..workers).map(move |w| format!("{b}/w{w}"))))
+    };
     match &job.workload {
-        Workload::Meta(m) => meta_setup_dirs(index, m, workers),
-        Workload::Files(_) => {
-            let base = files_dir(index);
-            std::iter::once(base.clone())
-                .chain((0..workers).map(|w| format!("{base}/w{w}")))
-                .collect()
-        }
-        Workload::Io(_) => vec![io_dir(index)],
-        Workload::Mix(_) => {
-            let base = mix_dir(index);
-            std::iter::once(base.clone())
-                .chain((0..workers).map(|w| format!("{base}/w{w}")))
-                .collect()
-        }
-        Workload::Iterate(it) => iterate_setup_dirs(index, it, workers),
+        Workload::Meta(m) => Box::new(meta_setup_dirs(index, m, workers)),
+        Workload::Files(_) => per_worker(files_dir(index)),
+        Workload::Io(_) => Box::new(std::iter::once(io_dir(index))),
+        Workload::Mix(_) => per_worker(mix_dir(index)),
+        Workload::Iterate(it) => Box::new(iterate_setup_dirs(index, it, workers)),
     }
 }
 
 /// One job's directories hold many files; the mem and posix backends need them made, object
 /// stores (later) ignore them.
 fn setup<S: Storage>(storage: &S, index: usize, job: &Job, workers: usize) -> Result<(), String> {
-    let dirs = setup_dirs(index, job, workers);
     if !storage.capabilities().directories {
         // Object stores have no directories: prefixes exist as soon as objects do.
         return Ok(());
     }
     let mut client = storage.client(1).map_err(|e| format!("cannot open a client: {e}"))?;
     Executor::for_backend(storage.capabilities()).block_on(async {
-        for d in &dirs {
+        for d in setup_dirs(index, job, workers) {
             client
-                .mkdir(d)
+                .mkdir(&d)
                 .await
                 .map_err(|e| format!("cannot create directory {d} in the run directory: {e}"))?;
         }
@@ -367,14 +386,7 @@ fn run_job<S: Storage>(
         return Status::Failed(e);
     }
     let caps = storage.capabilities();
-    let threads = if caps.drive == Drive::Blocking {
-        job.workers
-    } else {
-        job.threads.unwrap_or_else(|| {
-            job.workers
-                .min(std::thread::available_parallelism().map_or(1, |n| n.get()))
-        })
-    };
+    let threads = job_threads(job, caps);
     let ctx = JobContext {
         config,
         job,
@@ -398,7 +410,7 @@ fn run_job<S: Storage>(
         workers: job.workers,
     });
     let lives: Vec<Live> = (0..job.workers).map(|_| Live::default()).collect();
-    let barrier = Barrier::new(threads + 1);
+    let barrier = Gate::new(threads + 1);
     let current: Mutex<Option<Current>> = Mutex::new(None);
     let collected: Mutex<Vec<WorkerPhase>> = Mutex::new(Vec::new());
     let client_error: Mutex<Option<String>> = Mutex::new(None);
@@ -407,14 +419,27 @@ fn run_job<S: Storage>(
     let run_path = storage.info().run_path;
 
     std::thread::scope(|scope| {
+        // A panic on this thread must release the workers, or the scope would wait for them.
+        let _release = ReleaseOnPanic {
+            gate: &barrier,
+            current: &current,
+            done: None,
+        };
+        let mut handles = Vec::with_capacity(threads);
         for t in 0..threads {
             let (ctx, lives, barrier, current, collected, client_error) =
                 (&ctx, &lives, &barrier, &current, &collected, &client_error);
             let done_tx = done_tx.clone();
             let ids: Vec<usize> = (t..job.workers).step_by(threads).collect();
-            std::thread::Builder::new()
+            let spawned = std::thread::Builder::new()
                 .name(format!("dfsbench-w{t}"))
                 .spawn_scoped(scope, move || {
+                    // A panic here ends the phase for everyone and counts as this thread's end.
+                    let _release = ReleaseOnPanic {
+                        gate: barrier,
+                        current,
+                        done: Some(done_tx.clone()),
+                    };
                     let rt = Executor::for_backend(storage.capabilities());
                     let mut workers = Vec::with_capacity(ids.len());
                     for &id in &ids {
@@ -428,7 +453,9 @@ fn run_job<S: Storage>(
                         }
                     }
                     loop {
-                        barrier.wait();
+                        if !barrier.wait() {
+                            break;
+                        }
                         let Some(cur) = current.lock().expect("lock").clone() else {
                             break;
                         };
@@ -438,12 +465,29 @@ fn run_job<S: Storage>(
                         })));
                         collected.lock().expect("lock").extend(out);
                         let _ = done_tx.send(());
-                        barrier.wait();
+                        if !barrier.wait() {
+                            break;
+                        }
                     }
-                })
-                .expect("spawning a worker thread");
+                });
+            match spawned {
+                Ok(h) => handles.push(h),
+                Err(e) => {
+                    // The threads started so far leave at the broken gate; the phase-start round
+                    // below tells every rank, and the run directory goes as after any failure.
+                    *client_error.lock().expect("lock") = Some(format!(
+                        "cannot start worker thread {} of {threads} for job '{}': {e}: give fewer workers",
+                        t + 1,
+                        job.name
+                    ));
+                    barrier.break_open();
+                    break;
+                }
+            }
         }
         drop(done_tx);
+        // A worker thread that panicked broke the gate: the phase stops and the run fails.
+        let panicked = || barrier.is_broken().then(|| crate::fault::internal_error(None));
 
         let mut status = Status::Complete;
         let mut existing: std::sync::Arc<Vec<Vec<u64>>> = Default::default();
@@ -476,7 +520,7 @@ fn run_job<S: Storage>(
             } else {
                 None
             };
-            let problem = client_error.lock().expect("lock").take();
+            let problem = client_error.lock().expect("lock").take().or_else(panicked);
             // Every rank starts the phase together: this round is the start barrier.
             if let Some(e) = agree(group, problem, &format!("the start of phase '{}'", phase.label)) {
                 status = Status::Failed(e);
@@ -524,6 +568,9 @@ fn run_job<S: Storage>(
                 observer,
                 poll_every,
                 &mut |ctl| {
+                    if barrier.is_broken() {
+                        ctl.halt();
+                    }
                     link.poll(group, ctl);
                     group.relay_interrupt();
                 },
@@ -613,7 +660,17 @@ fn run_job<S: Storage>(
         }
         *current.lock().expect("lock") = None;
         barrier.wait();
-        status
+        // Joined here, a panicked thread fails the run instead of re-panicking on this one.
+        let mut failure = None;
+        for h in handles {
+            if let Err(payload) = h.join() {
+                failure.get_or_insert(crate::fault::internal_error(Some(payload.as_ref())));
+            }
+        }
+        match failure {
+            Some(e) => Status::Failed(e),
+            None => status,
+        }
     })
 }
 
@@ -634,6 +691,31 @@ fn decode_parts(members: &[Member], all: &[Vec<u8>], what: &str) -> (Vec<RankPar
         }
     }
     (parts, bad)
+}
+
+/// Dropped while its thread unwinds from a panic: breaks the gate so no thread waits for this
+/// one, stops the running phase, and (on a worker thread) counts as the thread's end of phase.
+struct ReleaseOnPanic<'a> {
+    gate: &'a Gate,
+    current: &'a Mutex<Option<Current>>,
+    done: Option<mpsc::Sender<()>>,
+}
+
+impl Drop for ReleaseOnPanic<'_> {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            return;
+        }
+        self.gate.break_open();
+        let current = self.current.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(cur) = current.as_ref() {
+            cur.ctl.halt();
+        }
+        drop(current);
+        if let Some(done) = &self.done {
+            let _ = done.send(());
+        }
+    }
 }
 
 /// Whose data the workers of a rank read with --shuffle: local worker `w` reads global worker
@@ -815,6 +897,7 @@ fn secs(d: Duration) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::{validate, JobSpec, RunSpec};
     use proptest::prelude::*;
 
     fn members(n: usize) -> Vec<Member> {
@@ -857,6 +940,47 @@ mod tests {
         fn random_parts_never_panic(all in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..64), 3)) {
             let (parts, bad) = decode_parts(&members(3), &all, "phase 'p'");
             prop_assert!(parts.len() + usize::from(bad.is_some()) <= 3);
+        }
+    }
+
+    /// A job that panics in a worker thread: block size 0, which validation never lets through,
+    /// divides by zero when the workers lay out their files.
+    fn panicking_config(workers: usize) -> RunConfig {
+        let job = JobSpec {
+            workload: Some("io".into()),
+            workers: Some(workers),
+            size: Some("64k".into()),
+            ..Default::default()
+        };
+        let mut config = validate(&RunSpec::default(), &[job]).unwrap();
+        let Workload::Io(io) = &mut config.jobs[0].workload else {
+            unreachable!("an io job")
+        };
+        io.bs = 0;
+        config
+    }
+
+    #[test]
+    fn a_panicking_worker_fails_the_run_instead_of_hanging() {
+        static INTERRUPT: AtomicBool = AtomicBool::new(false);
+        for workers in [1, 3] {
+            let (tx, rx) = mpsc::channel();
+            std::thread::spawn(move || {
+                let storage = dfsbench_backends::mem::MemStorage::new("mem://", "dfsbench-test");
+                let config = panicking_config(workers);
+                let (_, status) = run(&storage, &config, 1, &INTERRUPT, &mut Quiet, &mut Group::solo());
+                let _ = tx.send(status);
+            });
+            // Generous for a loaded machine: the run itself takes milliseconds; a hang never ends.
+            let status = rx
+                .recv_timeout(Duration::from_secs(120))
+                .expect("the run ended after its worker panicked");
+            let Status::Failed(message) = status else {
+                panic!("{workers} workers: expected a failed run, got {status:?}")
+            };
+            assert!(message.starts_with("internal error: "), "{message}");
+            assert!(message.contains("please report"), "{message}");
+            assert!(!message.contains('\n'), "{message}");
         }
     }
 }

@@ -144,6 +144,8 @@ pub struct PhaseControl {
     first_done_at: Mutex<Option<Instant>>,
     /// Set when throughput became steady (until_stable).
     steady: AtomicBool,
+    /// Set when another thread of the run failed: the phase ends at once.
+    halted: AtomicBool,
 }
 
 impl PhaseControl {
@@ -166,6 +168,7 @@ impl PhaseControl {
             first_done: AtomicBool::new(false),
             first_done_at: Mutex::new(None),
             steady: AtomicBool::new(false),
+            halted: AtomicBool::new(false),
         }
     }
 
@@ -176,6 +179,12 @@ impl PhaseControl {
             || self.interrupt.load(Relaxed)
             || self.aborted.load(Relaxed)
             || self.steady.load(Relaxed)
+            || self.halted.load(Relaxed)
+    }
+
+    /// End the phase: a thread of the run panicked.
+    pub fn halt(&self) {
+        self.halted.store(true, Relaxed);
     }
 
     /// End the phase: its throughput is steady.

@@ -82,7 +82,7 @@ impl<C: Client> Worker<C> {
                 if ctl.deadline.is_some_and(|d| p.peek() >= d) {
                     return None;
                 }
-                Some(p.wait().await)
+                Some(p.wait(ctl).await?)
             }
             None => None,
         };

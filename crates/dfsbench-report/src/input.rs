@@ -4,8 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
+use dfsbench_core::files::{read_bounded, MAX_RESULT_FILE};
+
 use dfsbench_core::result::{RunResult, SCHEMA};
-use serde_json::Value;
 
 /// One result file and where it came from.
 pub struct Loaded {
@@ -31,11 +32,23 @@ enum Kind {
     Other(String),
 }
 
+/// The one key read before deciding whether a file is a result; serde skips the rest without
+/// building it, so a large JSON file of something else costs one scan.
+#[derive(serde::Deserialize)]
+struct Head {
+    schema: Option<String>,
+}
+
 fn parse(path: &Path) -> Result<Kind, InputError> {
-    let text = std::fs::read(path).map_err(|e| InputError(format!("cannot read {}: {e}", path.display())))?;
-    let value: Value =
-        serde_json::from_slice(&text).map_err(|e| InputError(format!("{} is not a JSON file: {e}", path.display())))?;
-    let schema = value.get("schema").and_then(Value::as_str).map(str::to_string);
+    let text = read_bounded(path, MAX_RESULT_FILE).map_err(InputError)?;
+    let schema = match serde_json::from_slice::<Head>(&text) {
+        Ok(head) => head.schema,
+        Err(e) if e.is_syntax() || e.is_eof() => {
+            return Err(InputError(format!("{} is not a JSON file: {e}", path.display())))
+        }
+        // JSON, but not an object with a string schema.
+        Err(_) => None,
+    };
     match schema.as_deref() {
         Some(SCHEMA) => {}
         Some(s) if s.starts_with("dfsbench.result/") => {
@@ -51,23 +64,40 @@ fn parse(path: &Path) -> Result<Kind, InputError> {
             )))
         }
     }
-    let result: RunResult = serde_json::from_value(value)
+    let result: RunResult = serde_json::from_slice(&text)
         .map_err(|e| InputError(format!("{} is not a valid {SCHEMA} document: {e}", path.display())))?;
     Ok(Kind::Result(Box::new(result)))
 }
 
-/// Every `*.json` file below `dir`, sorted by path.
+/// Deepest folder below a folder given that is searched: a study's results are three deep.
+const MAX_DEPTH: usize = 32;
+/// Most directory entries looked at below one folder given: a study of thousands of points
+/// holds tens of thousands; far more means the folder is not a set of results (`report /`).
+const MAX_ENTRIES: usize = 200_000;
+
+/// Every `*.json` file below `dir`, sorted by path. Symbolic links to folders are not followed
+/// (a cycle would never end); the walk is bounded in depth and in entries.
 fn json_files(dir: &Path) -> Result<Vec<PathBuf>, InputError> {
     let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
+    let mut stack = vec![(dir.to_path_buf(), 0)];
+    let mut entries_seen = 0usize;
+    while let Some((d, depth)) = stack.pop() {
         let entries = std::fs::read_dir(&d).map_err(|e| InputError(format!("cannot read {}: {e}", d.display())))?;
         for e in entries {
             let e = e.map_err(|e| InputError(format!("cannot read {}: {e}", d.display())))?;
+            entries_seen += 1;
+            if entries_seen > MAX_ENTRIES {
+                return Err(InputError(format!(
+                    "{} holds more than {MAX_ENTRIES} files and folders: give the folder of a study or of some results",
+                    dir.display()
+                )));
+            }
             let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|x| x.eq_ignore_ascii_case("json")) {
+            // The entry's own type: a link to a folder is a link, not a folder.
+            let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
+            if is_dir && depth < MAX_DEPTH {
+                stack.push((p, depth + 1));
+            } else if !is_dir && p.extension().is_some_and(|x| x.eq_ignore_ascii_case("json")) {
                 out.push(p);
             }
         }

@@ -176,7 +176,18 @@ impl DalStorage {
                 Operator::new(services::Alluxio::default().endpoint(endpoint).root(&root)).map(|o| o.finish())
             }
         }
-        .map_err(op_error)?;
+        .map_err(|e| {
+            let e = op_error(e);
+            crate::error::keep_detail(&e.message);
+            OpError::new(
+                e.kind,
+                format!(
+                    "{}: the client cannot be set up ({}): check the target's options",
+                    self.spec.redacted,
+                    crate::error::short_cause(&e.message)
+                ),
+            )
+        })?;
         if matches!(self.spec.service, Service::Hdfs { .. }) {
             return Ok(op);
         }
@@ -353,8 +364,8 @@ fn explain(e: OpError, what: &str) -> OpError {
     } else {
         "the service answered with an error"
     };
-    let first_line = m.lines().next().unwrap_or_default();
-    OpError::new(e.kind, format!("{what}: {hint} ({first_line})"))
+    crate::error::keep_detail(m);
+    OpError::new(e.kind, format!("{what}: {hint} ({})", crate::error::short_cause(m)))
 }
 
 impl Storage for DalStorage {

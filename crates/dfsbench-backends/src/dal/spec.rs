@@ -69,6 +69,44 @@ fn invalid(uri: &str, why: impl std::fmt::Display) -> OpError {
     OpError::new("EINVAL", format!("target '{uri}': {why}"))
 }
 
+/// What is wrong with a URI the URL parser refused, and how to write it.
+fn url_problem(uri: &str, e: url::ParseError) -> String {
+    let scheme = uri.split_once("://").map_or("", |(s, _)| s);
+    let example = match scheme {
+        "hdfs" => "hdfs://namenode:8020/path",
+        "webhdfs" => "webhdfs://namenode:9870/path",
+        "webdav" | "webdavs" => "webdav://host:port/path",
+        "alluxio" => "alluxio://host:39999/path",
+        "swift" => "swift://container/prefix?auth=http://host:8080/auth/v1.0",
+        _ => "s3://bucket/prefix?endpoint=http://host:9000",
+    };
+    let what = match e {
+        url::ParseError::InvalidPort => "the port is not a number from 1 to 65535".to_string(),
+        url::ParseError::EmptyHost => "the host is missing".to_string(),
+        url::ParseError::InvalidIpv4Address | url::ParseError::InvalidIpv6Address => {
+            "the IP address is not valid".to_string()
+        }
+        url::ParseError::IdnaError | url::ParseError::InvalidDomainCharacter => {
+            "the host name has characters a host name cannot have".to_string()
+        }
+        url::ParseError::RelativeUrlWithoutBase => "it has no scheme".to_string(),
+        other => other.to_string(),
+    };
+    format!("{what}: write e.g. {example}")
+}
+
+/// A sample value for a query option, for the message when it is empty.
+fn option_example(key: &str) -> &'static str {
+    match key {
+        "endpoint" => "http://127.0.0.1:9000",
+        "region" => "us-east-1",
+        "auth" => "http://host:8080/auth/v1.0",
+        "part_size" => "16m",
+        "part_concurrency" => "4",
+        _ => "1",
+    }
+}
+
 fn http_endpoint(url: &Url, tls: bool, uri: &str) -> Result<String, OpError> {
     let host = url
         .host_str()
@@ -101,8 +139,17 @@ impl Spec {
     }
 
     pub fn parse(uri: &str) -> Result<Spec, OpError> {
-        let url = Url::parse(uri).map_err(|e| invalid(uri, format!("{e}: write e.g. s3://bucket/prefix")))?;
+        let url = Url::parse(uri).map_err(|e| invalid(uri, url_problem(uri, e)))?;
         let mut query: BTreeMap<String, String> = url.query_pairs().into_owned().collect();
+        if let Some(k) = query.iter().find(|(_, v)| v.is_empty()).map(|(k, _)| k) {
+            return Err(invalid(
+                uri,
+                format!(
+                    "option '{k}' has no value: give one (e.g. {k}={}) or leave the option out",
+                    option_example(k)
+                ),
+            ));
+        }
         let prefix = url.path().trim_matches('/').to_string();
         let host = url.host_str().unwrap_or_default().to_string();
         let mut take = |k: &str| query.remove(k);
@@ -182,6 +229,23 @@ impl Spec {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bad_uris_say_what_to_write() {
+        let e = |uri: &str| Spec::parse(uri).unwrap_err().message;
+        let m = e("hdfs://127.0.0.1:99999/x");
+        assert!(
+            m.contains("port is not a number from 1 to 65535") && m.contains("hdfs://namenode:8020"),
+            "{m}"
+        );
+        let m = e("s3://b/x?region=");
+        assert!(
+            m.contains("option 'region' has no value") && m.contains("region=us-east-1"),
+            "{m}"
+        );
+        let m = e("webdav://[::1/x");
+        assert!(m.contains("IP address") && m.contains("webdav://host:port/path"), "{m}");
+    }
 
     #[test]
     fn parses_s3() {

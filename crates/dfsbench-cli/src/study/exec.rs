@@ -156,6 +156,7 @@ fn run_here(config: &RunConfig, sys: &System, result: &Path, ctx: &Context) -> R
     let run_id = new_run_id();
     match execute_run(config, &sys.target, &run_id, &INTERRUPT, &mut Quiet, &mut Group::solo()) {
         Err(e) => {
+            crate::print_detail();
             rec.error = Some(e.0.clone());
             Ok((rec, format!("failed: {}", e.0)))
         }

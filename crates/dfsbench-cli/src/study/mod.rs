@@ -116,6 +116,11 @@ pub struct StudyArgs {
     /// No line per point on stderr.
     #[arg(short, long)]
     pub quiet: bool,
+
+    /// For a point that fails to start, print the full text of the error under its one-line
+    /// message (HTTP responses, the chain of causes).
+    #[arg(short, long)]
+    pub verbose: bool,
 }
 
 fn list() {
@@ -200,7 +205,15 @@ pub fn study(a: &StudyArgs) -> Result<(), Failure> {
             "dfsbench study starts the processes of its points itself, but an MPI launcher started {n} copies of it: run the study without mpirun, and give --nodes LIST --launcher 'mpirun ... -np {{np}}' for points over nodes"
         )));
     }
+    crate::set_verbose(a.verbose);
     if a.name == "list" {
+        if let Some(dir) = &a.from {
+            return Err(Failure::usage(format!(
+                "study list takes no --from: to print the tables of {} again, run `dfsbench study NAME --from {}`",
+                dir.display(),
+                dir.display()
+            )));
+        }
         list();
         return Ok(());
     }

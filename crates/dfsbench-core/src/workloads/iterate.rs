@@ -18,15 +18,14 @@ pub(crate) fn iterate_dir(job: usize) -> String {
     format!("j{job}-iter")
 }
 
-/// Directories of every iteration and worker.
-pub(crate) fn iterate_setup_dirs(job: usize, it: &IterateJob, workers: usize) -> Vec<String> {
+/// Directories of every iteration and worker, made one at a time (never all in memory).
+pub(crate) fn iterate_setup_dirs(job: usize, it: &IterateJob, workers: usize) -> impl Iterator<Item = String> {
     let base = iterate_dir(job);
-    let mut dirs = vec![base.clone()];
-    for n in 0..it.iterations {
-        dirs.push(format!("{base}/i{n}"));
-        dirs.extend((0..workers).map(|w| format!("{base}/i{n}/w{w}")));
-    }
-    dirs
+    let iterations = (0..it.iterations).flat_map(move |n| {
+        let dir = format!("{}/i{n}", iterate_dir(job));
+        std::iter::once(dir.clone()).chain((0..workers).map(move |w| format!("{dir}/w{w}")))
+    });
+    std::iter::once(base).chain(iterations)
 }
 
 pub(super) fn file_path(s: &mut String, job: usize, iteration: u64, worker: usize, i: u64) {

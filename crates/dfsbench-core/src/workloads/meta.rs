@@ -15,17 +15,18 @@ fn meta_dir(job: usize) -> String {
 
 /// Directories the job needs before its phases: the shared or per-worker file directories and
 /// one tree root per worker.
-pub(crate) fn meta_setup_dirs(job: usize, m: &MetaJob, workers: usize) -> Vec<String> {
+pub(crate) fn meta_setup_dirs(job: usize, m: &MetaJob, workers: usize) -> impl Iterator<Item = String> {
     let base = meta_dir(job);
-    let mut dirs = vec![base.clone()];
-    match m.layout {
-        DirLayout::Shared => dirs.push(format!("{base}/shared")),
-        DirLayout::PerWorker => dirs.extend((0..workers).map(|w| format!("{base}/w{w}"))),
-    }
-    if m.dirs > 0 {
-        dirs.extend((0..workers).map(|w| format!("{base}/t{w}")));
-    }
-    dirs
+    let (shared, per_worker) = match m.layout {
+        DirLayout::Shared => (Some(format!("{base}/shared")), 0),
+        DirLayout::PerWorker => (None, workers),
+    };
+    let trees = if m.dirs > 0 { workers } else { 0 };
+    let (b1, b2) = (base.clone(), base.clone());
+    std::iter::once(base)
+        .chain(shared)
+        .chain((0..per_worker).map(move |w| format!("{b1}/w{w}")))
+        .chain((0..trees).map(move |w| format!("{b2}/t{w}")))
 }
 
 /// The directory a worker lists and keeps its files in.

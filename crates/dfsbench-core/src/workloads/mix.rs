@@ -46,6 +46,9 @@ fn mix_job<'a>(ctx: &'a JobContext<'_>) -> &'a MixJob {
 /// A slot that holds a file, probing from a random one; None when the pool is empty.
 fn live_slot(pool: &[Option<u64>], rng: &mut impl Rng) -> Option<(usize, u64)> {
     let n = pool.len();
+    if n == 0 {
+        return None;
+    }
     let from = rng.gen_range(0..n);
     (0..n)
         .map(|k| (from + k) % n)
@@ -60,7 +63,9 @@ impl<C: Client> Worker<C> {
             direct: m.direct,
             fsync: m.fsync,
         };
-        self.pool = vec![None; m.files as usize];
+        // The pool grows with the files written, not with the count asked for: a huge
+        // `files` costs memory only as fast as the storage takes files.
+        self.pool = Vec::new();
         for slot in 0..m.files {
             let Some((intended, start)) = self.begin(rec.ctl()).await else {
                 break;
@@ -82,10 +87,13 @@ impl<C: Client> Worker<C> {
             rec.add_retries(self.client.take_retries());
             match r {
                 Ok(bytes) => {
-                    self.pool[slot as usize] = Some(size);
+                    self.pool.push(Some(size));
                     rec.record_op(0, intended, start, end, bytes);
                 }
-                Err(e) => rec.error(0, end, &e, &self.path, None),
+                Err(e) => {
+                    self.pool.push(None);
+                    rec.error(0, end, &e, &self.path, None)
+                }
             }
         }
     }
@@ -114,7 +122,9 @@ impl<C: Client> Worker<C> {
             done += 1;
             let op = m.mix.pick(&mut self.rng);
             let (slot, size) = match op {
-                MixOp::Write => (self.rng.gen_range(0..m.files) as usize, m.sizes.sample(&mut self.rng)),
+                // Writes overwrite or refill a slot of the pool the fill phase made.
+                MixOp::Write if self.pool.is_empty() => continue,
+                MixOp::Write => (self.rng.gen_range(0..self.pool.len()), m.sizes.sample(&mut self.rng)),
                 MixOp::List => (0, 0),
                 MixOp::Read | MixOp::Stat | MixOp::Delete => match live_slot(&self.pool, &mut self.rng) {
                     Some(found) => found,
