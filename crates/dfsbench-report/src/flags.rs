@@ -36,9 +36,12 @@ pub fn reasons(p: &PhaseResult) -> String {
     all.join("; ")
 }
 
-/// Lines under a run's table: each read phase's cache policy and each mark's reasons.
+/// Lines under a run's table: each read phase's cache policy, each suspect read, and the weak
+/// phases grouped by the rule they break, so a run of many small phases stays readable:
+/// `[weak] shorter than 1 s: stat (0.010 s), open (0.014 s)`.
 pub fn notes(result: &RunResult) -> String {
     let mut out = String::new();
+    let mut weak: Vec<(String, Vec<String>)> = Vec::new();
     for p in result.phases.iter().filter(|p| !p.prepare) {
         if p.cache.is_some() {
             out += &format!("page cache before {}: {}\n", p.label, cache(p));
@@ -46,9 +49,75 @@ pub fn notes(result: &RunResult) -> String {
         for s in &p.cache_suspect {
             out += &format!("{SUSPECT_MARK} {}: {s}\n", p.label);
         }
-        if !p.validity.is_empty() {
-            out += &format!("{WEAK_MARK} {}: {}\n", p.label, p.validity.join(", "));
+        for reason in &p.validity {
+            let (rule, detail) = split_reason(reason);
+            let item = match detail {
+                Some(d) => format!("{} ({d})", p.label),
+                None => p.label.clone(),
+            };
+            match weak.iter_mut().find(|(r, _)| *r == rule) {
+                Some((_, items)) => items.push(item),
+                None => weak.push((rule, vec![item])),
+            }
         }
     }
+    for (rule, items) in weak {
+        out += &format!("{WEAK_MARK} {rule}: {}\n", items.join(", "));
+    }
     out
+}
+
+/// A validity reason as its rule and this phase's figure: `shorter than 1 s (0.010 s)` is
+/// (`shorter than 1 s`, `0.010 s`); the stonewall rule carries two figures.
+fn split_reason(reason: &str) -> (String, Option<String>) {
+    if let Some(rest) = reason.strip_prefix("stonewall window ") {
+        if let Some((window, phase)) = rest.split_once(" is under half of the phase ") {
+            let phase = phase.trim_start_matches('(').trim_end_matches(')');
+            return (
+                "stonewall window under half of the phase".into(),
+                Some(format!("{window} of {phase}")),
+            );
+        }
+    }
+    match reason.rsplit_once(" (") {
+        Some((rule, figure)) if figure.ends_with(')') && figure.starts_with(|c: char| c.is_ascii_digit()) => {
+            (rule.to_string(), Some(figure[..figure.len() - 1].to_string()))
+        }
+        _ => (reason.to_string(), None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reasons_split_into_rule_and_figure() {
+        let cases = [
+            ("shorter than 1 s (0.010 s)", "shorter than 1 s", Some("0.010 s")),
+            (
+                "fewer than 1000 operations (4)",
+                "fewer than 1000 operations",
+                Some("4"),
+            ),
+            (
+                "stonewall window 0.005 s is under half of the phase (0.010 s)",
+                "stonewall window under half of the phase",
+                Some("0.005 s of 0.010 s"),
+            ),
+            ("something else", "something else", None),
+            (
+                "check the server (Ceph RGW: tcp_nodelay=1)",
+                "check the server (Ceph RGW: tcp_nodelay=1)",
+                None,
+            ),
+        ];
+        for (reason, rule, figure) in cases {
+            assert_eq!(
+                split_reason(reason),
+                (rule.to_string(), figure.map(String::from)),
+                "{reason}"
+            );
+        }
+    }
 }
