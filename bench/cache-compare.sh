@@ -31,10 +31,7 @@ NAME=cache-compare
 # shellcheck source=bench/lib.sh
 . "$REPO/bench/lib.sh"
 
-need_pkgs=()
-command -v fio >/dev/null || need_pkgs+=(fio)
-command -v jq >/dev/null || need_pkgs+=(jq)
-apt_install ${need_pkgs[@]+"${need_pkgs[@]}"}
+need_commands fio jq
 
 find_dfsbench
 

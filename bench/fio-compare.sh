@@ -39,10 +39,7 @@ NAME=fio-compare
 . "$REPO/bench/lib.sh"
 
 # --- tools ----------------------------------------------------------------------------------
-need_pkgs=()
-command -v fio >/dev/null || need_pkgs+=(fio)
-command -v jq >/dev/null || need_pkgs+=(jq)
-apt_install ${need_pkgs[@]+"${need_pkgs[@]}"}
+need_commands fio jq
 
 find_dfsbench
 

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared by the bench/ scripts, sourced after each sets REPO and NAME (its name in messages).
 
 log() { printf '%s\n' "$*" >&2; }
@@ -17,6 +18,22 @@ apt_install() { # PKG...
     log "installing $* with apt-get"
     as_root apt-get update -qq >&2
     as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >&2
+}
+
+# Install the packages of the commands that are missing: `fio` installs fio, `cc:gcc,libc6-dev`
+# installs gcc and libc6-dev when cc is missing.
+need_commands() { # COMMAND[:PACKAGE,...]...
+    local spec more pkgs=()
+    for spec in "$@"; do
+        command -v "${spec%%:*}" >/dev/null && continue
+        if [[ $spec == *:* ]]; then
+            IFS=, read -ra more <<<"${spec#*:}"
+            pkgs+=("${more[@]}")
+        else
+            pkgs+=("$spec")
+        fi
+    done
+    apt_install ${pkgs[@]+"${pkgs[@]}"}
 }
 
 # Set BIN to the dfsbench to measure: $DFSBENCH, or a release build of this checkout.

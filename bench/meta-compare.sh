@@ -43,10 +43,7 @@ NAME=meta-compare
 . "$REPO/bench/lib.sh"
 
 # --- tools ----------------------------------------------------------------------------------
-need_pkgs=()
-command -v cc >/dev/null || need_pkgs+=(gcc libc6-dev)
-command -v jq >/dev/null || need_pkgs+=(jq)
-apt_install ${need_pkgs[@]+"${need_pkgs[@]}"}
+need_commands cc:gcc,libc6-dev jq
 
 find_dfsbench
 

@@ -32,7 +32,7 @@ measure() { # FORMAT OUTPUT
     printf '%-5s  wall %8s  peak RSS %6.1f MiB  output %s\n' "$1" "$wall" "$(awk "BEGIN { print $rss / 1024 }")" \
         "$(du -h "$2" | cut -f1)"
 }
-for i in 1 2 3; do
+for _ in 1 2 3; do
     measure html "$work/report.html"
 done
 measure md "$work/report.md"

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::AtomicBool;
 
-use common::{dfsbench, is_root, phase, run, run_ok, validate, Target};
+use common::{dfsbench, is_root, phase, phases, run, run_ok, validate, Target};
 use dfsbench_core::config::{validate as validate_config, JobSpec, RunSpec};
 use dfsbench_core::plan::Phase;
 use dfsbench_core::runner::{Observer, Status};
@@ -107,6 +107,14 @@ impl Observer for PageCacheProbe {
     }
 }
 
+/// The first phase of a result that records a page cache policy: its first read phase.
+fn first_read_phase(doc: &Value) -> &Value {
+    phases(doc)
+        .iter()
+        .find(|p| p.get("cache").is_some())
+        .expect("a read phase")
+}
+
 /// Run `job` in `dir` with or without invalidation; what the probe saw at each read phase.
 fn probe(dir: &Path, job: JobSpec, invalidate: bool) -> (Vec<(String, usize, usize)>, Value) {
     let run = RunSpec {
@@ -169,12 +177,7 @@ fn read_phases_start_with_their_files_out_of_the_page_cache() {
             *resident, 0,
             "{what}: {resident} of {pages} pages cached when '{label}' started"
         );
-        let read = doc["phases"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|p| p.get("cache").is_some())
-            .unwrap();
+        let read = first_read_phase(&doc);
         assert_eq!(read["cache"]["policy"], "invalidated");
         assert!(read.get("cache_suspect").is_none(), "{what}: {read}");
 
@@ -186,12 +189,7 @@ fn read_phases_start_with_their_files_out_of_the_page_cache() {
             *resident > 0,
             "{what}: no page of {pages} cached at '{label}' without invalidation"
         );
-        let read = doc["phases"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|p| p.get("cache").is_some())
-            .unwrap();
+        let read = first_read_phase(&doc);
         assert_eq!(read["cache"]["policy"], "disabled");
         assert!(read["cache_suspect"][0]
             .as_str()
