@@ -107,6 +107,34 @@ impl Observer for PageCacheProbe {
     }
 }
 
+/// While a read phase runs, about ten times a second: resident and total pages of the run's
+/// data files, after the phase's first `skip` ticks.
+struct ResidencySampler {
+    run_dir: PathBuf,
+    skip: usize,
+    reading: bool,
+    ticks: usize,
+    samples: Vec<(usize, usize)>,
+}
+
+impl Observer for ResidencySampler {
+    fn phase_started(&mut self, phase: &Phase, _workers: usize) {
+        self.reading = phase.reads_data();
+        self.ticks = 0;
+    }
+
+    fn tick(&mut self, _elapsed: std::time::Duration, _ops: u64, _bytes: u64, _errors: u64) {
+        self.ticks += 1;
+        if self.reading && self.ticks > self.skip {
+            let sums = data_files(&self.run_dir)
+                .iter()
+                .map(|f| resident_pages(f))
+                .fold((0, 0), |(r, p), (fr, fp)| (r + fr, p + fp));
+            self.samples.push(sums);
+        }
+    }
+}
+
 /// The first phase of a result that records a page cache policy: its first read phase.
 fn first_read_phase(doc: &Value) -> &Value {
     phases(doc)
@@ -140,6 +168,65 @@ fn probe(dir: &Path, job: JobSpec, invalidate: bool) -> (Vec<(String, usize, usi
     let doc = serde_json::to_value(&outcome.result).unwrap();
     validate(&doc);
     (observer.seen, doc)
+}
+
+/// A time-based random read of a small file reads every block many times over: with
+/// invalidation its cached pages are dropped at each pass over the file (as fio does when it
+/// loops), so the file is never seen wholly cached for long; without it, every pass after the
+/// first reads memory and the file stays wholly cached.
+#[test]
+fn every_pass_of_a_time_based_read_reaches_the_storage() {
+    let Some(dir) = disk_backed_dir() else {
+        eprintln!("skipped: no disk-backed file system for the test (the build dir and the temp dir are tmpfs)");
+        return;
+    };
+    let scratch = tempfile::tempdir_in(&dir).unwrap();
+    let sample = |invalidate: bool| {
+        let job = JobSpec {
+            workload: Some("io".into()),
+            rw: Some("randread".into()),
+            size: Some("8m".into()),
+            workers: Some(1),
+            duration: Some("3s".into()),
+            ..Default::default()
+        };
+        let run = RunSpec {
+            invalidate: Some(invalidate),
+            ..Default::default()
+        };
+        let config = validate_config(&run, &[job]).expect("a valid config");
+        let run_id = new_run_id();
+        let mut sampler = ResidencySampler {
+            run_dir: scratch.path().join(format!("dfsbench-{run_id}")),
+            skip: 5,
+            reading: false,
+            ticks: 0,
+            samples: Vec::new(),
+        };
+        let outcome = execute(
+            &config,
+            scratch.path().to_str().unwrap(),
+            &run_id,
+            &NO_INTERRUPT,
+            &mut sampler,
+            &mut dfsbench_core::cluster::Group::solo(),
+        )
+        .unwrap_or_else(|e| panic!("the run did not start: {}", e.0));
+        assert_eq!(outcome.status, Status::Complete);
+        assert!(!sampler.samples.is_empty(), "the read phase was sampled");
+        sampler.samples
+    };
+    let cold = sample(true);
+    assert!(
+        cold.iter().any(|&(resident, pages)| resident * 10 < pages * 9),
+        "with invalidation some sample sees the file less than 90% cached: {cold:?}"
+    );
+    let warm = sample(false);
+    let &(resident, pages) = warm.last().unwrap();
+    assert_eq!(
+        resident, pages,
+        "without invalidation the file ends wholly cached: {warm:?}"
+    );
 }
 
 fn jobs() -> Vec<JobSpec> {

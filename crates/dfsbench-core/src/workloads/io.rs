@@ -163,6 +163,11 @@ impl<C: Client> Worker<C> {
         let time_based = ctx.job.duration.is_some();
         let total = if time_based { u64::MAX } else { blocks };
         let mut order = BlockOrder::new(blocks, rw.random(), self.rng.next_u64());
+        // A time-based read phase reads its blocks again once every block was read (the order
+        // is a permutation): drop the cached pages at each such pass, as fio does when it loops,
+        // or every pass after the first reads the client's memory. Backends without a page
+        // cache refuse the first call, which ends the attempts.
+        let mut evict_each_pass = time_based && !rw.writes() && ctx.config.invalidate && blocks > 0;
         let mut free: Vec<usize> = (0..depth).rev().collect();
         let mut slot_start = vec![Instant::now(); depth];
         let mut slot_intended = slot_start.clone();
@@ -219,6 +224,9 @@ impl<C: Client> Worker<C> {
                 slot_op[slot] = op;
                 inflight += 1;
                 issued += 1;
+                if evict_each_pass && issued % blocks == 0 {
+                    evict_each_pass = self.client.invalidate(&path).await.is_ok();
+                }
             }
             if inflight == 0 {
                 break;
