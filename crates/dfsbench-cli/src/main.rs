@@ -2,6 +2,7 @@
 
 mod cli;
 mod group;
+mod lab;
 mod progress;
 mod report;
 mod run;
@@ -119,6 +120,7 @@ fn main() -> ExitCode {
         Command::Report(args) => report::report(args),
         Command::Compare(args) => report::compare(args),
         Command::Study(args) => study::study(args),
+        Command::Lab(args) => lab::lab(args),
         Command::Clean { paths } => clean(paths),
     };
     match result {
