@@ -164,22 +164,23 @@ fn print_status(only: Option<&str>, format: Format) -> Result<(), Failure> {
         let _ = writeln!(std::io::stdout().lock(), "{text}");
         return Ok(());
     }
+    let mut text = String::new();
     if labs.is_empty() {
-        println!("no lab is up");
+        text.push_str("no lab is up\n");
     }
     for lab in &labs {
-        println!("{} ({}): {}", lab.name, lab.layout, lab.health);
+        text += &format!("{} ({}): {}\n", lab.name, lab.layout, lab.health);
         for t in &lab.targets {
-            println!("  target  {t}");
+            text += &format!("  target  {t}\n");
         }
         if lab.delay_ms > 0.0 {
-            println!("  delay   {} ms one-way on every node link", lab.delay_ms);
+            text += &format!("  delay   {} ms one-way on every node link\n", lab.delay_ms);
         }
-        println!("  client  {} (root namespace)", lab.client_addr);
+        text += &format!("  client  {} (root namespace)\n", lab.client_addr);
         for n in &lab.nodes {
             let pids: Vec<String> = n.pids.iter().map(|p| p.to_string()).collect();
-            println!(
-                "  {:<6} {:<12} {:<12} {:<8} link {:<4} pids {}",
+            text += &format!(
+                "  {:<6} {:<12} {:<12} {:<8} link {:<4} pids {}\n",
                 n.name,
                 n.addr,
                 n.role,
@@ -189,6 +190,7 @@ fn print_status(only: Option<&str>, format: Format) -> Result<(), Failure> {
             );
         }
     }
+    let _ = write!(std::io::stdout().lock(), "{text}");
     Ok(())
 }
 

@@ -193,7 +193,9 @@ pub struct Rtt {
 /// Ping `addr` from a namespace; parses ping's `rtt min/avg/max/mdev` line.
 pub fn ping(from: Option<&str>, addr: &str, count: u32) -> Result<Rtt> {
     let c = count.to_string();
-    let args = ["-q", "-n", "-c", &c, "-i", "0.05", "-W", "2", addr];
+    // -U: time in user space. By default ping stamps a reply when it reaches the machine,
+    // before the INPUT hook, so the delay line's hold on the reply would not show.
+    let args = ["-U", "-q", "-n", "-c", &c, "-i", "0.05", "-W", "2", addr];
     let out = match from {
         Some(ns) => run_in(ns, "ping", &args, Duration::from_secs(60))?,
         None => run("ping", &args, Duration::from_secs(60))?,
