@@ -4,6 +4,7 @@ mod cli;
 #[cfg(test)]
 mod fuzz;
 mod group;
+mod lab;
 mod progress;
 mod report;
 mod run;
@@ -119,6 +120,7 @@ fn dispatch(command: &Command) -> Result<(), Failure> {
         Command::Report(args) => report::report(args),
         Command::Compare(args) => report::compare(args),
         Command::Study(args) => study::study(args),
+        Command::Lab(args) => lab::lab(args),
         Command::Clean { paths } => clean(paths),
     }
 }

@@ -1,0 +1,309 @@
+//! Multi-node lab clusters (`dfsbench lab`): each comes up in network namespaces, serves a
+//! verified files workload through its FUSE target, keeps serving with a storage node killed,
+//! recovers to its probe's success after the node returns, and `down` leaves nothing behind.
+//!
+//! They need root, /dev/fuse and network namespaces (and install Debian packages with apt-get):
+//! without them they print a note and pass, unless DFSBENCH_REQUIRE_LAB=1 makes that a failure.
+//! Every command is bounded (`timeout -s KILL`); a guard takes the lab down on any exit.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::Mutex;
+
+use serde_json::Value;
+
+/// Clusters share two cores: one at a time.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn lab_missing() -> Option<String> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Some("not root".into());
+    }
+    if !Path::new("/dev/fuse").exists() {
+        return Some("no /dev/fuse".into());
+    }
+    let probe = Command::new("unshare").args(["--net", "true"]).output();
+    if !probe.is_ok_and(|o| o.status.success()) {
+        return Some("cannot create network namespaces".into());
+    }
+    None
+}
+
+/// Skip (or fail under DFSBENCH_REQUIRE_LAB=1) when this machine cannot run the lab.
+fn lab_available(test: &str) -> bool {
+    let Some(why) = lab_missing() else { return true };
+    assert!(
+        std::env::var("DFSBENCH_REQUIRE_LAB").as_deref() != Ok("1"),
+        "DFSBENCH_REQUIRE_LAB=1 but the lab cannot run here: {why}"
+    );
+    eprintln!("note: skipping {test}: the lab needs root, /dev/fuse and network namespaces ({why})");
+    false
+}
+
+/// A lab in a private state directory, taken down when dropped.
+struct Lab {
+    system: &'static str,
+    dir: tempfile::TempDir,
+    _one: std::sync::MutexGuard<'static, ()>,
+}
+
+impl Lab {
+    fn new(system: &'static str) -> Lab {
+        let one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+        let dir = tempfile::Builder::new()
+            .prefix("dfsbench-labs-")
+            .tempdir_in("/var/tmp")
+            .expect("a lab directory");
+        Lab { system, dir, _one: one }
+    }
+
+    /// `dfsbench ARGS` with this lab's directory, killed after `secs`.
+    fn dfsbench(&self, secs: u32, args: &[&str]) -> Output {
+        Command::new("timeout")
+            .args(["-s", "KILL", &secs.to_string(), env!("CARGO_BIN_EXE_dfsbench")])
+            .args(args)
+            .env("DFSBENCH_LAB_DIR", self.dir.path())
+            .current_dir(self.dir.path())
+            .output()
+            .expect("run dfsbench")
+    }
+
+    fn ok(&self, secs: u32, args: &[&str]) -> String {
+        let out = self.dfsbench(secs, args);
+        assert!(out.status.success(), "dfsbench {args:?}: {}", describe(&out));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn status(&self) -> Value {
+        let text = self.ok(120, &["lab", "status", self.system, "--format", "json"]);
+        let all: Value = serde_json::from_str(&text).expect("status is JSON");
+        all[0].clone()
+    }
+
+    fn node_state(&self, node: &str) -> String {
+        let st = self.status();
+        let n = st["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|n| n["name"] == node)
+            .cloned();
+        n.expect("the node is listed")["state"].as_str().unwrap().to_string()
+    }
+
+    /// A verified files workload through the target; returns its result.
+    fn files_workload(&self, target: &str) -> Value {
+        let result = self.dir.path().join("result.json");
+        let r = result.display().to_string();
+        let args = [
+            "run",
+            "-t",
+            target,
+            "-w",
+            "files",
+            "--files",
+            "50",
+            "--file-size",
+            "64k",
+            "-j",
+            "2",
+            "--verify",
+            "-q",
+            "-o",
+            &r,
+        ];
+        self.ok(300, &args);
+        let v: Value = serde_json::from_str(&std::fs::read_to_string(&result).unwrap()).unwrap();
+        assert_eq!(v["status"], "complete");
+        for p in v["phases"].as_array().unwrap() {
+            assert_eq!(p["errors"]["total"], 0, "errors in {}", p["label"]);
+            assert_eq!(p["ops"], 100, "{}: every file once", p["label"]);
+            // One-box clusters do tens to thousands of 64 KiB files a second: not 0, not RAM.
+            let rate = p["ops_per_sec"].as_f64().unwrap();
+            assert!(rate > 1.0 && rate < 1e6, "{}: {rate} ops/s", p["label"]);
+        }
+        v
+    }
+}
+
+impl Drop for Lab {
+    fn drop(&mut self) {
+        let out = self.dfsbench(180, &["lab", "down", self.system]);
+        if !out.status.success() {
+            eprintln!("lab down {} failed: {}", self.system, describe(&out));
+        }
+    }
+}
+
+fn describe(out: &Output) -> String {
+    format!(
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// Files written straight through the mount, so there is data to heal or re-replicate.
+fn write_files(mount: &Path, n: usize) -> Vec<(PathBuf, Vec<u8>)> {
+    let dir = mount.join("lab-test-data");
+    std::fs::create_dir_all(&dir).unwrap();
+    (0..n)
+        .map(|i| {
+            let data: Vec<u8> = (0..256 * 1024).map(|b| ((b * 31 + i * 7) % 251) as u8).collect();
+            let path = dir.join(format!("f{i}"));
+            std::fs::write(&path, &data).unwrap();
+            (path, data)
+        })
+        .collect()
+}
+
+/// What `down` must have removed: namespaces, veths, mounts and processes.
+fn assert_nothing_left(system: &str, dir: &Path, pids: &[i64]) {
+    let code = if system == "gluster" { "gl" } else { "mfs" };
+    let netns = Command::new("ip").args(["netns", "list"]).output().unwrap();
+    let netns = String::from_utf8_lossy(&netns.stdout);
+    assert!(!netns.contains(&format!("dfsb-{system}-")), "namespaces left: {netns}");
+    let links: Vec<String> = std::fs::read_dir("/sys/class/net")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.starts_with(&format!("dfsb{code}")) || n == &format!("dfsb-{code}"))
+        .collect();
+    assert!(links.is_empty(), "links left: {links:?}");
+    let mounts = std::fs::read_to_string("/proc/mounts").unwrap();
+    let dir = std::fs::canonicalize(dir).unwrap();
+    assert!(
+        !mounts.contains(&dir.display().to_string()),
+        "mounts left under {}",
+        dir.display()
+    );
+    for pid in pids {
+        let gone = !Path::new(&format!("/proc/{pid}")).exists()
+            || std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| s.contains(") Z "));
+        assert!(gone, "process {pid} of the lab still runs");
+    }
+    assert!(!dir.join(system).exists(), "the lab's data directory is left");
+}
+
+/// Up, workload, kill node2 with I/O continuing, restart, probe, down: for one system/layout.
+fn cluster_survives_a_node_kill(lab: &Lab, layout: Option<&str>, nodes: usize) {
+    let mut up = vec!["lab", "up", lab.system];
+    if let Some(l) = layout {
+        up.extend(["--layout", l]);
+    }
+    lab.ok(900, &up);
+    let st = lab.status();
+    assert_eq!(st["nodes"].as_array().unwrap().len(), nodes);
+    assert_eq!(st["health"], "ok", "{st}");
+    for (i, n) in st["nodes"].as_array().unwrap().iter().enumerate() {
+        assert!(n["addr"].as_str().unwrap().starts_with("198.18."), "{n}");
+        assert!(!n["pids"].as_array().unwrap().is_empty(), "node{} runs nothing", i + 1);
+    }
+    let target = st["targets"][0].as_str().unwrap().to_string();
+    let mount = PathBuf::from(target.strip_prefix("file://").expect("a file:// target"));
+    lab.files_workload(&target);
+    let files = write_files(&mount, 8);
+    let mut pids: Vec<i64> = Vec::new();
+
+    lab.ok(60, &["lab", "fault", lab.system, "kill", "node2"]);
+    assert_eq!(lab.node_state("node2"), "down");
+    let probe = lab.dfsbench(120, &["lab", "probe", lab.system]);
+    // A Gluster brick is missing until it returns; MooseFS may already have re-replicated
+    // (or node2 held none of the chunks): there the probe may say either.
+    let expect: &[i32] = if lab.system == "gluster" { &[1] } else { &[0, 1] };
+    assert!(
+        probe.status.code().is_some_and(|c| expect.contains(&c)),
+        "probe with node2 dead: {}",
+        describe(&probe)
+    );
+    // Replica 3, disperse 4+2 and MooseFS goal 2 all keep serving with one node gone.
+    lab.files_workload(&target);
+    let more = write_files(&mount.join("during-outage"), 4);
+
+    lab.ok(180, &["lab", "fault", lab.system, "restart", "node2"]);
+    assert_eq!(lab.node_state("node2"), "running");
+    lab.ok(400, &["lab", "probe", lab.system, "--wait", "5m"]);
+    for (path, data) in files.iter().chain(&more) {
+        assert_eq!(&std::fs::read(path).unwrap(), data, "{} changed", path.display());
+    }
+    let st = lab.status();
+    for n in st["nodes"].as_array().unwrap() {
+        pids.extend(n["pids"].as_array().unwrap().iter().filter_map(Value::as_i64));
+    }
+    let state: Value =
+        serde_json::from_str(&std::fs::read_to_string(lab.dir.path().join(lab.system).join("state.json")).unwrap())
+            .unwrap();
+    pids.extend(
+        state["pids"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|p| p["pid"].as_i64()),
+    );
+
+    lab.ok(180, &["lab", "down", lab.system]);
+    assert_nothing_left(lab.system, lab.dir.path(), &pids);
+}
+
+#[test]
+fn gluster_replica3_survives_a_node_kill_and_heals() {
+    if !lab_available("gluster replica3") {
+        return;
+    }
+    let lab = Lab::new("gluster");
+    cluster_survives_a_node_kill(&lab, Some("replica3"), 3);
+}
+
+#[test]
+fn gluster_disperse_survives_a_node_kill_and_heals() {
+    if !lab_available("gluster disperse4+2") {
+        return;
+    }
+    let lab = Lab::new("gluster");
+    cluster_survives_a_node_kill(&lab, Some("disperse4+2"), 6);
+}
+
+#[test]
+fn moosefs_survives_a_chunkserver_kill_and_replicates() {
+    if !lab_available("moosefs") {
+        return;
+    }
+    let lab = Lab::new("moosefs");
+    cluster_survives_a_node_kill(&lab, None, 4);
+}
+
+/// Average round trip client -> node1 in ms, from `lab rtt`.
+fn rtt_ms(lab: &Lab) -> f64 {
+    let out = lab.ok(120, &["lab", "rtt", lab.system, "--count", "40"]);
+    let row = out
+        .lines()
+        .find(|l| l.starts_with("client -> node1"))
+        .expect("a client row");
+    row.split_whitespace().nth(4).unwrap().parse().unwrap()
+}
+
+#[test]
+fn delay_of_10ms_adds_about_20ms_round_trip_and_0_removes_it() {
+    if !lab_available("lab delay") {
+        return;
+    }
+    let lab = Lab::new("gluster");
+    lab.ok(900, &["lab", "up", "gluster"]);
+    let before = rtt_ms(&lab);
+    lab.ok(60, &["lab", "delay", "gluster", "10ms"]);
+    let delayed = rtt_ms(&lab);
+    // 10 ms each way: about 20 ms more (a busy machine adds, never removes, time).
+    assert!(
+        delayed - before > 17.0 && delayed < 200.0,
+        "rtt {before} ms -> {delayed} ms"
+    );
+    lab.ok(60, &["lab", "delay", "gluster", "0"]);
+    let after = rtt_ms(&lab);
+    assert!(after < delayed / 4.0, "rtt with the delay removed: {after} ms");
+    let rules = Command::new("iptables").args(["-S", "INPUT"]).output().unwrap();
+    assert!(
+        !String::from_utf8_lossy(&rules.stdout).contains("NFQUEUE"),
+        "root NFQUEUE rule left"
+    );
+}

@@ -1,0 +1,468 @@
+//! The lab: real multi-node storage clusters on one machine. Each node is a network namespace
+//! on a bridge (addresses from 198.18.0.0/15), the client is the root namespace. One module per
+//! system behind the [`System`] trait; the shared pieces (namespaces, state files, processes,
+//! faults, delay) live here and in `net`, `state`, `sys` and `delay`.
+
+pub mod delay;
+mod gluster;
+mod moosefs;
+pub mod net;
+pub mod state;
+pub mod sys;
+
+use std::fmt;
+use std::fs;
+use std::time::Duration;
+
+use serde::Serialize;
+
+pub use state::{labs_dir, NodeState, PidRecord, State, LAB_DIR_ENV};
+
+/// A lab failure: bad input (exit 2) or a runtime failure (exit 1), one line each.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Error {
+    pub message: String,
+    pub usage: bool,
+}
+
+impl Error {
+    pub fn usage(message: String) -> Error {
+        Error { message, usage: true }
+    }
+    pub fn runtime(message: String) -> Error {
+        Error { message, usage: false }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// One storage system. Adding a system is one module implementing this.
+pub trait System {
+    /// The lab name (`dfsbench lab up NAME`).
+    fn name(&self) -> &'static str;
+    /// Short code for interface names (a few letters).
+    fn code(&self) -> &'static str;
+    /// The third octet of this system's /24 in 198.18.0.0/15 (one per system: labs can coexist).
+    fn subnet(&self) -> u8;
+    /// Debian packages it needs.
+    fn packages(&self) -> &'static [&'static str];
+    /// The layouts it accepts, the first being the default.
+    fn layouts(&self) -> &'static [&'static str];
+    /// The role of each node for a layout (node1 first).
+    fn nodes(&self, layout: &str) -> Vec<&'static str>;
+    /// Start the daemons on the prepared nodes, create the file system and mount it.
+    fn up(&self, state: &mut State) -> Result<()>;
+    /// Start one node's daemons again (after kill or wipe) and let it rejoin.
+    fn start_node(&self, state: &mut State, node: &str) -> Result<()>;
+    /// Delete one node's data (its daemons are already down), so `start_node` starts it empty.
+    fn wipe_node(&self, state: &State, node: &str) -> Result<()>;
+    /// Called after `start_node` that followed a wipe: make the cluster use the empty node again.
+    fn rejoin_wiped(&self, state: &mut State, node: &str) -> Result<()>;
+    /// URIs dfsbench runs against.
+    fn targets(&self, state: &State) -> Vec<String>;
+    /// Ok(None) when every copy exists again; Ok(Some(why)) while not.
+    fn probe(&self, state: &State) -> Result<Option<String>>;
+}
+
+pub fn systems() -> Vec<Box<dyn System>> {
+    vec![Box::new(gluster::Gluster), Box::new(moosefs::MooseFs)]
+}
+
+/// Systems named in issue 16 that this version does not run yet.
+const LATER: &[&str] = &["ceph", "minio", "swift", "hdfs", "s3fs", "alluxio", "seaweedfs"];
+
+pub fn system(name: &str) -> Result<Box<dyn System>> {
+    let name = if name == "glusterfs" {
+        "gluster"
+    } else if name == "mfs" {
+        "moosefs"
+    } else {
+        name
+    };
+    if let Some(s) = systems().into_iter().find(|s| s.name() == name) {
+        return Ok(s);
+    }
+    let known: Vec<&str> = systems().iter().map(|s| s.name()).collect();
+    let later = if LATER.contains(&name) {
+        " (not in the lab yet)"
+    } else {
+        ""
+    };
+    Err(Error::usage(format!(
+        "unknown lab system {name:?}{later}; the lab runs: {}",
+        known.join(", ")
+    )))
+}
+
+/// Check root, network namespaces and /dev/fuse before touching anything.
+pub fn preflight() -> Result<()> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Err(Error::runtime(
+            "the lab needs root (network namespaces, FUSE mounts, apt-get): run as root".into(),
+        ));
+    }
+    if !std::path::Path::new("/dev/fuse").exists() {
+        return Err(Error::runtime("the lab needs /dev/fuse for its client mounts".into()));
+    }
+    if !std::path::Path::new("/proc/self/ns/net").exists() {
+        return Err(Error::runtime("this kernel has no network namespaces".into()));
+    }
+    Ok(())
+}
+
+/// Install what a system needs (idempotent); returns the packages installed now.
+pub fn install(name: &str) -> Result<Vec<String>> {
+    preflight()?;
+    let sys = system(name)?;
+    let mut packages = vec!["iproute2", "iptables", "util-linux", "iputils-ping", "fuse3"];
+    packages.extend_from_slice(sys.packages());
+    sys::apt_install(&packages)
+}
+
+/// Bring a lab up (idempotent: a lab that is up is left as it is).
+pub fn up(name: &str, layout: Option<&str>) -> Result<State> {
+    preflight()?;
+    let sys = system(name)?;
+    let layout = match layout {
+        None => sys.layouts()[0],
+        Some(l) => sys.layouts().iter().copied().find(|k| *k == l).ok_or_else(|| {
+            Error::usage(format!(
+                "{} has no layout {l:?}; use one of: {}",
+                sys.name(),
+                sys.layouts().join(", ")
+            ))
+        })?,
+    };
+    if let Some(old) = State::load(sys.name())? {
+        if old.up && old.layout == layout && health(&old).nodes_running == old.nodes.len() {
+            return Ok(old);
+        }
+        // A different layout, or what a crash left: start again from nothing.
+        down(sys.name())?;
+    }
+    install(sys.name())?;
+    let mut state = plan(sys.as_ref(), layout);
+    state.save()?;
+    let result = build(sys.as_ref(), &mut state);
+    if let Err(e) = result {
+        let _ = state.save();
+        return Err(Error::runtime(format!(
+            "{} (what was started stays for inspection; `dfsbench lab down {}` removes it)",
+            e.message,
+            sys.name()
+        )));
+    }
+    Ok(state)
+}
+
+fn plan(sys: &dyn System, layout: &str) -> State {
+    let name = sys.name();
+    let mut state = State {
+        name: name.to_string(),
+        system: name.to_string(),
+        layout: layout.to_string(),
+        subnet: sys.subnet(),
+        bridge: net::bridge_name(sys.code()),
+        ..State::default()
+    };
+    let dir = state.dir();
+    state.nodes = sys
+        .nodes(layout)
+        .into_iter()
+        .enumerate()
+        .map(|(i, role)| {
+            let node = format!("node{}", i + 1);
+            NodeState {
+                netns: net::netns_name(name, &node),
+                addr: net::node_addr(state.subnet, i + 1),
+                veth: net::veth_name(sys.code(), i + 1),
+                role: role.to_string(),
+                data_dir: dir.join(&node),
+                name: node,
+            }
+        })
+        .collect();
+    state.data_dirs = state.nodes.iter().map(|n| n.data_dir.clone()).collect();
+    state.data_dirs.push(state.mount_point());
+    state
+}
+
+fn build(sys: &dyn System, state: &mut State) -> Result<()> {
+    for d in &state.data_dirs {
+        fs::create_dir_all(d).map_err(|e| Error::runtime(format!("cannot create {}: {e}", d.display())))?;
+    }
+    net::make_bridge(state)?;
+    for node in &state.nodes {
+        net::make_node(state, node)?;
+    }
+    sys.up(state)?;
+    state.up = true;
+    record_node_pids(state);
+    state.save()
+}
+
+/// Add the daemons now running in the nodes' namespaces to the state (for `down` after a crash).
+fn record_node_pids(state: &mut State) {
+    for node in &state.nodes {
+        for pid in sys::pids_in_netns(&node.netns) {
+            if let Some(rec) = PidRecord::of(pid, &format!("{} daemon", node.name)) {
+                if !state.pids.contains(&rec) {
+                    state.pids.push(rec);
+                }
+            }
+        }
+    }
+    state.pids.retain(|p| p.alive());
+}
+
+/// Tear a lab down: delay line, mounts, processes, iptables rules, veths, bridge, namespaces,
+/// data. Works from the state file alone, whatever a crashed run left.
+pub fn down(name: &str) -> Result<()> {
+    preflight()?;
+    let Some(state) = State::load(name)? else {
+        return Ok(());
+    };
+    delay::remove(&state)?;
+    for m in &state.mounts {
+        sys::unmount(m)?;
+    }
+    for m in sys::mounts_under(&state.dir()) {
+        sys::unmount(&m)?;
+    }
+    let mut pids: Vec<PidRecord> = state.pids.clone();
+    for node in &state.nodes {
+        pids.extend(node_pids(node));
+    }
+    // Stopped processes cannot act on SIGTERM until they continue.
+    sys::signal_all(&pids, libc::SIGCONT, Duration::ZERO)?;
+    sys::stop_all(&pids, Duration::from_secs(10))?;
+    for node in &state.nodes {
+        net::remove_node(node)?;
+    }
+    net::remove_link(&state.bridge)?;
+    for d in &state.data_dirs {
+        remove_data(&state, d)?;
+    }
+    // Logs and configs go too: `down` leaves nothing (a failed `up` keeps them until then).
+    let dir = state.dir();
+    if dir.starts_with(labs_dir()) && dir != labs_dir() {
+        fs::remove_dir_all(&dir)
+            .or_else(|e| {
+                if e.kind() == std::io::ErrorKind::NotFound {
+                    Ok(())
+                } else {
+                    Err(e)
+                }
+            })
+            .map_err(|e| Error::runtime(format!("cannot delete {}: {e}", dir.display())))?;
+    }
+    Ok(())
+}
+
+/// Delete a data directory, only inside the lab's own directory.
+fn remove_data(state: &State, dir: &std::path::Path) -> Result<()> {
+    let dir = &sys::real_path(dir);
+    if !dir.starts_with(state.dir()) || dir == &state.dir() {
+        return Err(Error::runtime(format!(
+            "refusing to delete {}: not inside the lab directory {}",
+            dir.display(),
+            state.dir().display()
+        )));
+    }
+    match fs::remove_dir_all(dir) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(Error::runtime(format!("cannot delete {}: {e}", dir.display())))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Every lab with a state file, then any namespace or link with the lab prefix left over.
+pub fn down_all() -> Result<Vec<String>> {
+    preflight()?;
+    let mut done = Vec::new();
+    for name in State::all_names() {
+        down(&name)?;
+        done.push(name);
+    }
+    for ns in net::stray_netns() {
+        let pids: Vec<PidRecord> = sys::pids_in_netns(&ns)
+            .into_iter()
+            .filter_map(|p| PidRecord::of(p, "stray"))
+            .collect();
+        sys::stop_all(&pids, Duration::from_secs(10))?;
+        net::remove_netns(&ns)?;
+        done.push(ns);
+    }
+    for link in net::stray_links() {
+        net::remove_link(&link)?;
+        done.push(link);
+    }
+    Ok(done)
+}
+
+/// The daemons of a node right now (everything in its namespace).
+pub fn node_pids(node: &NodeState) -> Vec<PidRecord> {
+    sys::pids_in_netns(&node.netns)
+        .into_iter()
+        .filter_map(|p| PidRecord::of(p, &node.name))
+        .collect()
+}
+
+/// The faults `dfsbench lab fault NAME FAULT NODE` knows.
+pub const FAULTS: &[&str] = &["kill", "stop", "cont", "restart", "wipe", "cut-link", "heal-link"];
+
+pub fn fault(name: &str, fault: &str, node: &str) -> Result<()> {
+    preflight()?;
+    let sys = system(name)?;
+    let mut state = loaded(sys.name())?;
+    let n = state.node(node)?.clone();
+    let pids = node_pids(&n);
+    match fault {
+        "kill" => sys::signal_all(&pids, libc::SIGKILL, Duration::from_secs(20))?,
+        "stop" => sys::signal_all(&pids, libc::SIGSTOP, Duration::ZERO)?,
+        "cont" => sys::signal_all(&pids, libc::SIGCONT, Duration::ZERO)?,
+        "restart" => {
+            sys::signal_all(&pids, libc::SIGCONT, Duration::ZERO)?;
+            sys::stop_all(&pids, Duration::from_secs(10))?;
+            sys.start_node(&mut state, node)?;
+        }
+        "wipe" => {
+            sys::signal_all(&pids, libc::SIGKILL, Duration::from_secs(20))?;
+            sys.wipe_node(&state, node)?;
+            sys.start_node(&mut state, node)?;
+            sys.rejoin_wiped(&mut state, node)?;
+        }
+        "cut-link" => net::set_link(&n, false)?,
+        "heal-link" => net::set_link(&n, true)?,
+        other => {
+            return Err(Error::usage(format!(
+                "unknown fault {other:?}; use one of: {}",
+                FAULTS.join(", ")
+            )))
+        }
+    }
+    record_node_pids(&mut state);
+    state.save()
+}
+
+pub fn probe(name: &str) -> Result<Option<String>> {
+    preflight()?;
+    let sys = system(name)?;
+    let state = loaded(sys.name())?;
+    sys.probe(&state)
+}
+
+pub fn loaded(name: &str) -> Result<State> {
+    State::load(name)?
+        .filter(|s| s.up)
+        .ok_or_else(|| Error::usage(format!("lab {name} is not up; start it with `dfsbench lab up {name}`")))
+}
+
+#[derive(Serialize, Debug)]
+pub struct NodeStatus {
+    pub name: String,
+    pub role: String,
+    pub netns: String,
+    pub addr: String,
+    pub link: &'static str,
+    /// running, stopped (SIGSTOP) or down
+    pub state: &'static str,
+    pub pids: Vec<i32>,
+}
+
+#[derive(Serialize, Debug)]
+pub struct LabStatus {
+    pub name: String,
+    pub system: String,
+    pub layout: String,
+    pub client_addr: String,
+    pub targets: Vec<String>,
+    pub mounts: Vec<String>,
+    pub delay_ms: f64,
+    pub nodes: Vec<NodeStatus>,
+    /// "ok" when every node runs and the probe finds every copy; else what is missing.
+    pub health: String,
+    #[serde(skip)]
+    pub nodes_running: usize,
+}
+
+fn health(state: &State) -> LabStatus {
+    let nodes: Vec<NodeStatus> = state
+        .nodes
+        .iter()
+        .map(|n| {
+            let pids = node_pids(n);
+            let run_state = if pids.is_empty() {
+                "down"
+            } else if pids.iter().all(|p| p.stopped()) {
+                "stopped"
+            } else {
+                "running"
+            };
+            NodeStatus {
+                name: n.name.clone(),
+                role: n.role.clone(),
+                netns: n.netns.clone(),
+                addr: n.addr.clone(),
+                link: if net::link_up(&n.veth) { "up" } else { "down" },
+                state: run_state,
+                pids: pids.iter().map(|p| p.pid).collect(),
+            }
+        })
+        .collect();
+    let nodes_running = nodes.iter().filter(|n| n.state == "running").count();
+    LabStatus {
+        name: state.name.clone(),
+        system: state.system.clone(),
+        layout: state.layout.clone(),
+        client_addr: net::client_addr(state.subnet),
+        targets: Vec::new(),
+        mounts: state.mounts.clone(),
+        delay_ms: state.delay_us as f64 / 1000.0,
+        nodes,
+        health: String::new(),
+        nodes_running,
+    }
+}
+
+/// Status of every lab that is up (or of one).
+pub fn status(only: Option<&str>) -> Result<Vec<LabStatus>> {
+    let names = match only {
+        Some(n) => vec![system(n)?.name().to_string()],
+        None => State::all_names(),
+    };
+    let mut out = Vec::new();
+    for name in names {
+        let Some(state) = State::load(&name)? else { continue };
+        let mut st = health(&state);
+        let sys = system(&state.system)?;
+        st.targets = sys.targets(&state);
+        let down: Vec<&str> = st
+            .nodes
+            .iter()
+            .filter(|n| n.state != "running" || n.link != "up")
+            .map(|n| n.name.as_str())
+            .collect();
+        st.health = if !state.up {
+            "not up (a failed or interrupted `lab up`; `lab down` cleans it)".into()
+        } else if !down.is_empty() {
+            format!("degraded: {} not serving", down.join(", "))
+        } else {
+            match sys.probe(&state) {
+                Ok(None) => "ok".into(),
+                Ok(Some(why)) => format!("recovering: {why}"),
+                Err(e) => format!("unknown: {e}"),
+            }
+        };
+        out.push(st);
+    }
+    Ok(out)
+}

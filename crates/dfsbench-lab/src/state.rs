@@ -1,0 +1,167 @@
+//! What a lab has created, on disk as `<lab dir>/NAME/state.json`, written before each resource
+//! is made so a crashed run can still be cleaned up from it.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::sys::proc_stat;
+use crate::{Error, Result};
+
+/// Overrides the directory holding every lab's state and data.
+pub const LAB_DIR_ENV: &str = "DFSBENCH_LAB_DIR";
+
+/// A process we started, with its start time so a reused pid is never signalled.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+pub struct PidRecord {
+    pub pid: i32,
+    pub start_time: u64,
+    pub what: String,
+}
+
+impl PidRecord {
+    pub fn of(pid: i32, what: &str) -> Option<PidRecord> {
+        let (start_time, _) = proc_stat(pid)?;
+        Some(PidRecord {
+            pid,
+            start_time,
+            what: what.to_string(),
+        })
+    }
+
+    /// The same process is still there (a zombie counts: it can still be signalled harmlessly).
+    pub fn alive(&self) -> bool {
+        proc_stat(self.pid).is_some_and(|(t, _)| t == self.start_time)
+    }
+
+    /// Alive and not a zombie.
+    pub fn running(&self) -> bool {
+        proc_stat(self.pid).is_some_and(|(t, s)| t == self.start_time && s != 'Z')
+    }
+
+    pub fn stopped(&self) -> bool {
+        proc_stat(self.pid).is_some_and(|(t, s)| t == self.start_time && s == 'T')
+    }
+}
+
+#[derive(Serialize, Deserialize, Debug, Clone)]
+pub struct NodeState {
+    /// node1..N
+    pub name: String,
+    pub netns: String,
+    pub addr: String,
+    /// The root-namespace end of the node's veth pair (on the lab's bridge).
+    pub veth: String,
+    /// What the node runs, e.g. "brick", "master", "chunkserver".
+    pub role: String,
+    pub data_dir: PathBuf,
+}
+
+#[derive(Serialize, Deserialize, Debug, Clone, Default)]
+pub struct State {
+    pub name: String,
+    pub system: String,
+    pub layout: String,
+    /// The third octet of the lab's /24 in 198.18.0.0/15.
+    pub subnet: u8,
+    pub bridge: String,
+    pub nodes: Vec<NodeState>,
+    /// Processes in the root namespace (FUSE clients, delayers); node daemons are found by
+    /// their namespace, and recorded here too.
+    pub pids: Vec<PidRecord>,
+    pub mounts: Vec<String>,
+    pub data_dirs: Vec<PathBuf>,
+    /// iptables rules added in the root namespace, as `-A` argument lists (to delete with -D).
+    pub root_rules: Vec<Vec<String>>,
+    pub delay_us: u64,
+    pub delayers: Vec<PidRecord>,
+    pub up: bool,
+}
+
+/// The directory holding all labs: $DFSBENCH_LAB_DIR, else `.cache/labs` in the enclosing git
+/// checkout, else in the current directory.
+pub fn labs_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os(LAB_DIR_ENV).filter(|d| !d.is_empty()) {
+        return crate::sys::real_path(Path::new(&dir));
+    }
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let root = cwd
+        .ancestors()
+        .find(|d| d.join(".git").exists())
+        .unwrap_or(&cwd)
+        .to_path_buf();
+    crate::sys::real_path(&root.join(".cache/labs"))
+}
+
+impl State {
+    pub fn dir(&self) -> PathBuf {
+        labs_dir().join(&self.name)
+    }
+
+    pub fn mount_point(&self) -> PathBuf {
+        self.dir().join("mnt")
+    }
+
+    pub fn node(&self, name: &str) -> Result<&NodeState> {
+        self.nodes.iter().find(|n| n.name == name).ok_or_else(|| {
+            let names: Vec<&str> = self.nodes.iter().map(|n| n.name.as_str()).collect();
+            Error::usage(format!(
+                "lab {} has no node {name}; its nodes are {}",
+                self.name,
+                names.join(", ")
+            ))
+        })
+    }
+
+    pub fn path(name: &str) -> PathBuf {
+        labs_dir().join(name).join("state.json")
+    }
+
+    pub fn load(name: &str) -> Result<Option<State>> {
+        let path = State::path(name);
+        match fs::read_to_string(&path) {
+            Ok(text) => serde_json::from_str(&text)
+                .map(Some)
+                .map_err(|e| Error::runtime(format!("{} is not a lab state file ({e}); delete it", path.display()))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(Error::runtime(format!("cannot read {}: {e}", path.display()))),
+        }
+    }
+
+    /// Write atomically (temp file + rename): a crash never leaves half a state file.
+    pub fn save(&self) -> Result<()> {
+        let path = State::path(&self.name);
+        let dir = path.parent().unwrap_or(Path::new("."));
+        fs::create_dir_all(dir).map_err(|e| Error::runtime(format!("cannot create {}: {e}", dir.display())))?;
+        let tmp = path.with_extension("json.tmp");
+        let text = serde_json::to_string_pretty(self).expect("state serializes");
+        fs::write(&tmp, text)
+            .and_then(|_| fs::rename(&tmp, &path))
+            .map_err(|e| Error::runtime(format!("cannot write {}: {e}", path.display())))
+    }
+
+    pub fn remove(&self) -> Result<()> {
+        match fs::remove_file(State::path(&self.name)) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::runtime(format!(
+                "cannot remove the state of lab {}: {e}",
+                self.name
+            ))),
+            _ => Ok(()),
+        }
+    }
+
+    /// Names of the labs with a state file.
+    pub fn all_names() -> Vec<String> {
+        let Ok(dir) = fs::read_dir(labs_dir()) else {
+            return Vec::new();
+        };
+        let mut names: Vec<String> = dir
+            .filter_map(|e| e.ok())
+            .filter(|e| e.path().join("state.json").is_file())
+            .filter_map(|e| e.file_name().to_str().map(String::from))
+            .collect();
+        names.sort();
+        names
+    }
+}

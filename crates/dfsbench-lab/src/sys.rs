@@ -1,0 +1,229 @@
+//! Commands, processes and packages: the small pieces every system module uses.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::thread::sleep;
+use std::time::{Duration, Instant};
+
+use crate::state::PidRecord;
+use crate::{Error, Result};
+
+/// Run a command to completion, killed after `limit`; its stdout, or an error with its stderr.
+pub fn run(program: &str, args: &[&str], limit: Duration) -> Result<String> {
+    let secs = limit.as_secs().max(1).to_string();
+    let out = Command::new("timeout")
+        .args(["-k", "2", &secs, program])
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| Error::runtime(format!("cannot run {program}: {e}")))?;
+    if out.status.success() {
+        return Ok(String::from_utf8_lossy(&out.stdout).into_owned());
+    }
+    let why = if out.status.code() == Some(124) {
+        format!("timed out after {secs} s")
+    } else {
+        let err = String::from_utf8_lossy(&out.stderr);
+        let text = if err.trim().is_empty() {
+            String::from_utf8_lossy(&out.stdout)
+        } else {
+            err
+        };
+        text.trim().lines().last().unwrap_or("failed").to_string()
+    };
+    Err(Error::runtime(format!("{program} {}: {why}", args.join(" "))))
+}
+
+/// `run` inside a node's network namespace (nsenter, not `ip netns exec`, which would give the
+/// command a private mount namespace and hide FUSE mounts).
+pub fn run_in(netns: &str, program: &str, args: &[&str], limit: Duration) -> Result<String> {
+    let net = format!("--net=/run/netns/{netns}");
+    let mut all = vec![net.as_str(), program];
+    all.extend_from_slice(args);
+    run("nsenter", &all, limit)
+}
+
+/// Start a long-running daemon in a network namespace, in its own session, output to `log`.
+pub fn spawn_in(netns: Option<&str>, program: &str, args: &[&str], log: &Path) -> Result<PidRecord> {
+    let log_file = fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log)
+        .map_err(|e| Error::runtime(format!("cannot open {}: {e}", log.display())))?;
+    let err_file = log_file.try_clone().map_err(|e| Error::runtime(e.to_string()))?;
+    let mut cmd = match netns {
+        Some(ns) => {
+            let mut c = Command::new("nsenter");
+            c.arg(format!("--net=/run/netns/{ns}")).arg(program);
+            c
+        }
+        None => Command::new(program),
+    };
+    cmd.args(args).stdin(Stdio::null()).stdout(log_file).stderr(err_file);
+    // SAFETY: setsid is async-signal-safe; the child leaves our process group, so a Ctrl-C of
+    // dfsbench does not take the cluster down with it.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut cmd, || {
+            libc::setsid();
+            Ok(())
+        });
+    }
+    let child = cmd
+        .spawn()
+        .map_err(|e| Error::runtime(format!("cannot start {program}: {e}")))?;
+    let pid = child.id() as i32;
+    // The child is reaped by a thread so a daemon that dies is not left a zombie while we run.
+    std::thread::spawn(move || {
+        let mut child = child;
+        let _ = child.wait();
+    });
+    PidRecord::of(pid, program)
+        .ok_or_else(|| Error::runtime(format!("{program} exited at once; see {}", log.display())))
+}
+
+/// Field 22 of /proc/PID/stat (start time in clock ticks), and the state letter.
+pub fn proc_stat(pid: i32) -> Option<(u64, char)> {
+    let text = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name may hold spaces and parentheses: the fields start after the last ')'.
+    let rest = &text[text.rfind(')')? + 2..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let state = fields.first()?.chars().next()?;
+    Some((fields.get(19)?.parse().ok()?, state))
+}
+
+/// The processes whose network namespace is the named one.
+pub fn pids_in_netns(netns: &str) -> Vec<i32> {
+    let Ok(meta) = fs::metadata(format!("/run/netns/{netns}")) else {
+        return Vec::new();
+    };
+    let want = format!("net:[{}]", std::os::unix::fs::MetadataExt::ino(&meta));
+    let Ok(dir) = fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| fs::read_link(format!("/proc/{pid}/ns/net")).is_ok_and(|l| l.to_string_lossy() == want))
+        .filter(|pid| proc_stat(*pid).is_some_and(|(_, s)| s != 'Z'))
+        .collect()
+}
+
+/// Send `signal` to each pid; then, for SIGKILL/SIGTERM, wait until they are really gone
+/// (PID 1 here reaps late, and a restart must not find the old daemon's pid still there).
+pub fn signal_all(pids: &[PidRecord], signal: i32, wait: Duration) -> Result<()> {
+    for p in pids.iter().filter(|p| p.alive()) {
+        // SAFETY: kill(2) on a pid we checked by its start time just now.
+        unsafe { libc::kill(p.pid, signal) };
+    }
+    if signal != libc::SIGKILL && signal != libc::SIGTERM {
+        return Ok(());
+    }
+    let deadline = Instant::now() + wait;
+    // Gone means reaped: a zombie still holds its pid, and a daemon restarted over its pid
+    // file would believe its old self still runs.
+    while pids.iter().any(|p| p.alive()) {
+        if Instant::now() > deadline {
+            let left: Vec<String> = pids.iter().filter(|p| p.alive()).map(|p| p.pid.to_string()).collect();
+            return Err(Error::runtime(format!(
+                "processes {} did not exit within {} s",
+                left.join(", "),
+                wait.as_secs()
+            )));
+        }
+        sleep(Duration::from_millis(100));
+    }
+    Ok(())
+}
+
+/// Stop processes: SIGTERM, then SIGKILL for those still there after `grace`.
+pub fn stop_all(pids: &[PidRecord], grace: Duration) -> Result<()> {
+    if signal_all(pids, libc::SIGTERM, grace).is_err() {
+        signal_all(pids, libc::SIGKILL, Duration::from_secs(20))?;
+    }
+    Ok(())
+}
+
+/// Poll `check` until it returns Some, or fail with `what` after `limit`.
+pub fn wait_for<T>(what: &str, limit: Duration, mut check: impl FnMut() -> Option<T>) -> Result<T> {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(v) = check() {
+            return Ok(v);
+        }
+        if Instant::now() > deadline {
+            return Err(Error::runtime(format!(
+                "timed out after {} s waiting for {what}",
+                limit.as_secs()
+            )));
+        }
+        sleep(Duration::from_millis(250));
+    }
+}
+
+/// Install the Debian packages that are missing (apt-get, idempotent: nothing when all are there).
+pub fn apt_install(packages: &[&str]) -> Result<Vec<String>> {
+    let missing: Vec<&str> = packages.iter().copied().filter(|p| !dpkg_installed(p)).collect();
+    if missing.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut args = vec!["install", "-y", "--no-install-recommends"];
+    args.extend_from_slice(&missing);
+    let install = || run("apt-get", &args, Duration::from_secs(600));
+    if install().is_err() {
+        run("apt-get", &["update"], Duration::from_secs(300))?;
+        install()?;
+    }
+    Ok(missing.iter().map(|s| s.to_string()).collect())
+}
+
+fn dpkg_installed(package: &str) -> bool {
+    run("dpkg-query", &["-W", "-f=${Status}", package], Duration::from_secs(30))
+        .is_ok_and(|s| s.contains("install ok installed"))
+}
+
+/// The path with symlinks resolved (as /proc/mounts shows it), as far as it exists: a dead
+/// FUSE mount point cannot be resolved itself, its parent can.
+pub fn real_path(path: &Path) -> PathBuf {
+    if let Ok(p) = fs::canonicalize(path) {
+        return p;
+    }
+    match (path.parent(), path.file_name()) {
+        (Some(parent), Some(name)) if !parent.as_os_str().is_empty() => real_path(parent).join(name),
+        _ => path.to_path_buf(),
+    }
+}
+
+/// The mount points under /proc/mounts that start with `prefix`.
+pub fn mounts_under(prefix: &Path) -> Vec<String> {
+    let prefix = real_path(prefix);
+    let text = fs::read_to_string("/proc/mounts").unwrap_or_default();
+    text.lines()
+        .filter_map(|l| l.split_whitespace().nth(1))
+        .map(|m| m.replace("\\040", " "))
+        .filter(|m| Path::new(m).starts_with(&prefix))
+        .collect()
+}
+
+/// Unmount a FUSE mount; lazily when it is busy or its server is gone.
+pub fn unmount(mount: &str) -> Result<()> {
+    let real = real_path(Path::new(mount)).display().to_string();
+    if !mounts_under(Path::new(mount)).contains(&real) {
+        return Ok(());
+    }
+    let mount = real.as_str();
+    let limit = Duration::from_secs(20);
+    run("umount", &[mount], limit)
+        .or_else(|_| run("umount", &["-l", mount], limit))
+        .map(|_| ())
+}
+
+/// Fill `{key}` placeholders of a config template.
+pub fn render(template: &str, values: &[(&str, &str)]) -> String {
+    values
+        .iter()
+        .fold(template.to_string(), |t, (k, v)| t.replace(&format!("{{{k}}}"), v))
+}
+
+/// Write a file, with the path in the error.
+pub fn write(path: &Path, text: &str) -> Result<()> {
+    fs::write(path, text).map_err(|e| Error::runtime(format!("cannot write {}: {e}", path.display())))
+}
