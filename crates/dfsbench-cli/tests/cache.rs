@@ -143,18 +143,21 @@ fn first_read_phase(doc: &Value) -> &Value {
         .expect("a read phase")
 }
 
-/// Run `job` in `dir` with or without invalidation; what the probe saw at each read phase.
-fn probe(dir: &Path, job: JobSpec, invalidate: bool) -> (Vec<(String, usize, usize)>, Value) {
+/// Run `job` in `dir` in this process, with or without invalidation, shown to the observer
+/// `make` builds from the run directory; the result document.
+fn observed_run<O: Observer>(
+    dir: &Path,
+    job: JobSpec,
+    invalidate: bool,
+    make: impl FnOnce(PathBuf) -> O,
+) -> (O, Value) {
     let run = RunSpec {
         invalidate: Some(invalidate),
         ..Default::default()
     };
     let config = validate_config(&run, &[job]).expect("a valid config");
     let run_id = new_run_id();
-    let mut observer = PageCacheProbe {
-        run_dir: dir.join(format!("dfsbench-{run_id}")),
-        seen: Vec::new(),
-    };
+    let mut observer = make(dir.join(format!("dfsbench-{run_id}")));
     let outcome = execute(
         &config,
         dir.to_str().unwrap(),
@@ -167,6 +170,15 @@ fn probe(dir: &Path, job: JobSpec, invalidate: bool) -> (Vec<(String, usize, usi
     assert_eq!(outcome.status, Status::Complete);
     let doc = serde_json::to_value(&outcome.result).unwrap();
     validate(&doc);
+    (observer, doc)
+}
+
+/// Run `job` in `dir` with or without invalidation; what the probe saw at each read phase.
+fn probe(dir: &Path, job: JobSpec, invalidate: bool) -> (Vec<(String, usize, usize)>, Value) {
+    let (observer, doc) = observed_run(dir, job, invalidate, |run_dir| PageCacheProbe {
+        run_dir,
+        seen: Vec::new(),
+    });
     (observer.seen, doc)
 }
 
@@ -190,29 +202,13 @@ fn every_pass_of_a_time_based_read_reaches_the_storage() {
             duration: Some("3s".into()),
             ..Default::default()
         };
-        let run = RunSpec {
-            invalidate: Some(invalidate),
-            ..Default::default()
-        };
-        let config = validate_config(&run, &[job]).expect("a valid config");
-        let run_id = new_run_id();
-        let mut sampler = ResidencySampler {
-            run_dir: scratch.path().join(format!("dfsbench-{run_id}")),
+        let (sampler, _) = observed_run(scratch.path(), job, invalidate, |run_dir| ResidencySampler {
+            run_dir,
             skip: 5,
             reading: false,
             ticks: 0,
             samples: Vec::new(),
-        };
-        let outcome = execute(
-            &config,
-            scratch.path().to_str().unwrap(),
-            &run_id,
-            &NO_INTERRUPT,
-            &mut sampler,
-            &mut dfsbench_core::cluster::Group::solo(),
-        )
-        .unwrap_or_else(|e| panic!("the run did not start: {}", e.0));
-        assert_eq!(outcome.status, Status::Complete);
+        });
         assert!(!sampler.samples.is_empty(), "the read phase was sampled");
         sampler.samples
     };

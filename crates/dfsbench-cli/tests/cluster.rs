@@ -7,7 +7,7 @@ mod common;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{f, phases, run_with, u, Target};
+use common::{children, f, phases, run_with, u, Target};
 use serde_json::Value;
 
 fn sum(items: &Value, field: &str) -> u64 {
@@ -289,19 +289,6 @@ fn wear_out_brings_every_worker_to_the_busiest_ones_count() {
     }
 }
 
-/// The `n` children of `pid` (the `--procs` processes), once all are started.
-fn children(pid: u32, n: usize) -> Vec<i32> {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let text = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default();
-        let kids: Vec<i32> = text.split_whitespace().filter_map(|p| p.parse().ok()).collect();
-        if kids.len() >= n || Instant::now() > deadline {
-            return kids;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 /// Start a 3-process time-based run, send `signal` to process 2 after a second, and return
 /// the outcome, the time the run took and the pid of process 2.
 fn disturbed_run(signal: i32) -> (common::Run, Duration, i32) {
@@ -319,7 +306,7 @@ fn disturbed_run(signal: i32) -> (common::Run, Duration, i32) {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let kids = children(child.id(), 2);
+    let kids = children(child.id(), 2, Duration::from_secs(10));
     assert_eq!(kids.len(), 2, "--procs 3 started two more processes");
     std::thread::sleep(Duration::from_secs(1));
     let victim = kids[1];

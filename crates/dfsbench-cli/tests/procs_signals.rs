@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{f, Target};
+use common::{children, f, Target};
 use serde_json::Value;
 
 /// Far more than any of these runs needs on a loaded machine; a rank that ignores its parent
@@ -30,19 +30,6 @@ fn start(target: &Target, scratch: &Path, procs: &str) -> Child {
         .process_group(0)
         .spawn()
         .expect("start dfsbench")
-}
-
-/// The `n` children of `pid` (the other ranks), once started.
-fn children(pid: u32, n: usize) -> Vec<i32> {
-    let deadline = Instant::now() + BOUND;
-    loop {
-        let text = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default();
-        let kids: Vec<i32> = text.split_whitespace().filter_map(|p| p.parse().ok()).collect();
-        if kids.len() >= n || Instant::now() > deadline {
-            return kids;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 /// Wait until the run is measuring: its run directory has files in it.
@@ -114,7 +101,7 @@ fn a_killed_rank_0_takes_every_rank_with_it_and_leaves_no_files() {
     let target = Target::temp();
     let scratch = tempfile::tempdir().unwrap();
     let child = start(&target, scratch.path(), "3");
-    let kids = children(child.id(), 2);
+    let kids = children(child.id(), 2, BOUND);
     assert_eq!(kids.len(), 2, "--procs 3 started two more processes");
     wait_until_working(&target);
     signal(child.id() as i32, libc::SIGKILL);
@@ -153,7 +140,7 @@ fn interrupted_run(group: bool) {
     let out = scratch.path().join("r.json");
     let child = start(&target, scratch.path(), "2");
     let pid = child.id() as i32;
-    let kids = children(child.id(), 1);
+    let kids = children(child.id(), 1, BOUND);
     wait_until_working(&target);
     signal(if group { -pid } else { pid }, libc::SIGINT);
     let sent = Instant::now();

@@ -500,3 +500,17 @@ pub fn snapshot(dir: &Path) -> Vec<(PathBuf, Option<Vec<u8>>)> {
     out.sort();
     out
 }
+
+/// The first `n` children of `pid` (the `--procs` processes), once all are started or `bound`
+/// has passed.
+pub fn children(pid: u32, n: usize, bound: std::time::Duration) -> Vec<i32> {
+    let deadline = std::time::Instant::now() + bound;
+    loop {
+        let text = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default();
+        let kids: Vec<i32> = text.split_whitespace().filter_map(|p| p.parse().ok()).collect();
+        if kids.len() >= n || std::time::Instant::now() > deadline {
+            return kids;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
