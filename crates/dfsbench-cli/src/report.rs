@@ -78,7 +78,7 @@ fn load(paths: &[PathBuf]) -> Result<Vec<Loaded>, Failure> {
 
 fn write_out(out: Option<&Path>, text: &str) -> Result<(), Failure> {
     match out {
-        Some(p) if p != Path::new("-") => dfsbench_core::files::write_atomically(p, text.as_bytes())
+        Some(p) if p != Path::new("-") => dfsbench_result::files::write_atomically(p, text.as_bytes())
             .map_err(|e| Failure::runtime(format!("cannot write {}: {e}", p.display()))),
         _ => {
             let mut stdout = std::io::stdout().lock();

@@ -5,13 +5,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use dfsbench_core::config::{parse_workload_file, validate, JobSpec, RunConfig, RunSpec};
-use dfsbench_core::files::{read_bounded, write_atomically, MAX_WORKLOAD_FILE};
-use dfsbench_core::result::{NullTests, RunResult};
+use dfsbench_core::config::{parse_workload_file, validate, JobSpec, RunConfig, RunSpec, MAX_WORKLOAD_FILE};
 use dfsbench_core::runner::Status;
 use dfsbench_core::session::{execute, new_run_id};
-use dfsbench_core::units::format_ns;
 use dfsbench_report::{cpu_table, notes, phases_csv, phases_table, rate_table};
+use dfsbench_result::files::{read_bounded, write_atomically};
+use dfsbench_result::{format_ns, NullTests, RunResult};
 
 use crate::cli::{Format, RunArgs};
 use crate::progress::Progress;

@@ -24,10 +24,10 @@ use crate::host::{cpu_sample, thread_limit};
 use crate::load::Stable;
 use crate::part::{combine, rank_part, RankPart};
 use crate::plan::{phases, Phase};
-use crate::result::{validity_reasons, PhaseCache, PhaseResult};
 use crate::stats::{Live, PhaseControl, WorkerPhase, SERIES_INTERVAL};
 use crate::worker::{JobContext, Worker};
 use crate::workloads::{files_dir, io_dir, iterate_setup_dirs, meta_setup_dirs, mix_dir};
+use dfsbench_result::{validity_reasons, PhaseCache, PhaseResult};
 
 /// How a run ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -798,7 +798,7 @@ fn phase_end(
 fn marks(result: &PhaseResult, caps: Capabilities) -> Vec<String> {
     let mut reasons = validity_reasons(result);
     if caps.drive != Drive::Blocking {
-        let hist = crate::stats::deserialize(&result.latency.histogram).ok();
+        let hist = dfsbench_result::histogram::deserialize(&result.latency.histogram).ok();
         reasons.extend(hist.as_ref().and_then(crate::stats::delayed_ack_signature));
     }
     reasons

@@ -9,9 +9,9 @@ use std::time::{Instant, SystemTime};
 use dfsbench_backends::{Target, BACKENDS};
 use dfsbench_core::cluster::Group;
 use dfsbench_core::config::{validate, RunConfig, RunSpec, WorkloadFile};
-use dfsbench_core::result::RunResult;
 use dfsbench_core::runner::{fit_to_backend, Quiet};
 use dfsbench_core::session::{execute as execute_run, new_run_id};
+use dfsbench_result::RunResult;
 
 use super::launch::{self, Launcher};
 use super::manifest::{Manifest, PointRecord, RunRecord, System, SCHEMA};
