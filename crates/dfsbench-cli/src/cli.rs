@@ -35,7 +35,7 @@ pub enum Command {
     Compare(crate::report::CompareArgs),
     /// Run a published evaluation (size-sweep, clients-sweep, dfsperf, surfnet, fio-matrix) and
     /// print its tables in the publication's shape; `dfsbench study list` lists them.
-    Study(crate::study::StudyArgs),
+    Study(crate::study::args::StudyArgs),
     /// Remove run directories left by `--keep` or a killed run (only ones dfsbench created).
     Clean {
         /// Run directories (dfsbench-<run id>) to remove.

@@ -9,7 +9,7 @@ use clap::{Args, ValueEnum};
 use dfsbench_report::input::{self, Loaded};
 use dfsbench_report::{compare, html, long_csv, markdown, runs, summary};
 
-use crate::Failure;
+use crate::failure::Failure;
 
 #[derive(ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ReportFormat {

@@ -7,8 +7,8 @@ use std::collections::BTreeSet;
 use dfsbench_backends::{Client, Storage};
 
 use crate::config::{Job, RunConfig};
+use crate::executor::Executor;
 use crate::plan::Phase;
-use crate::runner::Executor;
 use crate::workloads::files_read;
 use dfsbench_result::PhaseCache;
 

@@ -747,10 +747,11 @@ fn validate_mix(s: &JobSpec) -> Result<MixJob, ConfigError> {
         s.mix
             .as_deref()
             .unwrap_or(&["read=80".to_string(), "write=20".to_string()]),
-    )?;
+    )
+    .map_err(|e| e.to_string())?;
     let sizes = match (&s.sizes, &s.file_size) {
         (Some(_), Some(_)) => return Err("give either sizes or file_size, not both".into()),
-        (Some(list), None) => SizeDist::parse(list)?,
+        (Some(list), None) => SizeDist::parse(list).map_err(|e| e.to_string())?,
         (None, fs) => SizeDist::Fixed {
             size: fs
                 .as_deref()

@@ -5,6 +5,7 @@ mod cache;
 pub mod cluster;
 pub mod config;
 pub mod dist;
+mod executor;
 pub mod fault;
 mod gate;
 pub mod host;

@@ -17,7 +17,7 @@ use rand::RngCore;
 
 use dfsbench_backends::{AlignedBuf, Client, FileOpts, Storage};
 
-use crate::runner::Executor;
+use crate::executor::Executor;
 use dfsbench_result::{Bandwidth, NullTests, RoundTrips};
 
 /// Bytes of the local disk test file and of the blob written to the target.
