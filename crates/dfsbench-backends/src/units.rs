@@ -70,20 +70,6 @@ pub fn format_size(bytes: u64) -> String {
     format!("{v} {}", UNITS[unit])
 }
 
-/// A duration for tables: `850 ns`, `12.3 us`, `4.56 ms`, `1.23 s`.
-pub fn format_ns(ns: u64) -> String {
-    let v = ns as f64;
-    if ns < 1_000 {
-        format!("{ns} ns")
-    } else if ns < 1_000_000 {
-        format!("{:.1} us", v / 1e3)
-    } else if ns < 1_000_000_000 {
-        format!("{:.2} ms", v / 1e6)
-    } else {
-        format!("{:.2} s", v / 1e9)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -124,6 +110,5 @@ mod tests {
         assert_eq!(format_size(1_024_000), "1000 KiB");
         assert_eq!(format_size(10_240), "10 KiB");
         assert_eq!(format_size(1000), "1000 B");
-        assert_eq!(format_ns(1_500), "1.5 us");
     }
 }

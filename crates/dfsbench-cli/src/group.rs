@@ -6,14 +6,14 @@ use dfsbench_core::cluster::procs::Procs;
 use dfsbench_core::cluster::{launcher_size, Group};
 use dfsbench_core::units::parse_duration;
 
-use crate::cli::RunArgs;
-use crate::Failure;
+use crate::failure::Failure;
 
 const DEFAULT_RANK_TIMEOUT: Duration = Duration::from_secs(300);
 
-/// Start or join this run's group of processes.
-pub fn start(a: &RunArgs) -> Result<Group, Failure> {
-    let timeout = match &a.rank_timeout {
+/// Start or join this run's group of processes: `procs` local ones (`--procs`), or the ranks
+/// an MPI launcher started; `rank_timeout` is `--rank-timeout`.
+pub fn start(procs: Option<usize>, rank_timeout: Option<&str>) -> Result<Group, Failure> {
+    let timeout = match rank_timeout {
         Some(t) => parse_duration(t).map_err(|e| Failure::usage(format!("--rank-timeout: {e}")))?,
         None => DEFAULT_RANK_TIMEOUT,
     };
@@ -29,7 +29,7 @@ pub fn start(a: &RunArgs) -> Result<Group, Failure> {
         return joined(child.map(|c| Box::new(c) as _));
     }
     let launched = launcher_size().filter(|&n| n > 1);
-    let mut group = match (a.procs, launched) {
+    let mut group = match (procs, launched) {
         (Some(_), Some(n)) => {
             return Err(Failure::usage(format!(
                 "--procs starts local processes, but an MPI launcher already started {n}: leave --procs out under mpirun/srun"

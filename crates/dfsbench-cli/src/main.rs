@@ -1,10 +1,13 @@
 //! The `dfsbench` command.
 
 mod cli;
+mod failure;
 #[cfg(test)]
 mod fuzz;
 mod group;
+mod interrupt;
 mod lab;
+mod output;
 mod progress;
 mod report;
 mod run;
@@ -19,47 +22,7 @@ use dfsbench_backends::redact::redact;
 use dfsbench_backends::{Capability, BACKENDS};
 
 use cli::{Cli, Command};
-
-/// `--verbose`: errors shortened to one line are also printed in full.
-static VERBOSE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
-pub fn set_verbose(on: bool) {
-    VERBOSE.store(on, std::sync::atomic::Ordering::Relaxed);
-}
-
-/// With `--verbose`, the full text of the last error that was shortened for its message.
-pub fn print_detail() {
-    if !VERBOSE.load(std::sync::atomic::Ordering::Relaxed) {
-        return;
-    }
-    if let Some(detail) = dfsbench_backends::take_detail() {
-        eprintln!("dfsbench: detail: {}", redact(&detail));
-    }
-}
-
-/// Why the command failed, with the exit code it gets.
-pub struct Failure {
-    message: String,
-    code: u8,
-}
-
-impl Failure {
-    /// Bad input: exit code 2.
-    pub fn usage(message: String) -> Self {
-        Failure { message, code: 2 }
-    }
-    /// The run could not start, or failed: exit code 1.
-    pub fn runtime(message: String) -> Self {
-        Failure { message, code: 1 }
-    }
-    /// Ctrl-C: exit code 130, as shells report SIGINT.
-    pub fn interrupted() -> Self {
-        Failure {
-            message: "interrupted: partial results written".into(),
-            code: 130,
-        }
-    }
-}
+use failure::Failure;
 
 /// clap's errors in one line: the error, and a tip when clap has one.
 fn one_line(err: &clap::Error) -> String {

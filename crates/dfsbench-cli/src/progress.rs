@@ -6,9 +6,9 @@ use std::time::Duration;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use dfsbench_core::plan::Phase;
-use dfsbench_core::result::PhaseResult;
 use dfsbench_core::runner::Observer;
 use dfsbench_report::rate_si;
+use dfsbench_result::PhaseResult;
 
 pub struct Progress {
     bar: Option<ProgressBar>,

@@ -9,7 +9,7 @@ use clap::{Args, ValueEnum};
 use dfsbench_report::input::{self, Loaded};
 use dfsbench_report::{compare, html, long_csv, markdown, runs, summary};
 
-use crate::Failure;
+use crate::failure::Failure;
 
 #[derive(ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ReportFormat {
@@ -78,7 +78,7 @@ fn load(paths: &[PathBuf]) -> Result<Vec<Loaded>, Failure> {
 
 fn write_out(out: Option<&Path>, text: &str) -> Result<(), Failure> {
     match out {
-        Some(p) if p != Path::new("-") => dfsbench_core::files::write_atomically(p, text.as_bytes())
+        Some(p) if p != Path::new("-") => dfsbench_result::files::write_atomically(p, text.as_bytes())
             .map_err(|e| Failure::runtime(format!("cannot write {}: {e}", p.display()))),
         _ => {
             let mut stdout = std::io::stdout().lock();

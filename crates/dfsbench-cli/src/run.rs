@@ -1,70 +1,17 @@
 //! `dfsbench run`: turn flags and workload files into a run, execute it, write the result.
 
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
-
-use dfsbench_core::config::{parse_workload_file, validate, JobSpec, RunConfig, RunSpec};
-use dfsbench_core::files::{read_bounded, write_atomically, MAX_WORKLOAD_FILE};
-use dfsbench_core::result::{NullTests, RunResult};
+use dfsbench_core::config::{parse_workload_file, validate, JobSpec, RunConfig, RunSpec, MAX_WORKLOAD_FILE};
 use dfsbench_core::runner::Status;
 use dfsbench_core::session::{execute, new_run_id};
-use dfsbench_core::units::format_ns;
 use dfsbench_report::{cpu_table, notes, phases_csv, phases_table, rate_table};
+use dfsbench_result::files::read_bounded;
+use dfsbench_result::{format_ns, NullTests, RunResult};
 
 use crate::cli::{Format, RunArgs};
+use crate::failure::Failure;
+use crate::interrupt::{on_interrupt, INTERRUPT};
+use crate::output::{result_path, save};
 use crate::progress::Progress;
-use crate::Failure;
-
-/// Set by Ctrl-C (or SIGTERM, SIGHUP): workers finish their operation in flight and the run
-/// writes what it has. In a run of several processes, rank 0 passes it on to every rank.
-pub static INTERRUPT: AtomicBool = AtomicBool::new(false);
-
-/// A second signal this soon after the first is the same one delivered twice, not a second
-/// Ctrl-C: `timeout -s INT` signals the process and then its whole process group, and a
-/// terminal's Ctrl-C can coincide with rank 0's own relay.
-const SAME_SIGNAL: Duration = Duration::from_secs(1);
-
-/// When the first stop signal arrived.
-static FIRST_SIGNAL: Mutex<Option<Instant>> = Mutex::new(None);
-
-/// Ctrl-C sets [`INTERRUPT`]; a second one, a second or more later, quits at once. Only rank
-/// 0 says so: the other ranks of a run stop with it.
-pub fn on_interrupt() {
-    let speaks = is_first_rank();
-    let _ = ctrlc::set_handler(move || {
-        let mut first = FIRST_SIGNAL.lock().unwrap_or_else(|e| e.into_inner());
-        match *first {
-            None => {
-                *first = Some(Instant::now());
-                INTERRUPT.store(true, Ordering::SeqCst);
-                if speaks {
-                    eprintln!(
-                        "\ndfsbench: interrupted: finishing operations in flight and writing results (Ctrl-C again quits at once)"
-                    );
-                }
-            }
-            Some(at) if at.elapsed() < SAME_SIGNAL => {}
-            Some(_) => {
-                if speaks {
-                    eprintln!("\ndfsbench: interrupted twice, quitting without results");
-                }
-                std::process::exit(130);
-            }
-        }
-    });
-    // A --procs child starts with these blocked, so that a signal before this point waits.
-    dfsbench_core::cluster::procs::unblock_stop_signals();
-}
-
-/// True unless this process is a rank other than 0 of a run of several processes.
-fn is_first_rank() -> bool {
-    std::env::var_os(dfsbench_core::cluster::procs::ENV).is_none()
-        && ["OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"]
-            .iter()
-            .all(|v| std::env::var(v).map_or(true, |r| r == "0"))
-}
 
 /// The job-level keys given as flags.
 fn job_flags(a: &RunArgs) -> JobSpec {
@@ -233,44 +180,8 @@ fn null_tests_text(n: &NullTests) -> String {
     out
 }
 
-/// Where the result JSON goes.
-fn result_path(out: Option<&Path>, run_id: &str) -> PathBuf {
-    let name = format!("{run_id}.json");
-    match out {
-        Some(p) if p.is_dir() || p.as_os_str().to_string_lossy().ends_with('/') => p.join(name),
-        Some(p) => p.to_path_buf(),
-        None => PathBuf::from("dfsbench-results").join(name),
-    }
-}
-
-/// Write the result; if the chosen place fails, keep it in the temp directory instead of
-/// losing it.
-pub fn save(result: &RunResult, path: &Path) -> Result<PathBuf, Failure> {
-    let json = serde_json::to_string_pretty(result).expect("results serialize");
-    let write = |p: &Path| write_atomically(p, json.as_bytes());
-    match write(path) {
-        Ok(()) => Ok(path.to_path_buf()),
-        Err(e) => {
-            let fallback = std::env::temp_dir().join(format!("dfsbench-result-{}.json", result.run_id));
-            write(&fallback).map_err(|e2| {
-                Failure::runtime(format!(
-                    "cannot write the result to {} ({e}) nor to {} ({e2})",
-                    path.display(),
-                    fallback.display()
-                ))
-            })?;
-            eprintln!(
-                "warning: cannot write the result to {} ({e}); saved it to {} instead",
-                path.display(),
-                fallback.display()
-            );
-            Ok(fallback)
-        }
-    }
-}
-
 pub fn run(a: &RunArgs) -> Result<(), Failure> {
-    crate::set_verbose(a.verbose);
+    crate::failure::set_verbose(a.verbose);
     let (config, file_target) = build_config(a)?;
     let target = a
         .target
@@ -279,7 +190,7 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
         .unwrap_or_else(|| std::env::temp_dir().display().to_string());
     let run_id = new_run_id();
     on_interrupt();
-    let mut group = crate::group::start(a)?;
+    let mut group = crate::group::start(a.procs, a.rank_timeout.as_deref())?;
     if let Some(job) = config
         .jobs
         .iter()
@@ -298,7 +209,7 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
         Ok(o) => o,
         // Rank 0 tells the user; the others would repeat it.
         Err(e) if root || group.is_broken() => {
-            crate::print_detail();
+            crate::failure::print_detail();
             return Err(Failure::runtime(e.0));
         }
         Err(_) => std::process::exit(1),

@@ -504,7 +504,7 @@ fn json_summary_is_the_json_numbers() {
 
 /// The noise of the one measured phase of a result, as compare computes it.
 fn cv(r: &Value) -> f64 {
-    let p: dfsbench_core::result::PhaseResult = serde_json::from_value(measured(r)[0].clone()).unwrap();
+    let p: dfsbench_result::PhaseResult = serde_json::from_value(measured(r)[0].clone()).unwrap();
     dfsbench_report::noise::ops_cv(&p).expect("a noise estimate")
 }
 

@@ -219,7 +219,7 @@ fn real_results_pass_and_changed_shapes_fail() {
     config.remove("invalidate");
     config.remove("drop_caches");
     validate(&doc);
-    let old: dfsbench_core::result::RunResult = serde_json::from_value(doc).expect("an older result reads");
+    let old: dfsbench_result::RunResult = serde_json::from_value(doc).expect("an older result reads");
     assert!(old.phases.iter().all(|p| p.cache.is_none() && p.validity.is_empty()));
     // An error sample with an offset, and an aborted run with its message.
     let mut doc = good.clone();

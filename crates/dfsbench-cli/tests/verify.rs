@@ -13,9 +13,9 @@ use std::sync::atomic::AtomicBool;
 
 use common::{check_invariants, phase, phases, run_ok, u, validate, Target};
 use dfsbench_core::config::{validate as validate_config, JobSpec, RunSpec};
-use dfsbench_core::result::PhaseResult;
 use dfsbench_core::runner::{Observer, Status};
 use dfsbench_core::session::{execute, new_run_id};
+use dfsbench_result::PhaseResult;
 use serde_json::Value;
 
 static NO_INTERRUPT: AtomicBool = AtomicBool::new(false);

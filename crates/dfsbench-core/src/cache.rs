@@ -7,10 +7,10 @@ use std::collections::BTreeSet;
 use dfsbench_backends::{Client, Storage};
 
 use crate::config::{Job, RunConfig};
+use crate::executor::Executor;
 use crate::plan::Phase;
-use crate::result::PhaseCache;
-use crate::runner::Executor;
 use crate::workloads::files_read;
+use dfsbench_result::PhaseCache;
 
 /// Prepare the client's cache for `phase` on this process: `owners` are the global workers
 /// whose files this process's workers read or wrote, `existing` the files per set of every

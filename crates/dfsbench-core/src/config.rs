@@ -26,6 +26,8 @@ pub const MAX_ITERATIONS: u64 = 10_000;
 pub const MAX_MIX_FILES: u64 = 1 << 24;
 /// Errors after which a run stops, unless `max_errors` says otherwise.
 pub const DEFAULT_MAX_ERRORS: u64 = 1000;
+/// The largest workload file read: real ones are a few hundred bytes.
+pub const MAX_WORKLOAD_FILE: u64 = 1 << 20;
 
 /// A workload file: run settings and `[[job]]` tables. It serializes back to TOML (keys that are
 /// `None` are left out), which is how a study hands a point to `dfsbench run` in other processes.
@@ -745,10 +747,11 @@ fn validate_mix(s: &JobSpec) -> Result<MixJob, ConfigError> {
         s.mix
             .as_deref()
             .unwrap_or(&["read=80".to_string(), "write=20".to_string()]),
-    )?;
+    )
+    .map_err(|e| e.to_string())?;
     let sizes = match (&s.sizes, &s.file_size) {
         (Some(_), Some(_)) => return Err("give either sizes or file_size, not both".into()),
-        (Some(list), None) => SizeDist::parse(list)?,
+        (Some(list), None) => SizeDist::parse(list).map_err(|e| e.to_string())?,
         (None, fs) => SizeDist::Fixed {
             size: fs
                 .as_deref()

@@ -4,8 +4,24 @@
 use rand::Rng;
 use serde::Serialize;
 
-use crate::config::ConfigError;
 use crate::units::parse_size;
+
+/// Why a `mix` or `sizes` list cannot be read: one line naming the entry and how to fix it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct DistError(String);
+
+impl From<String> for DistError {
+    fn from(message: String) -> Self {
+        DistError(message)
+    }
+}
+
+impl From<&str> for DistError {
+    fn from(message: &str) -> Self {
+        DistError(message.to_string())
+    }
+}
 
 /// Operations of the mix workload (warp/COSBench names are accepted as aliases).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -54,7 +70,7 @@ pub struct Mix(pub Vec<(MixOp, u32)>);
 
 impl Mix {
     /// Parse `read=80`, `write=20` entries.
-    pub fn parse(entries: &[String]) -> Result<Mix, ConfigError> {
+    pub fn parse(entries: &[String]) -> Result<Mix, DistError> {
         let mut out: Vec<(MixOp, u32)> = Vec::new();
         for e in entries {
             let bad = || {
@@ -64,7 +80,7 @@ impl Mix {
             let op = MixOp::parse(op.trim()).ok_or_else(bad)?;
             let w: u32 = w.trim().trim_end_matches('%').parse().map_err(|_| bad())?;
             if out.iter().any(|(o, _)| *o == op) {
-                return Err(format!("mix names {} twice: give each operation once", op.name()));
+                return Err(format!("mix names {} twice: give each operation once", op.name()).into());
             }
             if w > 0 {
                 out.push((op, w));
@@ -123,7 +139,7 @@ pub enum SizeDist {
 impl SizeDist {
     /// Parse `4k` (fixed), `4k-1m` (uniform), `4k~1m` or `log:4k-1m` (log-uniform), or
     /// `4k:70`, `1m:30` (weighted buckets).
-    pub fn parse(entries: &[String]) -> Result<SizeDist, ConfigError> {
+    pub fn parse(entries: &[String]) -> Result<SizeDist, DistError> {
         let size = |t: &str| parse_size(t).map_err(|e| format!("sizes: {e}"));
         if entries.iter().any(|e| e.contains(':') && !e.starts_with("log:")) {
             let buckets = entries
@@ -139,7 +155,7 @@ impl SizeDist {
                         .map_err(|_| format!("sizes entry '{e}': '{w}' is not a whole-number weight"))?;
                     Ok((size(s)?, w))
                 })
-                .collect::<Result<Vec<_>, ConfigError>>()?;
+                .collect::<Result<Vec<_>, String>>()?;
             if buckets.iter().all(|(_, w)| *w == 0) {
                 return Err("sizes: every bucket has weight 0: give at least one a positive weight".into());
             }
@@ -148,7 +164,7 @@ impl SizeDist {
         let [one] = entries else {
             return Err(format!(
                 "sizes {entries:?}: give one size (4k), a range (4k-1m uniform, 4k~1m or log:4k-1m log-uniform) or SIZE:WEIGHT buckets (4k:70,1m:30)"
-            ));
+            ).into());
         };
         let (log, text) = match one.strip_prefix("log:") {
             Some(rest) => (true, rest),
@@ -159,14 +175,10 @@ impl SizeDist {
         };
         let (min, max) = (size(a)?, size(b)?);
         if min > max {
-            return Err(format!(
-                "sizes '{one}': the range goes down: write the smaller size first"
-            ));
+            return Err(format!("sizes '{one}': the range goes down: write the smaller size first").into());
         }
         if log && min == 0 {
-            return Err(format!(
-                "sizes '{one}': a log-uniform range cannot start at 0: start at 1 or more"
-            ));
+            return Err(format!("sizes '{one}': a log-uniform range cannot start at 0: start at 1 or more").into());
         }
         Ok(if log {
             SizeDist::LogUniform { min, max }
@@ -236,8 +248,12 @@ mod tests {
         }
         assert!(Mix::parse(&strings(&["read=80", "read=20"]))
             .unwrap_err()
+            .to_string()
             .contains("twice"));
-        assert!(Mix::parse(&strings(&["copy=1"])).unwrap_err().contains("OP=WEIGHT"));
+        assert!(Mix::parse(&strings(&["copy=1"]))
+            .unwrap_err()
+            .to_string()
+            .contains("OP=WEIGHT"));
         assert!(Mix::parse(&strings(&["delete=100"])).is_err());
     }
 
@@ -271,7 +287,10 @@ mod tests {
         let b = SizeDist::parse(&strings(&["4k:70", "1m:30"])).unwrap();
         let small = (0..10_000).filter(|_| b.sample(&mut rng) == 4096).count();
         assert!((6700..7300).contains(&small), "{small}");
-        assert!(SizeDist::parse(&strings(&["1m-4k"])).unwrap_err().contains("goes down"));
+        assert!(SizeDist::parse(&strings(&["1m-4k"]))
+            .unwrap_err()
+            .to_string()
+            .contains("goes down"));
         assert!(SizeDist::parse(&strings(&["4k", "1m"])).is_err());
     }
 }

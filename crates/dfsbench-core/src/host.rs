@@ -1,6 +1,6 @@
 //! Facts about the client machine and the process's CPU use.
 
-use crate::result::Host;
+use dfsbench_result::Host;
 
 pub fn host() -> Host {
     let mut uts: libc::utsname = unsafe { std::mem::zeroed() };

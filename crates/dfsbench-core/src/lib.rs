@@ -1,11 +1,12 @@
-//! The dfsbench engine: workloads, workers, measurement and the result document.
+//! The dfsbench engine: workloads, workers and measurement; it writes the result document of
+//! the dfsbench-result crate.
 
 mod cache;
 pub mod cluster;
 pub mod config;
 pub mod dist;
+mod executor;
 pub mod fault;
-pub mod files;
 mod gate;
 pub mod host;
 pub mod load;
@@ -13,7 +14,6 @@ mod nulltest;
 pub mod part;
 pub mod pattern;
 pub mod plan;
-pub mod result;
 pub mod runner;
 pub mod session;
 pub mod stats;

@@ -17,8 +17,8 @@ use rand::RngCore;
 
 use dfsbench_backends::{AlignedBuf, Client, FileOpts, Storage};
 
-use crate::result::{Bandwidth, NullTests, RoundTrips};
-use crate::runner::Executor;
+use crate::executor::Executor;
+use dfsbench_result::{Bandwidth, NullTests, RoundTrips};
 
 /// Bytes of the local disk test file and of the blob written to the target.
 const LOCAL_BYTES: usize = 16 << 20;
@@ -102,7 +102,7 @@ fn connect_times(host: &str, port: u16) -> std::io::Result<RoundTrips> {
         times.push(start.elapsed());
         drop(s);
     }
-    Ok(RoundTrips::of("tcp connect", &mut times))
+    Ok(round_trips("tcp connect", &mut times))
 }
 
 /// Stat round trips and one blob written and read, in `null-tests/` of the run directory.
@@ -151,7 +151,7 @@ async fn target_tests<S: Storage>(storage: &S) -> Result<(RoundTrips, Bandwidth)
         c.rmdir(dir).await.map_err(|e| format!("rmdir {dir}: {e}"))?;
     }
     Ok((
-        RoundTrips::of("stat", &mut times),
+        round_trips("stat", &mut times),
         Bandwidth {
             bytes: BLOB_BYTES,
             write_bytes_per_sec: per_sec(BLOB_BYTES, write),
@@ -161,16 +161,15 @@ async fn target_tests<S: Storage>(storage: &S) -> Result<(RoundTrips, Bandwidth)
     ))
 }
 
-impl RoundTrips {
-    fn of(op: &str, times: &mut [Duration]) -> RoundTrips {
-        times.sort();
-        let ns = |d: Duration| d.as_nanos() as u64;
-        RoundTrips {
-            op: op.into(),
-            count: times.len(),
-            min_ns: ns(times[0]),
-            median_ns: ns(times[times.len() / 2]),
-            max_ns: ns(times[times.len() - 1]),
-        }
+/// The spread of measured round trips of `op`.
+fn round_trips(op: &str, times: &mut [Duration]) -> RoundTrips {
+    times.sort();
+    let ns = |d: Duration| d.as_nanos() as u64;
+    RoundTrips {
+        op: op.into(),
+        count: times.len(),
+        min_ns: ns(times[0]),
+        median_ns: ns(times[times.len() / 2]),
+        max_ns: ns(times[times.len() - 1]),
     }
 }

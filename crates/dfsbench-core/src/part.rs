@@ -14,13 +14,11 @@ use crate::cluster::Member;
 use crate::config::Job;
 use crate::host::CpuSample;
 use crate::plan::Phase;
-use crate::result::{
+use crate::stats::{add_vec, merge_errors, merge_histograms, PhaseControl, WorkerPhase, SERIES_INTERVAL};
+use dfsbench_result::histogram::{deserialize, latency, new_histogram, serialize};
+use dfsbench_result::{
     Cpu, Errors, NodeSummary, OpKind, PhaseResult, ProcessSummary, RateResult, Series, ServerCpu, Steady, Stonewall,
     Verify, WorkerSummary,
-};
-use crate::stats::{
-    add_vec, deserialize, latency, merge_errors, merge_histograms, new_histogram, serialize, PhaseControl, WorkerPhase,
-    SERIES_INTERVAL,
 };
 
 /// Cookies of HdrHistogram's V2 format with DEFLATE (what [`serialize`] writes) and of the
@@ -461,17 +459,9 @@ fn breakdown(
         if !nodes.contains_key(&name) {
             order.push(name.clone());
         }
-        let n = nodes.entry(name).or_insert_with(|| {
-            (
-                Vec::new(),
-                crate::stats::new_histogram(),
-                0,
-                0,
-                0,
-                f64::INFINITY,
-                f64::NEG_INFINITY,
-            )
-        });
+        let n = nodes
+            .entry(name)
+            .or_insert_with(|| (Vec::new(), new_histogram(), 0, 0, 0, f64::INFINITY, f64::NEG_INFINITY));
         n.0.push(p.rank);
         n.1.add(&hist).expect("histograms share bounds");
         n.2 += ops;

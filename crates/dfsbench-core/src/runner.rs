@@ -19,15 +19,16 @@ use serde::{Deserialize, Serialize};
 
 use crate::cluster::{decode, Group, Member, TAG_STONEWALL};
 use crate::config::{Job, MetaPhase, RunConfig, Workload};
+use crate::executor::Executor;
 use crate::gate::Gate;
 use crate::host::{cpu_sample, thread_limit};
 use crate::load::Stable;
 use crate::part::{combine, rank_part, RankPart};
 use crate::plan::{phases, Phase};
-use crate::result::{validity_reasons, PhaseCache, PhaseResult};
 use crate::stats::{Live, PhaseControl, WorkerPhase, SERIES_INTERVAL};
 use crate::worker::{JobContext, Worker};
 use crate::workloads::{files_dir, io_dir, iterate_setup_dirs, meta_setup_dirs, mix_dir};
+use dfsbench_result::{validity_reasons, PhaseCache, PhaseResult};
 
 /// How a run ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -188,36 +189,6 @@ pub fn run<S: Storage>(
         }
     }
     (results, Status::Complete)
-}
-
-/// Where a thread runs its workers' futures: a runtime of its own for blocking backends (which
-/// finish every call on the calling thread) and for HTTP clients (whose connections then live on
-/// the thread that uses them); the backends' shared runtime for clients whose background tasks
-/// must keep running between phases.
-pub(crate) enum Executor {
-    Local(tokio::runtime::Runtime),
-    Shared,
-}
-
-impl Executor {
-    pub(crate) fn for_backend(caps: Capabilities) -> Executor {
-        match caps.drive {
-            Drive::Blocking | Drive::PerThread => Executor::Local(
-                tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                    .expect("a current-thread runtime"),
-            ),
-            Drive::Shared => Executor::Shared,
-        }
-    }
-
-    pub(crate) fn block_on<F: std::future::Future>(&self, f: F) -> F::Output {
-        match self {
-            Executor::Local(rt) => rt.block_on(f),
-            Executor::Shared => dfsbench_backends::runtime::shared().block_on(f),
-        }
-    }
 }
 
 /// Directories a job needs before its first phase, for the `workers` of every rank, made by
@@ -798,7 +769,7 @@ fn phase_end(
 fn marks(result: &PhaseResult, caps: Capabilities) -> Vec<String> {
     let mut reasons = validity_reasons(result);
     if caps.drive != Drive::Blocking {
-        let hist = crate::stats::deserialize(&result.latency.histogram).ok();
+        let hist = dfsbench_result::histogram::deserialize(&result.latency.histogram).ok();
         reasons.extend(hist.as_ref().and_then(crate::stats::delayed_ack_signature));
     }
     reasons

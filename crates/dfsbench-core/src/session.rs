@@ -12,8 +12,8 @@ use dfsbench_backends::{with_storage, Storage, Target, TargetInfo};
 use crate::cluster::Group;
 use crate::config::RunConfig;
 use crate::host::{host, process_cpu_times};
-use crate::result::{self, RunResult, Tool};
 use crate::runner::{agree, fit_to_backend, run, Observer, Status};
+use dfsbench_result::{self as result, RunResult, Tool};
 
 /// A run that could not start: nothing was measured.
 #[derive(Debug)]

@@ -8,22 +8,12 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::Mutex;
 use std::time::Duration;
 
-use base64::Engine as _;
 use dfsbench_backends::clock::Instant;
 use dfsbench_backends::{IoEngine, OpError};
-use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
 use hdrhistogram::Histogram;
 
-use crate::result::{ErrorSample, Errors, Latency, Series};
-
-/// Highest latency the histograms hold exactly (one hour); longer ones saturate.
-const MAX_LATENCY_NS: u64 = 3_600_000_000_000;
-/// Error details kept per phase; counts stay exact beyond it.
-pub const MAX_ERROR_SAMPLES: usize = 100;
-
-pub fn new_histogram() -> Histogram<u64> {
-    Histogram::new_with_bounds(1, MAX_LATENCY_NS, 3).expect("valid histogram bounds")
-}
+use dfsbench_result::histogram::new_histogram;
+use dfsbench_result::{ErrorSample, Errors, Series, MAX_ERROR_SAMPLES};
 
 /// Running totals of one worker, written by it and read by the sampler.
 #[derive(Default)]
@@ -478,48 +468,6 @@ pub fn delayed_ack_signature(hist: &Histogram<u64>) -> Option<String> {
     })
 }
 
-/// Summarise a histogram, with its serialized form.
-pub fn latency(hist: &Histogram<u64>) -> Latency {
-    if hist.is_empty() {
-        return Latency {
-            histogram: serialize(hist),
-            ..Latency::default()
-        };
-    }
-    Latency {
-        count: hist.len(),
-        min_ns: hist.min(),
-        mean_ns: hist.mean(),
-        stdev_ns: hist.stdev(),
-        p50_ns: hist.value_at_quantile(0.50),
-        p90_ns: hist.value_at_quantile(0.90),
-        p99_ns: hist.value_at_quantile(0.99),
-        p99_9_ns: hist.value_at_quantile(0.999),
-        p99_99_ns: hist.value_at_quantile(0.9999),
-        max_ns: hist.max(),
-        histogram: serialize(hist),
-    }
-}
-
-/// HdrHistogram V2 + DEFLATE, base64: the interchange format every HdrHistogram port reads.
-pub fn serialize(hist: &Histogram<u64>) -> String {
-    let mut bytes = Vec::new();
-    V2DeflateSerializer::new()
-        .serialize(hist, &mut bytes)
-        .expect("serializing into memory cannot fail");
-    base64::engine::general_purpose::STANDARD.encode(bytes)
-}
-
-/// Read back a histogram written by [`serialize`].
-pub fn deserialize(text: &str) -> Result<Histogram<u64>, String> {
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(text)
-        .map_err(|e| format!("histogram is not base64: {e}"))?;
-    hdrhistogram::serialization::Deserializer::new()
-        .deserialize(&mut bytes.as_slice())
-        .map_err(|e| format!("histogram is not HdrHistogram V2: {e:?}"))
-}
-
 /// Merge error logs, keeping samples in time order up to the cap.
 pub fn merge_errors(into: &mut Errors, from: Errors) {
     into.total += from.total;
@@ -554,6 +502,7 @@ pub fn merge_histograms<'h>(hists: impl IntoIterator<Item = &'h Histogram<u64>>)
 #[cfg(test)]
 mod tests {
     use super::*;
+    use dfsbench_result::histogram::{deserialize, serialize};
 
     static NO: AtomicBool = AtomicBool::new(false);
 

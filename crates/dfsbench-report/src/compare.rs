@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use dfsbench_core::result::PhaseResult;
+use dfsbench_result::PhaseResult;
 use serde_json::{json, Value};
 
 use crate::fmt;

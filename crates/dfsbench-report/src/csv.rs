@@ -1,6 +1,6 @@
 //! One CSV row per measured phase, for spreadsheets and pandas.
 
-use dfsbench_core::result::RunResult;
+use dfsbench_result::RunResult;
 
 const COLUMNS: &str = "run_id,job,phase,label,workers,ops,bytes,duration_s,ops_per_sec,bytes_per_sec,\
 stonewall_ops_per_sec,stonewall_bytes_per_sec,lat_min_ns,lat_mean_ns,lat_p50_ns,lat_p90_ns,lat_p99_ns,\
@@ -148,7 +148,7 @@ pub fn long_csv(runs: &[crate::runs::Run]) -> String {
     out
 }
 
-fn latency_rows(row: &mut impl FnMut(&str, &str, String, &str), op: &str, l: &dfsbench_core::result::Latency) {
+fn latency_rows(row: &mut impl FnMut(&str, &str, String, &str), op: &str, l: &dfsbench_result::Latency) {
     for (m, v) in [
         ("lat_min_ns", l.min_ns as f64),
         ("lat_mean_ns", l.mean_ns),

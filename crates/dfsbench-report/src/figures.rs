@@ -2,7 +2,7 @@
 //! percentiles and CDF from the merged histograms, the per-second time line with error seconds,
 //! and per-worker bars. Each returns finished SVG in a [`Figure`].
 
-use dfsbench_core::result::PhaseResult;
+use dfsbench_result::PhaseResult;
 use plotters::style::{Color, RGBColor};
 
 use crate::charts::{self, Axis, Band, BarChart, BarGroup, LineChart, Series, Swatch, Ticks, WorkerBars, HALF, WIDE};
@@ -145,7 +145,7 @@ pub fn latency_pair(title: &str, lines: &[LatencyLine]) -> Result<Vec<Figure>> {
         if l.phase.latency.count == 0 {
             continue;
         }
-        let h = dfsbench_core::stats::deserialize(&l.phase.latency.histogram)
+        let h = dfsbench_result::histogram::deserialize(&l.phase.latency.histogram)
             .map_err(|e| format!("phase '{}': {e}", l.phase.label))?;
         let curve = latency::percentile_curve(&h);
         top = top.max(curve.last().map_or(0.0, |p| p.0));

@@ -1,7 +1,7 @@
 //! The marks every view puts on a phase: what was done about the client's page cache before a
 //! read phase, reads that may have come from that cache, and figures too weak to trust.
 
-use dfsbench_core::result::{PhaseResult, RunResult};
+use dfsbench_result::{PhaseResult, RunResult};
 
 /// Mark of a read phase that may have been served from the client's cache.
 pub const SUSPECT_MARK: &str = "[cache?]";

@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use dfsbench_core::result::PhaseResult;
+use dfsbench_result::PhaseResult;
 
 use crate::charts;
 use crate::figures::{self, Figure};
@@ -512,7 +512,7 @@ pub fn render(runs: &[Run], page: &Page) -> Result<String, String> {
         esc(&page.command),
         runs.len(),
         if runs.len() == 1 { "" } else { "s" },
-        dfsbench_core::result::SCHEMA
+        dfsbench_result::SCHEMA
     );
     Ok(out)
 }

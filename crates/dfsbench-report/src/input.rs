@@ -4,9 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
-use dfsbench_core::files::{read_bounded, MAX_RESULT_FILE};
+use dfsbench_result::files::{read_bounded, MAX_RESULT_FILE};
 
-use dfsbench_core::result::{RunResult, SCHEMA};
+use dfsbench_result::{RunResult, SCHEMA};
 
 /// One result file and where it came from.
 pub struct Loaded {

@@ -73,7 +73,7 @@ mod tests {
     use super::*;
 
     fn hist(values: &[(u64, u64)]) -> Histogram<u64> {
-        let mut h = dfsbench_core::stats::new_histogram();
+        let mut h = dfsbench_result::histogram::new_histogram();
         for (v, n) in values {
             h.record_n(*v, *n).unwrap();
         }
@@ -101,6 +101,6 @@ mod tests {
         assert_eq!(c.len(), 2);
         assert!((c[0].1 - 0.5).abs() < 1e-12);
         assert_eq!(c[1].1, 1.0);
-        assert!(cdf(&dfsbench_core::stats::new_histogram(), 10).is_empty());
+        assert!(cdf(&dfsbench_result::histogram::new_histogram(), 10).is_empty());
     }
 }

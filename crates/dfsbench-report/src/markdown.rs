@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use dfsbench_core::result::PhaseResult;
+use dfsbench_result::PhaseResult;
 
 use crate::flags;
 use crate::fmt;

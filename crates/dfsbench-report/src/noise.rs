@@ -1,7 +1,7 @@
 //! How much a phase's throughput moves from second to second: the yardstick against which a
 //! difference between two runs is judged.
 
-use dfsbench_core::result::PhaseResult;
+use dfsbench_result::PhaseResult;
 
 /// Fewest full intervals for a noise estimate.
 pub const MIN_INTERVALS: usize = 3;

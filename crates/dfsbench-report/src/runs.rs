@@ -7,7 +7,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use dfsbench_core::result::{PhaseResult, RunResult};
+use dfsbench_result::{PhaseResult, RunResult};
 
 use crate::input::Loaded;
 

@@ -8,7 +8,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use dfsbench_core::result::PhaseResult;
+use dfsbench_result::PhaseResult;
 use plotters::style::RGBColor;
 
 use crate::charts::{self, Axis, LineChart, Series, Ticks, HALF};

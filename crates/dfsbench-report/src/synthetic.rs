@@ -7,11 +7,11 @@
 
 use std::collections::BTreeMap;
 
-use dfsbench_core::result::{
+use dfsbench_result::histogram as hdr;
+use dfsbench_result::{
     Cpu, ErrorSample, Errors, Host, OpKind, PhaseResult, RunResult, Series, Stonewall, Target, Tool, WorkerSummary,
     SCHEMA,
 };
-use dfsbench_core::stats;
 use serde_json::json;
 
 /// A small deterministic generator (xorshift64*).
@@ -46,7 +46,7 @@ fn lognormal_cdf(v: f64, median: f64, sigma: f64) -> f64 {
 /// A latency histogram of exactly `ops` operations: 98% log-normal around `median_ns`,
 /// 2% a slow tail around 30x the median.
 fn histogram(ops: u64, median_ns: f64) -> hdrhistogram::Histogram<u64> {
-    let mut h = stats::new_histogram();
+    let mut h = hdr::new_histogram();
     if ops == 0 {
         return h;
     }
@@ -141,14 +141,14 @@ fn phase(spec: &PhaseSpec, workers: usize, start_s: f64, rng: &mut Rng) -> Phase
     let w_ops = split(ops, &ww);
     let w_err = split(errors_total, &vec![1.0; workers]);
     let h = histogram(ops, spec.median_ns);
-    let mut latency = stats::latency(&h);
-    latency.histogram = stats::serialize(&h);
+    let mut latency = hdr::latency(&h);
+    latency.histogram = hdr::serialize(&h);
     let bytes = ops * spec.bytes_per_op;
     let mut samples = Vec::new();
     let mut worker_of_error = 0;
     for (s, &n) in series_errors.iter().enumerate() {
         for i in 0..n {
-            if samples.len() < stats::MAX_ERROR_SAMPLES {
+            if samples.len() < dfsbench_result::MAX_ERROR_SAMPLES {
                 while w_err[worker_of_error % workers] == 0 {
                     worker_of_error += 1;
                 }
@@ -196,8 +196,8 @@ fn phase(spec: &PhaseSpec, workers: usize, start_s: f64, rng: &mut Rng) -> Phase
             .zip(parts)
             .map(|(k, n)| {
                 let h = histogram(n, spec.median_ns * if *k == "write" { 1.6 } else { 1.0 });
-                let mut l = stats::latency(&h);
-                l.histogram = stats::serialize(&h);
+                let mut l = hdr::latency(&h);
+                l.histogram = hdr::serialize(&h);
                 OpKind {
                     op: k.to_string(),
                     ops: n,
@@ -402,7 +402,7 @@ mod tests {
             assert_eq!(p.series.errors.iter().sum::<u64>(), p.errors.total);
             assert_eq!(p.workers_detail.iter().map(|w| w.ops).sum::<u64>(), p.ops);
             assert_eq!(p.workers_detail.iter().map(|w| w.errors).sum::<u64>(), p.errors.total);
-            let h = stats::deserialize(&p.latency.histogram).unwrap();
+            let h = hdr::deserialize(&p.latency.histogram).unwrap();
             assert_eq!(h.len(), p.ops);
             assert_eq!(p.errors.samples.len() as u64, p.errors.total.min(100));
         }

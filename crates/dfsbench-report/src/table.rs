@@ -1,7 +1,7 @@
 //! The summary table printed after a run.
 
-use dfsbench_core::result::{PhaseResult, RunResult};
-use dfsbench_core::units::format_ns;
+use dfsbench_result::format_ns;
+use dfsbench_result::{PhaseResult, RunResult};
 
 /// A count per second with an SI suffix: `950`, `12.3k`, `1.20M`.
 pub fn rate_si(v: f64) -> String {

@@ -9,17 +9,18 @@ use std::time::{Instant, SystemTime};
 use dfsbench_backends::{Target, BACKENDS};
 use dfsbench_core::cluster::Group;
 use dfsbench_core::config::{validate, RunConfig, RunSpec, WorkloadFile};
-use dfsbench_core::result::RunResult;
 use dfsbench_core::runner::{fit_to_backend, Quiet};
 use dfsbench_core::session::{execute as execute_run, new_run_id};
+use dfsbench_result::RunResult;
 
+use super::args::StudyArgs;
 use super::launch::{self, Launcher};
 use super::manifest::{Manifest, PointRecord, RunRecord, System, SCHEMA};
 use super::model::{Point, Spread, Study};
 use super::scale::Scale;
-use super::StudyArgs;
-use crate::run::{on_interrupt, save, INTERRUPT};
-use crate::Failure;
+use crate::failure::Failure;
+use crate::interrupt::{on_interrupt, INTERRUPT};
+use crate::output::save;
 
 /// A label is a column header and a directory name.
 fn valid_label(l: &str) -> bool {
@@ -156,7 +157,7 @@ fn run_here(config: &RunConfig, sys: &System, result: &Path, ctx: &Context) -> R
     let run_id = new_run_id();
     match execute_run(config, &sys.target, &run_id, &INTERRUPT, &mut Quiet, &mut Group::solo()) {
         Err(e) => {
-            crate::print_detail();
+            crate::failure::print_detail();
             rec.error = Some(e.0.clone());
             Ok((rec, format!("failed: {}", e.0)))
         }

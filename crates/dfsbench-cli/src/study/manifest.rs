@@ -75,12 +75,12 @@ impl Manifest {
     /// Write atomically, so a killed study leaves the last complete manifest.
     pub fn save(&self, dir: &Path) -> std::io::Result<()> {
         let text = serde_json::to_string_pretty(self).expect("manifest serializes");
-        dfsbench_core::files::write_atomically(&dir.join(FILE), text.as_bytes())
+        dfsbench_result::files::write_atomically(&dir.join(FILE), text.as_bytes())
     }
 
     pub fn load(dir: &Path) -> Result<Manifest, String> {
         let path = dir.join(FILE);
-        let text = dfsbench_core::files::read_bounded(&path, dfsbench_core::files::MAX_RESULT_FILE)
+        let text = dfsbench_result::files::read_bounded(&path, dfsbench_result::files::MAX_RESULT_FILE)
             .map_err(|e| format!("{e}: give a directory written by `dfsbench study`"))?;
         let m: Manifest =
             serde_json::from_slice(&text).map_err(|e| format!("{} is not a study manifest: {e}", path.display()))?;

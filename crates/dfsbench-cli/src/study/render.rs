@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use dfsbench_backends::redact::redact;
-use dfsbench_core::result::{PhaseResult, RunResult};
+use dfsbench_result::{PhaseResult, RunResult};
 
 use super::manifest::Manifest;
 use super::model::{Cell, Metric, NullField, PhaseSel, Study};

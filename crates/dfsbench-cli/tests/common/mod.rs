@@ -313,7 +313,7 @@ pub fn check_invariants(result: &Value) {
         // Latency histogram: one entry per successful operation, percentiles in order.
         let lat = &p["latency"];
         assert_eq!(u(&lat["count"]), ops, "{ctx}: latency.count == ops");
-        let hist = dfsbench_core::stats::deserialize(lat["histogram"].as_str().expect("histogram"))
+        let hist = dfsbench_result::histogram::deserialize(lat["histogram"].as_str().expect("histogram"))
             .unwrap_or_else(|e| panic!("{ctx}: {e}"));
         assert_eq!(hist.len(), ops, "{ctx}: the serialized histogram holds every operation");
         if ops > 0 {

@@ -4,7 +4,7 @@ use dfsbench_core::config::JobSpec;
 
 use super::super::model::{Cell, Metric, PhaseSel, Point, Row, Spread, Study, Table};
 use super::super::scale::Scale;
-use super::{files_job, pub_size, steady, timed, timing, KB, LAB, MB};
+use super::common::{files_job, pub_size, steady, timed, timing, KB, LAB, MB};
 
 pub fn clients_sweep(scale: Scale) -> Study {
     const CLIENTS: [usize; 8] = [2, 4, 8, 16, 32, 64, 128, 256];

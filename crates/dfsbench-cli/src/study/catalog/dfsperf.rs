@@ -5,7 +5,7 @@ use dfsbench_core::config::JobSpec;
 
 use super::super::model::{Cell, Metric, PhaseSel, Point, Row, Spread, Study, Table};
 use super::super::scale::Scale;
-use super::{files_job, timed, timing, MB, NODES_OFF};
+use super::common::{files_job, timed, timing, MB, NODES_OFF};
 
 /// Threads, or processes, of one node in the workload tables and the node scaling.
 const CLIENTS: usize = 16;

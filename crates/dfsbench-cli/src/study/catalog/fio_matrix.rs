@@ -2,7 +2,7 @@
 
 use super::super::model::{Cell, Metric, PhaseSel, Point, Row, Spread, Study, Table};
 use super::super::scale::Scale;
-use super::{fio_size, io_job, timed, timing};
+use super::common::{fio_size, io_job, timed, timing};
 
 pub fn fio_matrix(scale: Scale) -> Study {
     const PATTERNS: [(&str, &str); 4] = [

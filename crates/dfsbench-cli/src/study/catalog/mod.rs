@@ -1,8 +1,7 @@
 //! The seed evaluations (see STUDIES.md) as data: their points at a scale, and their tables.
 
-use dfsbench_core::config::JobSpec;
-
 mod clients_sweep;
+mod common;
 mod dfsperf;
 mod fio_matrix;
 mod size_sweep;
@@ -48,90 +47,9 @@ pub fn build(name: &str, scale: Scale, nodes: &[usize]) -> Option<Study> {
     })
 }
 
-/// The publications' units: 1 KB = 1024 B, 1 MB = 1000 KB, 1 GB = 1000 MB (STUDIES.md).
-const KB: u64 = 1024;
-const MB: u64 = 1000 * KB;
-const GB: u64 = 1000 * MB;
-
-fn pub_size(bytes: u64) -> String {
-    match bytes {
-        0 => "0".into(),
-        b if b >= GB && b % GB == 0 => format!("{} GB", b / GB),
-        b if b >= MB && b % MB == 0 => format!("{} MB", b / MB),
-        b if b % KB == 0 => format!("{} KB", b / KB),
-        b => format!("{b} B"),
-    }
-}
-
-/// fio's binary units for block sizes: 4K, 128K, 1024K.
-fn fio_size(bytes: u64) -> String {
-    format!("{}K", bytes / 1024)
-}
-
-/// A files job. Its buffer is the largest file up to 1 MiB (at least 4 KiB): the same calls as
-/// the default 1 MiB buffer, without filling megabytes per worker for tiny files.
-fn files_job(name: &str, workers: usize, sets: &[(u64, u64)]) -> JobSpec {
-    let largest = sets.iter().map(|s| s.1).max().unwrap_or(0);
-    JobSpec {
-        bs: Some(largest.clamp(4 << 10, 1 << 20).to_string()),
-        name: Some(name.into()),
-        workload: Some("files".into()),
-        workers: Some(workers),
-        sizes: Some(sets.iter().map(|(n, s)| format!("{n}x{s}")).collect()),
-        ..Default::default()
-    }
-}
-
-fn io_job(rw: &str, workers: usize, bs: u64, size: u64, iodepth: usize) -> JobSpec {
-    JobSpec {
-        name: Some(rw.into()),
-        workload: Some("io".into()),
-        workers: Some(workers),
-        rw: Some(rw.into()),
-        bs: Some(bs.to_string()),
-        size: Some(size.to_string()),
-        iodepth: Some(iodepth),
-        ..Default::default()
-    }
-}
-
-/// Shortest time-based phase that can end early when steady: a window needs a few samples.
-const MIN_STEADY_S: f64 = 10.0;
-
-/// End a time-based job's phases once throughput is steady (the duration is then the longest).
-fn steady(mut job: JobSpec) -> JobSpec {
-    let long_enough = job
-        .duration
-        .as_deref()
-        .and_then(|d| d.strip_suffix("ms"))
-        .and_then(|ms| ms.parse::<f64>().ok())
-        .is_some_and(|ms| ms >= MIN_STEADY_S * 1000.0);
-    if long_enough {
-        job.until_stable = Some(true);
-    }
-    job
-}
-
-/// `duration` on a job when the scaled duration is at least a second.
-fn timed(mut job: JobSpec, secs: Option<f64>) -> JobSpec {
-    job.duration = secs.map(|s| format!("{}ms", (s * 1000.0).round() as u64));
-    job
-}
-
-fn timing(secs: Option<f64>) -> String {
-    match secs {
-        Some(s) if s >= MIN_STEADY_S => format!("until steady, at most {s:.0} s"),
-        Some(s) => format!("{s:.0} s time-based"),
-        None => "one pass (scaled duration under 1 s)".into(),
-    }
-}
-
-const LAB: &str =
-    "needs a lab target with node control (fault and delay injection), which dfsbench does not have yet: not run";
-const NODES_OFF: &str = "not run: give `--nodes 4,16,64 --launcher 'mpirun --hostfile HOSTS --map-by ppr:{ppn}:node -np {np}'` (or an srun line) to run the node points across machines (docs/studies.md)";
-
 #[cfg(test)]
 mod tests {
+    use super::common::{pub_size, GB, KB};
     use super::*;
 
     #[test]

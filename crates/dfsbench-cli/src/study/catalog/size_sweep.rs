@@ -4,7 +4,7 @@ use dfsbench_core::config::JobSpec;
 
 use super::super::model::{Cell, Metric, PhaseSel, Point, Row, Spread, Study, Table};
 use super::super::scale::Scale;
-use super::{files_job, pub_size, GB, KB, MB, NODES_OFF};
+use super::common::{files_job, pub_size, GB, KB, MB, NODES_OFF};
 
 /// `nodes`: the client node counts above 1 to run besides the single client (the publication's
 /// 4, 16 and 64), one client process per node.

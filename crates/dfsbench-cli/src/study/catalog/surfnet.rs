@@ -2,7 +2,7 @@
 
 use super::super::model::{Cell, Metric, NullField, PhaseSel, Point, Row, Spread, Study, Table};
 use super::super::scale::Scale;
-use super::{fio_size, io_job, timed, timing, LAB};
+use super::common::{fio_size, io_job, timed, timing, LAB};
 
 pub fn surfnet(scale: Scale) -> Study {
     const FILE: u64 = 2 << 30;

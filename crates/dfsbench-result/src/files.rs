@@ -5,8 +5,6 @@ use std::io::{Read as _, Write as _};
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::Path;
 
-/// The largest workload file read: real ones are a few hundred bytes.
-pub const MAX_WORKLOAD_FILE: u64 = 1 << 20;
 /// The largest result file read: a result holds a histogram per phase and kind of operation,
 /// a few MiB for thousands of phases.
 pub const MAX_RESULT_FILE: u64 = 256 << 20;

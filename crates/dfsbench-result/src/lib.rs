@@ -5,6 +5,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+pub mod files;
+pub mod histogram;
+
 /// Schema identifier written into every result file.
 pub const SCHEMA: &str = "dfsbench.result/1";
 
@@ -400,6 +403,9 @@ fn is_zero(v: &u64) -> bool {
     *v == 0
 }
 
+/// Error details kept per phase; counts stay exact beyond it.
+pub const MAX_ERROR_SAMPLES: usize = 100;
+
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Errors {
     pub total: u64,
@@ -428,6 +434,20 @@ pub struct Stonewall {
     pub bytes: u64,
     pub ops_per_sec: f64,
     pub bytes_per_sec: f64,
+}
+
+/// A duration for tables: `850 ns`, `12.3 us`, `4.56 ms`, `1.23 s`.
+pub fn format_ns(ns: u64) -> String {
+    let v = ns as f64;
+    if ns < 1_000 {
+        format!("{ns} ns")
+    } else if ns < 1_000_000 {
+        format!("{:.1} us", v / 1e3)
+    } else if ns < 1_000_000_000 {
+        format!("{:.2} ms", v / 1e6)
+    } else {
+        format!("{:.2} s", v / 1e9)
+    }
 }
 
 /// Latency of successful operations in nanoseconds, from the exactly merged histogram.
@@ -554,6 +574,14 @@ mod tests {
         assert_eq!(r[1], "fewer than 1000 operations (999)");
         p.prepare = true;
         assert!(validity_reasons(&p).is_empty(), "prepare steps are not judged");
+    }
+
+    #[test]
+    fn latencies_for_tables() {
+        assert_eq!(format_ns(850), "850 ns");
+        assert_eq!(format_ns(1_500), "1.5 us");
+        assert_eq!(format_ns(4_560_000), "4.56 ms");
+        assert_eq!(format_ns(1_230_000_000), "1.23 s");
     }
 
     fn null_tests(cold_mib: f64, cached_mib: f64) -> NullTests {

@@ -1,0 +1,94 @@
+//! The flags of `dfsbench study`.
+
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+
+#[derive(ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum StudyFormat {
+    /// Markdown tables in the publication's shape.
+    #[default]
+    Md,
+    /// Long CSV: a line per cell and system, with the result file and field it comes from.
+    Csv,
+}
+
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Studies: size-sweep, clients-sweep, dfsperf, surfnet, fio-matrix (`dfsbench study list`).\n\
+Examples:\n  dfsbench study size-sweep --target /mnt/cephfs/bench --scale 0.01\n  \
+dfsbench study fio-matrix --target plain=/mnt/plain --target ec=/mnt/ec42\n  \
+dfsbench study size-sweep -t /mnt/cephfs/bench --nodes 4,16,64 --launcher 'mpirun --hostfile hosts --map-by ppr:{ppn}:node -np {np}'\n  \
+dfsbench study size-sweep --from dfsbench-study-size-sweep-20261122-050000-1a2b3c"
+)]
+pub struct StudyArgs {
+    /// The study to run, or `list`.
+    #[arg(value_name = "NAME")]
+    pub name: String,
+
+    /// Where to run; repeat for a column per system. LABEL= names the column (default: the
+    /// backend's name).
+    #[arg(short, long = "target", value_name = "[LABEL=]URI")]
+    pub targets: Vec<String>,
+
+    /// Multiply the publication's file counts, file sizes and durations by F (0 < F <= 1).
+    #[arg(long, value_name = "F", default_value = "1")]
+    pub scale: String,
+
+    /// Study directory: a result file per point and system, study.json, tables.md and CSV
+    /// [default: ./dfsbench-study-NAME-<id>].
+    #[arg(short, long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+
+    /// Print the tables of an earlier study directory again, from its files alone.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["targets", "out"])]
+    pub from: Option<PathBuf>,
+
+    /// Run only these points (ids as in tables.md, `*` matches anything: `clients2,read-*-t1`); the
+    /// other cells say "not run".
+    #[arg(long, value_delimiter = ',', value_name = "LIST", conflicts_with = "from")]
+    pub points: Option<Vec<String>>,
+
+    /// Client node counts of the studies with a node axis (size-sweep: 4,16,64; dfsperf:
+    /// 1,2,4,8,16); needs --launcher.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "LIST",
+        requires = "launcher",
+        conflicts_with = "from"
+    )]
+    pub nodes: Option<Vec<usize>>,
+
+    /// How to start dfsbench on the nodes, with {np} (all processes), {nodes} and {ppn}
+    /// (processes per node): 'mpirun --hostfile hosts --map-by ppr:{ppn}:node -np {np}' or
+    /// 'srun -N {nodes} --ntasks-per-node {ppn}'.
+    #[arg(long, value_name = "COMMAND", requires = "nodes", conflicts_with = "from")]
+    pub launcher: Option<String>,
+
+    /// What to print on stdout.
+    #[arg(long, value_enum, default_value_t = StudyFormat::Md)]
+    pub format: StudyFormat,
+
+    /// Create the S3 bucket of a target when it does not exist.
+    #[arg(long)]
+    pub create_bucket: bool,
+
+    /// Retry requests that failed temporarily up to N times, counting every retry.
+    #[arg(long, value_name = "N")]
+    pub retries: Option<u32>,
+
+    /// Record the CPU of these server processes on this host in every point (clients-sweep's
+    /// server CPU tables): `--server-pid $(pidof minio)`.
+    #[arg(long = "server-pid", value_delimiter = ',', value_name = "PID,...")]
+    pub server_pids: Option<Vec<u32>>,
+
+    /// No line per point on stderr.
+    #[arg(short, long)]
+    pub quiet: bool,
+
+    /// For a point that fails to start, print the full text of the error under its one-line
+    /// message (HTTP responses, the chain of causes).
+    #[arg(short, long)]
+    pub verbose: bool,
+}

@@ -1,0 +1,85 @@
+//! What the studies of the catalog share: the publications' units, and jobs in their shapes.
+
+use dfsbench_core::config::JobSpec;
+
+/// The publications' units: 1 KB = 1024 B, 1 MB = 1000 KB, 1 GB = 1000 MB (STUDIES.md).
+pub(super) const KB: u64 = 1024;
+pub(super) const MB: u64 = 1000 * KB;
+pub(super) const GB: u64 = 1000 * MB;
+
+pub(super) fn pub_size(bytes: u64) -> String {
+    match bytes {
+        0 => "0".into(),
+        b if b >= GB && b % GB == 0 => format!("{} GB", b / GB),
+        b if b >= MB && b % MB == 0 => format!("{} MB", b / MB),
+        b if b % KB == 0 => format!("{} KB", b / KB),
+        b => format!("{b} B"),
+    }
+}
+
+/// fio's binary units for block sizes: 4K, 128K, 1024K.
+pub(super) fn fio_size(bytes: u64) -> String {
+    format!("{}K", bytes / 1024)
+}
+
+/// A files job. Its buffer is the largest file up to 1 MiB (at least 4 KiB): the same calls as
+/// the default 1 MiB buffer, without filling megabytes per worker for tiny files.
+pub(super) fn files_job(name: &str, workers: usize, sets: &[(u64, u64)]) -> JobSpec {
+    let largest = sets.iter().map(|s| s.1).max().unwrap_or(0);
+    JobSpec {
+        bs: Some(largest.clamp(4 << 10, 1 << 20).to_string()),
+        name: Some(name.into()),
+        workload: Some("files".into()),
+        workers: Some(workers),
+        sizes: Some(sets.iter().map(|(n, s)| format!("{n}x{s}")).collect()),
+        ..Default::default()
+    }
+}
+
+pub(super) fn io_job(rw: &str, workers: usize, bs: u64, size: u64, iodepth: usize) -> JobSpec {
+    JobSpec {
+        name: Some(rw.into()),
+        workload: Some("io".into()),
+        workers: Some(workers),
+        rw: Some(rw.into()),
+        bs: Some(bs.to_string()),
+        size: Some(size.to_string()),
+        iodepth: Some(iodepth),
+        ..Default::default()
+    }
+}
+
+/// Shortest time-based phase that can end early when steady: a window needs a few samples.
+pub(super) const MIN_STEADY_S: f64 = 10.0;
+
+/// End a time-based job's phases once throughput is steady (the duration is then the longest).
+pub(super) fn steady(mut job: JobSpec) -> JobSpec {
+    let long_enough = job
+        .duration
+        .as_deref()
+        .and_then(|d| d.strip_suffix("ms"))
+        .and_then(|ms| ms.parse::<f64>().ok())
+        .is_some_and(|ms| ms >= MIN_STEADY_S * 1000.0);
+    if long_enough {
+        job.until_stable = Some(true);
+    }
+    job
+}
+
+/// `duration` on a job when the scaled duration is at least a second.
+pub(super) fn timed(mut job: JobSpec, secs: Option<f64>) -> JobSpec {
+    job.duration = secs.map(|s| format!("{}ms", (s * 1000.0).round() as u64));
+    job
+}
+
+pub(super) fn timing(secs: Option<f64>) -> String {
+    match secs {
+        Some(s) if s >= MIN_STEADY_S => format!("until steady, at most {s:.0} s"),
+        Some(s) => format!("{s:.0} s time-based"),
+        None => "one pass (scaled duration under 1 s)".into(),
+    }
+}
+
+pub(super) const LAB: &str =
+    "needs a lab target with node control (fault and delay injection), which dfsbench does not have yet: not run";
+pub(super) const NODES_OFF: &str = "not run: give `--nodes 4,16,64 --launcher 'mpirun --hostfile HOSTS --map-by ppr:{ppn}:node -np {np}'` (or an srun line) to run the node points across machines (docs/studies.md)";
