@@ -332,7 +332,7 @@ fn flags_section(out: &mut String, runs: &[Run]) {
             );
         }
     }
-    out.push_str("</tbody></table>\n<p class=\"note\">[cache?]: the reads may have come from the client's page cache, not the storage. [weak]: shorter than 1 s, fewer than 1000 operations, or a stonewall window under half of the phase.</p>\n");
+    out.push_str("</tbody></table>\n<p class=\"note\">[cache?]: the reads may have come from the client's page cache, not the storage. [weak]: shorter than 1 s, fewer than 1000 operations, a stonewall window under half of the phase, or latencies clustered at 40 ms (Nagle and delayed ACKs on the server); the marks column says which.</p>\n");
 }
 
 fn errors(out: &mut String, runs: &[Run]) -> bool {
