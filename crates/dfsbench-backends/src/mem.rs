@@ -166,6 +166,17 @@ impl Tree {
         Ok(())
     }
 
+    /// The file at `path`, made empty if there is none, in one step as O_CREAT without O_EXCL:
+    /// workers that open a shared file at once all get the same file.
+    fn file_or_new(&self, path: &str) -> OpResult<FileData> {
+        let mut nodes = self.nodes.write().expect("mem lock");
+        self.check_parent(&nodes, path)?;
+        match nodes.entry(path.to_string()).or_insert_with(|| Node::File(FileData::default())) {
+            Node::File(f) => Ok(f.clone()),
+            Node::Dir => Err(OpError::new("EISDIR", format!("{path}: is a directory"))),
+        }
+    }
+
     fn file(&self, path: &str) -> OpResult<FileData> {
         match self.nodes.read().expect("mem lock").get(path) {
             Some(Node::File(f)) => Ok(f.clone()),
@@ -331,11 +342,7 @@ impl Client for MemClient {
         self.delay();
         let file = match self.tree.file(path) {
             Ok(f) => f,
-            Err(e) if e.kind == "ENOENT" && opts.create => {
-                let f: FileData = Arc::default();
-                self.tree.insert_new(path, Node::File(f.clone()))?;
-                f
-            }
+            Err(e) if e.kind == "ENOENT" && opts.create => self.tree.file_or_new(path)?,
             Err(e) => return Err(e),
         };
         Ok(MemBlock {

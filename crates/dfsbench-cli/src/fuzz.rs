@@ -137,61 +137,36 @@ fn value() -> impl Strategy<Value = String> {
     ]
 }
 
-const RUN_FLAGS: &[&str] = &[
-    "-w",
-    "-j",
-    "--threads",
-    "--duration",
-    "--ramp",
-    "--files",
-    "--phases",
-    "--layout",
-    "--dirs",
-    "--branch",
-    "--file-size",
-    "--sizes",
-    "--mix",
-    "--ops",
-    "--iterations",
-    "--rate",
-    "--rate-steps",
-    "--arrival",
-    "--stable-band",
-    "--stable-window",
-    "--rw",
-    "--bs",
-    "--size",
-    "--iodepth",
-    "--rwmixread",
-    "--direct",
-    "--fsync",
-    "--shared-file",
-    "--ioengine",
-    "--max-errors",
-    "--retries",
-    "--server-pid",
-    "--procs",
-    "--rank-timeout",
-    "--seed",
-    "--format",
-    "-t",
-];
-const RUN_SWITCHES: &[&str] = &[
-    "--until-stable",
-    "--verify",
-    "--keep",
-    "--shuffle",
-    "--stonewall-wear-out",
-    "--null-tests",
-    "-q",
-    "-v",
-];
+/// The flags of `dfsbench run` as clap declares them: (flags that take a value, switches).
+/// Left out: --workload (drawn apart), --out (writes where the test does not clean),
+/// --drop-caches (drops the whole machine's caches as root) and --help.
+fn run_flags() -> (Vec<String>, Vec<String>) {
+    let mut cli = <Cli as clap::CommandFactory>::command();
+    cli.build();
+    let run = cli.find_subcommand("run").expect("a run subcommand");
+    let (mut flags, mut switches) = (Vec::new(), Vec::new());
+    for arg in run.get_arguments().filter(|a| !a.is_positional()) {
+        let name = match (arg.get_long(), arg.get_short()) {
+            (Some(l), _) if ["workload", "out", "drop-caches", "help"].contains(&l) => continue,
+            (_, Some(c)) => format!("-{c}"),
+            (Some(l), None) => format!("--{l}"),
+            (None, None) => continue,
+        };
+        if arg.get_num_args().is_some_and(|n| n.max_values() == 0) {
+            switches.push(name);
+        } else {
+            flags.push(name);
+        }
+    }
+    (flags, switches)
+}
 
 /// `dfsbench run` with flags drawn from the real ones, values from [`value`].
 fn run_argv() -> impl Strategy<Value = Vec<String>> {
-    let flag = (prop::sample::select(RUN_FLAGS), value()).prop_map(|(f, v)| vec![f.to_string(), v]);
-    let switch = prop::sample::select(RUN_SWITCHES).prop_map(|s| vec![s.to_string()]);
-    let workload = prop::sample::select(vec!["meta", "files", "io", "mix", "iterate"]);
+    let (flags, switches) = run_flags();
+    let flag = (prop::sample::select(flags), value()).prop_map(|(f, v)| vec![f, v]);
+    let switch = prop::sample::select(switches).prop_map(|s| vec![s]);
+    let workload = prop::sample::select(dfsbench_core::workloads::names());
     (
         workload,
         prop::collection::vec(prop_oneof![4 => flag, 1 => switch], 0..6),
@@ -264,56 +239,6 @@ fn parse_target(uri: &str) -> Result<(), String> {
 
 static WORKLOADS: Tally = Tally::new("workload file");
 
-const JOB_KEYS: &[&str] = &[
-    "workload",
-    "workers",
-    "threads",
-    "duration",
-    "ramp",
-    "files",
-    "phases",
-    "layout",
-    "dirs",
-    "branch",
-    "file_size",
-    "sizes",
-    "bs",
-    "direct",
-    "fsync",
-    "rw",
-    "size",
-    "iodepth",
-    "rwmixread",
-    "shared_file",
-    "ioengine",
-    "mix",
-    "ops",
-    "iterations",
-    "shuffle",
-    "rate",
-    "rate_steps",
-    "arrival",
-    "until_stable",
-    "stable_band",
-    "stable_window",
-    "name",
-    "bogus",
-];
-const RUN_KEYS: &[&str] = &[
-    "verify",
-    "keep",
-    "max_errors",
-    "seed",
-    "create_bucket",
-    "retries",
-    "shuffle",
-    "workers",
-    "threads",
-    "null_tests",
-    "server_pids",
-    "target",
-];
-
 /// A TOML value of any type a key could be given.
 fn toml_value() -> impl Strategy<Value = String> {
     prop_oneof![
@@ -331,16 +256,18 @@ fn toml_value() -> impl Strategy<Value = String> {
 
 /// Workload files: run keys, then one or two jobs of generated keys; or text that is no TOML.
 fn workload_text() -> impl Strategy<Value = String> {
-    let line = |keys: &'static [&'static str]| {
+    let line = |mut keys: Vec<&'static str>| {
+        // A key no struct declares must be refused with its name.
+        keys.push("bogus");
         (prop::sample::select(keys), toml_value()).prop_map(|(k, v)| format!("{k} = {v}\n"))
     };
     let job = (
-        prop::sample::select(vec!["meta", "files", "io", "mix", "iterate"]),
-        prop::collection::vec(line(JOB_KEYS), 0..6),
+        prop::sample::select(dfsbench_core::workloads::names()),
+        prop::collection::vec(line(dfsbench_core::config::job_keys()), 0..6),
     )
         .prop_map(|(w, lines)| format!("[[job]]\nworkload = \"{w}\"\n{}", lines.concat()));
     prop_oneof![
-        8 => (prop::collection::vec(line(RUN_KEYS), 0..3), prop::collection::vec(job, 0..3))
+        8 => (prop::collection::vec(line(dfsbench_core::config::run_keys()), 0..3), prop::collection::vec(job, 0..3))
             .prop_map(|(run, jobs)| format!("{}{}", run.concat(), jobs.concat())),
         1 => any::<String>(),
     ]

@@ -1,8 +1,11 @@
 //! `dfsbench run`: turn flags and workload files into a run, execute it, write the result.
 
-use dfsbench_core::config::{parse_workload_file, validate, JobSpec, RunConfig, RunSpec, MAX_WORKLOAD_FILE};
+use dfsbench_core::config::{
+    parse_workload_file, validate, JobSettings, JobSpec, RunConfig, RunSpec, MAX_WORKLOAD_FILE,
+};
 use dfsbench_core::runner::Status;
 use dfsbench_core::session::{execute, new_run_id};
+use dfsbench_core::workloads::SharedOptions;
 use dfsbench_report::{cpu_table, notes, phases_csv, phases_table, rate_table};
 use dfsbench_result::files::read_bounded;
 use dfsbench_result::{format_ns, NullTests, RunResult};
@@ -16,80 +19,34 @@ use crate::progress::Progress;
 /// The job-level keys given as flags.
 fn job_flags(a: &RunArgs) -> JobSpec {
     JobSpec {
-        workload: a.workload.clone(),
-        workers: a.workers,
-        threads: a.threads,
-        duration: a.duration.clone(),
-        ramp: a.ramp.clone(),
-        files: a.files,
-        phases: a.phases.clone(),
-        layout: a.layout.clone(),
-        dirs: a.dirs,
-        branch: a.branch,
-        file_size: a.file_size.clone(),
-        sizes: a.sizes.clone(),
-        bs: a.bs.clone(),
-        direct: a.direct,
-        fsync: a.fsync,
-        rw: a.rw.clone(),
-        size: a.size.clone(),
-        iodepth: a.iodepth,
-        rwmixread: a.rwmixread,
-        shared_file: a.shared_file,
-        ioengine: a.ioengine.clone(),
-        mix: a.mix.clone(),
-        ops: a.ops,
-        iterations: a.iterations,
-        shuffle: None,
-        rate: a.rate,
-        rate_steps: a.rate_steps.clone(),
-        arrival: a.arrival.clone(),
-        until_stable: a.until_stable.then_some(true),
-        stable_band: a.stable_band.clone(),
-        stable_window: a.stable_window.clone(),
-        name: None,
-    }
-}
-
-fn run_flags(a: &RunArgs) -> RunSpec {
-    RunSpec {
-        verify: a.verify.then_some(true),
-        keep: a.keep.then_some(true),
-        max_errors: a.max_errors,
-        seed: a.seed,
-        create_bucket: a.create_bucket.then_some(true),
-        retries: a.retries,
-        shuffle: a.shuffle.then_some(true),
-        stonewall_wear_out: a.stonewall_wear_out.then_some(true),
-        workers: None,
-        threads: None,
-        null_tests: a.null_tests.then_some(true),
-        invalidate: a.invalidate,
-        drop_caches: a.drop_caches.then_some(true),
-        server_pids: a.server_pids.clone(),
+        settings: a.job.clone(),
+        shared: a.shared.clone(),
+        workloads: a.workloads.clone(),
     }
 }
 
 /// `dfsbench run` without a workload: a short mix of metadata, small and large files.
 fn default_mix(flags: &JobSpec) -> Vec<JobSpec> {
-    let meta = JobSpec {
-        name: Some("metadata".into()),
-        workload: Some("meta".into()),
+    let job = |name: &str, workload: &str, shared: SharedOptions| JobSpec {
+        settings: JobSettings {
+            name: Some(name.into()),
+            workload: Some(workload.into()),
+            workers: flags.settings.workers,
+            threads: flags.settings.threads,
+            ..Default::default()
+        },
+        shared,
+        ..Default::default()
+    };
+    let meta = SharedOptions {
         files: Some(1000),
         ..Default::default()
     };
-    let files = JobSpec {
-        name: Some("files".into()),
-        workload: Some("files".into()),
+    let files = SharedOptions {
         sizes: Some(vec!["1000x4k".into(), "4x16m".into()]),
         ..Default::default()
     };
-    let common = JobSpec {
-        workers: flags.workers,
-        threads: flags.threads,
-        ..Default::default()
-    };
-    vec![meta.overlay(&common), files.overlay(&common)]
+    vec![job("metadata", "meta", meta), job("files", "files", files)]
 }
 
 /// Build the run from a workload file and/or flags.
@@ -102,25 +59,16 @@ pub(crate) fn build_config(a: &RunArgs) -> Result<(RunConfig, Option<String>), F
             let text = String::from_utf8(bytes)
                 .map_err(|_| Failure::usage(format!("workload file {} is not UTF-8 text", path.display())))?;
             let file = parse_workload_file(&path.display().to_string(), &text).map_err(Failure::usage)?;
-            if a.workload.is_some() {
+            if a.job.workload.is_some() {
                 return Err(Failure::usage(
                     "give either a workload file or --workload, not both".to_string(),
                 ));
             }
             let only_common = JobSpec {
-                workers: flags.workers,
-                threads: flags.threads,
-                duration: flags.duration.clone(),
-                ramp: flags.ramp.clone(),
-                rate: flags.rate,
-                rate_steps: flags.rate_steps.clone(),
-                arrival: flags.arrival.clone(),
-                until_stable: flags.until_stable,
-                stable_band: flags.stable_band.clone(),
-                stable_window: flags.stable_window.clone(),
+                settings: flags.settings.clone(),
                 ..Default::default()
             };
-            if format!("{flags:?}") != format!("{only_common:?}") {
+            if flags != only_common {
                 return Err(Failure::usage(
                     "with a workload file only --workers, --threads, --duration, --ramp and the load flags \
                      (--rate, --rate-steps, --arrival, --until-stable, --stable-band, --stable-window) apply \
@@ -131,22 +79,27 @@ pub(crate) fn build_config(a: &RunArgs) -> Result<(RunConfig, Option<String>), F
             let jobs: Vec<JobSpec> = file.jobs.iter().map(|j| j.overlay(&only_common)).collect();
             (file.target, file.run, jobs)
         }
-        None if a.workload.is_some() => (None, RunSpec::default(), vec![flags]),
+        None if a.job.workload.is_some() => (None, RunSpec::default(), vec![flags]),
         None => {
-            let specific = JobSpec {
-                workers: None,
-                threads: None,
-                ..flags.clone()
+            let workers_only = JobSettings {
+                workers: flags.settings.workers,
+                threads: flags.settings.threads,
+                ..Default::default()
             };
-            if format!("{specific:?}") != format!("{:?}", JobSpec::default()) {
-                return Err(Failure::usage(
-                    "workload flags need --workload meta|files|io|mix|iterate (or a workload file)".to_string(),
-                ));
+            let specific = JobSpec {
+                settings: workers_only,
+                ..Default::default()
+            };
+            if flags != specific {
+                return Err(Failure::usage(format!(
+                    "workload flags need --workload {} (or a workload file)",
+                    dfsbench_core::workloads::names().join("|")
+                )));
             }
             (None, RunSpec::default(), default_mix(&flags))
         }
     };
-    let run = run.merge(&run_flags(a));
+    let run = run.merge(&a.run);
     let config = validate(&run, &jobs).map_err(Failure::usage)?;
     Ok((config, file_target))
 }

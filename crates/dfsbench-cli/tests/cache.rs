@@ -194,14 +194,11 @@ fn every_pass_of_a_time_based_read_reaches_the_storage() {
     };
     let scratch = tempfile::tempdir_in(&dir).unwrap();
     let sample = |invalidate: bool| {
-        let job = JobSpec {
-            workload: Some("io".into()),
-            rw: Some("randread".into()),
-            size: Some("8m".into()),
-            workers: Some(1),
-            duration: Some("3s".into()),
-            ..Default::default()
-        };
+        let mut job = JobSpec::new("io", "io");
+        job.workloads.io.rw = Some("randread".into());
+        job.workloads.io.size = Some("8m".into());
+        job.settings.workers = Some(1);
+        job.settings.duration = Some("3s".into());
         let (sampler, _) = observed_run(scratch.path(), job, invalidate, |run_dir| ResidencySampler {
             run_dir,
             skip: 5,
@@ -226,20 +223,14 @@ fn every_pass_of_a_time_based_read_reaches_the_storage() {
 }
 
 fn jobs() -> Vec<JobSpec> {
-    let io = JobSpec {
-        workload: Some("io".into()),
-        rw: Some("randread".into()),
-        size: Some("4m".into()),
-        workers: Some(2),
-        ..Default::default()
-    };
-    let files = JobSpec {
-        workload: Some("files".into()),
-        files: Some(8),
-        file_size: Some("256k".into()),
-        workers: Some(2),
-        ..Default::default()
-    };
+    let mut io = JobSpec::new("io", "io");
+    io.workloads.io.rw = Some("randread".into());
+    io.workloads.io.size = Some("4m".into());
+    io.settings.workers = Some(2);
+    let mut files = JobSpec::new("files", "files");
+    files.shared.files = Some(8);
+    files.shared.file_size = Some("256k".into());
+    files.settings.workers = Some(2);
     vec![io, files]
 }
 
@@ -251,7 +242,7 @@ fn read_phases_start_with_their_files_out_of_the_page_cache() {
     };
     let scratch = tempfile::tempdir_in(&dir).unwrap();
     for job in jobs() {
-        let what = job.workload.clone().unwrap();
+        let what = job.settings.workload.clone().unwrap();
         let (seen, doc) = probe(scratch.path(), job.clone(), true);
         assert_eq!(seen.len(), 1, "{what}: one read phase: {seen:?}");
         let (label, resident, pages) = &seen[0];

@@ -139,14 +139,11 @@ fn flip_byte(path: PathBuf, offset: u64) {
 
 #[test]
 fn corrupted_file_is_reported_with_path_and_offset() {
-    let job = JobSpec {
-        workload: Some("files".into()),
-        workers: Some(2),
-        files: Some(3),
-        file_size: Some("10000".into()),
-        bs: Some("4k".into()),
-        ..Default::default()
-    };
+    let mut job = JobSpec::new("files", "files");
+    job.settings.workers = Some(2);
+    job.shared.files = Some(3);
+    job.shared.file_size = Some("10000".into());
+    job.shared.bs = Some("4k".into());
     let (r, status) = run_corrupted(job, "write", |dir| flip_byte(dir.join("j0-files/w1/s0.f2"), 5000));
 
     // The run completes (one error is far from max_errors) but says what it found; the CLI
@@ -183,15 +180,12 @@ fn corrupted_file_is_reported_with_path_and_offset() {
 
 #[test]
 fn misplaced_block_is_reported_with_whose_data_it_is() {
-    let job = JobSpec {
-        workload: Some("io".into()),
-        rw: Some("randread".into()),
-        workers: Some(2),
-        size: Some("64k".into()),
-        bs: Some("4k".into()),
-        iodepth: Some(4),
-        ..Default::default()
-    };
+    let mut job = JobSpec::new("io", "io");
+    job.settings.workers = Some(2);
+    job.shared.bs = Some("4k".into());
+    job.workloads.io.rw = Some("randread".into());
+    job.workloads.io.size = Some("64k".into());
+    job.workloads.io.iodepth = Some(4);
     // Block 3 of worker 0's file is overwritten with block 3 of worker 1's file: a write that
     // landed in the wrong file.
     let (r, status) = run_corrupted(job, "layout", |dir| {

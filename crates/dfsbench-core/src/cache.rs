@@ -9,7 +9,6 @@ use dfsbench_backends::{Client, Storage};
 use crate::config::{Job, RunConfig};
 use crate::executor::Executor;
 use crate::plan::Phase;
-use crate::workloads::files_read;
 use dfsbench_result::PhaseCache;
 
 /// Prepare the client's cache for `phase` on this process: `owners` are the global workers
@@ -39,7 +38,7 @@ pub(crate) fn prepare_read<S: Storage>(
             .iter()
             .flat_map(|&w| {
                 let files = existing.get(w).map_or(&[][..], Vec::as_slice);
-                files_read(job_index, job, phase, w, files)
+                job.workload.files_read(job_index, phase.op, w, files)
             })
             .collect();
         invalidate_all(storage, &paths, &mut out);

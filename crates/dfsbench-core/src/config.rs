@@ -8,10 +8,9 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::dist::{Mix, SizeDist};
 use crate::load::{parse_band, Arrival, Stable};
-use crate::units::{format_size, parse_duration, parse_size};
-use dfsbench_backends::IoEngine;
+use crate::units::parse_duration;
+use crate::workloads::{self, field_names, from_keys, SharedOptions, Workload, WorkloadOptions};
 
 /// Workers when neither flag nor file says.
 pub const DEFAULT_WORKERS: usize = 4;
@@ -19,11 +18,6 @@ pub const DEFAULT_WORKERS: usize = 4;
 /// schedule the first operation beyond any phase (and, split over a million workers, beyond
 /// what the clock can count).
 pub const MIN_RATE: f64 = 0.001;
-/// Most iterations of an iterate job: each is a phase of its own with its own result.
-pub const MAX_ITERATIONS: u64 = 10_000;
-/// Most files in a mix job's pool per worker: the pool's sizes are kept in memory (16 bytes
-/// a file).
-pub const MAX_MIX_FILES: u64 = 1 << 24;
 /// Errors after which a run stops, unless `max_errors` says otherwise.
 pub const DEFAULT_MAX_ERRORS: u64 = 1000;
 /// The largest workload file read: real ones are a few hundred bytes.
@@ -41,39 +35,81 @@ pub struct WorkloadFile {
     pub jobs: Vec<JobSpec>,
 }
 
-/// Settings of the whole run.
-#[derive(Debug, Default, Clone, Deserialize, Serialize)]
+/// Settings of the whole run: the `Run` flags, and the top-level keys of a workload file.
+#[derive(clap::Args, Debug, Default, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RunSpec {
-    /// Check the content of every byte read.
+    /// Write self-describing data and check every byte read.
+    #[arg(long, num_args = 0, default_missing_value = "true", help_heading = "Run")]
     pub verify: Option<bool>,
-    /// Keep the run directory and its files after the run.
+
+    /// Keep the run directory and its files afterwards (remove later with `dfsbench clean`).
+    #[arg(long, num_args = 0, default_missing_value = "true", help_heading = "Run")]
     pub keep: Option<bool>,
-    /// Stop the run after this many errors (0: never).
+
+    /// Stop after this many errors; 0 never stops [default: 1000].
+    #[arg(long, value_name = "N", help_heading = "Run")]
     pub max_errors: Option<u64>,
-    /// Seed of random offsets and operation choices.
+
+    /// Seed of random offsets and choices.
+    #[arg(long, value_name = "N", help_heading = "Run")]
     pub seed: Option<u64>,
-    /// Create the S3 bucket if it does not exist.
+
+    /// Create the S3 bucket of the target when it does not exist.
+    #[arg(long, num_args = 0, default_missing_value = "true", help_heading = "Run")]
     pub create_bucket: Option<bool>,
-    /// Retries of temporary failures per request (network backends; 0: none).
+
+    /// Retry requests that failed temporarily up to N times, counting every retry (network
+    /// backends; by default nothing is retried).
+    #[arg(long, value_name = "N", help_heading = "Run")]
     pub retries: Option<u32>,
-    /// Read phases read another rank's data (IOR -C, mdtest -N).
+
+    /// Reads read another client's data: the same worker of another process, a node away when
+    /// there are several (IOR -C, mdtest -N), or the next worker in a single process; iterate
+    /// reads another worker's previous iteration (DFS-Perf's Shuffle mode).
+    #[arg(long, num_args = 0, default_missing_value = "true", help_heading = "Processes")]
     pub shuffle: Option<bool>,
-    /// After a time-limited create/write phase, every worker catches up with the busiest one
-    /// (IOR's stoneWallingWearOut).
+
+    /// After a time-limited create or write phase, every worker creates or writes files until
+    /// it has as many as the busiest one (unmeasured; IOR -O stoneWallingWearOut=1), so reads
+    /// find every file.
+    #[arg(long, num_args = 0, default_missing_value = "true", help_heading = "Processes")]
     pub stonewall_wear_out: Option<bool>,
-    /// Defaults for every job.
+
+    /// Workers of every job that does not say (workload files; the flag is --workers).
+    #[arg(skip)]
     pub workers: Option<usize>,
+
+    /// Threads of every job that does not say (workload files; the flag is --threads).
+    #[arg(skip)]
     pub threads: Option<usize>,
-    /// Measure local disk throughput and the round trip and bandwidth to the target first.
+
+    /// Measure local disk throughput and the round trip and bandwidth to the target first,
+    /// so results can be read against the hardware.
+    #[arg(long, num_args = 0, default_missing_value = "true", help_heading = "Run")]
     pub null_tests: Option<bool>,
-    /// Server processes on this host whose CPU every phase records (a lab's MinIO, ...).
+
+    /// Record the CPU of these server processes in every phase, beside the client's (a
+    /// server on this host, e.g. `--server-pid $(pidof minio)`; with several processes, on the
+    /// host of the first).
+    #[arg(
+        long = "server-pid",
+        value_delimiter = ',',
+        value_name = "PID,...",
+        help_heading = "Run"
+    )]
     pub server_pids: Option<Vec<u32>>,
-    /// Drop the client's cached pages of the files a read phase reads before it (fio's
-    /// `invalidate`, true or 1 by default).
+
+    /// Before every measured read phase, write back and drop the cached pages of the files it
+    /// reads (fsync + posix_fadvise DONTNEED, fio's invalidate=1), so reads reach the storage;
+    /// 0 reads whatever the client's page cache holds, and the result flags it [default: 1].
+    #[arg(long, value_name = "0|1", num_args = 0..=1, default_missing_value = "1", value_parser = workloads::parse_flag, help_heading = "Run")]
     #[serde(default, deserialize_with = "flag_or_01", skip_serializing_if = "Option::is_none")]
     pub invalidate: Option<bool>,
-    /// Also drop the kernel's caches before every read phase (root only).
+
+    /// Also drop the kernel's page, dentry and inode caches (sync, then 3 to
+    /// /proc/sys/vm/drop_caches) before every measured read phase; needs root.
+    #[arg(long, num_args = 0, default_missing_value = "true", help_heading = "Run")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub drop_caches: Option<bool>,
 }
@@ -95,51 +131,144 @@ fn flag_or_01<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<bool>, D:
     }
 }
 
-/// One job as written in a file or given as flags. Every key is optional; validation fills
-/// defaults and rejects keys that do not belong to the workload.
-#[derive(Debug, Default, Clone, Deserialize, Serialize)]
+/// The keys every job has, whatever its workload: what to run, how many workers, for how long
+/// and at what rate. Flags and workload-file keys at once.
+#[derive(clap::Args, Debug, Default, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
-pub struct JobSpec {
+pub struct JobSettings {
+    /// The job's name in results (workload files).
+    #[arg(skip)]
     pub name: Option<String>,
+
+    /// Workload to run: meta, files, io, mix or iterate. Without it and without a file: the default mix.
+    #[arg(short, long, value_name = "NAME", help_heading = "Workload")]
     pub workload: Option<String>,
+
+    /// Concurrent clients (closed loop, no think time) [default: 4].
+    #[arg(
+        short = 'j',
+        long,
+        visible_alias = "numjobs",
+        value_name = "N",
+        help_heading = "Workload"
+    )]
     pub workers: Option<usize>,
+
+    /// OS threads carrying the workers (async backends); blocking backends use one per worker.
+    #[arg(long, value_name = "N", help_heading = "Workload")]
     pub threads: Option<usize>,
+
+    /// Make the job time-based: e.g. 30s, 2m (fio: runtime).
+    #[arg(long, visible_alias = "runtime", value_name = "TIME", help_heading = "Workload")]
     pub duration: Option<String>,
+
+    /// Unmeasured warm-up before a time-based phase (fio: ramp_time).
+    #[arg(long, visible_alias = "ramp_time", value_name = "TIME", help_heading = "Workload")]
     pub ramp: Option<String>,
-    // meta and files
-    pub files: Option<u64>,
-    pub phases: Option<Vec<String>>,
-    // meta
-    pub layout: Option<String>,
-    pub dirs: Option<u64>,
-    pub branch: Option<u64>,
-    // files
-    pub file_size: Option<String>,
-    pub sizes: Option<Vec<String>>,
-    // files and io
-    pub bs: Option<String>,
-    pub direct: Option<bool>,
-    pub fsync: Option<bool>,
-    // io
-    pub rw: Option<String>,
-    pub size: Option<String>,
-    pub iodepth: Option<usize>,
-    pub rwmixread: Option<u32>,
-    pub shared_file: Option<bool>,
-    pub ioengine: Option<String>,
-    // mix
-    pub mix: Option<Vec<String>>,
-    pub ops: Option<u64>,
-    // iterate
-    pub iterations: Option<u64>,
-    pub shuffle: Option<bool>,
-    // open-loop load and steady state (any workload where noted)
+
+    /// Open loop: issue OPS operations per second in total, split over the workers; latency
+    /// counts from each operation's intended start (io: with --iodepth 1).
+    #[arg(long, value_name = "OPS", help_heading = "Load")]
     pub rate: Option<f64>,
+
+    /// Run each time-based phase once per rate: 3000,4000,5000 (needs --duration).
+    #[arg(long, value_delimiter = ',', value_name = "LIST", help_heading = "Load")]
     pub rate_steps: Option<Vec<f64>>,
+
+    /// Spacing of intended starts: uniform or poisson [default: uniform].
+    #[arg(long, value_name = "KIND", help_heading = "Load")]
     pub arrival: Option<String>,
+
+    /// End time-based phases once throughput is steady; --duration is the longest they run.
+    #[arg(long, num_args = 0, default_missing_value = "true", help_heading = "Load")]
     pub until_stable: Option<bool>,
+
+    /// Steady: every 1-second sample within this share of the window's mean [default: 5%].
+    #[arg(long, value_name = "PCT", help_heading = "Load")]
     pub stable_band: Option<String>,
+
+    /// Steady: for this long [default: 10s].
+    #[arg(long, value_name = "TIME", help_heading = "Load")]
     pub stable_window: Option<String>,
+}
+
+/// One job as written in a file or given as flags: its settings, the options several workloads
+/// share, and the options of each workload. Every key is optional; validation fills defaults
+/// and refuses keys that do not belong to the job's workload.
+#[derive(Debug, Default, Clone, PartialEq, Serialize)]
+pub struct JobSpec {
+    #[serde(flatten)]
+    pub settings: JobSettings,
+    #[serde(flatten)]
+    pub shared: SharedOptions,
+    #[serde(flatten)]
+    pub workloads: WorkloadOptions,
+}
+
+impl<'de> Deserialize<'de> for JobSpec {
+    /// A `[[job]]` table: each key goes to the struct that declares it; a key no struct
+    /// declares is an error that names it.
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<JobSpec, D::Error> {
+        let table = toml::Table::deserialize(d)?;
+        JobSpec::from_table(&table).map_err(serde::de::Error::custom)
+    }
+}
+
+impl JobSpec {
+    fn from_table(table: &toml::Table) -> Result<JobSpec, String> {
+        let (settings_keys, shared_keys) = (field_names::<JobSettings>(), field_names::<SharedOptions>());
+        if let Some(key) = table.keys().find(|k| {
+            !settings_keys.contains(&k.as_str())
+                && !shared_keys.contains(&k.as_str())
+                && workloads::owner_of(k).is_none()
+        }) {
+            return Err(format!(
+                "unknown key `{key}` in a [[job]]: check its spelling (`dfsbench run --help` lists every key as a flag)"
+            ));
+        }
+        Ok(JobSpec {
+            settings: from_keys(table)?,
+            shared: from_keys(table)?,
+            workloads: workloads::options_from(table)?,
+        })
+    }
+
+    /// The keys set in this job, in their structs' order.
+    fn keys_set(&self) -> Vec<&'static str> {
+        fn set<T: Serialize + for<'de> Deserialize<'de> + 'static>(value: &T) -> Vec<&'static str> {
+            let json = serde_json::to_value(value).unwrap_or_default();
+            field_names::<T>()
+                .iter()
+                .copied()
+                .filter(|k| json.get(k).is_some_and(|v| !v.is_null()))
+                .collect()
+        }
+        let mut keys = set(&self.settings);
+        keys.extend(set(&self.shared));
+        let own = serde_json::to_value(&self.workloads).unwrap_or_default();
+        let all_own = workloads::names()
+            .into_iter()
+            .filter_map(workloads::accepted)
+            .flat_map(|(_, own)| own);
+        keys.extend(all_own.filter(|k| own.get(k).is_some_and(|v| !v.is_null())));
+        keys
+    }
+}
+
+/// Every key a `[[job]]` table takes, in the order `dfsbench run --help` shows them.
+pub fn job_keys() -> Vec<&'static str> {
+    let own = workloads::names().into_iter().filter_map(workloads::accepted);
+    let mut keys = field_names::<JobSettings>().to_vec();
+    keys.extend(field_names::<SharedOptions>());
+    keys.extend(own.flat_map(|(_, own)| own.iter().copied()));
+    keys
+}
+
+/// Every top-level key of a workload file.
+pub fn run_keys() -> Vec<&'static str> {
+    let mut keys = vec!["target"];
+    keys.extend(field_names::<RunSpec>());
+    keys
 }
 
 /// A validated run.
@@ -194,224 +323,6 @@ pub struct Job {
     pub workload: Workload,
 }
 
-#[derive(Debug, Clone, Serialize)]
-#[serde(tag = "workload", rename_all = "lowercase")]
-pub enum Workload {
-    Meta(MetaJob),
-    Files(FilesJob),
-    Io(IoJob),
-    Mix(MixJob),
-    Iterate(IterateJob),
-}
-
-impl Workload {
-    pub fn name(&self) -> &'static str {
-        match self {
-            Workload::Meta(_) => "meta",
-            Workload::Files(_) => "files",
-            Workload::Io(_) => "io",
-            Workload::Mix(_) => "mix",
-            Workload::Iterate(_) => "iterate",
-        }
-    }
-
-    /// Bytes per whole-file write/read call, for workloads that move whole files.
-    pub fn file_bs(&self) -> usize {
-        match self {
-            Workload::Files(f) => f.bs,
-            Workload::Mix(m) => m.bs,
-            Workload::Iterate(i) => i.bs,
-            Workload::Meta(_) | Workload::Io(_) => 0,
-        }
-    }
-}
-
-/// One phase of operations drawn by weight (DFS-Perf's mixture, warp's mixed) over a pool of
-/// files per worker whose sizes follow a distribution.
-#[derive(Debug, Clone, Serialize)]
-pub struct MixJob {
-    pub mix: Mix,
-    pub sizes: SizeDist,
-    /// Files in each worker's pool, written before the mix starts.
-    pub files: u64,
-    /// Operations per worker when the job is not time-based.
-    pub ops: u64,
-    pub bs: usize,
-    pub direct: bool,
-    pub fsync: bool,
-}
-
-/// DFS-Perf's iterative workload: each iteration reads the files of the previous one and
-/// writes new ones; with shuffle a worker reads another worker's files.
-#[derive(Debug, Clone, Serialize)]
-pub struct IterateJob {
-    pub iterations: u64,
-    pub shuffle: bool,
-    /// Files per worker and iteration.
-    pub files: u64,
-    pub file_size: u64,
-    pub bs: usize,
-    pub direct: bool,
-    pub fsync: bool,
-}
-
-/// mdtest-style metadata phases.
-#[derive(Debug, Clone, Serialize)]
-pub struct MetaJob {
-    /// Files per worker.
-    pub files: u64,
-    pub layout: DirLayout,
-    /// Directories per worker for mkdir/rmdir.
-    pub dirs: u64,
-    /// Fan-out of the directory tree (0: all directories side by side).
-    pub branch: u64,
-    pub phases: Vec<MetaPhase>,
-    /// Phases named by the user, kept even where the backend lacks them (then it is an error).
-    #[serde(skip)]
-    pub explicit_phases: bool,
-    /// Files given by the user: a time-based create stops there too (mdtest's `-I` with `-W`);
-    /// without it, a time-based create goes on until the time is up.
-    #[serde(skip)]
-    pub explicit_files: bool,
-}
-
-/// Where workers put their files.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum DirLayout {
-    /// One directory per worker (mdtest -u).
-    PerWorker,
-    /// All workers in one directory.
-    Shared,
-}
-
-/// Metadata phases, in the order they run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum MetaPhase {
-    Mkdir,
-    Create,
-    Stat,
-    Open,
-    List,
-    Rename,
-    Delete,
-    Rmdir,
-}
-
-impl MetaPhase {
-    pub const ALL: [MetaPhase; 8] = [
-        MetaPhase::Mkdir,
-        MetaPhase::Create,
-        MetaPhase::Stat,
-        MetaPhase::Open,
-        MetaPhase::List,
-        MetaPhase::Rename,
-        MetaPhase::Delete,
-        MetaPhase::Rmdir,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            MetaPhase::Mkdir => "mkdir",
-            MetaPhase::Create => "create",
-            MetaPhase::Stat => "stat",
-            MetaPhase::Open => "open",
-            MetaPhase::List => "list",
-            MetaPhase::Rename => "rename",
-            MetaPhase::Delete => "delete",
-            MetaPhase::Rmdir => "rmdir",
-        }
-    }
-}
-
-/// Whole-file write/read/delete over one or more (count, size) sets.
-#[derive(Debug, Clone, Serialize)]
-pub struct FilesJob {
-    pub sets: Vec<FileSet>,
-    /// Bytes per write/read call.
-    pub bs: usize,
-    pub direct: bool,
-    pub fsync: bool,
-    pub phases: Vec<FilePhase>,
-}
-
-/// `count` files of `size` bytes per worker.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct FileSet {
-    pub count: u64,
-    pub size: u64,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum FilePhase {
-    Write,
-    Read,
-    Delete,
-}
-
-impl FilePhase {
-    pub fn name(self) -> &'static str {
-        match self {
-            FilePhase::Write => "write",
-            FilePhase::Read => "read",
-            FilePhase::Delete => "delete",
-        }
-    }
-}
-
-/// fio-style block I/O.
-#[derive(Debug, Clone, Serialize)]
-pub struct IoJob {
-    pub rw: Rw,
-    pub bs: usize,
-    /// File size per worker (the region of each worker with a shared file).
-    pub size: u64,
-    pub iodepth: usize,
-    /// Percentage of reads in mixed patterns.
-    pub rwmixread: u32,
-    pub direct: bool,
-    /// fsync the file when a worker's writes end.
-    pub fsync: bool,
-    pub shared_file: bool,
-    pub ioengine: IoEngine,
-}
-
-/// Access pattern, named as fio's `rw`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Rw {
-    Read,
-    Write,
-    Randread,
-    Randwrite,
-    Readwrite,
-    Randrw,
-}
-
-impl Rw {
-    pub fn name(self) -> &'static str {
-        match self {
-            Rw::Read => "read",
-            Rw::Write => "write",
-            Rw::Randread => "randread",
-            Rw::Randwrite => "randwrite",
-            Rw::Readwrite => "readwrite",
-            Rw::Randrw => "randrw",
-        }
-    }
-    pub fn random(self) -> bool {
-        matches!(self, Rw::Randread | Rw::Randwrite | Rw::Randrw)
-    }
-    pub fn reads(self) -> bool {
-        !matches!(self, Rw::Write | Rw::Randwrite)
-    }
-    pub fn writes(self) -> bool {
-        !matches!(self, Rw::Read | Rw::Randread)
-    }
-}
-
 /// A validation error: one line naming the key, the bad value and the fix.
 pub type ConfigError = String;
 
@@ -438,46 +349,25 @@ impl RunSpec {
 }
 
 impl JobSpec {
+    /// A job named `name` of workload `workload`, every other key unset.
+    pub fn new(name: &str, workload: &str) -> JobSpec {
+        JobSpec {
+            settings: JobSettings {
+                name: Some(name.into()),
+                workload: Some(workload.into()),
+                ..Default::default()
+            },
+            ..Default::default()
+        }
+    }
+
     /// Fill every key unset here from `over` winning: used to apply command-line flags on top of
     /// a workload file's jobs.
     pub fn overlay(&self, over: &JobSpec) -> JobSpec {
-        macro_rules! pick {
-            ($($f:ident),*) => { JobSpec { $($f: over.$f.clone().or_else(|| self.$f.clone())),* } };
-        }
-        pick!(
-            name,
-            workload,
-            workers,
-            threads,
-            duration,
-            ramp,
-            files,
-            phases,
-            layout,
-            dirs,
-            branch,
-            file_size,
-            sizes,
-            bs,
-            direct,
-            fsync,
-            rw,
-            size,
-            iodepth,
-            rwmixread,
-            shared_file,
-            ioengine,
-            mix,
-            ops,
-            iterations,
-            shuffle,
-            rate,
-            rate_steps,
-            arrival,
-            until_stable,
-            stable_band,
-            stable_window
-        )
+        let table = |spec: &JobSpec| toml::Table::try_from(spec).unwrap_or_default();
+        let mut merged = table(self);
+        merged.extend(table(over));
+        JobSpec::from_table(&merged).unwrap_or_else(|_| over.clone())
     }
 }
 
@@ -489,9 +379,10 @@ pub fn validate(run: &RunSpec, jobs: &[JobSpec]) -> Result<RunConfig, ConfigErro
 
 fn validate_run(run: &RunSpec, jobs: &[JobSpec]) -> Result<RunConfig, ConfigError> {
     if jobs.is_empty() {
-        return Err(
-            "no job to run: give --workload meta|files|io|mix|iterate or a workload file with [[job]] tables".into(),
-        );
+        return Err(format!(
+            "no job to run: give --workload {} or a workload file with [[job]] tables",
+            workloads::names().join("|")
+        ));
     }
     let jobs = jobs
         .iter()
@@ -529,136 +420,55 @@ fn validate_run(run: &RunSpec, jobs: &[JobSpec]) -> Result<RunConfig, ConfigErro
     })
 }
 
-fn size_key(key: &str, text: &str) -> Result<u64, ConfigError> {
-    parse_size(text).map_err(|e| format!("{key}: {e}"))
-}
-
 fn validate_job(index: usize, s: &JobSpec, run: &RunSpec) -> Result<Job, ConfigError> {
-    let workload = s.workload.as_deref().ok_or_else(|| {
-        format!(
-            "job {}: missing 'workload': set it to meta, files, io, mix or iterate",
-            index + 1
-        )
-    })?;
-    let ctx = |msg: String| match &s.name {
-        Some(n) => format!("job '{n}': {msg}"),
-        None => format!("job {} ({workload}): {msg}", index + 1),
+    let names = workloads::names_in_words();
+    let Some(name) = s.settings.workload.as_deref() else {
+        return Err(format!("job {}: missing 'workload': set it to {names}", index + 1));
     };
-    let workers = s.workers.or(run.workers).unwrap_or(DEFAULT_WORKERS);
+    let ctx = |msg: String| match &s.settings.name {
+        Some(n) => format!("job '{n}': {msg}"),
+        None => format!("job {} ({name}): {msg}", index + 1),
+    };
+    let Some((shared, own)) = workloads::accepted(name) else {
+        return Err(format!("job {}: unknown workload '{name}': use {names}", index + 1));
+    };
+    let untimed = ["duration", "rate", "rate_steps", "until_stable"];
+    let foreign = s.keys_set().into_iter().find(|k| {
+        let setting = field_names::<JobSettings>().contains(k);
+        (setting && !workloads::timed(name) && untimed.contains(k))
+            || (!setting && !shared.contains(k) && !own.contains(k))
+    });
+    if let Some(key) = foreign {
+        return Err(ctx(format!("'{key}' does not apply to the {name} workload: remove it")));
+    }
+    let j = &s.settings;
+    let workers = j.workers.or(run.workers).unwrap_or(DEFAULT_WORKERS);
     if workers == 0 || workers > 1 << 20 {
         return Err(ctx(format!("workers = {workers}: give between 1 and 1048576 workers")));
     }
-    let threads = s.threads.or(run.threads);
-    if let Some(t) = threads {
-        if t == 0 || t > workers {
-            return Err(ctx(format!(
-                "threads = {t}: give between 1 and the number of workers ({workers})"
-            )));
-        }
+    let threads = j.threads.or(run.threads);
+    if let Some(t) = threads.filter(|&t| t == 0 || t > workers) {
+        return Err(ctx(format!(
+            "threads = {t}: give between 1 and the number of workers ({workers})"
+        )));
     }
-    let duration = s.duration.as_deref().map(parse_duration).transpose().map_err(&ctx)?;
+    let duration = j.duration.as_deref().map(parse_duration).transpose().map_err(&ctx)?;
     if duration == Some(Duration::ZERO) {
         return Err(ctx(
             "duration = 0: give a positive duration such as 30s, or leave it out".into(),
         ));
     }
-    let ramp = s
-        .ramp
-        .as_deref()
-        .map(parse_duration)
-        .transpose()
-        .map_err(|e| ctx(format!("ramp: {e}")))?
-        .unwrap_or_default();
+    let ramp = j.ramp.as_deref().map(parse_duration).transpose();
+    let ramp = ramp.map_err(|e| ctx(format!("ramp: {e}")))?.unwrap_or_default();
     if !ramp.is_zero() && duration.is_none() {
         return Err(ctx("ramp needs a time-based job: add duration".into()));
     }
-    let reject = |keys: &[(&str, bool)]| -> Result<(), ConfigError> {
-        for (k, set) in keys {
-            if *set {
-                return Err(ctx(format!(
-                    "'{k}' does not apply to the {workload} workload: remove it"
-                )));
-            }
-        }
-        Ok(())
-    };
-    let io_keys = [
-        ("rw", s.rw.is_some()),
-        ("size", s.size.is_some()),
-        ("iodepth", s.iodepth.is_some()),
-        ("rwmixread", s.rwmixread.is_some()),
-        ("shared_file", s.shared_file.is_some()),
-        ("ioengine", s.ioengine.is_some()),
-    ];
-    let meta_keys = [
-        ("layout", s.layout.is_some()),
-        ("dirs", s.dirs.is_some()),
-        ("branch", s.branch.is_some()),
-    ];
-    let files_keys = [("file_size", s.file_size.is_some()), ("sizes", s.sizes.is_some())];
-    let mix_keys = [("mix", s.mix.is_some()), ("ops", s.ops.is_some())];
-    let iterate_keys = [("iterations", s.iterations.is_some()), ("shuffle", s.shuffle.is_some())];
-    let workload = match workload {
-        "meta" | "files" | "io" => {
-            reject(&mix_keys)?;
-            reject(&iterate_keys)?;
-            workload
-        }
-        other => other,
-    };
-    let workload = match workload {
-        "meta" => {
-            reject(&io_keys)?;
-            reject(&files_keys)?;
-            reject(&[
-                ("bs", s.bs.is_some()),
-                ("direct", s.direct.is_some()),
-                ("fsync", s.fsync.is_some()),
-            ])?;
-            Workload::Meta(validate_meta(s).map_err(ctx)?)
-        }
-        "files" => {
-            reject(&io_keys)?;
-            reject(&meta_keys)?;
-            Workload::Files(validate_files(s).map_err(ctx)?)
-        }
-        "io" => {
-            reject(&meta_keys)?;
-            reject(&files_keys)?;
-            reject(&[("files", s.files.is_some()), ("phases", s.phases.is_some())])?;
-            Workload::Io(validate_io(s).map_err(ctx)?)
-        }
-        "mix" => {
-            reject(&io_keys)?;
-            reject(&meta_keys)?;
-            reject(&iterate_keys)?;
-            reject(&[("phases", s.phases.is_some())])?;
-            Workload::Mix(validate_mix(s).map_err(ctx)?)
-        }
-        "iterate" => {
-            reject(&io_keys)?;
-            reject(&meta_keys)?;
-            reject(&mix_keys)?;
-            reject(&[
-                ("phases", s.phases.is_some()),
-                ("sizes", s.sizes.is_some()),
-                ("duration", s.duration.is_some()),
-                ("rate", s.rate.is_some()),
-                ("rate_steps", s.rate_steps.is_some()),
-                ("until_stable", s.until_stable.is_some()),
-            ])?;
-            Workload::Iterate(validate_iterate(s, run).map_err(ctx)?)
-        }
-        other => {
-            return Err(format!(
-                "job {}: unknown workload '{other}': use meta, files, io, mix or iterate",
-                index + 1
-            ))
-        }
-    };
-    let (rate, rate_steps, arrival, until_stable) = validate_load(s, duration.is_some(), &workload).map_err(ctx)?;
+    let workload = workloads::validate(name, &s.workloads, &s.shared, run)
+        .unwrap_or_else(|| Err(format!("unknown workload '{name}'")))
+        .map_err(&ctx)?;
+    let (rate, rate_steps, arrival, until_stable) = validate_load(j, duration.is_some(), &workload).map_err(ctx)?;
     Ok(Job {
-        name: s.name.clone().unwrap_or_else(|| workload.name().to_string()),
+        name: j.name.clone().unwrap_or_else(|| workload.name().to_string()),
         workers,
         threads,
         duration,
@@ -674,7 +484,7 @@ fn validate_job(index: usize, s: &JobSpec, run: &RunSpec) -> Result<Job, ConfigE
 type Load = (Option<f64>, Vec<f64>, Option<Arrival>, Option<Stable>);
 
 /// Open-loop rate and steady-state keys, which apply across workloads.
-fn validate_load(s: &JobSpec, time_based: bool, workload: &Workload) -> Result<Load, ConfigError> {
+fn validate_load(s: &JobSettings, time_based: bool, workload: &Workload) -> Result<Load, ConfigError> {
     let check_rate = |key: &str, r: f64| {
         if r.is_finite() && r >= MIN_RATE {
             Ok(r)
@@ -701,13 +511,8 @@ fn validate_load(s: &JobSpec, time_based: bool, workload: &Workload) -> Result<L
         return Err("rate_steps runs each step for the job's duration: add duration (e.g. 30s)".into());
     }
     let paced = rate.is_some() || !steps.is_empty();
-    if let Workload::Io(io) = workload {
-        if paced && io.iodepth > 1 {
-            return Err(format!(
-                "rate with iodepth = {}: an open-loop io job issues one block at a time, set iodepth = 1 (more workers give more concurrency)",
-                io.iodepth
-            ));
-        }
+    if paced {
+        workload.check_paced()?;
     }
     let arrival = match (&s.arrival, paced) {
         (Some(a), true) => Some(Arrival::parse(a)?),
@@ -742,259 +547,6 @@ fn validate_load(s: &JobSpec, time_based: bool, workload: &Workload) -> Result<L
     Ok((rate, steps, arrival, until_stable))
 }
 
-fn validate_mix(s: &JobSpec) -> Result<MixJob, ConfigError> {
-    let mix = Mix::parse(
-        s.mix
-            .as_deref()
-            .unwrap_or(&["read=80".to_string(), "write=20".to_string()]),
-    )
-    .map_err(|e| e.to_string())?;
-    let sizes = match (&s.sizes, &s.file_size) {
-        (Some(_), Some(_)) => return Err("give either sizes or file_size, not both".into()),
-        (Some(list), None) => SizeDist::parse(list).map_err(|e| e.to_string())?,
-        (None, fs) => SizeDist::Fixed {
-            size: fs
-                .as_deref()
-                .map(|t| size_key("file_size", t))
-                .transpose()?
-                .unwrap_or(64 << 10),
-        },
-    };
-    let files = s.files.unwrap_or(100);
-    if files == 0 || files > MAX_MIX_FILES {
-        return Err(format!(
-            "files = {files}: the mix needs a pool of 1 to {MAX_MIX_FILES} files per worker (e.g. files = 100)"
-        ));
-    }
-    let ops = s.ops.unwrap_or(1000);
-    if ops == 0 {
-        return Err("ops = 0: give the operations per worker, or a duration".into());
-    }
-    let bs = block_size(s, 1 << 20)?;
-    Ok(MixJob {
-        mix,
-        sizes,
-        files,
-        ops,
-        bs,
-        direct: s.direct.unwrap_or(false),
-        fsync: s.fsync.unwrap_or(false),
-    })
-}
-
-fn validate_iterate(s: &JobSpec, run: &RunSpec) -> Result<IterateJob, ConfigError> {
-    let iterations = s.iterations.unwrap_or(3);
-    if !(2..=MAX_ITERATIONS).contains(&iterations) {
-        return Err(format!(
-            "iterations = {iterations}: give at least 2 and at most {MAX_ITERATIONS} (the first writes, each later one reads the previous)"
-        ));
-    }
-    let files = s.files.unwrap_or(10);
-    if files == 0 {
-        return Err("files = 0: give the files per worker and iteration (e.g. files = 10)".into());
-    }
-    let bs = block_size(s, 1 << 20)?;
-    Ok(IterateJob {
-        iterations,
-        shuffle: s.shuffle.or(run.shuffle).unwrap_or(false),
-        files,
-        file_size: s
-            .file_size
-            .as_deref()
-            .map(|t| size_key("file_size", t))
-            .transpose()?
-            .unwrap_or(1 << 20),
-        bs,
-        direct: s.direct.unwrap_or(false),
-        fsync: s.fsync.unwrap_or(false),
-    })
-}
-
-fn parse_phases<T: Copy + Ord>(list: &[String], all: &[T], name: fn(T) -> &'static str) -> Result<Vec<T>, ConfigError> {
-    let mut out = Vec::new();
-    for p in list {
-        let phase = all.iter().copied().find(|&x| name(x) == p.trim()).ok_or_else(|| {
-            let names: Vec<_> = all.iter().map(|&x| name(x)).collect();
-            format!("unknown phase '{p}': choose from {}", names.join(", "))
-        })?;
-        if !out.contains(&phase) {
-            out.push(phase);
-        }
-    }
-    if out.is_empty() {
-        return Err("phases is empty: name at least one phase".into());
-    }
-    out.sort();
-    Ok(out)
-}
-
-fn validate_meta(s: &JobSpec) -> Result<MetaJob, ConfigError> {
-    let files = s.files.unwrap_or(1000);
-    let dirs = s.dirs.unwrap_or(0);
-    let layout = match s.layout.as_deref().unwrap_or("per-worker") {
-        "per-worker" | "unique" => DirLayout::PerWorker,
-        "shared" => DirLayout::Shared,
-        other => return Err(format!("layout = '{other}': use per-worker or shared")),
-    };
-    let default_phases: Vec<MetaPhase> = MetaPhase::ALL
-        .into_iter()
-        .filter(|p| dirs > 0 || !matches!(p, MetaPhase::Mkdir | MetaPhase::Rmdir))
-        .collect();
-    let phases = match &s.phases {
-        Some(list) => parse_phases(list, &MetaPhase::ALL, MetaPhase::name)?,
-        None => default_phases,
-    };
-    let wants_dirs = phases.iter().any(|p| matches!(p, MetaPhase::Mkdir | MetaPhase::Rmdir));
-    if wants_dirs && dirs == 0 {
-        return Err("mkdir/rmdir phases need dirs: set dirs to the directories per worker".into());
-    }
-    if files == 0 && phases.iter().any(|p| !matches!(p, MetaPhase::Mkdir | MetaPhase::Rmdir)) {
-        return Err("files = 0: give the files per worker (e.g. files = 1000)".into());
-    }
-    Ok(MetaJob {
-        files,
-        layout,
-        dirs,
-        branch: s.branch.unwrap_or(0),
-        phases,
-        explicit_phases: s.phases.is_some(),
-        explicit_files: s.files.is_some(),
-    })
-}
-
-/// Parse `COUNTxSIZE`, e.g. `1000x10k`.
-fn parse_set(text: &str) -> Result<FileSet, ConfigError> {
-    let (n, size) = text
-        .split_once(['x', 'X', '*'])
-        .ok_or_else(|| format!("sizes entry '{text}': write COUNTxSIZE, e.g. 1000x10k"))?;
-    let count = n
-        .trim()
-        .parse()
-        .map_err(|_| format!("sizes entry '{text}': '{n}' is not a file count"))?;
-    let size = size_key("sizes", size)?;
-    Ok(FileSet { count, size })
-}
-
-fn validate_files(s: &JobSpec) -> Result<FilesJob, ConfigError> {
-    let sets = match (&s.sizes, &s.file_size) {
-        (Some(_), Some(_)) => return Err("give either sizes or file_size/files, not both".into()),
-        (Some(list), None) => {
-            if s.files.is_some() {
-                return Err("give either sizes or file_size/files, not both".into());
-            }
-            list.iter().map(|t| parse_set(t)).collect::<Result<Vec<_>, _>>()?
-        }
-        (None, fs) => vec![FileSet {
-            count: s.files.unwrap_or(100),
-            size: fs
-                .as_deref()
-                .map(|t| size_key("file_size", t))
-                .transpose()?
-                .unwrap_or(1 << 20),
-        }],
-    };
-    if sets.is_empty() {
-        return Err("sizes is empty: give COUNTxSIZE entries such as 1000x10k".into());
-    }
-    if let Some(bad) = sets.iter().find(|s| s.count == 0) {
-        return Err(format!(
-            "a set of 0 files of {}: give a file count of at least 1",
-            format_size(bad.size)
-        ));
-    }
-    let bs = block_size(s, 1 << 20)?;
-    let phases = match &s.phases {
-        Some(list) => parse_phases(
-            list,
-            &[FilePhase::Write, FilePhase::Read, FilePhase::Delete],
-            FilePhase::name,
-        )?,
-        None => vec![FilePhase::Write, FilePhase::Read, FilePhase::Delete],
-    };
-    if phases[0] != FilePhase::Write {
-        return Err("the files workload reads and deletes the files it wrote: keep the write phase".into());
-    }
-    Ok(FilesJob {
-        sets,
-        bs,
-        direct: s.direct.unwrap_or(false),
-        fsync: s.fsync.unwrap_or(false),
-        phases,
-    })
-}
-
-/// The job's `bs`, or `default` when unset, checked.
-fn block_size(s: &JobSpec, default: u64) -> Result<usize, ConfigError> {
-    let bs =
-        s.bs.as_deref()
-            .map(|t| size_key("bs", t))
-            .transpose()?
-            .unwrap_or(default);
-    if bs == 0 || bs > 1 << 30 {
-        return Err(format!("bs = {bs}: give a block size between 1 byte and 1g"));
-    }
-    Ok(bs as usize)
-}
-
-fn validate_io(s: &JobSpec) -> Result<IoJob, ConfigError> {
-    let rw = match s.rw.as_deref().unwrap_or("read") {
-        "read" => Rw::Read,
-        "write" => Rw::Write,
-        "randread" => Rw::Randread,
-        "randwrite" => Rw::Randwrite,
-        "readwrite" | "rw" => Rw::Readwrite,
-        "randrw" => Rw::Randrw,
-        other => {
-            return Err(format!(
-                "rw = '{other}': use read, write, randread, randwrite, readwrite or randrw"
-            ))
-        }
-    };
-    let bs = block_size(s, 4096)?;
-    let size = s
-        .size
-        .as_deref()
-        .map(|t| size_key("size", t))
-        .transpose()?
-        .unwrap_or(64 << 20);
-    if size < bs as u64 {
-        return Err(format!(
-            "size = {} is smaller than bs = {}: make the file at least one block",
-            format_size(size),
-            format_size(bs as u64)
-        ));
-    }
-    let iodepth = s.iodepth.unwrap_or(1);
-    if iodepth == 0 || iodepth > 4096 {
-        return Err(format!("iodepth = {iodepth}: give a queue depth between 1 and 4096"));
-    }
-    let rwmixread = s.rwmixread.unwrap_or(50);
-    if rwmixread > 100 {
-        return Err(format!("rwmixread = {rwmixread}: give a percentage from 0 to 100"));
-    }
-    let ioengine = match s.ioengine.as_deref().unwrap_or("auto") {
-        "auto" => IoEngine::Auto,
-        "io_uring" => IoEngine::IoUring,
-        "psync" | "sync" => IoEngine::Psync,
-        other => return Err(format!("ioengine = '{other}': use auto, io_uring or psync")),
-    };
-    let direct = s.direct.unwrap_or(false);
-    if direct && bs % 512 != 0 {
-        return Err(format!("direct I/O needs bs in whole 512-byte sectors, got {bs}"));
-    }
-    Ok(IoJob {
-        rw,
-        bs,
-        size,
-        iodepth,
-        rwmixread,
-        direct,
-        fsync: s.fsync.unwrap_or(false),
-        shared_file: s.shared_file.unwrap_or(false),
-        ioengine,
-    })
-}
-
 mod secs {
     use serde::Serializer;
     use std::time::Duration;
@@ -1027,11 +579,28 @@ pub fn parse_workload_file(name: &str, text: &str) -> Result<WorkloadFile, Confi
             .join(": ");
         let line = e
             .span()
-            .map(|sp| text[..sp.start.min(text.len())].matches('\n').count() + 1)
+            .map(|sp| key_line(text, sp.start.min(text.len()), &msg))
             .map(|l| format!(" line {l}:"))
             .unwrap_or_default();
         dfsbench_backends::one_line(&format!("{name}:{line} {msg}"))
     })
+}
+
+/// The line of an error at byte `start`: a job's error names its key (`` `workers`: ... ``) and
+/// TOML points at the job's table, so the line is the key's first line in that table.
+fn key_line(text: &str, start: usize, msg: &str) -> usize {
+    let line_of = |at: usize| text[..at].matches('\n').count() + 1;
+    let key = msg.split('`').nth(1).filter(|k| !k.is_empty());
+    let found = key.and_then(|key| {
+        let mut at = start;
+        text[start..].split_inclusive('\n').find_map(|l| {
+            let here = at;
+            at += l.len();
+            let (k, _) = l.split_once('=')?;
+            (k.trim() == key).then_some(here)
+        })
+    });
+    line_of(found.unwrap_or(start))
 }
 
 impl WorkloadFile {
@@ -1044,6 +613,7 @@ impl WorkloadFile {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workloads::{FileSet, MetaPhase, Rw};
 
     #[test]
     fn workload_file_round_trips_through_toml() {
@@ -1055,17 +625,18 @@ mod tests {
                 ..Default::default()
             },
             jobs: vec![
-                JobSpec {
-                    name: Some("mixture".into()),
-                    workers: Some(1),
-                    mix: Some(vec!["read=80".into(), "write=20".into()]),
-                    duration: Some("1500ms".into()),
-                    ..spec("mix")
+                {
+                    let mut job = JobSpec::new("mixture", "mix");
+                    job.settings.workers = Some(1);
+                    job.settings.duration = Some("1500ms".into());
+                    job.workloads.mix.mix = Some(vec!["read=80".into(), "write=20".into()]);
+                    job
                 },
-                JobSpec {
-                    shuffle: Some(true),
-                    iterations: Some(2),
-                    ..spec("iterate")
+                {
+                    let mut job = spec("iterate");
+                    job.workloads.iterate.shuffle = Some(true);
+                    job.workloads.iterate.iterations = Some(2);
+                    job
                 },
             ],
         };
@@ -1077,10 +648,9 @@ mod tests {
     }
 
     fn spec(workload: &str) -> JobSpec {
-        JobSpec {
-            workload: Some(workload.into()),
-            ..Default::default()
-        }
+        let mut job = JobSpec::default();
+        job.settings.workload = Some(workload.into());
+        job
     }
 
     #[test]
@@ -1100,7 +670,7 @@ mod tests {
     #[test]
     fn rejects_keys_of_other_workloads() {
         let mut s = spec("meta");
-        s.rw = Some("randread".into());
+        s.workloads.io.rw = Some("randread".into());
         let e = validate(&RunSpec::default(), &[s]).unwrap_err();
         assert_eq!(e, "job 1 (meta): 'rw' does not apply to the meta workload: remove it");
     }
@@ -1108,7 +678,7 @@ mod tests {
     #[test]
     fn parses_size_sets() {
         let mut s = spec("files");
-        s.sizes = Some(vec!["10000x0".into(), "1000x1k".into(), "1x10g".into()]);
+        s.shared.sizes = Some(vec!["10000x0".into(), "1000x1k".into(), "1x10g".into()]);
         let c = validate(&RunSpec::default(), &[s]).unwrap();
         let Workload::Files(f) = &c.jobs[0].workload else {
             panic!()
@@ -1121,7 +691,7 @@ mod tests {
             }
         );
         let mut bad = spec("files");
-        bad.sizes = Some(vec!["1000-1k".into()]);
+        bad.shared.sizes = Some(vec!["1000-1k".into()]);
         assert!(validate(&RunSpec::default(), &[bad])
             .unwrap_err()
             .contains("COUNTxSIZE"));
@@ -1130,7 +700,7 @@ mod tests {
     #[test]
     fn phases_run_in_canonical_order() {
         let mut s = spec("meta");
-        s.phases = Some(vec!["delete".into(), "create".into(), "stat".into()]);
+        s.shared.phases = Some(vec!["delete".into(), "create".into(), "stat".into()]);
         let c = validate(&RunSpec::default(), &[s]).unwrap();
         let Workload::Meta(m) = &c.jobs[0].workload else {
             panic!()
@@ -1150,16 +720,16 @@ mod tests {
     #[test]
     fn bad_values_are_explained() {
         let mut s = spec("io");
-        s.iodepth = Some(0);
+        s.workloads.io.iodepth = Some(0);
         assert!(validate(&RunSpec::default(), &[s]).unwrap_err().contains("iodepth = 0"));
         let mut s = spec("io");
-        s.size = Some("1k".into());
-        s.bs = Some("4k".into());
+        s.workloads.io.size = Some("1k".into());
+        s.shared.bs = Some("4k".into());
         assert!(validate(&RunSpec::default(), &[s])
             .unwrap_err()
             .contains("smaller than bs"));
         let mut s = spec("io");
-        s.ramp = Some("2s".into());
+        s.settings.ramp = Some("2s".into());
         assert!(validate(&RunSpec::default(), &[s]).unwrap_err().contains("ramp needs"));
     }
 }

@@ -20,4 +20,4 @@ pub mod stats;
 /// Sizes and durations as people write them.
 pub use dfsbench_backends::units;
 mod worker;
-mod workloads;
+pub mod workloads;

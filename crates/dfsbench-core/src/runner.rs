@@ -13,12 +13,12 @@ use std::time::Duration;
 use futures_util::future::join_all;
 
 use dfsbench_backends::clock::Instant;
-use dfsbench_backends::{Capabilities, Capability, Client, Drive, Storage};
+use dfsbench_backends::{Capabilities, Client, Drive, Storage};
 
 use serde::{Deserialize, Serialize};
 
 use crate::cluster::{decode, Group, Member, TAG_STONEWALL};
-use crate::config::{Job, MetaPhase, RunConfig, Workload};
+use crate::config::{Job, RunConfig};
 use crate::executor::Executor;
 use crate::gate::Gate;
 use crate::host::{cpu_sample, thread_limit};
@@ -27,7 +27,6 @@ use crate::part::{combine, rank_part, RankPart};
 use crate::plan::{phases, Phase};
 use crate::stats::{Live, PhaseControl, WorkerPhase, SERIES_INTERVAL};
 use crate::worker::{JobContext, Worker};
-use crate::workloads::{files_dir, io_dir, iterate_setup_dirs, meta_setup_dirs, mix_dir};
 use dfsbench_result::{validity_reasons, PhaseCache, PhaseResult};
 
 /// How a run ended.
@@ -58,63 +57,16 @@ const TICK: Duration = Duration::from_millis(100);
 /// How often a rank of a multi-process run checks for stonewall notices.
 const STONEWALL_POLL: Duration = Duration::from_millis(10);
 
-/// What a job needs from a backend.
-fn needs(job: &Job) -> Vec<Capability> {
-    let mut needs = Vec::new();
-    match &job.workload {
-        Workload::Meta(m) => {
-            if m.phases
-                .iter()
-                .any(|p| matches!(p, MetaPhase::Mkdir | MetaPhase::Rmdir))
-            {
-                needs.push(Capability::Directories);
-            }
-            if m.phases.contains(&MetaPhase::Rename) {
-                needs.push(Capability::Rename);
-            }
-        }
-        Workload::Files(crate::config::FilesJob { direct, fsync, .. })
-        | Workload::Mix(crate::config::MixJob { direct, fsync, .. })
-        | Workload::Iterate(crate::config::IterateJob { direct, fsync, .. }) => {
-            if *direct {
-                needs.push(Capability::DirectIo);
-            }
-            if *fsync {
-                needs.push(Capability::Fsync);
-            }
-        }
-        Workload::Io(io) => {
-            needs.push(Capability::RangedRead);
-            if io.rw.writes() {
-                needs.push(Capability::PositionalWrite);
-            }
-            if io.direct {
-                needs.push(Capability::DirectIo);
-            }
-            if io.fsync {
-                needs.push(Capability::Fsync);
-            }
-        }
-    }
-    needs
-}
-
 /// Fit defaulted choices to the backend (a meta job that did not name its phases skips rename
 /// where there is none) and check that it can do what the jobs ask, before anything runs.
 /// Returns notes on what was skipped.
 pub fn fit_to_backend(config: &mut RunConfig, caps: Capabilities, backend: &str) -> Result<Vec<String>, String> {
     let mut notes = Vec::new();
     for job in &mut config.jobs {
-        if let Workload::Meta(m) = &mut job.workload {
-            if !m.explicit_phases && !caps.rename && m.phases.contains(&MetaPhase::Rename) {
-                m.phases.retain(|p| *p != MetaPhase::Rename);
-                notes.push(format!(
-                    "job '{}': the {backend} backend has no rename: skipping the rename phase",
-                    job.name
-                ));
-            }
+        if let Some(note) = job.workload.fit(caps, backend) {
+            notes.push(format!("job '{}': {note}", job.name));
         }
-        if let Some(missing) = caps.missing(&needs(job)) {
+        if let Some(missing) = caps.missing(&job.workload.needs()) {
             return Err(format!(
                 "job '{}' needs {} but the {backend} backend does not support it: change the job or the target",
                 job.name,
@@ -191,22 +143,6 @@ pub fn run<S: Storage>(
     (results, Status::Complete)
 }
 
-/// Directories a job needs before its first phase, for the `workers` of every rank, made by
-/// rank 0's main thread, unmeasured; produced one at a time, as many as there are workers.
-fn setup_dirs(index: usize, job: &Job, workers: usize) -> Box<dyn Iterator<Item = String> + '_> {
-    let per_worker = |base: String| {
-        let b = base.clone();
-        Box::new(std::iter::once(base).chain((0..workers).map(move |w| format!("{b}/w{w}"))))
-    };
-    match &job.workload {
-        Workload::Meta(m) => Box::new(meta_setup_dirs(index, m, workers)),
-        Workload::Files(_) => per_worker(files_dir(index)),
-        Workload::Io(_) => Box::new(std::iter::once(io_dir(index))),
-        Workload::Mix(_) => per_worker(mix_dir(index)),
-        Workload::Iterate(it) => Box::new(iterate_setup_dirs(index, it, workers)),
-    }
-}
-
 /// One job's directories hold many files; the mem and posix backends need them made, object
 /// stores (later) ignore them.
 fn setup<S: Storage>(storage: &S, index: usize, job: &Job, workers: usize) -> Result<(), String> {
@@ -216,7 +152,8 @@ fn setup<S: Storage>(storage: &S, index: usize, job: &Job, workers: usize) -> Re
     }
     let mut client = storage.client(1).map_err(|e| format!("cannot open a client: {e}"))?;
     Executor::for_backend(storage.capabilities()).block_on(async {
-        for d in setup_dirs(index, job, workers) {
+        // Directories for the workers of every rank, made one at a time.
+        for d in job.workload.setup_dirs(index, workers) {
             client
                 .mkdir(&d)
                 .await
@@ -364,13 +301,10 @@ fn run_job<S: Storage>(
         job_index: index,
         total_workers,
     };
-    let queue_depth = match &job.workload {
-        Workload::Io(io) => io.iodepth,
-        _ => 1,
-    };
+    let queue_depth = job.workload.queue_depth();
     // With --shuffle, read phases (and iterations) read the data of the same worker of another
     // rank, or in a single process the next worker's.
-    let shuffles = config.shuffle || matches!(&job.workload, Workload::Iterate(it) if it.shuffle);
+    let shuffles = config.shuffle || job.workload.shuffles();
     let shuffle = shuffles.then(|| Shuffle {
         base: if ranks > 1 {
             group.shuffle_source(rank) * job.workers
@@ -869,6 +803,7 @@ fn secs(d: Duration) -> f64 {
 mod tests {
     use super::*;
     use crate::config::{validate, JobSpec, RunSpec};
+    use crate::workloads::Workload;
     use proptest::prelude::*;
 
     fn members(n: usize) -> Vec<Member> {
@@ -917,12 +852,9 @@ mod tests {
     /// A job that panics in a worker thread: block size 0, which validation never lets through,
     /// divides by zero when the workers lay out their files.
     fn panicking_config(workers: usize) -> RunConfig {
-        let job = JobSpec {
-            workload: Some("io".into()),
-            workers: Some(workers),
-            size: Some("64k".into()),
-            ..Default::default()
-        };
+        let mut job = JobSpec::new("io", "io");
+        job.settings.workers = Some(workers);
+        job.workloads.io.size = Some("64k".into());
         let mut config = validate(&RunSpec::default(), &[job]).unwrap();
         let Workload::Io(io) = &mut config.jobs[0].workload else {
             unreachable!("an io job")

@@ -10,7 +10,7 @@ use dfsbench_backends::{AlignedBuf, Client, Completion};
 use crate::config::{Job, RunConfig};
 use crate::load::Pacer;
 use crate::pattern::Pattern;
-use crate::plan::{Phase, PhaseOp};
+use crate::plan::Phase;
 use crate::stats::{Live, PhaseControl, Recorder, WorkerPhase};
 
 /// State of one worker that lives across the phases of a job.
@@ -119,15 +119,7 @@ impl<C: Client> Worker<C> {
                 self.alone,
             )
         });
-        match phase.op {
-            PhaseOp::Meta(p) => self.run_meta(ctx, p, phase.until, &mut rec).await,
-            PhaseOp::Files { phase: p, set } => self.run_files(ctx, p, set, phase.until, &mut rec).await,
-            PhaseOp::IoLayout => self.run_layout(ctx, &mut rec).await,
-            PhaseOp::Io(rw) => self.run_io(ctx, rw, &mut rec).await,
-            PhaseOp::MixFill => self.run_mix_fill(ctx, &mut rec).await,
-            PhaseOp::Mix => self.run_mix(ctx, &mut rec).await,
-            PhaseOp::Iterate(n) => self.run_iterate(ctx, n, &mut rec).await,
-        }
+        crate::workloads::run_step(self, ctx, phase.op, phase.until, &mut rec).await;
         let mut out = rec.finish();
         out.existing = self.existing.clone();
         out.read_from = (self.src != self.id).then_some(self.src);

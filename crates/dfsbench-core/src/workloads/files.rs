@@ -2,20 +2,213 @@
 
 use dfsbench_backends::clock::Instant;
 
-use dfsbench_backends::{Client, FileOpts};
+use dfsbench_backends::{Capability, Client, FileOpts};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
 
-use crate::config::{FilePhase, Workload};
+use crate::config::{ConfigError, Job, RunSpec};
 use crate::pattern::FileKey;
+use crate::plan::Phase;
 use crate::stats::Recorder;
+use crate::units::format_size;
 use crate::worker::{push_num, JobContext, Worker};
-use crate::workloads::whole::{read_whole, write_whole};
+use crate::workloads::shared::{parse_phases, size_key, size_or};
+use crate::workloads::whole::{read_whole, whole_file_needs, write_whole};
+use crate::workloads::{Kind, SharedOptions, Step};
+
+/// The files workload has no keys of its own: it reads the shared file keys.
+#[derive(clap::Args, Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[group(id = "files-options")]
+pub struct Options {}
+
+/// Whole-file write/read/delete over one or more (count, size) sets.
+#[derive(Debug, Clone, Serialize)]
+pub struct FilesJob {
+    pub sets: Vec<FileSet>,
+    /// Bytes per write/read call.
+    pub bs: usize,
+    pub direct: bool,
+    pub fsync: bool,
+    pub phases: Vec<FilePhase>,
+}
+
+/// `count` files of `size` bytes per worker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct FileSet {
+    pub count: u64,
+    pub size: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FilePhase {
+    Write,
+    Read,
+    Delete,
+}
+
+impl FilePhase {
+    const ALL: [FilePhase; 3] = [FilePhase::Write, FilePhase::Read, FilePhase::Delete];
+
+    pub fn name(self) -> &'static str {
+        self.class()[0]
+    }
+
+    fn class(self) -> &'static [&'static str] {
+        match self {
+            FilePhase::Write => &["write"],
+            FilePhase::Read => &["read"],
+            FilePhase::Delete => &["delete"],
+        }
+    }
+}
+
+/// A phase of one file set.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FilesStep {
+    pub phase: FilePhase,
+    pub set: usize,
+}
+
+impl Step for FilesStep {
+    fn reads_shuffled(self) -> bool {
+        self.phase == FilePhase::Read
+    }
+    fn reads_data(self) -> bool {
+        self.phase == FilePhase::Read
+    }
+    fn fills_set(self) -> Option<usize> {
+        (self.phase == FilePhase::Write).then_some(self.set)
+    }
+}
+
+/// Parse `COUNTxSIZE`, e.g. `1000x10k`.
+fn parse_set(text: &str) -> Result<FileSet, ConfigError> {
+    let (n, size) = text
+        .split_once(['x', 'X', '*'])
+        .ok_or_else(|| format!("sizes entry '{text}': write COUNTxSIZE, e.g. 1000x10k"))?;
+    let count = n
+        .trim()
+        .parse()
+        .map_err(|_| format!("sizes entry '{text}': '{n}' is not a file count"))?;
+    let size = size_key("sizes", size)?;
+    Ok(FileSet { count, size })
+}
+
+impl Kind for FilesJob {
+    const NAME: &'static str = "files";
+    const SHARED: &'static [&'static str] = &["files", "phases", "file_size", "sizes", "bs", "direct", "fsync"];
+    type Options = Options;
+    type Step = FilesStep;
+
+    fn validate(_: &Options, s: &SharedOptions, _: &RunSpec) -> Result<FilesJob, ConfigError> {
+        let sets = match (&s.sizes, &s.file_size) {
+            (Some(_), Some(_)) => return Err("give either sizes or file_size/files, not both".into()),
+            (Some(list), None) => {
+                if s.files.is_some() {
+                    return Err("give either sizes or file_size/files, not both".into());
+                }
+                list.iter().map(|t| parse_set(t)).collect::<Result<Vec<_>, _>>()?
+            }
+            (None, fs) => vec![FileSet {
+                count: s.files.unwrap_or(100),
+                size: size_or("file_size", fs.as_deref(), 1 << 20)?,
+            }],
+        };
+        if sets.is_empty() {
+            return Err("sizes is empty: give COUNTxSIZE entries such as 1000x10k".into());
+        }
+        if let Some(bad) = sets.iter().find(|s| s.count == 0) {
+            return Err(format!(
+                "a set of 0 files of {}: give a file count of at least 1",
+                format_size(bad.size)
+            ));
+        }
+        let bs = s.block_size(1 << 20)?;
+        let phases = match &s.phases {
+            Some(list) => parse_phases(list, &FilePhase::ALL, FilePhase::name)?,
+            None => FilePhase::ALL.to_vec(),
+        };
+        if phases[0] != FilePhase::Write {
+            return Err("the files workload reads and deletes the files it wrote: keep the write phase".into());
+        }
+        Ok(FilesJob {
+            sets,
+            bs,
+            direct: s.direct.unwrap_or(false),
+            fsync: s.fsync.unwrap_or(false),
+            phases,
+        })
+    }
+
+    fn phases(&self, index: usize, job: &Job) -> Vec<Phase> {
+        let mut out = Vec::new();
+        for (set, s) in self.sets.iter().enumerate() {
+            for &p in &self.phases {
+                let params = vec![
+                    ("file_size", json!(s.size)),
+                    ("files_per_worker", json!(s.count)),
+                    ("bs", json!(self.bs)),
+                ];
+                let label = format!("{} {}", p.name(), format_size(s.size));
+                let phase = Phase::new(
+                    index,
+                    job,
+                    FilesStep { phase: p, set },
+                    p.name(),
+                    label,
+                    p.class(),
+                    params,
+                );
+                out.push(if p == FilePhase::Delete { phase.untimed() } else { phase });
+            }
+        }
+        out
+    }
+
+    fn needs(&self) -> Vec<Capability> {
+        whole_file_needs(self.direct, self.fsync)
+    }
+
+    fn setup_dirs(&self, index: usize, workers: usize) -> Box<dyn Iterator<Item = String> + '_> {
+        let base = files_dir(index);
+        Box::new(std::iter::once(base.clone()).chain((0..workers).map(move |w| format!("{base}/w{w}"))))
+    }
+
+    fn files_read(&self, index: usize, step: FilesStep, owner: usize, existing: &[u64]) -> Vec<String> {
+        let count = existing.get(step.set).copied().unwrap_or(0);
+        let mut path = String::new();
+        (0..count)
+            .map(|i| {
+                file_path(&mut path, index, owner, step.set, i);
+                path.clone()
+            })
+            .collect()
+    }
+
+    async fn run<C: Client>(
+        &self,
+        worker: &mut Worker<C>,
+        ctx: &JobContext<'_>,
+        step: FilesStep,
+        until: Option<u64>,
+        rec: &mut Recorder<'_>,
+    ) {
+        worker.run_files(ctx, self, step, until, rec).await
+    }
+
+    fn file_bs(&self) -> usize {
+        self.bs
+    }
+}
 
 /// The job's directory; worker `w` writes in `<dir>/w<w>`.
-pub(crate) fn files_dir(job: usize) -> String {
+fn files_dir(job: usize) -> String {
     format!("j{job}-files")
 }
 
-pub(super) fn file_path(s: &mut String, job: usize, worker: usize, set: usize, i: u64) {
+fn file_path(s: &mut String, job: usize, worker: usize, set: usize, i: u64) {
     s.clear();
     s.push('j');
     push_num(s, job as u64);
@@ -28,17 +221,14 @@ pub(super) fn file_path(s: &mut String, job: usize, worker: usize, set: usize, i
 }
 
 impl<C: Client> Worker<C> {
-    pub(crate) async fn run_files(
+    async fn run_files(
         &mut self,
         ctx: &JobContext<'_>,
-        phase: FilePhase,
-        set: usize,
+        f: &FilesJob,
+        FilesStep { phase, set }: FilesStep,
         until: Option<u64>,
         rec: &mut Recorder<'_>,
     ) {
-        let Workload::Files(f) = &ctx.job.workload else {
-            unreachable!("files phase of a files job")
-        };
         let fs = f.sets[set];
         let opts = FileOpts {
             direct: f.direct,

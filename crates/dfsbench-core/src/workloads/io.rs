@@ -4,16 +4,269 @@ use dfsbench_backends::clock::Instant;
 
 use rand::{Rng, RngCore};
 
-use dfsbench_backends::{AlignedBuf, BlockIo, BlockOp, BlockOpts, Client, FileOpts, Fill, OpError};
+use dfsbench_backends::{
+    AlignedBuf, BlockIo, BlockOp, BlockOpts, Capability, Client, FileOpts, Fill, IoEngine, OpError,
+};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
 
-use crate::config::{IoJob, Rw, Workload};
+use crate::config::{ConfigError, Job, RunSpec};
 use crate::pattern::FileKey;
-use crate::plan::{READ, WRITE};
+use crate::plan::Phase;
 use crate::stats::Recorder;
+use crate::units::format_size;
 use crate::worker::{JobContext, Worker};
+use crate::workloads::shared::{size_or, READ, RW_CLASSES, WRITE};
+use crate::workloads::{Kind, SharedOptions, Step};
+
+/// The io workload's own flags and workload-file keys (fio's names).
+#[derive(clap::Args, Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[group(id = "io-options")]
+pub struct Options {
+    /// Access pattern: read, write, randread, randwrite, readwrite, randrw (io).
+    #[arg(long, value_name = "PATTERN", help_heading = "io")]
+    pub rw: Option<String>,
+
+    /// File size per worker (io) [default: 64m].
+    #[arg(long, value_name = "SIZE", help_heading = "io")]
+    pub size: Option<String>,
+
+    /// Operations in flight per worker (io) [default: 1].
+    #[arg(long, value_name = "N", help_heading = "io")]
+    pub iodepth: Option<usize>,
+
+    /// Percentage of reads in readwrite/randrw [default: 50].
+    #[arg(long, value_name = "PCT", help_heading = "io")]
+    pub rwmixread: Option<u32>,
+
+    /// All workers use one file, each its own region (IOR's shared file) (io).
+    #[arg(long, value_name = "0|1", num_args = 0..=1, default_missing_value = "1", value_parser = super::shared::parse_flag, help_heading = "io")]
+    pub shared_file: Option<bool>,
+
+    /// I/O engine: auto, io_uring or psync (io) [default: auto].
+    #[arg(long, value_name = "ENGINE", help_heading = "io")]
+    pub ioengine: Option<String>,
+}
+
+/// fio-style block I/O.
+#[derive(Debug, Clone, Serialize)]
+pub struct IoJob {
+    pub rw: Rw,
+    pub bs: usize,
+    /// File size per worker (the region of each worker with a shared file).
+    pub size: u64,
+    pub iodepth: usize,
+    /// Percentage of reads in mixed patterns.
+    pub rwmixread: u32,
+    pub direct: bool,
+    /// fsync the file when a worker's writes end.
+    pub fsync: bool,
+    pub shared_file: bool,
+    pub ioengine: IoEngine,
+}
+
+/// Access pattern, named as fio's `rw`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Rw {
+    Read,
+    Write,
+    Randread,
+    Randwrite,
+    Readwrite,
+    Randrw,
+}
+
+impl Rw {
+    const ALL: [Rw; 6] = [
+        Rw::Read,
+        Rw::Write,
+        Rw::Randread,
+        Rw::Randwrite,
+        Rw::Readwrite,
+        Rw::Randrw,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Rw::Read => "read",
+            Rw::Write => "write",
+            Rw::Randread => "randread",
+            Rw::Randwrite => "randwrite",
+            Rw::Readwrite => "readwrite",
+            Rw::Randrw => "randrw",
+        }
+    }
+    pub fn random(self) -> bool {
+        matches!(self, Rw::Randread | Rw::Randwrite | Rw::Randrw)
+    }
+    pub fn reads(self) -> bool {
+        !matches!(self, Rw::Write | Rw::Randwrite)
+    }
+    pub fn writes(self) -> bool {
+        !matches!(self, Rw::Read | Rw::Randread)
+    }
+}
+
+/// The unmeasured layout of the files (before reads), then the pattern.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum IoStep {
+    Layout,
+    Run(Rw),
+}
+
+impl Step for IoStep {
+    fn reads_shuffled(self) -> bool {
+        matches!(self, IoStep::Run(rw) if !rw.writes())
+    }
+    fn reads_data(self) -> bool {
+        matches!(self, IoStep::Run(rw) if rw.reads())
+    }
+}
+
+impl Kind for IoJob {
+    const NAME: &'static str = "io";
+    const SHARED: &'static [&'static str] = &["bs", "direct", "fsync"];
+    type Options = Options;
+    type Step = IoStep;
+
+    fn validate(own: &Options, s: &SharedOptions, _: &RunSpec) -> Result<IoJob, ConfigError> {
+        let rw = match own.rw.as_deref().unwrap_or("read") {
+            "rw" => Rw::Readwrite,
+            name => Rw::ALL
+                .into_iter()
+                .find(|rw| rw.name() == name)
+                .ok_or_else(|| format!("rw = '{name}': use read, write, randread, randwrite, readwrite or randrw"))?,
+        };
+        let bs = s.block_size(4096)?;
+        let size = size_or("size", own.size.as_deref(), 64 << 20)?;
+        if size < bs as u64 {
+            return Err(format!(
+                "size = {} is smaller than bs = {}: make the file at least one block",
+                format_size(size),
+                format_size(bs as u64)
+            ));
+        }
+        let iodepth = own.iodepth.unwrap_or(1);
+        if iodepth == 0 || iodepth > 4096 {
+            return Err(format!("iodepth = {iodepth}: give a queue depth between 1 and 4096"));
+        }
+        let rwmixread = own.rwmixread.unwrap_or(50);
+        if rwmixread > 100 {
+            return Err(format!("rwmixread = {rwmixread}: give a percentage from 0 to 100"));
+        }
+        let ioengine = match own.ioengine.as_deref().unwrap_or("auto") {
+            "auto" => IoEngine::Auto,
+            "io_uring" => IoEngine::IoUring,
+            "psync" | "sync" => IoEngine::Psync,
+            other => return Err(format!("ioengine = '{other}': use auto, io_uring or psync")),
+        };
+        let direct = s.direct.unwrap_or(false);
+        if direct && bs % 512 != 0 {
+            return Err(format!("direct I/O needs bs in whole 512-byte sectors, got {bs}"));
+        }
+        Ok(IoJob {
+            rw,
+            bs,
+            size,
+            iodepth,
+            rwmixread,
+            direct,
+            fsync: s.fsync.unwrap_or(false),
+            shared_file: own.shared_file.unwrap_or(false),
+            ioengine,
+        })
+    }
+
+    fn phases(&self, index: usize, job: &Job) -> Vec<Phase> {
+        let mut params = vec![
+            ("rw", json!(self.rw.name())),
+            ("bs", json!(self.bs)),
+            ("size", json!(self.size)),
+            ("iodepth", json!(self.iodepth)),
+            ("direct", json!(self.direct)),
+            ("shared_file", json!(self.shared_file)),
+        ];
+        let mut out = Vec::new();
+        if self.rw.reads() {
+            let label = format!("layout {}", format_size(self.size));
+            let layout = Phase::new(index, job, IoStep::Layout, "layout", label, RW_CLASSES, params.clone());
+            out.push(layout.preparation());
+        }
+        if matches!(self.rw, Rw::Readwrite | Rw::Randrw) {
+            params.push(("rwmixread", json!(self.rwmixread)));
+        }
+        let (name, bs) = (self.rw.name(), format_size(self.bs as u64));
+        let label = format!("{name} {bs} qd{}", self.iodepth);
+        out.push(Phase::new(
+            index,
+            job,
+            IoStep::Run(self.rw),
+            name,
+            label,
+            RW_CLASSES,
+            params,
+        ));
+        out
+    }
+
+    fn needs(&self) -> Vec<Capability> {
+        let mut needs = vec![Capability::RangedRead];
+        if self.rw.writes() {
+            needs.push(Capability::PositionalWrite);
+        }
+        if self.direct {
+            needs.push(Capability::DirectIo);
+        }
+        if self.fsync {
+            needs.push(Capability::Fsync);
+        }
+        needs
+    }
+
+    fn setup_dirs(&self, index: usize, _: usize) -> Box<dyn Iterator<Item = String> + '_> {
+        Box::new(std::iter::once(io_dir(index)))
+    }
+
+    fn files_read(&self, index: usize, step: IoStep, owner: usize, _: &[u64]) -> Vec<String> {
+        match step {
+            IoStep::Run(_) => vec![io_file(index, self, owner)],
+            IoStep::Layout => Vec::new(),
+        }
+    }
+
+    async fn run<C: Client>(
+        &self,
+        worker: &mut Worker<C>,
+        ctx: &JobContext<'_>,
+        step: IoStep,
+        _: Option<u64>,
+        rec: &mut Recorder<'_>,
+    ) {
+        match step {
+            IoStep::Layout => worker.run_layout(ctx, self, rec).await,
+            IoStep::Run(rw) => worker.run_io(ctx, self, rw, rec).await,
+        }
+    }
+
+    fn queue_depth(&self) -> usize {
+        self.iodepth
+    }
+
+    fn check_paced(&self) -> Result<(), ConfigError> {
+        if self.iodepth > 1 {
+            return Err(format!(
+                "rate with iodepth = {}: an open-loop io job issues one block at a time, set iodepth = 1 (more workers give more concurrency)",
+                self.iodepth
+            ));
+        }
+        Ok(())
+    }
+}
 
 /// The job's directory.
-pub(crate) fn io_dir(job: usize) -> String {
+fn io_dir(job: usize) -> String {
     format!("j{job}-io")
 }
 
@@ -74,7 +327,7 @@ fn file_and_region(ctx: &JobContext<'_>, io: &IoJob, worker: usize) -> (String, 
 }
 
 /// The file worker `worker` of job `job` reads and writes.
-pub(super) fn io_file(job: usize, io: &IoJob, worker: usize) -> String {
+fn io_file(job: usize, io: &IoJob, worker: usize) -> String {
     if io.shared_file {
         format!("{}/shared.dat", io_dir(job))
     } else {
@@ -95,10 +348,7 @@ fn file_key(ctx: &JobContext<'_>, io: &IoJob, worker: usize) -> FileKey {
 impl<C: Client> Worker<C> {
     /// Lay the file out before reads: write it whole, as one file write (a PUT on object
     /// stores). Worker 0 writes a shared file for everyone.
-    pub(crate) async fn run_layout(&mut self, ctx: &JobContext<'_>, rec: &mut Recorder<'_>) {
-        let Workload::Io(io) = &ctx.job.workload else {
-            unreachable!("io phase of an io job")
-        };
+    async fn run_layout(&mut self, ctx: &JobContext<'_>, io: &IoJob, rec: &mut Recorder<'_>) {
         if io.shared_file && self.id != 0 {
             return;
         }
@@ -131,10 +381,7 @@ impl<C: Client> Worker<C> {
     }
 
     /// Run an io phase: `rw` over the worker's file or region with `iodepth` in flight.
-    pub(crate) async fn run_io(&mut self, ctx: &JobContext<'_>, rw: Rw, rec: &mut Recorder<'_>) {
-        let Workload::Io(io) = &ctx.job.workload else {
-            unreachable!("io phase of an io job")
-        };
+    async fn run_io(&mut self, ctx: &JobContext<'_>, io: &IoJob, rw: Rw, rec: &mut Recorder<'_>) {
         let bs = io.bs as u64;
         let blocks = io.size / bs;
         // Pure reads read `src`'s file or region: another rank's with --shuffle.

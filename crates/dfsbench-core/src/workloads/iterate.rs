@@ -4,31 +4,170 @@
 
 use dfsbench_backends::clock::Instant;
 
-use dfsbench_backends::{Client, FileOpts};
+use dfsbench_backends::{Capability, Client, FileOpts};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
 
-use crate::config::{IterateJob, Workload};
+use crate::config::{ConfigError, Job, RunSpec};
 use crate::pattern::FileKey;
-use crate::plan::{READ, WRITE};
+use crate::plan::Phase;
 use crate::stats::Recorder;
+use crate::units::format_size;
 use crate::worker::{push_num, JobContext, Worker};
-use crate::workloads::whole::{read_whole, write_whole};
+use crate::workloads::shared::{size_or, READ, RW_CLASSES, WRITE};
+use crate::workloads::whole::{read_whole, whole_file_needs, write_whole};
+use crate::workloads::{Kind, SharedOptions, Step};
+
+/// Most iterations of an iterate job: each is a phase of its own with its own result.
+pub const MAX_ITERATIONS: u64 = 10_000;
+
+/// The iterate workload's own flags and workload-file keys.
+#[derive(clap::Args, Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[group(id = "iterate-options")]
+pub struct Options {
+    /// Iterations, each reading the previous one's files and writing new ones (iterate) [default: 3].
+    #[arg(long, value_name = "N", help_heading = "mix and iterate")]
+    pub iterations: Option<u64>,
+
+    /// Read the previous iteration of another worker (DFS-Perf's Shuffle mode); on the
+    /// command line `--shuffle` sets it for the whole run.
+    #[arg(skip)]
+    pub shuffle: Option<bool>,
+}
+
+/// DFS-Perf's iterative workload: each iteration reads the files of the previous one and
+/// writes new ones; with shuffle a worker reads another worker's files.
+#[derive(Debug, Clone, Serialize)]
+pub struct IterateJob {
+    pub iterations: u64,
+    pub shuffle: bool,
+    /// Files per worker and iteration.
+    pub files: u64,
+    pub file_size: u64,
+    pub bs: usize,
+    pub direct: bool,
+    pub fsync: bool,
+}
+
+/// Iteration `n`: the first writes, later ones read the previous iteration's files and write
+/// their own.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Iteration(pub u64);
+
+impl Step for Iteration {
+    // An iteration reads the previous one's output: another worker's with shuffle.
+    fn reads_shuffled(self) -> bool {
+        self.0 > 0
+    }
+    fn reads_data(self) -> bool {
+        self.0 > 0
+    }
+}
+
+impl Kind for IterateJob {
+    const NAME: &'static str = "iterate";
+    const SHARED: &'static [&'static str] = &["files", "file_size", "bs", "direct", "fsync"];
+    const TIMED: bool = false;
+    type Options = Options;
+    type Step = Iteration;
+
+    fn validate(own: &Options, s: &SharedOptions, run: &RunSpec) -> Result<IterateJob, ConfigError> {
+        let iterations = own.iterations.unwrap_or(3);
+        if !(2..=MAX_ITERATIONS).contains(&iterations) {
+            return Err(format!(
+                "iterations = {iterations}: give at least 2 and at most {MAX_ITERATIONS} (the first writes, each later one reads the previous)"
+            ));
+        }
+        let files = s.files.unwrap_or(10);
+        if files == 0 {
+            return Err("files = 0: give the files per worker and iteration (e.g. files = 10)".into());
+        }
+        let bs = s.block_size(1 << 20)?;
+        Ok(IterateJob {
+            iterations,
+            shuffle: own.shuffle.or(run.shuffle).unwrap_or(false),
+            files,
+            file_size: size_or("file_size", s.file_size.as_deref(), 1 << 20)?,
+            bs,
+            direct: s.direct.unwrap_or(false),
+            fsync: s.fsync.unwrap_or(false),
+        })
+    }
+
+    fn phases(&self, index: usize, job: &Job) -> Vec<Phase> {
+        (0..self.iterations)
+            .map(|n| {
+                let params = vec![
+                    ("iteration", json!(n)),
+                    ("shuffle", json!(self.shuffle)),
+                    ("files_per_worker", json!(self.files)),
+                    ("file_size", json!(self.file_size)),
+                    ("bs", json!(self.bs)),
+                ];
+                let label = match n {
+                    0 => format!("iterate 0 write {}", format_size(self.file_size)),
+                    _ if self.shuffle => format!("iterate {n} shuffle"),
+                    _ => format!("iterate {n}"),
+                };
+                Phase::new(index, job, Iteration(n), "iterate", label, RW_CLASSES, params)
+            })
+            .collect()
+    }
+
+    fn needs(&self) -> Vec<Capability> {
+        whole_file_needs(self.direct, self.fsync)
+    }
+
+    /// Directories of every iteration and worker, made one at a time (never all in memory).
+    fn setup_dirs(&self, index: usize, workers: usize) -> Box<dyn Iterator<Item = String> + '_> {
+        let base = iterate_dir(index);
+        let iterations = (0..self.iterations).flat_map(move |n| {
+            let dir = format!("{}/i{n}", iterate_dir(index));
+            std::iter::once(dir.clone()).chain((0..workers).map(move |w| format!("{dir}/w{w}")))
+        });
+        Box::new(std::iter::once(base).chain(iterations))
+    }
+
+    fn files_read(&self, index: usize, Iteration(n): Iteration, owner: usize, _: &[u64]) -> Vec<String> {
+        if n == 0 {
+            return Vec::new();
+        }
+        let mut path = String::new();
+        (0..self.files)
+            .map(|i| {
+                file_path(&mut path, index, n - 1, owner, i);
+                path.clone()
+            })
+            .collect()
+    }
+
+    async fn run<C: Client>(
+        &self,
+        worker: &mut Worker<C>,
+        ctx: &JobContext<'_>,
+        Iteration(n): Iteration,
+        _: Option<u64>,
+        rec: &mut Recorder<'_>,
+    ) {
+        worker.run_iterate(ctx, self, n, rec).await
+    }
+
+    fn file_bs(&self) -> usize {
+        self.bs
+    }
+
+    fn shuffles(&self) -> bool {
+        self.shuffle
+    }
+}
 
 /// The job's directory: iteration `n` of worker `w` writes in `<dir>/i<n>/w<w>`.
-pub(crate) fn iterate_dir(job: usize) -> String {
+fn iterate_dir(job: usize) -> String {
     format!("j{job}-iter")
 }
 
-/// Directories of every iteration and worker, made one at a time (never all in memory).
-pub(crate) fn iterate_setup_dirs(job: usize, it: &IterateJob, workers: usize) -> impl Iterator<Item = String> {
-    let base = iterate_dir(job);
-    let iterations = (0..it.iterations).flat_map(move |n| {
-        let dir = format!("{}/i{n}", iterate_dir(job));
-        std::iter::once(dir.clone()).chain((0..workers).map(move |w| format!("{dir}/w{w}")))
-    });
-    std::iter::once(base).chain(iterations)
-}
-
-pub(super) fn file_path(s: &mut String, job: usize, iteration: u64, worker: usize, i: u64) {
+fn file_path(s: &mut String, job: usize, iteration: u64, worker: usize, i: u64) {
     s.clear();
     s.push('j');
     push_num(s, job as u64);
@@ -50,10 +189,7 @@ fn key(job: usize, iteration: u64, worker: usize, i: u64) -> FileKey {
 }
 
 impl<C: Client> Worker<C> {
-    pub(crate) async fn run_iterate(&mut self, ctx: &JobContext<'_>, n: u64, rec: &mut Recorder<'_>) {
-        let Workload::Iterate(it) = &ctx.job.workload else {
-            unreachable!("iterate phase of an iterate job")
-        };
+    async fn run_iterate(&mut self, ctx: &JobContext<'_>, it: &IterateJob, n: u64, rec: &mut Recorder<'_>) {
         let job = ctx.job_index;
         let opts = FileOpts {
             direct: it.direct,

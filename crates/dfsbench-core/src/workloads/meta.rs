@@ -2,11 +2,216 @@
 
 use dfsbench_backends::clock::Instant;
 
-use dfsbench_backends::{Client, OpError};
+use dfsbench_backends::{Capabilities, Capability, Client, OpError};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
 
-use crate::config::{DirLayout, MetaJob, MetaPhase, Workload};
+use crate::config::{ConfigError, Job, RunSpec};
+use crate::plan::Phase;
 use crate::stats::Recorder;
 use crate::worker::{push_num, JobContext, Worker};
+use crate::workloads::shared::parse_phases;
+use crate::workloads::{Kind, SharedOptions, Step};
+
+/// The meta workload's own flags and workload-file keys.
+#[derive(clap::Args, Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[group(id = "meta-options")]
+pub struct Options {
+    /// per-worker (a directory per worker, mdtest -u) or shared (one directory).
+    #[arg(long, value_name = "LAYOUT", help_heading = "meta and files")]
+    pub layout: Option<String>,
+
+    /// Directories per worker for the mkdir and rmdir phases.
+    #[arg(long, value_name = "N", help_heading = "meta and files")]
+    pub dirs: Option<u64>,
+
+    /// Fan-out of the directory tree (0: flat).
+    #[arg(long, value_name = "N", help_heading = "meta and files")]
+    pub branch: Option<u64>,
+}
+
+/// mdtest-style metadata phases.
+#[derive(Debug, Clone, Serialize)]
+pub struct MetaJob {
+    /// Files per worker.
+    pub files: u64,
+    pub layout: DirLayout,
+    /// Directories per worker for mkdir/rmdir.
+    pub dirs: u64,
+    /// Fan-out of the directory tree (0: all directories side by side).
+    pub branch: u64,
+    pub phases: Vec<MetaPhase>,
+    /// Phases named by the user, kept even where the backend lacks them (then it is an error).
+    #[serde(skip)]
+    pub explicit_phases: bool,
+    /// Files given by the user: a time-based create stops there too (mdtest's `-I` with `-W`);
+    /// without it, a time-based create goes on until the time is up.
+    #[serde(skip)]
+    pub explicit_files: bool,
+}
+
+/// Where workers put their files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DirLayout {
+    /// One directory per worker (mdtest -u).
+    PerWorker,
+    /// All workers in one directory.
+    Shared,
+}
+
+/// Metadata phases, in the order they run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MetaPhase {
+    Mkdir,
+    Create,
+    Stat,
+    Open,
+    List,
+    Rename,
+    Delete,
+    Rmdir,
+}
+
+impl MetaPhase {
+    pub const ALL: [MetaPhase; 8] = [
+        MetaPhase::Mkdir,
+        MetaPhase::Create,
+        MetaPhase::Stat,
+        MetaPhase::Open,
+        MetaPhase::List,
+        MetaPhase::Rename,
+        MetaPhase::Delete,
+        MetaPhase::Rmdir,
+    ];
+
+    pub fn name(self) -> &'static str {
+        self.class()[0]
+    }
+
+    /// The phase's one recorder class.
+    fn class(self) -> &'static [&'static str] {
+        match self {
+            MetaPhase::Mkdir => &["mkdir"],
+            MetaPhase::Create => &["create"],
+            MetaPhase::Stat => &["stat"],
+            MetaPhase::Open => &["open"],
+            MetaPhase::List => &["list"],
+            MetaPhase::Rename => &["rename"],
+            MetaPhase::Delete => &["delete"],
+            MetaPhase::Rmdir => &["rmdir"],
+        }
+    }
+
+    fn on_dirs(self) -> bool {
+        matches!(self, MetaPhase::Mkdir | MetaPhase::Rmdir)
+    }
+}
+
+impl Step for MetaPhase {
+    fn reads_shuffled(self) -> bool {
+        matches!(self, MetaPhase::Stat | MetaPhase::Open | MetaPhase::List)
+    }
+    fn fills_set(self) -> Option<usize> {
+        (self == MetaPhase::Create).then_some(0)
+    }
+}
+
+impl Kind for MetaJob {
+    const NAME: &'static str = "meta";
+    const SHARED: &'static [&'static str] = &["files", "phases"];
+    type Options = Options;
+    type Step = MetaPhase;
+
+    fn validate(own: &Options, shared: &SharedOptions, _: &RunSpec) -> Result<MetaJob, ConfigError> {
+        let files = shared.files.unwrap_or(1000);
+        let dirs = own.dirs.unwrap_or(0);
+        let layout = match own.layout.as_deref().unwrap_or("per-worker") {
+            "per-worker" | "unique" => DirLayout::PerWorker,
+            "shared" => DirLayout::Shared,
+            other => return Err(format!("layout = '{other}': use per-worker or shared")),
+        };
+        let phases = match &shared.phases {
+            Some(list) => parse_phases(list, &MetaPhase::ALL, MetaPhase::name)?,
+            None => MetaPhase::ALL
+                .into_iter()
+                .filter(|p| dirs > 0 || !p.on_dirs())
+                .collect(),
+        };
+        if dirs == 0 && phases.iter().any(|p| p.on_dirs()) {
+            return Err("mkdir/rmdir phases need dirs: set dirs to the directories per worker".into());
+        }
+        if files == 0 && phases.iter().any(|p| !p.on_dirs()) {
+            return Err("files = 0: give the files per worker (e.g. files = 1000)".into());
+        }
+        Ok(MetaJob {
+            files,
+            layout,
+            dirs,
+            branch: own.branch.unwrap_or(0),
+            phases,
+            explicit_phases: shared.phases.is_some(),
+            explicit_files: shared.files.is_some(),
+        })
+    }
+
+    fn phases(&self, index: usize, job: &Job) -> Vec<Phase> {
+        self.phases
+            .iter()
+            .map(|&p| {
+                let count = if p.on_dirs() { self.dirs } else { self.files };
+                let params = vec![("items_per_worker", json!(count)), ("layout", json!(self.layout))];
+                let phase = Phase::new(index, job, p, p.name(), p.name().to_string(), p.class(), params);
+                // Only create is time-limited, as in mdtest's stonewall option: later phases
+                // work on the files that exist.
+                if p == MetaPhase::Create {
+                    phase
+                } else {
+                    phase.untimed()
+                }
+            })
+            .collect()
+    }
+
+    fn needs(&self) -> Vec<Capability> {
+        let mut needs = Vec::new();
+        if self.phases.iter().any(|p| p.on_dirs()) {
+            needs.push(Capability::Directories);
+        }
+        if self.phases.contains(&MetaPhase::Rename) {
+            needs.push(Capability::Rename);
+        }
+        needs
+    }
+
+    fn setup_dirs(&self, index: usize, workers: usize) -> Box<dyn Iterator<Item = String> + '_> {
+        Box::new(meta_setup_dirs(index, self, workers))
+    }
+
+    async fn run<C: Client>(
+        &self,
+        worker: &mut Worker<C>,
+        ctx: &JobContext<'_>,
+        step: MetaPhase,
+        until: Option<u64>,
+        rec: &mut Recorder<'_>,
+    ) {
+        worker.run_meta(ctx, self, step, until, rec).await
+    }
+
+    /// A meta job that did not name its phases skips rename where the backend has none.
+    fn fit(&mut self, caps: Capabilities, backend: &str) -> Option<String> {
+        if self.explicit_phases || caps.rename || !self.phases.contains(&MetaPhase::Rename) {
+            return None;
+        }
+        self.phases.retain(|p| *p != MetaPhase::Rename);
+        Some(format!(
+            "the {backend} backend has no rename: skipping the rename phase"
+        ))
+    }
+}
 
 /// The job's directory.
 fn meta_dir(job: usize) -> String {
@@ -15,7 +220,7 @@ fn meta_dir(job: usize) -> String {
 
 /// Directories the job needs before its phases: the shared or per-worker file directories and
 /// one tree root per worker.
-pub(crate) fn meta_setup_dirs(job: usize, m: &MetaJob, workers: usize) -> impl Iterator<Item = String> {
+fn meta_setup_dirs(job: usize, m: &MetaJob, workers: usize) -> impl Iterator<Item = String> {
     let base = meta_dir(job);
     let (shared, per_worker) = match m.layout {
         DirLayout::Shared => (Some(format!("{base}/shared")), 0),
@@ -97,16 +302,14 @@ fn tree_path(s: &mut String, job: usize, worker: usize, branch: u64, i: u64) {
 
 impl<C: Client> Worker<C> {
     /// `until`: a wear-out step: create files from the existing count up to `until`.
-    pub(crate) async fn run_meta(
+    async fn run_meta(
         &mut self,
         ctx: &JobContext<'_>,
+        m: &MetaJob,
         phase: MetaPhase,
         until: Option<u64>,
         rec: &mut Recorder<'_>,
     ) {
-        let Workload::Meta(m) = &ctx.job.workload else {
-            unreachable!("meta phase of a meta job")
-        };
         // Stat, open and list look at `src`'s files: another rank's with --shuffle.
         let reads = matches!(phase, MetaPhase::Stat | MetaPhase::Open | MetaPhase::List);
         let w = if reads { self.src } else { self.id };

@@ -8,17 +8,192 @@ use dfsbench_backends::clock::Instant;
 
 use rand::Rng;
 
-use dfsbench_backends::{Client, FileOpts};
+use dfsbench_backends::{Capability, Client, FileOpts};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
 
-use crate::config::{MixJob, Workload};
-use crate::dist::MixOp;
+use crate::config::{ConfigError, Job, RunSpec};
+use crate::dist::{Mix, MixOp, SizeDist};
 use crate::pattern::FileKey;
+use crate::plan::Phase;
 use crate::stats::Recorder;
 use crate::worker::{push_num, JobContext, Worker};
-use crate::workloads::whole::{read_whole, write_whole};
+use crate::workloads::shared::size_or;
+use crate::workloads::whole::{read_whole, whole_file_needs, write_whole};
+use crate::workloads::{Kind, SharedOptions, Step};
+
+/// Most files in a mix job's pool per worker: the pool's sizes are kept in memory (16 bytes
+/// a file).
+pub const MAX_MIX_FILES: u64 = 1 << 24;
+
+/// The mix workload's own flags and workload-file keys.
+#[derive(clap::Args, Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[group(id = "mix-options")]
+pub struct Options {
+    /// Operation mix by weight: read=80,write=20 or get=45,put=15,stat=30,delete=5,list=5 (mix).
+    #[arg(long, value_delimiter = ',', value_name = "LIST", help_heading = "mix and iterate")]
+    pub mix: Option<Vec<String>>,
+
+    /// Operations per worker when not time-based (mix) [default: 1000].
+    #[arg(long, value_name = "N", help_heading = "mix and iterate")]
+    pub ops: Option<u64>,
+}
+
+/// One phase of operations drawn by weight (DFS-Perf's mixture, warp's mixed) over a pool of
+/// files per worker whose sizes follow a distribution.
+#[derive(Debug, Clone, Serialize)]
+pub struct MixJob {
+    pub mix: Mix,
+    pub sizes: SizeDist,
+    /// Files in each worker's pool, written before the mix starts.
+    pub files: u64,
+    /// Operations per worker when the job is not time-based.
+    pub ops: u64,
+    pub bs: usize,
+    pub direct: bool,
+    pub fsync: bool,
+}
+
+/// The unmeasured fill of the pools, then the mix.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum MixStep {
+    Fill,
+    Mix,
+}
+
+impl Step for MixStep {
+    fn reads_data(self) -> bool {
+        self == MixStep::Mix
+    }
+}
+
+/// Recorder classes of the mix phase, in [`MixOp::ALL`] order.
+const MIX_CLASSES: &[&str] = &{
+    let mut names = [""; 5];
+    let mut i = 0;
+    while i < MixOp::ALL.len() {
+        names[i] = MixOp::ALL[i].name();
+        i += 1;
+    }
+    names
+};
+
+impl Kind for MixJob {
+    const NAME: &'static str = "mix";
+    const SHARED: &'static [&'static str] = &["files", "file_size", "sizes", "bs", "direct", "fsync"];
+    type Options = Options;
+    type Step = MixStep;
+
+    fn validate(own: &Options, s: &SharedOptions, _: &RunSpec) -> Result<MixJob, ConfigError> {
+        let mix = Mix::parse(
+            own.mix
+                .as_deref()
+                .unwrap_or(&["read=80".to_string(), "write=20".to_string()]),
+        )
+        .map_err(|e| e.to_string())?;
+        let sizes = match (&s.sizes, &s.file_size) {
+            (Some(_), Some(_)) => return Err("give either sizes or file_size, not both".into()),
+            (Some(list), None) => SizeDist::parse(list).map_err(|e| e.to_string())?,
+            (None, fs) => SizeDist::Fixed {
+                size: size_or("file_size", fs.as_deref(), 64 << 10)?,
+            },
+        };
+        let files = s.files.unwrap_or(100);
+        if files == 0 || files > MAX_MIX_FILES {
+            return Err(format!(
+                "files = {files}: the mix needs a pool of 1 to {MAX_MIX_FILES} files per worker (e.g. files = 100)"
+            ));
+        }
+        let ops = own.ops.unwrap_or(1000);
+        if ops == 0 {
+            return Err("ops = 0: give the operations per worker, or a duration".into());
+        }
+        Ok(MixJob {
+            mix,
+            sizes,
+            files,
+            ops,
+            bs: s.block_size(1 << 20)?,
+            direct: s.direct.unwrap_or(false),
+            fsync: s.fsync.unwrap_or(false),
+        })
+    }
+
+    fn phases(&self, index: usize, job: &Job) -> Vec<Phase> {
+        let fill_params = vec![
+            ("files_per_worker", json!(self.files)),
+            ("sizes", json!(self.sizes)),
+            ("bs", json!(self.bs)),
+        ];
+        let label = format!("fill {} files", self.files);
+        let fill = Phase::new(index, job, MixStep::Fill, "fill", label, &["write"], fill_params).preparation();
+        let weights = self.mix.0.iter().map(|(op, w)| (op.name(), w));
+        let mut params = vec![
+            (
+                "mix",
+                json!(weights.clone().collect::<std::collections::BTreeMap<_, _>>()),
+            ),
+            ("sizes", json!(self.sizes)),
+            ("files_per_worker", json!(self.files)),
+            ("bs", json!(self.bs)),
+        ];
+        if job.duration.is_none() {
+            params.push(("ops_per_worker", json!(self.ops)));
+        }
+        let label = format!(
+            "mix {}",
+            weights.map(|(op, w)| format!("{op}={w}")).collect::<Vec<_>>().join(",")
+        );
+        vec![
+            fill,
+            Phase::new(index, job, MixStep::Mix, "mix", label, MIX_CLASSES, params),
+        ]
+    }
+
+    fn needs(&self) -> Vec<Capability> {
+        whole_file_needs(self.direct, self.fsync)
+    }
+
+    fn setup_dirs(&self, index: usize, workers: usize) -> Box<dyn Iterator<Item = String> + '_> {
+        let base = mix_dir(index);
+        Box::new(std::iter::once(base.clone()).chain((0..workers).map(move |w| format!("{base}/w{w}"))))
+    }
+
+    fn files_read(&self, index: usize, step: MixStep, owner: usize, _: &[u64]) -> Vec<String> {
+        if step != MixStep::Mix {
+            return Vec::new();
+        }
+        let mut path = String::new();
+        (0..self.files)
+            .map(|slot| {
+                slot_path(&mut path, index, owner, slot);
+                path.clone()
+            })
+            .collect()
+    }
+
+    async fn run<C: Client>(
+        &self,
+        worker: &mut Worker<C>,
+        ctx: &JobContext<'_>,
+        step: MixStep,
+        _: Option<u64>,
+        rec: &mut Recorder<'_>,
+    ) {
+        match step {
+            MixStep::Fill => worker.run_mix_fill(ctx, self, rec).await,
+            MixStep::Mix => worker.run_mix(ctx, self, rec).await,
+        }
+    }
+
+    fn file_bs(&self) -> usize {
+        self.bs
+    }
+}
 
 /// The job's directory; worker `w` keeps its pool in `<dir>/w<w>`.
-pub(crate) fn mix_dir(job: usize) -> String {
+fn mix_dir(job: usize) -> String {
     format!("j{job}-mix")
 }
 
@@ -30,17 +205,10 @@ fn pool_dir(s: &mut String, job: usize, worker: usize) {
     push_num(s, worker as u64);
 }
 
-pub(super) fn slot_path(s: &mut String, job: usize, worker: usize, slot: u64) {
+fn slot_path(s: &mut String, job: usize, worker: usize, slot: u64) {
     pool_dir(s, job, worker);
     s.push_str("/f");
     push_num(s, slot);
-}
-
-fn mix_job<'a>(ctx: &'a JobContext<'_>) -> &'a MixJob {
-    match &ctx.job.workload {
-        Workload::Mix(m) => m,
-        _ => unreachable!("mix phase of a mix job"),
-    }
 }
 
 /// A slot that holds a file, probing from a random one; None when the pool is empty.
@@ -57,8 +225,7 @@ fn live_slot(pool: &[Option<u64>], rng: &mut impl Rng) -> Option<(usize, u64)> {
 
 impl<C: Client> Worker<C> {
     /// Write the worker's pool before the mix.
-    pub(crate) async fn run_mix_fill(&mut self, ctx: &JobContext<'_>, rec: &mut Recorder<'_>) {
-        let m = mix_job(ctx);
+    async fn run_mix_fill(&mut self, ctx: &JobContext<'_>, m: &MixJob, rec: &mut Recorder<'_>) {
         let opts = FileOpts {
             direct: m.direct,
             fsync: m.fsync,
@@ -107,8 +274,7 @@ impl<C: Client> Worker<C> {
         }
     }
 
-    pub(crate) async fn run_mix(&mut self, ctx: &JobContext<'_>, rec: &mut Recorder<'_>) {
-        let m = mix_job(ctx);
+    async fn run_mix(&mut self, ctx: &JobContext<'_>, m: &MixJob, rec: &mut Recorder<'_>) {
         let opts = FileOpts {
             direct: m.direct,
             fsync: m.fsync,

@@ -1,16 +1,313 @@
-//! The operation loops of each workload, as methods of [`Worker`](crate::worker::Worker).
+//! The workloads, one module each, and their registry.
+//!
+//! A workload module owns everything that is only its own: its options (one struct that is both
+//! its command-line flags and its workload-file keys), their validation into a typed job, the
+//! phases it runs, the backend capabilities it needs, the directories it makes, its operation
+//! loop and the parameters its results show. It implements [`Kind`]. The [`registry!`] line at
+//! the end of this file is the only other place that names it: adding a workload is a new
+//! module and one line there (docs/architecture.md walks through it).
 
-mod cache;
-mod files;
-mod io;
-mod iterate;
-mod meta;
-mod mix;
+use std::fmt::Debug;
+
+use dfsbench_backends::{Capabilities, Capability, Client};
+use serde::{Deserialize, Serialize};
+
+use crate::config::{ConfigError, Job, RunSpec};
+use crate::plan::Phase;
+use crate::stats::Recorder;
+use crate::worker::{JobContext, Worker};
+
+pub mod files;
+pub mod io;
+pub mod iterate;
+mod keys;
+pub mod meta;
+pub mod mix;
+mod shared;
 mod whole;
 
-pub(crate) use cache::files_read;
-pub(crate) use files::files_dir;
-pub(crate) use io::io_dir;
-pub(crate) use iterate::iterate_setup_dirs;
-pub(crate) use meta::meta_setup_dirs;
-pub(crate) use mix::mix_dir;
+pub use files::{FilePhase, FileSet, FilesJob};
+pub use io::{IoJob, Rw};
+pub use iterate::IterateJob;
+pub(crate) use keys::{field_names, from_keys};
+pub use meta::{DirLayout, MetaJob, MetaPhase};
+pub use mix::MixJob;
+pub use shared::{parse_flag, SharedOptions};
+
+/// What one workload module provides.
+#[allow(async_fn_in_trait)] // run on the worker's own thread: its future is never sent.
+pub trait Kind: Sized + Clone + Debug + Serialize + Send + Sync {
+    /// The name users give (`--workload NAME`, `workload = "NAME"`).
+    const NAME: &'static str;
+    /// The keys of [`SharedOptions`] the workload reads; a job that sets another is refused.
+    const SHARED: &'static [&'static str];
+    /// Whether its phases may be time-based or paced (`duration`, `rate`, `until_stable`...).
+    const TIMED: bool = true;
+    /// The flags and workload-file keys only this workload has.
+    type Options: clap::Args + Serialize + for<'de> Deserialize<'de> + Default + Clone + Debug + PartialEq;
+    /// Which of its phases a worker runs.
+    type Step: Step;
+
+    /// The typed job from the options; errors name the key and the fix.
+    fn validate(own: &Self::Options, shared: &SharedOptions, run: &RunSpec) -> Result<Self, ConfigError>;
+    /// The phases of job number `index`, in order.
+    fn phases(&self, index: usize, job: &Job) -> Vec<Phase>;
+    /// What it needs from the backend.
+    fn needs(&self) -> Vec<Capability>;
+    /// The directories rank 0 makes before the first phase, for `workers` workers.
+    fn setup_dirs(&self, index: usize, workers: usize) -> Box<dyn Iterator<Item = String> + '_>;
+    /// The files of worker `owner` that a phase reads, so their cached pages can be dropped
+    /// first; `existing` is how many files that worker has per file set.
+    fn files_read(&self, _index: usize, _step: Self::Step, _owner: usize, _existing: &[u64]) -> Vec<String> {
+        Vec::new()
+    }
+    /// Run one phase's step on a worker.
+    async fn run<C: Client>(
+        &self,
+        worker: &mut Worker<C>,
+        ctx: &JobContext<'_>,
+        step: Self::Step,
+        until: Option<u64>,
+        rec: &mut Recorder<'_>,
+    );
+    /// Requests in flight per worker, which the backend's client is opened for.
+    fn queue_depth(&self) -> usize {
+        1
+    }
+    /// Bytes of a worker's whole-file buffer (0: it moves no whole files).
+    fn file_bs(&self) -> usize {
+        0
+    }
+    /// Whether its read phases read another worker's data even without `--shuffle`.
+    fn shuffles(&self) -> bool {
+        false
+    }
+    /// Refuse what an open-loop rate cannot do with this job.
+    fn check_paced(&self) -> Result<(), ConfigError> {
+        Ok(())
+    }
+    /// Adapt defaulted choices to the backend; returns a note on what was left out.
+    fn fit(&mut self, _caps: Capabilities, _backend: &str) -> Option<String> {
+        None
+    }
+}
+
+/// A phase's step, and what the runner must know of it.
+pub trait Step: Copy + Debug + PartialEq + Send + Sync {
+    /// It reads what earlier phases made: with `--shuffle`, another worker's.
+    fn reads_shuffled(self) -> bool {
+        false
+    }
+    /// It reads file data, whose cached pages are dropped before it when it is measured.
+    fn reads_data(self) -> bool {
+        false
+    }
+    /// It creates or writes the files of set N, which a time limit can leave uneven between
+    /// workers (then a wear-out step evens them out).
+    fn fills_set(self) -> Option<usize> {
+        None
+    }
+}
+
+/// The workload names as a sentence says them: "meta, files, io, mix or iterate".
+pub fn names_in_words() -> String {
+    match names().split_last() {
+        Some((last, [])) => last.to_string(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
+    }
+}
+
+/// Generates, from one line per workload, the enums and the dispatch over them.
+macro_rules! registry {
+    ($($(#[$attr:meta])* $variant:ident => $module:ident :: $job:ident),* $(,)?) => {
+        /// A validated job's workload.
+        #[derive(Debug, Clone, Serialize)]
+        #[serde(tag = "workload", rename_all = "lowercase")]
+        pub enum Workload {
+            $($(#[$attr])* $variant($module::$job)),*
+        }
+
+        /// What the workers do in one phase: a step of the job's workload.
+        #[derive(Debug, Clone, Copy, PartialEq)]
+        pub enum PhaseOp {
+            $($(#[$attr])* $variant(<$module::$job as Kind>::Step)),*
+        }
+
+        $($(#[$attr])* impl From<<$module::$job as Kind>::Step> for PhaseOp {
+            fn from(step: <$module::$job as Kind>::Step) -> PhaseOp {
+                PhaseOp::$variant(step)
+            }
+        })*
+
+        /// The options of every workload: flags and workload-file keys, one struct each.
+        #[derive(clap::Args, Debug, Default, Clone, PartialEq, Serialize)]
+        pub struct WorkloadOptions {
+            $(
+                $(#[$attr])*
+                #[command(flatten)]
+                #[serde(flatten)]
+                pub $module: <$module::$job as Kind>::Options,
+            )*
+        }
+
+        /// The workload names, in the registry's order.
+        pub fn names() -> Vec<&'static str> {
+            vec![$($(#[$attr])* <$module::$job as Kind>::NAME),*]
+        }
+
+        impl Workload {
+            pub fn name(&self) -> &'static str {
+                match self {
+                    $($(#[$attr])* Workload::$variant(_) => <$module::$job as Kind>::NAME),*
+                }
+            }
+        }
+
+        /// Validate the options of workload `name`; None when there is no such workload.
+        pub(crate) fn validate(
+            name: &str,
+            own: &WorkloadOptions,
+            shared: &SharedOptions,
+            run: &RunSpec,
+        ) -> Option<Result<Workload, ConfigError>> {
+            match name {
+                $($(#[$attr])* <$module::$job as Kind>::NAME => {
+                    Some(<$module::$job as Kind>::validate(&own.$module, shared, run).map(Workload::$variant))
+                })*
+                _ => None,
+            }
+        }
+
+        /// The keys a workload accepts besides the job's common ones: the shared keys it reads
+        /// and its own; and the keys of every workload's own options, by workload.
+        pub(crate) fn accepted(name: &str) -> Option<(&'static [&'static str], &'static [&'static str])> {
+            match name {
+                $($(#[$attr])* <$module::$job as Kind>::NAME => Some((
+                    <$module::$job as Kind>::SHARED,
+                    field_names::<<$module::$job as Kind>::Options>(),
+                )),)*
+                _ => None,
+            }
+        }
+
+        /// Which workload's own options hold `key`.
+        pub(crate) fn owner_of(key: &str) -> Option<&'static str> {
+            let owners: Vec<(&'static str, &'static [&'static str])> =
+                vec![$($(#[$attr])* (<$module::$job as Kind>::NAME, field_names::<<$module::$job as Kind>::Options>())),*];
+            owners.into_iter().find(|(_, keys)| keys.contains(&key)).map(|(name, _)| name)
+        }
+
+        /// Whether workload `name` may be time-based or paced.
+        pub(crate) fn timed(name: &str) -> bool {
+            match name {
+                $($(#[$attr])* <$module::$job as Kind>::NAME => <$module::$job as Kind>::TIMED,)*
+                _ => true,
+            }
+        }
+
+        /// The workload options read from a workload file's job: each workload's keys go to
+        /// its own struct.
+        pub(crate) fn options_from(table: &toml::Table) -> Result<WorkloadOptions, String> {
+            let mut out = WorkloadOptions::default();
+            $(
+                $(#[$attr])*
+                {
+                    out.$module = from_keys(table)?;
+                }
+            )*
+            Ok(out)
+        }
+
+        /// Run one phase's step of the job on a worker.
+        pub(crate) async fn run_step<C: Client>(
+            worker: &mut Worker<C>,
+            ctx: &JobContext<'_>,
+            op: PhaseOp,
+            until: Option<u64>,
+            rec: &mut Recorder<'_>,
+        ) {
+            match (&ctx.job.workload, op) {
+                $($(#[$attr])* (Workload::$variant(job), PhaseOp::$variant(step)) => job.run(worker, ctx, step, until, rec).await,)*
+                #[allow(unreachable_patterns)]
+                _ => unreachable!("a phase runs a step of its own job's workload"),
+            }
+        }
+
+        impl Workload {
+            pub(crate) fn phases(&self, index: usize, job: &Job) -> Vec<Phase> {
+                match self {
+                    $($(#[$attr])* Workload::$variant(w) => w.phases(index, job)),*
+                }
+            }
+            pub(crate) fn needs(&self) -> Vec<Capability> {
+                match self {
+                    $($(#[$attr])* Workload::$variant(w) => w.needs()),*
+                }
+            }
+            pub(crate) fn setup_dirs(&self, index: usize, workers: usize) -> Box<dyn Iterator<Item = String> + '_> {
+                match self {
+                    $($(#[$attr])* Workload::$variant(w) => w.setup_dirs(index, workers)),*
+                }
+            }
+            pub(crate) fn files_read(&self, index: usize, op: PhaseOp, owner: usize, existing: &[u64]) -> Vec<String> {
+                match (self, op) {
+                    $($(#[$attr])* (Workload::$variant(w), PhaseOp::$variant(step)) => w.files_read(index, step, owner, existing),)*
+                    #[allow(unreachable_patterns)]
+                    _ => Vec::new(),
+                }
+            }
+            pub(crate) fn queue_depth(&self) -> usize {
+                match self {
+                    $($(#[$attr])* Workload::$variant(w) => w.queue_depth()),*
+                }
+            }
+            pub(crate) fn file_bs(&self) -> usize {
+                match self {
+                    $($(#[$attr])* Workload::$variant(w) => w.file_bs()),*
+                }
+            }
+            pub(crate) fn shuffles(&self) -> bool {
+                match self {
+                    $($(#[$attr])* Workload::$variant(w) => w.shuffles()),*
+                }
+            }
+            pub(crate) fn check_paced(&self) -> Result<(), ConfigError> {
+                match self {
+                    $($(#[$attr])* Workload::$variant(w) => w.check_paced()),*
+                }
+            }
+            pub(crate) fn fit(&mut self, caps: Capabilities, backend: &str) -> Option<String> {
+                match self {
+                    $($(#[$attr])* Workload::$variant(w) => w.fit(caps, backend)),*
+                }
+            }
+        }
+
+        impl PhaseOp {
+            pub fn reads_shuffled(self) -> bool {
+                match self {
+                    $($(#[$attr])* PhaseOp::$variant(s) => s.reads_shuffled()),*
+                }
+            }
+            pub fn reads_data(self) -> bool {
+                match self {
+                    $($(#[$attr])* PhaseOp::$variant(s) => s.reads_data()),*
+                }
+            }
+            pub fn fills_set(self) -> Option<usize> {
+                match self {
+                    $($(#[$attr])* PhaseOp::$variant(s) => s.fills_set()),*
+                }
+            }
+        }
+    };
+}
+
+registry! {
+    Meta => meta::MetaJob,
+    Files => files::FilesJob,
+    Io => io::IoJob,
+    Mix => mix::MixJob,
+    Iterate => iterate::IterateJob,
+}

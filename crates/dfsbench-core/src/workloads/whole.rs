@@ -3,7 +3,7 @@
 
 use dfsbench_backends::clock::Instant;
 
-use dfsbench_backends::{AlignedBuf, Check, Client, FileOpts, Fill, OpError};
+use dfsbench_backends::{AlignedBuf, Capability, Check, Client, FileOpts, Fill, OpError};
 
 use crate::pattern::{FileKey, Mismatch, Pattern};
 
@@ -62,4 +62,16 @@ pub(crate) async fn read_whole<C: Client>(
         return Err((e, Some(m.offset)));
     }
     Ok((read.bytes, read.first_byte))
+}
+
+/// What whole-file writes and reads need from the backend with these options.
+pub(crate) fn whole_file_needs(direct: bool, fsync: bool) -> Vec<Capability> {
+    let mut needs = Vec::new();
+    if direct {
+        needs.push(Capability::DirectIo);
+    }
+    if fsync {
+        needs.push(Capability::Fsync);
+    }
+    needs
 }

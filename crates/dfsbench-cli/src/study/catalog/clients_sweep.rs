@@ -92,17 +92,13 @@ pub fn clients_sweep(scale: Scale) -> Study {
     }
     // SPECsfs-style open-loop load: 10 KB files read and written 80/20 at each requested rate.
     let step_secs = (STEP_SECS * scale.factor()).max(1.0);
-    let mut iops = JobSpec {
-        name: Some("iops".into()),
-        workload: Some("mix".into()),
-        workers: Some(IOPS_CLIENTS),
-        files: Some(scale.count(100)),
-        file_size: Some(scale.size(10 * KB).to_string()),
-        mix: Some(vec!["read=80".into(), "write=20".into()]),
-        duration: Some(format!("{}ms", (step_secs * 1000.0).round() as u64)),
-        ..Default::default()
-    };
-    iops.rate_steps = Some(IOPS_STEPS.to_vec());
+    let mut iops = JobSpec::new("iops", "mix");
+    iops.settings.workers = Some(IOPS_CLIENTS);
+    iops.settings.duration = Some(format!("{}ms", (step_secs * 1000.0).round() as u64));
+    iops.settings.rate_steps = Some(IOPS_STEPS.to_vec());
+    iops.shared.files = Some(scale.count(100));
+    iops.shared.file_size = Some(scale.size(10 * KB).to_string());
+    iops.workloads.mix.mix = Some(vec!["read=80".into(), "write=20".into()]);
     points.push(Point {
         null_tests: false,
         spread: Spread::Threads,

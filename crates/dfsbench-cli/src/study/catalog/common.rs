@@ -1,6 +1,7 @@
 //! What the studies of the catalog share: the publications' units, and jobs in their shapes.
 
 use dfsbench_core::config::JobSpec;
+use dfsbench_core::workloads::io;
 
 /// The publications' units: 1 KB = 1024 B, 1 MB = 1000 KB, 1 GB = 1000 MB (STUDIES.md).
 pub(super) const KB: u64 = 1024;
@@ -26,27 +27,24 @@ pub(super) fn fio_size(bytes: u64) -> String {
 /// the default 1 MiB buffer, without filling megabytes per worker for tiny files.
 pub(super) fn files_job(name: &str, workers: usize, sets: &[(u64, u64)]) -> JobSpec {
     let largest = sets.iter().map(|s| s.1).max().unwrap_or(0);
-    JobSpec {
-        bs: Some(largest.clamp(4 << 10, 1 << 20).to_string()),
-        name: Some(name.into()),
-        workload: Some("files".into()),
-        workers: Some(workers),
-        sizes: Some(sets.iter().map(|(n, s)| format!("{n}x{s}")).collect()),
-        ..Default::default()
-    }
+    let mut job = JobSpec::new(name, "files");
+    job.settings.workers = Some(workers);
+    job.shared.bs = Some(largest.clamp(4 << 10, 1 << 20).to_string());
+    job.shared.sizes = Some(sets.iter().map(|(n, s)| format!("{n}x{s}")).collect());
+    job
 }
 
 pub(super) fn io_job(rw: &str, workers: usize, bs: u64, size: u64, iodepth: usize) -> JobSpec {
-    JobSpec {
-        name: Some(rw.into()),
-        workload: Some("io".into()),
-        workers: Some(workers),
+    let mut job = JobSpec::new(rw, "io");
+    job.settings.workers = Some(workers);
+    job.shared.bs = Some(bs.to_string());
+    job.workloads.io = io::Options {
         rw: Some(rw.into()),
-        bs: Some(bs.to_string()),
         size: Some(size.to_string()),
         iodepth: Some(iodepth),
         ..Default::default()
-    }
+    };
+    job
 }
 
 /// Shortest time-based phase that can end early when steady: a window needs a few samples.
@@ -55,20 +53,21 @@ pub(super) const MIN_STEADY_S: f64 = 10.0;
 /// End a time-based job's phases once throughput is steady (the duration is then the longest).
 pub(super) fn steady(mut job: JobSpec) -> JobSpec {
     let long_enough = job
+        .settings
         .duration
         .as_deref()
         .and_then(|d| d.strip_suffix("ms"))
         .and_then(|ms| ms.parse::<f64>().ok())
         .is_some_and(|ms| ms >= MIN_STEADY_S * 1000.0);
     if long_enough {
-        job.until_stable = Some(true);
+        job.settings.until_stable = Some(true);
     }
     job
 }
 
 /// `duration` on a job when the scaled duration is at least a second.
 pub(super) fn timed(mut job: JobSpec, secs: Option<f64>) -> JobSpec {
-    job.duration = secs.map(|s| format!("{}ms", (s * 1000.0).round() as u64));
+    job.settings.duration = secs.map(|s| format!("{}ms", (s * 1000.0).round() as u64));
     job
 }
 

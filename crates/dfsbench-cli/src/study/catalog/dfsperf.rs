@@ -64,11 +64,10 @@ impl Mode {
             Mode::Threads => clients,
             Mode::Processes => 1,
         };
-        JobSpec {
-            workers: Some(per_process),
-            threads: Some(per_process),
-            ..job
-        }
+        let mut job = job;
+        job.settings.workers = Some(per_process);
+        job.settings.threads = Some(per_process);
+        job
     }
 }
 
@@ -101,12 +100,8 @@ pub fn dfsperf(scale: Scale, nodes: &[usize]) -> Study {
         });
     };
 
-    let meta_job = JobSpec {
-        name: Some("metadata".into()),
-        workload: Some("meta".into()),
-        files: Some(meta_files),
-        ..Default::default()
-    };
+    let mut meta_job = JobSpec::new("metadata", "meta");
+    meta_job.shared.files = Some(meta_files);
     for mode in Mode::BOTH {
         point(
             format!("metadata{}", mode.suffix()),
@@ -129,19 +124,13 @@ pub fn dfsperf(scale: Scale, nodes: &[usize]) -> Study {
     let mut mix_rows = Vec::new();
     for r in MIXES {
         let ops = scale.count(MIX_OPS);
-        let mut job = timed(
-            JobSpec {
-                name: Some("mixture".into()),
-                workload: Some("mix".into()),
-                files: Some(files),
-                file_size: Some(file_size.to_string()),
-                mix: Some(vec![format!("read={r}"), format!("write={}", 100 - r)]),
-                ..Default::default()
-            },
-            mix_secs,
-        );
+        let mut job = JobSpec::new("mixture", "mix");
+        job.shared.files = Some(files);
+        job.shared.file_size = Some(file_size.to_string());
+        job.workloads.mix.mix = Some(vec![format!("read={r}"), format!("write={}", 100 - r)]);
+        let mut job = timed(job, mix_secs);
         if mix_secs.is_none() {
-            job.ops = Some(ops);
+            job.workloads.mix.ops = Some(ops);
         }
         let mut cells = Vec::new();
         for mode in Mode::BOTH {
@@ -181,14 +170,13 @@ pub fn dfsperf(scale: Scale, nodes: &[usize]) -> Study {
                 mode,
                 CLIENTS,
                 None,
-                JobSpec {
-                    name: Some("iterate".into()),
-                    workload: Some("iterate".into()),
-                    files: Some(files),
-                    file_size: Some(file_size.to_string()),
-                    iterations: Some(2),
-                    shuffle: Some(shuffle),
-                    ..Default::default()
+                {
+                    let mut job = JobSpec::new("iterate", "iterate");
+                    job.shared.files = Some(files);
+                    job.shared.file_size = Some(file_size.to_string());
+                    job.workloads.iterate.iterations = Some(2);
+                    job.workloads.iterate.shuffle = Some(shuffle);
+                    job
                 },
             );
             cells.extend(["read", "write"].map(|k| {
@@ -208,7 +196,7 @@ pub fn dfsperf(scale: Scale, nodes: &[usize]) -> Study {
     // Scalability: write, read and delete `files` files per client.
     let scaling_job = || {
         let mut job = files_job("files", 1, &[(files, file_size)]);
-        job.phases = Some(vec!["write".into(), "read".into(), "delete".into()]);
+        job.shared.phases = Some(vec!["write".into(), "read".into(), "delete".into()]);
         job
     };
     let speedup_cells = |id: &str, baseline: &str| -> Vec<Cell> {

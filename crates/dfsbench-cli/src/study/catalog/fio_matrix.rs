@@ -25,7 +25,7 @@ pub fn fio_matrix(scale: Scale) -> Study {
                 let id = format!("{rw}-{}k-t{t}", bs >> 10);
                 let size = scale.blocks(1 << 30, bs);
                 let mut job = timed(io_job(rw, t, bs, size, 32), secs);
-                job.threads = Some(t);
+                job.settings.threads = Some(t);
                 points.push(Point {
                     null_tests: false,
                     spread: Spread::Threads,

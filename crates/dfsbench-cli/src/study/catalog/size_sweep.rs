@@ -82,13 +82,12 @@ pub fn size_sweep(scale: Scale, nodes: &[usize]) -> Study {
             null_tests: false,
             id: id.clone(),
             params: format!("create, open and delete {touch} empty files{who}"),
-            jobs: vec![JobSpec {
-                name: Some("metadata".into()),
-                workload: Some("meta".into()),
-                workers: Some(1),
-                files: Some(touch),
-                phases: Some(vec!["create".into(), "open".into(), "delete".into()]),
-                ..Default::default()
+            jobs: vec![{
+                let mut job = JobSpec::new("metadata", "meta");
+                job.settings.workers = Some(1);
+                job.shared.files = Some(touch);
+                job.shared.phases = Some(vec!["create".into(), "open".into(), "delete".into()]);
+                job
             }],
             spread: *spread,
         });

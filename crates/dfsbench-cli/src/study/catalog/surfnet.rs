@@ -43,7 +43,7 @@ pub fn surfnet(scale: Scale) -> Study {
         io_job("randread", SEEKERS, 8 << 10, seek_size / SEEKERS as u64, 1),
         seek_secs,
     );
-    seeks.shared_file = Some(true);
+    seeks.workloads.io.shared_file = Some(true);
     points.push(Point {
         null_tests: false,
         spread: Spread::Threads,

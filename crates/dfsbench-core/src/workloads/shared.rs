@@ -1,0 +1,100 @@
+//! Options several workloads read, each declared once (clap allows a flag only once): the file
+//! counts, sizes and phases, and the block size and I/O flags. A workload lists the ones it
+//! reads in [`Kind::SHARED`](super::Kind::SHARED); a job that sets another is refused.
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::ConfigError;
+use crate::units::parse_size;
+
+#[derive(clap::Args, Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SharedOptions {
+    /// Files per worker (meta, files; mix: pool per worker; iterate: per worker and iteration).
+    #[arg(long, visible_alias = "nrfiles", value_name = "N", help_heading = "meta and files")]
+    pub files: Option<u64>,
+
+    /// Phases to run, comma-separated (meta: mkdir,create,stat,open,list,rename,delete,rmdir; files: write,read,delete).
+    #[arg(long, value_delimiter = ',', value_name = "LIST", help_heading = "meta and files")]
+    pub phases: Option<Vec<String>>,
+
+    /// Size of each file (files): 0, 4k, 10m, 1024000 ...
+    #[arg(long, value_name = "SIZE", help_heading = "meta and files")]
+    pub file_size: Option<String>,
+
+    /// files: size sweep of COUNTxSIZE (10000x0,1000x10k,10x1g); mix: size distribution, 4k
+    /// (fixed), 4k-1m (uniform), 4k~1m or log:4k-1m (log-uniform), 4k:70,1m:30 (weighted).
+    #[arg(long, value_delimiter = ',', value_name = "LIST", help_heading = "meta and files")]
+    pub sizes: Option<Vec<String>>,
+
+    /// Block size (io; files: bytes per write/read call) [default: io 4k, files 1m].
+    #[arg(long, value_name = "SIZE", help_heading = "io")]
+    pub bs: Option<String>,
+
+    /// Bypass the page cache with O_DIRECT (--direct or --direct=1).
+    #[arg(long, value_name = "0|1", num_args = 0..=1, default_missing_value = "1", value_parser = parse_flag, help_heading = "io")]
+    pub direct: Option<bool>,
+
+    /// fsync written files before close (files) or at the end of writing (io).
+    #[arg(long, value_name = "0|1", num_args = 0..=1, default_missing_value = "1", value_parser = parse_flag, help_heading = "io")]
+    pub fsync: Option<bool>,
+}
+
+/// Recorder classes of phases that read and write: reads and writes are measured apart, and
+/// results list the kinds that occurred.
+pub(crate) const READ: usize = 0;
+pub(crate) const WRITE: usize = 1;
+pub(crate) const RW_CLASSES: &[&str] = &["read", "write"];
+
+/// A flag's value as fio writes it: 0 or 1 (or true/false, yes/no, on/off).
+pub fn parse_flag(s: &str) -> Result<bool, String> {
+    match s {
+        "1" | "true" | "yes" | "on" => Ok(true),
+        "0" | "false" | "no" | "off" => Ok(false),
+        _ => Err(format!("'{s}' is not 0 or 1")),
+    }
+}
+
+/// A size key's value.
+pub(crate) fn size_key(key: &str, text: &str) -> Result<u64, ConfigError> {
+    parse_size(text).map_err(|e| format!("{key}: {e}"))
+}
+
+/// An optional size key, or `default`.
+pub(crate) fn size_or(key: &str, text: Option<&str>, default: u64) -> Result<u64, ConfigError> {
+    text.map(|t| size_key(key, t)).transpose().map(|s| s.unwrap_or(default))
+}
+
+impl SharedOptions {
+    /// The block size, or `default` when unset, checked.
+    pub(crate) fn block_size(&self, default: u64) -> Result<usize, ConfigError> {
+        let bs = size_or("bs", self.bs.as_deref(), default)?;
+        if bs == 0 || bs > 1 << 30 {
+            return Err(format!("bs = {bs}: give a block size between 1 byte and 1g"));
+        }
+        Ok(bs as usize)
+    }
+}
+
+/// The phases named in `list`, known, without repeats, in the order they run.
+pub(crate) fn parse_phases<T: Copy + Ord>(
+    list: &[String],
+    all: &[T],
+    name: fn(T) -> &'static str,
+) -> Result<Vec<T>, ConfigError> {
+    let mut out = Vec::new();
+    for p in list {
+        let phase = all.iter().copied().find(|&x| name(x) == p.trim()).ok_or_else(|| {
+            let names: Vec<_> = all.iter().map(|&x| name(x)).collect();
+            format!("unknown phase '{p}': choose from {}", names.join(", "))
+        })?;
+        if !out.contains(&phase) {
+            out.push(phase);
+        }
+    }
+    if out.is_empty() {
+        return Err("phases is empty: name at least one phase".into());
+    }
+    out.sort();
+    Ok(out)
+}
