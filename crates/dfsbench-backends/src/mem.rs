@@ -171,7 +171,10 @@ impl Tree {
     fn file_or_new(&self, path: &str) -> OpResult<FileData> {
         let mut nodes = self.nodes.write().expect("mem lock");
         self.check_parent(&nodes, path)?;
-        match nodes.entry(path.to_string()).or_insert_with(|| Node::File(FileData::default())) {
+        match nodes
+            .entry(path.to_string())
+            .or_insert_with(|| Node::File(FileData::default()))
+        {
             Node::File(f) => Ok(f.clone()),
             Node::Dir => Err(OpError::new("EISDIR", format!("{path}: is a directory"))),
         }

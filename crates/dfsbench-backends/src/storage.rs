@@ -161,7 +161,7 @@ pub enum IoEngine {
     IoUring,
     /// pread/pwrite, one operation at a time (queue depth 1).
     Psync,
-    /// The backend's own asynchronous requests (ranged GETs, RPCs), `iodepth` in flight.
+    /// The backend's own asynchronous requests (ranged GETs, RPCs), the queue depth in flight.
     Requests,
 }
 

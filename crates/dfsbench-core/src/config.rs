@@ -167,7 +167,7 @@ pub struct JobSettings {
     pub ramp: Option<String>,
 
     /// Open loop: issue OPS operations per second in total, split over the workers; latency
-    /// counts from each operation's intended start (io: with --iodepth 1).
+    /// counts from each operation's intended start (io: at queue depth 1).
     #[arg(long, value_name = "OPS", help_heading = "Load")]
     pub rate: Option<f64>,
 

@@ -5,9 +5,10 @@
 //! with a barrier, samples the workers' live counters for the per-second series and the
 //! progress line, and merges the workers' histograms and counters exactly when the phase ends.
 
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::mpsc;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures_util::future::join_all;
@@ -127,11 +128,8 @@ pub fn run<S: Storage>(
         let status = run_job(
             storage,
             config,
-            index,
-            job,
-            run_tag,
-            interrupt,
-            run_start,
+            (index, job),
+            (run_tag, interrupt, run_start),
             observer,
             group,
             &mut results,
@@ -268,25 +266,49 @@ impl StonewallLink {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-fn run_job<S: Storage>(
-    storage: &S,
-    config: &RunConfig,
+/// What the main thread of a job shares with the job's worker threads.
+struct Crew {
+    /// Live counters per local worker, for the progress line and the steady-state rule.
+    lives: Vec<Live>,
+    /// Releases a phase (twice: to start it, and after it, to let the main thread merge).
+    barrier: Gate,
+    /// The phase to run; None tells the threads to leave.
+    current: Mutex<Option<Current>>,
+    /// What the workers measured in the phase that ended.
+    collected: Mutex<Vec<WorkerPhase>>,
+    /// A worker thread that could not open its client or start says why here.
+    client_error: Mutex<Option<String>>,
+}
+
+/// One job of one rank: what stays the same over its phases.
+struct JobRun<'a, S: Storage> {
+    storage: &'a S,
+    config: &'a RunConfig,
     index: usize,
-    job: &Job,
+    job: &'a Job,
     run_tag: u32,
     interrupt: &'static AtomicBool,
     run_start: f64,
+    caps: Capabilities,
+    threads: usize,
+    /// Worker w of rank r is worker r * workers + w of the job: names never collide.
+    base: usize,
+    total_workers: usize,
+    shuffle: Option<Shuffle>,
+    run_path: String,
+}
+
+fn run_job<S: Storage>(
+    storage: &S,
+    config: &RunConfig,
+    (index, job): (usize, &Job),
+    (run_tag, interrupt, run_start): (u32, &'static AtomicBool, f64),
     observer: &mut dyn Observer,
     group: &mut Group,
     results: &mut Vec<PhaseResult>,
 ) -> Status {
-    let (rank, ranks) = (group.rank(), group.size());
-    let total_workers = job.workers * ranks;
-    // Worker w of rank r is worker r * workers + w of the job: names never collide.
-    let base = rank * job.workers;
     let made = if group.is_root() {
-        setup(storage, index, job, total_workers).err()
+        setup(storage, index, job, job.workers * group.size()).err()
     } else {
         None
     };
@@ -294,277 +316,46 @@ fn run_job<S: Storage>(
         return Status::Failed(e);
     }
     let caps = storage.capabilities();
-    let threads = job_threads(job, caps);
+    let run = JobRun {
+        storage,
+        config,
+        index,
+        job,
+        run_tag,
+        interrupt,
+        run_start,
+        caps,
+        threads: job_threads(job, caps),
+        base: group.rank() * job.workers,
+        total_workers: job.workers * group.size(),
+        shuffle: shuffle_of(config, job, group),
+        run_path: storage.info().run_path,
+    };
+    let crew = Crew {
+        lives: (0..job.workers).map(|_| Live::default()).collect(),
+        barrier: Gate::new(run.threads + 1),
+        current: Mutex::new(None),
+        collected: Mutex::new(Vec::new()),
+        client_error: Mutex::new(None),
+    };
     let ctx = JobContext {
         config,
         job,
         job_index: index,
-        total_workers,
+        total_workers: run.total_workers,
     };
-    let queue_depth = job.workload.queue_depth();
-    // With --shuffle, read phases (and iterations) read the data of the same worker of another
-    // rank, or in a single process the next worker's.
-    let shuffles = config.shuffle || job.workload.shuffles();
-    let shuffle = shuffles.then(|| Shuffle {
-        base: if ranks > 1 {
-            group.shuffle_source(rank) * job.workers
-        } else {
-            0
-        },
-        shift: usize::from(ranks == 1),
-        workers: job.workers,
-    });
-    let lives: Vec<Live> = (0..job.workers).map(|_| Live::default()).collect();
-    let barrier = Gate::new(threads + 1);
-    let current: Mutex<Option<Current>> = Mutex::new(None);
-    let collected: Mutex<Vec<WorkerPhase>> = Mutex::new(Vec::new());
-    let client_error: Mutex<Option<String>> = Mutex::new(None);
     let (done_tx, done_rx) = mpsc::channel::<()>();
-    let poll_every = if ranks > 1 { STONEWALL_POLL } else { TICK };
-    let run_path = storage.info().run_path;
-
     std::thread::scope(|scope| {
         // A panic on this thread must release the workers, or the scope would wait for them.
         let _release = ReleaseOnPanic {
-            gate: &barrier,
-            current: &current,
+            gate: &crew.barrier,
+            current: &crew.current,
             done: None,
         };
-        let mut handles = Vec::with_capacity(threads);
-        for t in 0..threads {
-            let (ctx, lives, barrier, current, collected, client_error) =
-                (&ctx, &lives, &barrier, &current, &collected, &client_error);
-            let done_tx = done_tx.clone();
-            let ids: Vec<usize> = (t..job.workers).step_by(threads).collect();
-            let spawned = std::thread::Builder::new()
-                .name(format!("dfsbench-w{t}"))
-                .spawn_scoped(scope, move || {
-                    // A panic here ends the phase for everyone and counts as this thread's end.
-                    let _release = ReleaseOnPanic {
-                        gate: barrier,
-                        current,
-                        done: Some(done_tx.clone()),
-                    };
-                    let rt = Executor::for_backend(storage.capabilities());
-                    let mut workers = Vec::with_capacity(ids.len());
-                    for &id in &ids {
-                        match storage.client(queue_depth) {
-                            Ok(c) => {
-                                let mut w = Worker::new(base + id, c, ctx, run_tag);
-                                w.alone = ids.len() == 1;
-                                workers.push(w);
-                            }
-                            Err(e) => *client_error.lock().expect("lock") = Some(format!("cannot open a client: {e}")),
-                        }
-                    }
-                    loop {
-                        if !barrier.wait() {
-                            break;
-                        }
-                        let Some(cur) = current.lock().expect("lock").clone() else {
-                            break;
-                        };
-                        let out = rt.block_on(join_all(workers.iter_mut().map(|w| {
-                            let source = cur.source_of(w.id - base);
-                            w.run_phase(ctx, &cur.phase, &cur.ctl, &lives[w.id - base], source)
-                        })));
-                        collected.lock().expect("lock").extend(out);
-                        let _ = done_tx.send(());
-                        if !barrier.wait() {
-                            break;
-                        }
-                    }
-                });
-            match spawned {
-                Ok(h) => handles.push(h),
-                Err(e) => {
-                    // The threads started so far leave at the broken gate; the phase-start round
-                    // below tells every rank, and the run directory goes as after any failure.
-                    *client_error.lock().expect("lock") = Some(format!(
-                        "cannot start worker thread {} of {threads} for job '{}': {e}: give fewer workers",
-                        t + 1,
-                        job.name
-                    ));
-                    barrier.break_open();
-                    break;
-                }
-            }
-        }
-        drop(done_tx);
-        // A worker thread that panicked broke the gate: the phase stops and the run fails.
-        let panicked = || barrier.is_broken().then(|| crate::fault::internal_error(None));
-
-        let mut status = Status::Complete;
-        let mut existing: std::sync::Arc<Vec<Vec<u64>>> = Default::default();
-        let mut queue: std::collections::VecDeque<Phase> = phases(index, job).into();
-        let mut seq = 0u64;
-        while let Some(phase) = queue.pop_front() {
-            seq += 1;
-            // Unmeasured, before the start barrier: reads must reach the storage.
-            let cache = if phase.reads_data() {
-                let owners = (0..job.workers)
-                    .flat_map(|w| [base + w, shuffle.map_or(base + w, |s| s.source(w))])
-                    .collect();
-                let mine = crate::cache::prepare_read(storage, config, index, job, &phase, &owners, &existing);
-                let parts = group.round(
-                    serde_json::to_vec(&mine).expect("a cache record serializes"),
-                    &format!("the invalidation before phase '{}'", phase.label),
-                    |all| {
-                        let parts: Vec<PhaseCache> =
-                            all.iter().filter_map(|p| serde_json::from_slice(p).ok()).collect();
-                        serde_json::to_vec(&crate::cache::merge(&parts)).expect("a cache record serializes")
-                    },
-                );
-                match parts {
-                    Ok(merged) => serde_json::from_slice(&merged).ok(),
-                    Err(lost) => {
-                        status = Status::Failed(lost.message);
-                        break;
-                    }
-                }
-            } else {
-                None
-            };
-            let problem = client_error.lock().expect("lock").take().or_else(panicked);
-            // Every rank starts the phase together: this round is the start barrier.
-            if let Some(e) = agree(group, problem, &format!("the start of phase '{}'", phase.label)) {
-                status = Status::Failed(e);
-                break;
-            }
-            let start = Instant::now();
-            let ctl = std::sync::Arc::new(PhaseControl::new(
-                start,
-                phase.duration,
-                phase.ramp,
-                config.max_errors,
-                interrupt,
-            ));
-            let shuffled = shuffle.filter(|_| phase.reads_shuffled());
-            *current.lock().expect("lock") = Some(Current {
-                phase: phase.clone(),
-                ctl: ctl.clone(),
-                shuffle: shuffled,
-                existing: existing.clone(),
-            });
-            observer.phase_started(&phase, total_workers);
-            // Zero the live counters before the phase starts: a worker thread scheduled late
-            // would otherwise show the sampler its previous phase's totals, and the series (and
-            // the progress rate) would go backwards when it resets them.
-            for l in &lives {
-                l.ops.store(0, Relaxed);
-                l.bytes.store(0, Relaxed);
-                l.errors.store(0, Relaxed);
-            }
-            // Rank 0 watches the server processes: they run on its host.
-            let watched: &[u32] = if rank == 0 { &config.server_pids } else { &[] };
-            let cpu0 = cpu_sample(watched);
-            barrier.wait();
-            let mut link = StonewallLink {
-                seq: ((index as u64) << 32) | seq,
-                told: false,
-                heard: false,
-            };
-            let stable_at = sample(
-                &ctl,
-                &lives,
-                threads,
-                &done_rx,
-                phase.stable,
-                observer,
-                poll_every,
-                &mut |ctl| {
-                    if barrier.is_broken() {
-                        ctl.halt();
-                    }
-                    link.poll(group, ctl);
-                    group.relay_interrupt();
-                },
-            );
-            barrier.wait();
-            let cpu1 = cpu_sample(watched);
-            let workers = std::mem::take(&mut *collected.lock().expect("lock"));
-            let part = rank_part(rank, threads, &ctl, workers, stable_at, &cpu0, &cpu1, &|t| {
-                group.clock(t)
-            });
-            let mine = serde_json::to_vec(&part).expect("a part serializes");
-            let members = group.members().to_vec();
-            let mut merged = None;
-            let what = format!("phase '{}'", phase.label);
-            let round = group.round(mine, &what, |all| {
-                // A part that cannot be read ends the run for every rank, with what the
-                // others measured.
-                let (parts, bad) = decode_parts(&members, &all, &what);
-                let combined = combine(&phase, job, &parts, ranks, &members, run_start).map(|mut result| {
-                    result.cache = cache.clone();
-                    result.validity = marks(&result, caps);
-                    result
-                });
-                let end = match (&combined, bad) {
-                    (Ok(result), None) => phase_end(&parts, result, &phase, config, total_workers, &run_path),
-                    (Err(e), None) => PhaseEnd::failed(e.clone()),
-                    (_, Some(e)) => PhaseEnd::failed(e),
-                };
-                merged = combined.ok().filter(|_| !parts.is_empty());
-                serde_json::to_vec(&end).expect("a phase end serializes")
-            });
-            // Stonewall notices that crossed the end of the phase.
-            for r in 0..ranks {
-                if r != rank && (group.is_root() || r == 0) {
-                    group.drain(r, TAG_STONEWALL);
-                }
-            }
-            let end: PhaseEnd = match round.map(|reply| group.decode(0, &format!("the end of {what}"), &reply)) {
-                Ok(Ok(end)) => end,
-                Ok(Err(e)) => {
-                    // Rank 0 cannot be understood: this rank leaves the group.
-                    group.break_off();
-                    status = Status::Failed(e.to_string());
-                    break;
-                }
-                Err(lost) => {
-                    // Rank 0 keeps what the ranks that arrived measured.
-                    let all: Vec<Vec<u8>> = lost.parts.into_iter().flatten().collect();
-                    let (parts, _) = decode_parts(&members, &all, &what);
-                    if let Ok(mut result) = combine(&phase, job, &parts, ranks, &members, run_start) {
-                        if !parts.is_empty() {
-                            result.cache = cache.clone();
-                            result.validity = marks(&result, caps);
-                            observer.phase_finished(&result);
-                            results.push(result);
-                        }
-                    }
-                    status = Status::Failed(lost.message);
-                    break;
-                }
-            };
-            if let Some(result) = merged {
-                observer.phase_finished(&result);
-                results.push(result);
-            }
-            if config.stonewall_wear_out && end.stop.is_none() {
-                if let Some(w) = phase.wear_out(&end.existing) {
-                    queue.push_front(w);
-                }
-            }
-            existing = std::sync::Arc::new(end.existing);
-            match end.stop {
-                Some((kind, _)) if kind == "interrupted" => {
-                    status = Status::Interrupted;
-                    break;
-                }
-                Some((kind, why)) if kind == "failed" => {
-                    status = Status::Failed(why);
-                    break;
-                }
-                Some((_, why)) => {
-                    status = Status::Aborted(why);
-                    break;
-                }
-                None => {}
-            }
-        }
-        *current.lock().expect("lock") = None;
-        barrier.wait();
+        let handles = run.spawn_crew(scope, &ctx, &crew, done_tx);
+        let status = run.phases(&crew, &done_rx, observer, group, results);
+        *crew.current.lock().expect("lock") = None;
+        crew.barrier.wait();
         // Joined here, a panicked thread fails the run instead of re-panicking on this one.
         let mut failure = None;
         for h in handles {
@@ -572,11 +363,327 @@ fn run_job<S: Storage>(
                 failure.get_or_insert(crate::fault::internal_error(Some(payload.as_ref())));
             }
         }
-        match failure {
-            Some(e) => Status::Failed(e),
-            None => status,
-        }
+        failure.map_or(status, Status::Failed)
     })
+}
+
+/// With --shuffle, read phases (and iterations) read the data of the same worker of another
+/// rank, or in a single process the next worker's.
+fn shuffle_of(config: &RunConfig, job: &Job, group: &Group) -> Option<Shuffle> {
+    let (rank, ranks) = (group.rank(), group.size());
+    (config.shuffle || job.workload.shuffles()).then(|| Shuffle {
+        base: if ranks > 1 {
+            group.shuffle_source(rank) * job.workers
+        } else {
+            0
+        },
+        shift: usize::from(ranks == 1),
+        workers: job.workers,
+    })
+}
+
+impl<'a, S: Storage> JobRun<'a, S> {
+    /// Start the job's worker threads; each carries every `threads`-th worker.
+    fn spawn_crew<'scope>(
+        &'scope self,
+        scope: &'scope std::thread::Scope<'scope, '_>,
+        ctx: &'scope JobContext<'scope>,
+        crew: &'scope Crew,
+        done_tx: mpsc::Sender<()>,
+    ) -> Vec<std::thread::ScopedJoinHandle<'scope, ()>> {
+        let mut handles = Vec::with_capacity(self.threads);
+        for t in 0..self.threads {
+            let done_tx = done_tx.clone();
+            let ids: Vec<usize> = (t..self.job.workers).step_by(self.threads).collect();
+            let spawned = std::thread::Builder::new()
+                .name(format!("dfsbench-w{t}"))
+                .spawn_scoped(scope, move || self.carry(ctx, crew, &ids, done_tx));
+            match spawned {
+                Ok(h) => handles.push(h),
+                Err(e) => {
+                    // The threads started so far leave at the broken gate; the phase-start round
+                    // tells every rank, and the run directory goes as after any failure.
+                    *crew.client_error.lock().expect("lock") = Some(format!(
+                        "cannot start worker thread {} of {} for job '{}': {e}: give fewer workers",
+                        t + 1,
+                        self.threads,
+                        self.job.name
+                    ));
+                    crew.barrier.break_open();
+                    break;
+                }
+            }
+        }
+        handles
+    }
+
+    /// A worker thread: opens a client per worker it carries, then runs each phase the main
+    /// thread releases until told to leave.
+    fn carry(&self, ctx: &JobContext<'_>, crew: &Crew, ids: &[usize], done_tx: mpsc::Sender<()>) {
+        // A panic here ends the phase for everyone and counts as this thread's end.
+        let _release = ReleaseOnPanic {
+            gate: &crew.barrier,
+            current: &crew.current,
+            done: Some(done_tx.clone()),
+        };
+        let rt = Executor::for_backend(self.caps);
+        let mut workers = Vec::with_capacity(ids.len());
+        for &id in ids {
+            match self.storage.client(self.job.workload.queue_depth()) {
+                Ok(c) => {
+                    let mut w = Worker::new(self.base + id, c, ctx, self.run_tag);
+                    w.alone = ids.len() == 1;
+                    workers.push(w);
+                }
+                Err(e) => *crew.client_error.lock().expect("lock") = Some(format!("cannot open a client: {e}")),
+            }
+        }
+        while crew.barrier.wait() {
+            let Some(cur) = crew.current.lock().expect("lock").clone() else {
+                break;
+            };
+            let out = rt.block_on(join_all(workers.iter_mut().map(|w| {
+                let local = w.id - self.base;
+                w.run_phase(ctx, &cur.phase, &cur.ctl, &crew.lives[local], cur.source_of(local))
+            })));
+            crew.collected.lock().expect("lock").extend(out);
+            let _ = done_tx.send(());
+            if !crew.barrier.wait() {
+                break;
+            }
+        }
+    }
+
+    /// Run the job's phases in order (and the wear-out steps they call for) until one stops.
+    fn phases(
+        &self,
+        crew: &Crew,
+        done_rx: &mpsc::Receiver<()>,
+        observer: &mut dyn Observer,
+        group: &mut Group,
+        results: &mut Vec<PhaseResult>,
+    ) -> Status {
+        let mut existing: Arc<Vec<Vec<u64>>> = Default::default();
+        let mut queue: VecDeque<Phase> = phases(self.index, self.job).into();
+        let mut seq = 0u64;
+        while let Some(phase) = queue.pop_front() {
+            seq += 1;
+            let end = self.phase(&phase, seq, &existing, crew, done_rx, observer, group, results);
+            let end = match end {
+                Ok(end) => end,
+                Err(stop) => return stop,
+            };
+            if self.config.stonewall_wear_out && end.stop.is_none() {
+                if let Some(w) = phase.wear_out(&end.existing) {
+                    queue.push_front(w);
+                }
+            }
+            existing = Arc::new(end.existing);
+            match end.stop {
+                Some((kind, _)) if kind == "interrupted" => return Status::Interrupted,
+                Some((kind, why)) if kind == "failed" => return Status::Failed(why),
+                Some((_, why)) => return Status::Aborted(why),
+                None => {}
+            }
+        }
+        Status::Complete
+    }
+
+    /// One phase: prepare (drop cached pages, agree to start), run and sample it, merge.
+    #[allow(clippy::too_many_arguments)]
+    fn phase(
+        &self,
+        phase: &Phase,
+        seq: u64,
+        existing: &Arc<Vec<Vec<u64>>>,
+        crew: &Crew,
+        done_rx: &mpsc::Receiver<()>,
+        observer: &mut dyn Observer,
+        group: &mut Group,
+        results: &mut Vec<PhaseResult>,
+    ) -> Result<PhaseEnd, Status> {
+        let cache = self.drop_cached(phase, existing, group)?;
+        // A worker thread that panicked broke the gate: the phase stops and the run fails.
+        let panicked = || crew.barrier.is_broken().then(|| crate::fault::internal_error(None));
+        let problem = crew.client_error.lock().expect("lock").take().or_else(panicked);
+        // Every rank starts the phase together: this round is the start barrier.
+        if let Some(e) = agree(group, problem, &format!("the start of phase '{}'", phase.label)) {
+            return Err(Status::Failed(e));
+        }
+        let part = self.measure(phase, seq, existing, crew, done_rx, observer, group);
+        self.merge(phase, part, cache, observer, group, results)
+    }
+
+    /// Before a measured read phase, every rank drops the cached pages of the files it reads;
+    /// rank 0 learns what each could do.
+    fn drop_cached(
+        &self,
+        phase: &Phase,
+        existing: &[Vec<u64>],
+        group: &mut Group,
+    ) -> Result<Option<PhaseCache>, Status> {
+        if !phase.reads_data() {
+            return Ok(None);
+        }
+        let owners = (0..self.job.workers)
+            .flat_map(|w| [self.base + w, self.shuffle.map_or(self.base + w, |s| s.source(w))])
+            .collect();
+        let (config, job) = (self.config, self.job);
+        let mine = crate::cache::prepare_read(self.storage, config, self.index, job, phase, &owners, existing);
+        let parts = group.round(
+            serde_json::to_vec(&mine).expect("a cache record serializes"),
+            &format!("the invalidation before phase '{}'", phase.label),
+            |all| {
+                let parts: Vec<PhaseCache> = all.iter().filter_map(|p| serde_json::from_slice(p).ok()).collect();
+                serde_json::to_vec(&crate::cache::merge(&parts)).expect("a cache record serializes")
+            },
+        );
+        match parts {
+            Ok(merged) => Ok(serde_json::from_slice(&merged).ok()),
+            Err(lost) => Err(Status::Failed(lost.message)),
+        }
+    }
+
+    /// Release the phase to the workers, sample it until every thread is done, and pack what
+    /// this rank's workers measured.
+    #[allow(clippy::too_many_arguments)]
+    fn measure(
+        &self,
+        phase: &Phase,
+        seq: u64,
+        existing: &Arc<Vec<Vec<u64>>>,
+        crew: &Crew,
+        done_rx: &mpsc::Receiver<()>,
+        observer: &mut dyn Observer,
+        group: &mut Group,
+    ) -> RankPart {
+        let ctl = Arc::new(PhaseControl::new(
+            Instant::now(),
+            phase.duration,
+            phase.ramp,
+            self.config.max_errors,
+            self.interrupt,
+        ));
+        *crew.current.lock().expect("lock") = Some(Current {
+            phase: phase.clone(),
+            ctl: ctl.clone(),
+            shuffle: self.shuffle.filter(|_| phase.reads_shuffled()),
+            existing: existing.clone(),
+        });
+        observer.phase_started(phase, self.total_workers);
+        // Zero the live counters before the phase starts: a worker thread scheduled late
+        // would otherwise show the sampler its previous phase's totals, and the series (and
+        // the progress rate) would go backwards when it resets them.
+        for l in &crew.lives {
+            l.ops.store(0, Relaxed);
+            l.bytes.store(0, Relaxed);
+            l.errors.store(0, Relaxed);
+        }
+        // Rank 0 watches the server processes: they run on its host.
+        let watched: &[u32] = if group.is_root() { &self.config.server_pids } else { &[] };
+        let cpu0 = cpu_sample(watched);
+        crew.barrier.wait();
+        let mut link = StonewallLink {
+            seq: ((self.index as u64) << 32) | seq,
+            told: false,
+            heard: false,
+        };
+        let poll_every = if group.size() > 1 { STONEWALL_POLL } else { TICK };
+        let sampling = Sampling {
+            lives: &crew.lives,
+            threads: self.threads,
+            done_rx,
+            stable: phase.stable,
+            poll_every,
+        };
+        let stable_at = sample(&ctl, &sampling, observer, &mut |ctl| {
+            if crew.barrier.is_broken() {
+                ctl.halt();
+            }
+            link.poll(group, ctl);
+            group.relay_interrupt();
+        });
+        crew.barrier.wait();
+        let cpu1 = cpu_sample(watched);
+        let workers = std::mem::take(&mut *crew.collected.lock().expect("lock"));
+        rank_part(
+            group.rank(),
+            self.threads,
+            &ctl,
+            workers,
+            stable_at,
+            &cpu0,
+            &cpu1,
+            &|t| group.clock(t),
+        )
+    }
+
+    /// Rank 0 merges every rank's part into the phase's result and tells every rank whether
+    /// the job goes on; a rank that is lost or garbled ends the run with what arrived.
+    fn merge(
+        &self,
+        phase: &Phase,
+        part: RankPart,
+        cache: Option<PhaseCache>,
+        observer: &mut dyn Observer,
+        group: &mut Group,
+        results: &mut Vec<PhaseResult>,
+    ) -> Result<PhaseEnd, Status> {
+        let (job, ranks) = (self.job, group.size());
+        let members = group.members().to_vec();
+        let what = format!("phase '{}'", phase.label);
+        let finish = |parts: &[RankPart]| {
+            combine(phase, job, parts, ranks, &members, self.run_start).map(|mut result| {
+                result.cache = cache.clone();
+                result.validity = marks(&result, self.caps);
+                result
+            })
+        };
+        let mut merged = None;
+        let mine = serde_json::to_vec(&part).expect("a part serializes");
+        let round = group.round(mine, &what, |all| {
+            // A part that cannot be read ends the run for every rank, with what the others
+            // measured.
+            let (parts, bad) = decode_parts(&members, &all, &what);
+            let combined = finish(&parts);
+            let end = match (&combined, bad) {
+                (Ok(result), None) => phase_end(&parts, result, phase, self.config, self.total_workers, &self.run_path),
+                (Err(e), None) => PhaseEnd::failed(e.clone()),
+                (_, Some(e)) => PhaseEnd::failed(e),
+            };
+            merged = combined.ok().filter(|_| !parts.is_empty());
+            serde_json::to_vec(&end).expect("a phase end serializes")
+        });
+        // Stonewall notices that crossed the end of the phase.
+        for r in 0..ranks {
+            if r != group.rank() && (group.is_root() || r == 0) {
+                group.drain(r, TAG_STONEWALL);
+            }
+        }
+        let end = match round.map(|reply| group.decode::<PhaseEnd>(0, &format!("the end of {what}"), &reply)) {
+            Ok(Ok(end)) => end,
+            Ok(Err(e)) => {
+                // Rank 0 cannot be understood: this rank leaves the group.
+                group.break_off();
+                return Err(Status::Failed(e.to_string()));
+            }
+            Err(lost) => {
+                // Rank 0 keeps what the ranks that arrived measured.
+                let all: Vec<Vec<u8>> = lost.parts.into_iter().flatten().collect();
+                let (parts, _) = decode_parts(&members, &all, &what);
+                if let (false, Ok(result)) = (parts.is_empty(), finish(&parts)) {
+                    observer.phase_finished(&result);
+                    results.push(result);
+                }
+                return Err(Status::Failed(lost.message));
+            }
+        };
+        if let Some(result) = merged {
+            observer.phase_finished(&result);
+            results.push(result);
+        }
+        Ok(end)
+    }
 }
 
 /// The parts of a phase as rank 0 received them (its own first), and the first that could not
@@ -724,21 +831,32 @@ fn prepare_failure(result: &PhaseResult, phase: &Phase, run_path: &str) -> Strin
     )
 }
 
+/// What the sampler of a phase watches.
+struct Sampling<'a> {
+    lives: &'a [Live],
+    threads: usize,
+    done_rx: &'a mpsc::Receiver<()>,
+    stable: Option<Stable>,
+    poll_every: Duration,
+}
+
 /// Watch a running phase until every thread reports done: the progress line, stonewall
 /// notices and, with a steady-state rule, when throughput became steady (seconds after the phase
 /// started), which also ends the phase. The per-interval series is not sampled here: workers
 /// count each operation in the interval it completed in.
-#[allow(clippy::too_many_arguments)]
 fn sample(
     ctl: &PhaseControl,
-    lives: &[Live],
-    threads: usize,
-    done_rx: &mpsc::Receiver<()>,
-    stable: Option<Stable>,
+    s: &Sampling<'_>,
     observer: &mut dyn Observer,
-    poll_every: Duration,
     poll: &mut dyn FnMut(&PhaseControl),
 ) -> Option<f64> {
+    let Sampling {
+        lives,
+        threads,
+        done_rx,
+        stable,
+        poll_every,
+    } = *s;
     let totals = || {
         lives.iter().fold((0, 0, 0), |(o, b, e), l| {
             (

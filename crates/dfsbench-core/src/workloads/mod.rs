@@ -24,6 +24,9 @@ mod keys;
 pub mod meta;
 pub mod mix;
 mod shared;
+#[cfg(feature = "toy-workload")]
+#[path = "../../tests/toy/mod.rs"]
+pub mod toy;
 mod whole;
 
 pub use files::{FilePhase, FileSet, FilesJob};
@@ -310,4 +313,6 @@ registry! {
     Io => io::IoJob,
     Mix => mix::MixJob,
     Iterate => iterate::IterateJob,
+    #[cfg(feature = "toy-workload")]
+    Toy => toy::ToyJob,
 }
