@@ -271,32 +271,11 @@ pub fn combine(
                 .collect()
         })
         .collect::<Result<_, _>>()?;
-    let mut kinds = Vec::new();
-    for (c, name) in phase.classes.iter().enumerate() {
-        let hist = merge_histograms(hists.iter().filter_map(|h| h.get(c)));
-        let ops: u64 = parts.iter().filter_map(|p| p.classes.get(c)).map(|k| k.ops).sum();
-        let bytes: u64 = parts.iter().filter_map(|p| p.classes.get(c)).map(|k| k.bytes).sum();
-        kinds.push((*name, hist, ops, bytes));
-    }
+    let kinds = class_totals(phase, parts, &hists);
     let all = merge_histograms(kinds.iter().map(|k| &k.1));
     let ops: u64 = kinds.iter().map(|k| k.2).sum();
     let bytes: u64 = kinds.iter().map(|k| k.3).sum();
-    let active: Vec<_> = kinds.iter().filter(|k| k.2 > 0).collect();
-    let ops_by_kind = if active.len() > 1 {
-        active
-            .iter()
-            .map(|(name, hist, ops, bytes)| OpKind {
-                op: name.to_string(),
-                ops: *ops,
-                bytes: *bytes,
-                ops_per_sec: rate(*ops, duration),
-                bytes_per_sec: rate(*bytes, duration),
-                latency: latency(hist),
-            })
-            .collect()
-    } else {
-        Vec::new()
-    };
+    let ops_by_kind = ops_by_kind(&kinds, duration);
 
     // Stonewall, as IOR: from the common start (the barrier every rank leaves) to the moment
     // the first worker of any rank finished, counting what each had finished by then.
@@ -306,34 +285,16 @@ pub fn combine(
     let sw_ops: u64 = parts.iter().map(|p| p.stonewall_ops).sum();
     let sw_bytes: u64 = parts.iter().map(|p| p.stonewall_bytes).sum();
 
-    let ttfb: Vec<Histogram<u64>> = parts
-        .iter()
-        .filter_map(|p| p.ttfb.as_ref().map(|t| (p.rank, t)))
-        .map(|(r, t)| peer_histogram(t).map_err(|e| format!("rank {r}: {e}")))
-        .collect::<Result<_, _>>()?;
+    let ttfb = optional_histograms(parts, |p| p.ttfb.as_ref())?;
     let ttfb = (!ttfb.is_empty()).then(|| latency(&merge_histograms(&ttfb)));
-    let service: Vec<Histogram<u64>> = parts
-        .iter()
-        .filter_map(|p| p.service.as_ref().map(|t| (p.rank, t)))
-        .map(|(r, t)| peer_histogram(t).map_err(|e| format!("rank {r}: {e}")))
-        .collect::<Result<_, _>>()?;
+    let service = optional_histograms(parts, |p| p.service.as_ref())?;
     let rate_result = phase.rate.map(|r| RateResult {
         requested_ops_per_sec: r,
         achieved_ops_per_sec: rate(ops, duration),
         arrival: phase.arrival.name().to_string(),
         service_latency: latency(&merge_histograms(&service)),
     });
-    // Each process judges its own throughput; the phase is steady once every one of them is.
-    let stable_at = parts
-        .iter()
-        .map(|p| p.stable_at_s)
-        .try_fold(0.0f64, |at, s| s.map(|s| at.max(s)));
-    let steady = phase.stable.map(|s| Steady {
-        band: s.band,
-        window_s: s.window.as_secs_f64(),
-        stable: stable_at.is_some(),
-        stable_at_s: stable_at,
-    });
+    let steady = steady(phase, parts);
     let mut params = phase.params.clone();
     if let Some(engine) = parts.iter().find_map(|p| p.engine.clone()) {
         params.insert("ioengine".into(), serde_json::json!(engine));
@@ -346,15 +307,7 @@ pub fn combine(
         checked_bytes: parts.iter().map(|p| p.verified_bytes).sum(),
         mismatches: parts.iter().map(|p| p.mismatches).sum(),
     };
-    let mut series = Series {
-        interval_s: parts.first().map_or(1.0, |p| p.series.interval_s),
-        ..Series::default()
-    };
-    for p in parts {
-        add_vec(&mut series.ops, &p.series.ops);
-        add_vec(&mut series.bytes, &p.series.bytes);
-        add_vec(&mut series.errors, &p.series.errors);
-    }
+    let series = merged_series(parts);
     let cpu_user: f64 = parts.iter().map(|p| p.cpu_user_s).sum();
     let cpu_sys: f64 = parts.iter().map(|p| p.cpu_sys_s).sum();
     let wall = (last_end - start).max(0.0);
@@ -417,6 +370,82 @@ pub fn combine(
         cache_suspect: Vec::new(),
         validity: Vec::new(),
     })
+}
+
+/// Per class of operation: its name, its histogram over every rank, its ops and bytes.
+fn class_totals<'a>(
+    phase: &'a Phase,
+    parts: &[RankPart],
+    hists: &[Vec<Histogram<u64>>],
+) -> Vec<(&'a str, Histogram<u64>, u64, u64)> {
+    let mut kinds = Vec::new();
+    for (c, name) in phase.classes.iter().enumerate() {
+        let hist = merge_histograms(hists.iter().filter_map(|h| h.get(c)));
+        let ops: u64 = parts.iter().filter_map(|p| p.classes.get(c)).map(|k| k.ops).sum();
+        let bytes: u64 = parts.iter().filter_map(|p| p.classes.get(c)).map(|k| k.bytes).sum();
+        kinds.push((*name, hist, ops, bytes));
+    }
+    kinds
+}
+
+/// Figures per kind of operation, when more than one kind occurred.
+fn ops_by_kind(kinds: &[(&str, Histogram<u64>, u64, u64)], duration: f64) -> Vec<OpKind> {
+    let active: Vec<_> = kinds.iter().filter(|k| k.2 > 0).collect();
+    if active.len() < 2 {
+        return Vec::new();
+    }
+    active
+        .iter()
+        .map(|(name, hist, ops, bytes)| OpKind {
+            op: name.to_string(),
+            ops: *ops,
+            bytes: *bytes,
+            ops_per_sec: rate(*ops, duration),
+            bytes_per_sec: rate(*bytes, duration),
+            latency: latency(hist),
+        })
+        .collect()
+}
+
+/// The histograms some ranks sent in one optional field (time to first byte, service time).
+fn optional_histograms(
+    parts: &[RankPart],
+    field: impl Fn(&RankPart) -> Option<&String>,
+) -> Result<Vec<Histogram<u64>>, String> {
+    parts
+        .iter()
+        .filter_map(|p| field(p).map(|t| (p.rank, t)))
+        .map(|(r, t)| peer_histogram(t).map_err(|e| format!("rank {r}: {e}")))
+        .collect()
+}
+
+/// The steady-state verdict: each process judges its own throughput, and the phase is steady
+/// once every one of them is.
+fn steady(phase: &Phase, parts: &[RankPart]) -> Option<Steady> {
+    let stable_at = parts
+        .iter()
+        .map(|p| p.stable_at_s)
+        .try_fold(0.0f64, |at, s| s.map(|s| at.max(s)));
+    phase.stable.map(|s| Steady {
+        band: s.band,
+        window_s: s.window.as_secs_f64(),
+        stable: stable_at.is_some(),
+        stable_at_s: stable_at,
+    })
+}
+
+/// The ranks' series added interval by interval.
+fn merged_series(parts: &[RankPart]) -> Series {
+    let mut series = Series {
+        interval_s: parts.first().map_or(1.0, |p| p.series.interval_s),
+        ..Series::default()
+    };
+    for p in parts {
+        add_vec(&mut series.ops, &p.series.ops);
+        add_vec(&mut series.bytes, &p.series.bytes);
+        add_vec(&mut series.errors, &p.series.errors);
+    }
+    series
 }
 
 /// Per-process and per-host figures of a phase.

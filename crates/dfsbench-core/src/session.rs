@@ -7,7 +7,7 @@ use std::time::SystemTime;
 use sha2::{Digest, Sha256};
 
 use dfsbench_backends::dal::NetOptions;
-use dfsbench_backends::{with_storage, Storage, Target, TargetInfo};
+use dfsbench_backends::{with_storage, AnyStorage, Storage, Target, TargetInfo};
 
 use crate::cluster::Group;
 use crate::config::RunConfig;
@@ -80,6 +80,25 @@ pub fn execute(
     observer: &mut dyn Observer,
     group: &mut Group,
 ) -> Result<Outcome, StartError> {
+    let run_id = agree_run_id(group, run_id)?;
+    let target = Target::parse(target_uri).map_err(|e| StartError(e.message))?;
+    if group.size() > 1 && matches!(target, Target::Mem { .. }) {
+        return Err(StartError(
+            "mem:// lives inside one process: runs of several processes need a shared target (a directory or an object store)".into(),
+        ));
+    }
+    check_server_pids(group, config)?;
+    let storage = open_storage(group, &target, target_uri, &run_id, config)?;
+    let run = Started {
+        run_id: &run_id,
+        target: &target,
+        started_at: humantime::format_rfc3339_millis(SystemTime::now()).to_string(),
+    };
+    with_storage!(&storage, s => run.measure(s, config, interrupt, observer, group))
+}
+
+/// Every rank takes rank 0's run id; a rank that cannot read it leaves.
+fn agree_run_id(group: &mut Group, run_id: &str) -> Result<String, StartError> {
     let run_id = group
         .round(run_id.as_bytes().to_vec(), "the start of the run", |all| all[0].clone())
         .map(|id| String::from_utf8_lossy(&id).into_owned())
@@ -92,18 +111,11 @@ pub fn execute(
             "rank 0 sent the run id {shown:?}, which is not a run id of this program: run the same dfsbench on every rank"
         )));
     }
-    let run_id = run_id.as_str();
-    let target = Target::parse(target_uri).map_err(|e| StartError(e.message))?;
-    let run_name = format!("{}{run_id}", dfsbench_backends::posix::RUN_PREFIX);
-    let net = NetOptions {
-        create_bucket: config.create_bucket,
-        retries: config.retries,
-    };
-    if group.size() > 1 && matches!(target, Target::Mem { .. }) {
-        return Err(StartError(
-            "mem:// lives inside one process: runs of several processes need a shared target (a directory or an object store)".into(),
-        ));
-    }
+    Ok(run_id)
+}
+
+/// The server processes whose CPU rank 0 records must exist on its host.
+fn check_server_pids(group: &mut Group, config: &RunConfig) -> Result<(), StartError> {
     let gone = group
         .is_root()
         .then(|| config.server_pids.iter().find(|&&p| process_cpu_times(p).is_none()))
@@ -114,10 +126,26 @@ pub fn execute(
                 host().hostname
             )
         });
-    if let Some(e) = agree(group, gone, "the check of the server processes") {
-        return Err(StartError(e));
+    match agree(group, gone, "the check of the server processes") {
+        Some(e) => Err(StartError(e)),
+        None => Ok(()),
     }
-    // Rank 0 makes the run directory before anyone else looks for it.
+}
+
+/// Rank 0 makes the run directory before anyone else looks for it; then every rank opens it.
+/// If any rank cannot, rank 0 removes it again.
+fn open_storage(
+    group: &mut Group,
+    target: &Target,
+    target_uri: &str,
+    run_id: &str,
+    config: &RunConfig,
+) -> Result<AnyStorage, StartError> {
+    let run_name = format!("{}{run_id}", dfsbench_backends::posix::RUN_PREFIX);
+    let net = NetOptions {
+        create_bucket: config.create_bucket,
+        retries: config.retries,
+    };
     let created = group.is_root().then(|| target.open_run(target_uri, &run_name, net));
     let problem = created
         .as_ref()
@@ -132,20 +160,36 @@ pub fn execute(
     };
     let problem = storage.as_ref().err().map(|e| e.message.clone());
     let joined = agree(group, problem, "the opening of the run directory");
-    let storage = match (storage, joined) {
-        (Ok(s), None) => s,
+    match (storage, joined) {
+        (Ok(s), None) => Ok(s),
         (storage, Some(e)) => {
             if let (Ok(s), true) = (&storage, group.is_root()) {
                 with_storage!(s, s => { let _ = s.remove_run(); });
             }
-            return Err(StartError(e));
+            Err(StartError(e))
         }
-        (Err(e), None) => return Err(StartError(e.message)),
-    };
-    let started_at = humantime::format_rfc3339_millis(SystemTime::now()).to_string();
-    let tag = run_tag(run_id);
+        (Err(e), None) => Err(StartError(e.message)),
+    }
+}
 
-    with_storage!(&storage, s => {
+/// A run whose directory is open.
+struct Started<'a> {
+    run_id: &'a str,
+    target: &'a Target,
+    started_at: String,
+}
+
+impl Started<'_> {
+    /// Fit the jobs to the backend, run the null tests and the jobs, clean up, and assemble the
+    /// result document.
+    fn measure<S: Storage>(
+        self,
+        s: &S,
+        config: &RunConfig,
+        interrupt: &'static AtomicBool,
+        observer: &mut dyn Observer,
+        group: &mut Group,
+    ) -> Result<Outcome, StartError> {
         let info = s.info();
         let mut config = config.clone();
         let notes = match fit_to_backend(&mut config, s.capabilities(), &info.backend) {
@@ -160,31 +204,18 @@ pub fn execute(
         // The config as it ran, after fitting to the backend.
         let config_json = serde_json::to_value(&config).expect("config serializes");
         let config_hash = format!("{:x}", Sha256::digest(config_json.to_string().as_bytes()));
-        let endpoint = match &target {
+        let endpoint = match self.target {
             Target::Net(spec) => spec.endpoint_address(),
             _ => None,
         };
         // One process measures the hardware; the others wait for it at the first phase.
-        let null_tests = (config.null_tests && group.is_root()).then(|| crate::nulltest::run(s, endpoint, run_id));
-        let (mut phases, status) = run(s, &config, tag, interrupt, observer, group);
+        let null_tests = (config.null_tests && group.is_root()).then(|| crate::nulltest::run(s, endpoint, self.run_id));
+        let (mut phases, status) = run(s, &config, run_tag(self.run_id), interrupt, observer, group);
         for p in &mut phases {
             p.cache_suspect = result::cache_suspects(p, null_tests.as_ref());
         }
         let mut warnings = if group.is_root() { notes } else { Vec::new() };
-        // Nobody may still be working in the run directory when rank 0 removes it.
-        if !group.is_broken() {
-            let _ = group.barrier("the end of the run");
-        }
-        if !config.keep && group.is_root() {
-            if let Err(e) = s.remove_run() {
-                warnings.push(format!("could not remove the run directory {}: {e}", info.run_path));
-            }
-        }
-        // Rank 0 died (SIGKILL, a crash): nobody else will remove the run directory. Every
-        // rank left tries; one of them gets it all.
-        if !config.keep && group.root_gone() {
-            let _ = s.remove_run();
-        }
+        warnings.extend(clean_up(s, &config, group, &info.run_path));
         let (status_name, status_message) = match &status {
             Status::Complete => ("complete", None),
             Status::Interrupted => ("interrupted", Some("interrupted by the user".to_string())),
@@ -197,8 +228,8 @@ pub fn execute(
                 name: "dfsbench".into(),
                 version: env!("CARGO_PKG_VERSION").into(),
             },
-            run_id: run_id.to_string(),
-            started_at,
+            run_id: self.run_id.to_string(),
+            started_at: self.started_at,
             finished_at: humantime::format_rfc3339_millis(SystemTime::now()).to_string(),
             status: status_name.into(),
             status_message,
@@ -211,8 +242,32 @@ pub fn execute(
             cluster: cluster(group, &config),
             phases,
         };
-        Ok(Outcome { result, status, warnings })
-    })
+        Ok(Outcome {
+            result,
+            status,
+            warnings,
+        })
+    }
+}
+
+/// Remove the run directory unless `--keep`, once nobody works in it; warnings on failure.
+fn clean_up<S: Storage>(s: &S, config: &RunConfig, group: &mut Group, run_path: &str) -> Vec<String> {
+    let mut warnings = Vec::new();
+    // Nobody may still be working in the run directory when rank 0 removes it.
+    if !group.is_broken() {
+        let _ = group.barrier("the end of the run");
+    }
+    if !config.keep && group.is_root() {
+        if let Err(e) = s.remove_run() {
+            warnings.push(format!("could not remove the run directory {run_path}: {e}"));
+        }
+    }
+    // Rank 0 died (SIGKILL, a crash): nobody else will remove the run directory. Every
+    // rank left tries; one of them gets it all.
+    if !config.keep && group.root_gone() {
+        let _ = s.remove_run();
+    }
+    warnings
 }
 
 /// Who ran the run, when more than one process did.

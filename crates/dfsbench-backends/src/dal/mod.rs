@@ -437,6 +437,13 @@ pub struct DalClient {
 }
 
 /// Retry temporary failures up to `$self.retries` times, counting every retry.
+///
+/// Not OpenDAL's `RetryLayer`, though its interceptor could count: the layer also retries
+/// inside `Reader`/`Writer` streams, and its documentation warns that it can panic when such a
+/// future is dropped before it resolves, which dfsbench does whenever a phase ends (or an
+/// operation is abandoned) with requests in flight. Here a retry is the whole operation sent
+/// again, at once (no backoff sleeping inside the measured latency), which is what `--retries`
+/// promises and counts.
 macro_rules! retry {
     ($self:ident, $op:expr) => {{
         let mut attempt = 0;
