@@ -82,6 +82,14 @@ fn failure(e: dfsbench_lab::Error) -> Failure {
     }
 }
 
+/// A `lab:NAME[-KIND]` target as the lab's URI and its daemons' PIDs; any other target as it is.
+pub fn resolve_target(target: &str) -> Result<(String, Vec<u32>), Failure> {
+    match target.strip_prefix("lab:") {
+        Some(spec) => dfsbench_lab::resolve_target(spec).map_err(failure),
+        None => Ok((target.to_string(), Vec::new())),
+    }
+}
+
 pub fn lab(args: &LabArgs) -> Result<(), Failure> {
     match &args.command {
         LabCommand::Install { system } => {

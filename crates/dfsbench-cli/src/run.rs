@@ -141,6 +141,11 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
         .clone()
         .or(file_target)
         .unwrap_or_else(|| std::env::temp_dir().display().to_string());
+    let (target, lab_pids) = crate::lab::resolve_target(&target)?;
+    let mut config = config;
+    if config.server_pids.is_empty() {
+        config.server_pids = lab_pids;
+    }
     let run_id = new_run_id();
     on_interrupt();
     let mut group = crate::group::start(a.procs, a.rank_timeout.as_deref())?;

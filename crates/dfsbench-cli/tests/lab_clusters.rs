@@ -203,6 +203,19 @@ fn cluster_survives_a_node_kill(lab: &Lab, layout: Option<&str>, nodes: usize) {
     let target = st["targets"][0].as_str().unwrap().to_string();
     let mount = PathBuf::from(target.strip_prefix("file://").expect("a file:// target"));
     lab.files_workload(&target);
+    // `lab:NAME-fs` is the same mount, and the run records the CPU of the lab's daemons.
+    let via_lab = lab.files_workload(&format!("lab:{}-fs", lab.system));
+    let run_path = via_lab["target"]["run_path"].as_str().unwrap();
+    assert!(
+        run_path.starts_with(mount.to_str().unwrap()),
+        "{run_path} is not under {}",
+        mount.display()
+    );
+    let write = &via_lab["phases"][0];
+    assert!(
+        write["server_cpu"]["pids"].as_array().is_some_and(|p| !p.is_empty()),
+        "{write}"
+    );
     let files = write_files(&mount, 8);
     let mut pids: Vec<i64> = Vec::new();
 

@@ -366,6 +366,36 @@ pub fn loaded(name: &str) -> Result<State> {
         .ok_or_else(|| Error::usage(format!("lab {name} is not up; start it with `dfsbench lab up {name}`")))
 }
 
+/// The target kinds a `lab:NAME-KIND` target can ask for.
+const TARGET_KINDS: &[&str] = &["fs", "s3", "swift", "hdfs", "webhdfs"];
+
+/// A `lab:NAME[-KIND]` target (the part after `lab:`): the lab's target of that kind (`fs`: its
+/// FUSE mount; `s3`, `swift`, `hdfs`, `webhdfs`: that endpoint; no kind: its first target), and
+/// the PIDs of its node daemons, whose CPU a run records as `--server-pid` does.
+pub fn resolve_target(spec: &str) -> Result<(String, Vec<u32>)> {
+    let (name, kind) = match spec.rsplit_once('-') {
+        Some((name, kind)) if TARGET_KINDS.contains(&kind) => (name, Some(kind)),
+        _ => (spec, None),
+    };
+    let sys = system(name)?;
+    let state = loaded(sys.name())?;
+    let targets = sys.targets(&state);
+    let found = match kind {
+        None => targets.first(),
+        Some("fs") => targets.iter().find(|t| t.starts_with("file://")),
+        Some(kind) => targets.iter().find(|t| t.starts_with(&format!("{kind}://"))),
+    };
+    let uri = found.ok_or_else(|| {
+        Error::usage(format!(
+            "lab:{spec}: the {name} lab has no {} target; its targets: {}",
+            kind.unwrap_or("such"),
+            targets.join(", ")
+        ))
+    })?;
+    let pids = state.nodes.iter().flat_map(node_pids).map(|p| p.pid as u32).collect();
+    Ok((uri.clone(), pids))
+}
+
 #[derive(Serialize, Debug)]
 pub struct NodeStatus {
     pub name: String,

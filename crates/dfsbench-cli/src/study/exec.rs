@@ -43,7 +43,18 @@ pub fn systems(targets: &[String], localfs: bool) -> Result<Vec<System>, String>
     }
     let mut out: Vec<System> = Vec::new();
     for arg in targets {
-        let (label, uri) = split_label(arg);
+        let (label, given) = split_label(arg);
+        // A lab target (`lab:gluster`, `lab:ceph-s3`) runs on the lab's URI, named after the lab.
+        let lab = given.strip_prefix("lab:");
+        let uri = match lab {
+            Some(spec) => {
+                dfsbench_lab::resolve_target(spec)
+                    .map_err(|e| format!("--target {arg}: {}", e.message))?
+                    .0
+            }
+            None => given.to_string(),
+        };
+        let uri = uri.as_str();
         let parsed = Target::parse(uri).map_err(|e| format!("--target {arg}: {}", e.message))?;
         let label = match label {
             Some(l) if !valid_label(l) => {
@@ -53,7 +64,7 @@ pub fn systems(targets: &[String], localfs: bool) -> Result<Vec<System>, String>
             }
             Some(l) => l.to_string(),
             None => {
-                let base = backend_name(&parsed, uri).to_string();
+                let base = lab.map_or_else(|| backend_name(&parsed, uri).to_string(), str::to_string);
                 let taken = |l: &str| out.iter().any(|s| s.label == l);
                 (1..)
                     .map(|i| if i == 1 { base.clone() } else { format!("{base}-{i}") })
