@@ -173,6 +173,9 @@ fn print_status(only: Option<&str>, format: Format) -> Result<(), Failure> {
         for t in &lab.targets {
             text += &format!("  target  {t}\n");
         }
+        for n in &lab.notes {
+            text += &format!("  note    {n}\n");
+        }
         if lab.delay_ms > 0.0 {
             text += &format!("  delay   {} ms one-way on every node link\n", lab.delay_ms);
         }
