@@ -9,7 +9,7 @@ use crate::Failure;
 
 #[derive(Args, Debug)]
 #[command(after_help = "Examples:\n  dfsbench lab up gluster --layout disperse4+2\n  \
-dfsbench lab status --format json\n  dfsbench lab fault gluster kill node2\n  \
+dfsbench lab up s3fs\n  dfsbench lab status --format json\n  dfsbench lab fault gluster kill node2\n  \
 dfsbench lab fault gluster restart node2\n  dfsbench lab probe gluster --wait 5m\n  \
 dfsbench lab delay gluster 10ms\n  dfsbench lab down --all")]
 pub struct LabArgs {
@@ -19,12 +19,15 @@ pub struct LabArgs {
 
 #[derive(Subcommand, Debug)]
 pub enum LabCommand {
-    /// Install a system's Debian packages (only the missing ones).
+    /// Install what a system needs: the missing Debian packages (and for minio its binary,
+    /// built once by lab/install.sh).
     Install { system: String },
-    /// Start a cluster (gluster, moosefs) and print its targets; a running one is left as is.
+    /// Start a cluster (gluster, moosefs, minio, s3fs) and print its targets; a running one is
+    /// left as is.
     Up {
         system: String,
-        /// gluster: replica3 (default) or disperse4+2.
+        /// gluster: replica3 (default) or disperse4+2; minio: erasure (default) or s3fs (what
+        /// `lab up s3fs` starts).
         #[arg(long)]
         layout: Option<String>,
     },
@@ -180,6 +183,9 @@ fn print_status(only: Option<&str>, format: Format) -> Result<(), Failure> {
         text += &format!("{} ({}): {}\n", lab.name, lab.layout, lab.health);
         for t in &lab.targets {
             text += &format!("  target  {t}\n");
+        }
+        for n in &lab.notes {
+            text += &format!("  note    {n}\n");
         }
         if lab.delay_ms > 0.0 {
             text += &format!("  delay   {} ms one-way on every node link\n", lab.delay_ms);

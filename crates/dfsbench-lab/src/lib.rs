@@ -5,6 +5,7 @@
 
 pub mod delay;
 mod gluster;
+mod minio;
 mod moosefs;
 pub mod net;
 pub mod state;
@@ -52,12 +53,21 @@ pub trait System {
     fn subnet(&self) -> u8;
     /// Debian packages it needs.
     fn packages(&self) -> &'static [&'static str];
+    /// Install what does not come from Debian (into the project's cache); what was installed now.
+    fn install_other(&self) -> Result<Vec<String>> {
+        Ok(Vec::new())
+    }
     /// The layouts it accepts, the first being the default.
     fn layouts(&self) -> &'static [&'static str];
     /// The role of each node for a layout (node1 first).
     fn nodes(&self, layout: &str) -> Vec<&'static str>;
     /// Start the daemons on the prepared nodes, create the file system and mount it.
     fn up(&self, state: &mut State) -> Result<()>;
+    /// Switch a running lab to another layout in place (true), or say it cannot (false: `up`
+    /// starts it again from nothing).
+    fn relayout(&self, _state: &mut State, _layout: &str) -> Result<bool> {
+        Ok(false)
+    }
     /// Start one node's daemons again (after kill or wipe) and let it rejoin.
     fn start_node(&self, state: &mut State, node: &str) -> Result<()>;
     /// Delete one node's data (its daemons are already down), so `start_node` starts it empty.
@@ -66,22 +76,38 @@ pub trait System {
     fn rejoin_wiped(&self, state: &mut State, node: &str) -> Result<()>;
     /// URIs dfsbench runs against.
     fn targets(&self, state: &State) -> Vec<String>;
+    /// What else a user of the targets needs to know (endpoints, credentials), one line each.
+    fn notes(&self, _state: &State) -> Vec<String> {
+        Vec::new()
+    }
     /// Ok(None) when every copy exists again; Ok(Some(why)) while not.
     fn probe(&self, state: &State) -> Result<Option<String>>;
 }
 
 pub fn systems() -> Vec<Box<dyn System>> {
-    vec![Box::new(gluster::Gluster), Box::new(moosefs::MooseFs)]
+    vec![
+        Box::new(gluster::Gluster),
+        Box::new(moosefs::MooseFs),
+        Box::new(minio::Minio),
+    ]
 }
 
 /// Systems named in issue 16 that this version does not run yet.
-const LATER: &[&str] = &["ceph", "minio", "swift", "hdfs", "s3fs", "alluxio", "seaweedfs"];
+const LATER: &[&str] = &["ceph", "swift", "hdfs", "alluxio", "seaweedfs"];
+
+/// Names that are a layout of another system: `lab up s3fs` is `lab up minio --layout s3fs`
+/// (the s3fs mount over the lab's distributed MinIO).
+fn layout_alias(name: &str) -> Option<(&'static str, &'static str)> {
+    (name == "s3fs").then_some(("minio", "s3fs"))
+}
 
 pub fn system(name: &str) -> Result<Box<dyn System>> {
     let name = if name == "glusterfs" {
         "gluster"
     } else if name == "mfs" {
         "moosefs"
+    } else if let Some((system, _)) = layout_alias(name) {
+        system
     } else {
         name
     };
@@ -123,12 +149,24 @@ pub fn install(name: &str) -> Result<Vec<String>> {
     let sys = system(name)?;
     let mut packages = vec!["iproute2", "iptables", "util-linux", "iputils-ping", "fuse3"];
     packages.extend_from_slice(sys.packages());
-    sys::apt_install(&packages)
+    let mut installed = sys::apt_install(&packages)?;
+    installed.extend(sys.install_other()?);
+    Ok(installed)
 }
 
 /// Bring a lab up (idempotent: a lab that is up is left as it is).
 pub fn up(name: &str, layout: Option<&str>) -> Result<State> {
     preflight()?;
+    let layout = match (layout_alias(name), layout) {
+        (Some((_, alias)), Some(l)) if l != alias => {
+            return Err(Error::usage(format!(
+                "{name} is the layout {alias} of {}; drop --layout {l}",
+                system(name)?.name()
+            )))
+        }
+        (Some((_, alias)), _) => Some(alias),
+        (None, l) => l,
+    };
     let sys = system(name)?;
     let layout = match layout {
         None => sys.layouts()[0],
@@ -140,9 +178,16 @@ pub fn up(name: &str, layout: Option<&str>) -> Result<State> {
             ))
         })?,
     };
-    if let Some(old) = State::load(sys.name())? {
-        if old.up && old.layout == layout && health(&old).nodes_running == old.nodes.len() {
-            return Ok(old);
+    if let Some(mut old) = State::load(sys.name())? {
+        if old.up && health(&old).nodes_running == old.nodes.len() {
+            if old.layout == layout {
+                return Ok(old);
+            }
+            if sys.nodes(layout).len() == old.nodes.len() && sys.relayout(&mut old, layout)? {
+                old.layout = layout.to_string();
+                old.save()?;
+                return Ok(old);
+            }
         }
         // A different layout, or what a crash left: start again from nothing.
         down(sys.name())?;
@@ -415,6 +460,8 @@ pub struct LabStatus {
     pub layout: String,
     pub client_addr: String,
     pub targets: Vec<String>,
+    /// Endpoints, credentials and the like that go with the targets.
+    pub notes: Vec<String>,
     pub mounts: Vec<String>,
     pub delay_ms: f64,
     pub nodes: Vec<NodeStatus>,
@@ -455,6 +502,7 @@ fn health(state: &State) -> LabStatus {
         layout: state.layout.clone(),
         client_addr: net::client_addr(state.subnet),
         targets: Vec::new(),
+        notes: Vec::new(),
         mounts: state.mounts.clone(),
         delay_ms: state.delay_us as f64 / 1000.0,
         nodes,
@@ -475,6 +523,7 @@ pub fn status(only: Option<&str>) -> Result<Vec<LabStatus>> {
         let mut st = health(&state);
         let sys = system(&state.system)?;
         st.targets = sys.targets(&state);
+        st.notes = sys.notes(&state);
         let down: Vec<&str> = st
             .nodes
             .iter()

@@ -1,0 +1,377 @@
+//! Distributed MinIO: four nodes, each a namespace running one `minio server` with two drives;
+//! the eight drives form one erasure set (MinIO's default parity for 8 drives, EC:4: reads need
+//! 4 drives, writes 5, so one node of four can go and both keep working). The S3 endpoint the
+//! targets use is node1's; every node serves every object. Layout `s3fs` adds an s3fs FUSE mount
+//! of a second bucket in the root namespace (the first seed's S3FS); `lab up s3fs` is that.
+//!
+//! The binary is the one lab/install.sh builds with `go install` (the only version the Go proxy
+//! serves), found in the project's `.cache/bin`; nothing is built twice.
+
+mod api;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::state::{NodeState, State};
+use crate::sys::{self, run, spawn_in, wait_for};
+use crate::{Error, Result, System};
+
+const PORT: u16 = 9000;
+const CONSOLE_PORT: u16 = 9001;
+const DRIVES_PER_NODE: usize = 2;
+/// The bucket of the s3:// target; s3fs mounts its own, so neither sees the other's files.
+const BUCKET: &str = "dfsbench";
+const FS_BUCKET: &str = "dfsbench-fs";
+/// The lab's own root credentials (as lab/server.sh uses for its single-host MinIO).
+const KEY: &str = "dfsbench-lab";
+const SECRET: &str = "dfsbench-lab-secret";
+const REGION: &str = "us-east-1";
+/// How the s3fs client is named among the lab's processes.
+const S3FS: &str = "s3fs";
+const START_LIMIT: Duration = Duration::from_secs(120);
+
+pub struct Minio;
+
+fn drive(node: &NodeState, i: usize) -> PathBuf {
+    node.data_dir.join(format!("d{i}"))
+}
+
+fn endpoint(node: &NodeState) -> String {
+    format!("http://{}:{PORT}", node.addr)
+}
+
+/// Every drive of the cluster, listed one by one: ellipses in both the host and the path would
+/// multiply (4 hosts x 4 node paths), and each node's drives sit in its own directory.
+fn drive_urls(state: &State) -> Vec<String> {
+    state
+        .nodes
+        .iter()
+        .flat_map(|n| (1..=DRIVES_PER_NODE).map(move |i| format!("{}{}", endpoint(n), drive(n, i).display())))
+        .collect()
+}
+
+/// The checkouts the minio binary may sit in: the one holding the current directory, then the
+/// one holding the dfsbench binary (tests run from a temporary directory).
+fn checkouts() -> Vec<PathBuf> {
+    let mut starts = Vec::new();
+    if let Ok(cwd) = std::env::current_dir() {
+        starts.push(cwd);
+    }
+    if let Ok(exe) = std::env::current_exe() {
+        starts.push(exe);
+    }
+    starts
+        .iter()
+        .filter_map(|s| {
+            s.ancestors()
+                .find(|d| d.join(".git").exists() && d.join("lab/install.sh").is_file())
+        })
+        .map(Path::to_path_buf)
+        .collect()
+}
+
+/// lab/install.sh's bin directory: $DFSBENCH_CACHE_DIR/bin, else `.cache/bin` of the checkout.
+fn bin_dirs() -> Vec<PathBuf> {
+    match std::env::var_os("DFSBENCH_CACHE_DIR").filter(|d| !d.is_empty()) {
+        Some(dir) => vec![PathBuf::from(dir).join("bin")],
+        None => checkouts().iter().map(|c| c.join(".cache/bin")).collect(),
+    }
+}
+
+fn minio_binary() -> Result<PathBuf> {
+    bin_dirs()
+        .into_iter()
+        .map(|d| d.join("minio"))
+        .find(|p| p.is_file())
+        .ok_or_else(|| {
+            Error::runtime("minio is not installed: run `dfsbench lab install minio` (or lab/install.sh minio)".into())
+        })
+}
+
+/// Build MinIO with lab/install.sh when it is missing (idempotent: a stamp names the version).
+fn install_minio() -> Result<Vec<String>> {
+    if minio_binary().is_ok() {
+        return Ok(Vec::new());
+    }
+    let script = checkouts()
+        .into_iter()
+        .map(|c| c.join("lab/install.sh"))
+        .next()
+        .ok_or_else(|| {
+            Error::runtime(
+                "minio is not installed and no dfsbench checkout (lab/install.sh) was found to build it".into(),
+            )
+        })?;
+    let script = script.display().to_string();
+    // `go install` takes 5-10 min on 2 cores.
+    run("bash", &[&script, "minio"], Duration::from_secs(1800))?;
+    minio_binary().map(|p| vec![p.display().to_string()])
+}
+
+fn mkdirs(dirs: &[PathBuf]) -> Result<()> {
+    for d in dirs {
+        fs::create_dir_all(d).map_err(|e| Error::runtime(format!("cannot create {}: {e}", d.display())))?;
+    }
+    Ok(())
+}
+
+/// Write a file only the owner can read (credentials).
+fn write_private(path: &Path, text: &str) -> Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    fs::OpenOptions::new()
+        .create(true)
+        .write(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)
+        .and_then(|mut f| f.write_all(text.as_bytes()))
+        .map_err(|e| Error::runtime(format!("cannot write {}: {e}", path.display())))
+}
+
+/// The credentials files: curl's netrc (the secret stays off command lines), s3fs's passwd file
+/// and env.sh with the variables dfsbench's s3 backend reads.
+fn write_credentials(state: &State) -> Result<()> {
+    let netrc: String = state
+        .nodes
+        .iter()
+        .map(|n| format!("machine {} login {KEY} password {SECRET}\n", n.addr))
+        .collect();
+    write_private(&api::netrc(state), &netrc)?;
+    write_private(&passwd_file(state), &format!("{KEY}:{SECRET}\n"))?;
+    let ep = endpoint(&state.nodes[0]);
+    let env = [
+        ("DFSBENCH_S3_ENDPOINT", ep.as_str()),
+        ("DFSBENCH_S3_BUCKET", BUCKET),
+        ("AWS_ACCESS_KEY_ID", KEY),
+        ("AWS_SECRET_ACCESS_KEY", SECRET),
+        ("AWS_REGION", REGION),
+        ("AWS_DEFAULT_REGION", REGION),
+    ];
+    let text: String = env.iter().map(|(k, v)| format!("export {k}={v}\n")).collect();
+    write_private(&env_file(state), &text)
+}
+
+pub fn env_file(state: &State) -> PathBuf {
+    state.dir().join("env.sh")
+}
+
+fn passwd_file(state: &State) -> PathBuf {
+    state.dir().join("passwd-s3fs")
+}
+
+fn start_server(state: &State, node: &NodeState) -> Result<()> {
+    let drives: Vec<PathBuf> = (1..=DRIVES_PER_NODE).map(|i| drive(node, i)).collect();
+    let certs = node.data_dir.join("certs");
+    mkdirs(&drives)?;
+    mkdirs(std::slice::from_ref(&certs))?;
+    let minio = minio_binary()?.display().to_string();
+    let user = format!("MINIO_ROOT_USER={KEY}");
+    let password = format!("MINIO_ROOT_PASSWORD={SECRET}");
+    let region = format!("MINIO_SITE_REGION={REGION}");
+    let address = format!("{}:{PORT}", node.addr);
+    let console = format!("{}:{CONSOLE_PORT}", node.addr);
+    let certs = certs.display().to_string();
+    let mut args = vec![
+        user.as_str(),
+        &password,
+        &region,
+        // Drives on the root file system are refused unless MinIO runs "in CI".
+        "MINIO_CI_CD=1",
+        "MINIO_BROWSER=off",
+        "MINIO_UPDATE=off",
+        &minio,
+        "server",
+        "--quiet",
+        "--anonymous",
+        "--address",
+        &address,
+        "--console-address",
+        &console,
+        "--certs-dir",
+        &certs,
+    ];
+    let urls = drive_urls(state);
+    args.extend(urls.iter().map(String::as_str));
+    let log = node.data_dir.join("minio.log");
+    spawn_in(Some(&node.netns), "env", &args, &log)?;
+    Ok(())
+}
+
+fn wait_live(node: &NodeState) -> Result<()> {
+    let url = format!("{}/minio/health/live", endpoint(node));
+    wait_for(&format!("MinIO on {} to answer", node.name), START_LIMIT, || {
+        (api::http_status(&url) == Some(200)).then_some(())
+    })
+}
+
+fn wait_cluster(state: &State) -> Result<()> {
+    let url = format!("{}/minio/health/cluster", endpoint(&state.nodes[0]));
+    wait_for("the MinIO cluster (write quorum)", START_LIMIT, || {
+        (api::http_status(&url) == Some(200)).then_some(())
+    })
+}
+
+fn mount(state: &mut State) -> Result<()> {
+    sys::apt_install(&["s3fs"])?;
+    let mnt = state.mount_point();
+    mkdirs(std::slice::from_ref(&mnt))?;
+    let mnt_arg = mnt.display().to_string();
+    state.mounts.push(mnt_arg.clone());
+    state.save()?;
+    let log = state.dir().join("s3fs.log");
+    let url = format!("url={}", endpoint(&state.nodes[0]));
+    let passwd = format!("passwd_file={}", passwd_file(state).display());
+    let args = [
+        // s3fs speaks through libcurl, which would follow a proxy setting off the machine.
+        "-u",
+        "http_proxy",
+        "-u",
+        "https_proxy",
+        "-u",
+        "HTTP_PROXY",
+        "-u",
+        "HTTPS_PROXY",
+        "-u",
+        "ALL_PROXY",
+        "s3fs",
+        FS_BUCKET,
+        &mnt_arg,
+        "-f",
+        "-o",
+        &url,
+        "-o",
+        "use_path_request_style",
+        "-o",
+        &passwd,
+        "-o",
+        "dbglevel=warn",
+    ];
+    let mut pid = spawn_in(None, "env", &args, &log)?;
+    pid.what = S3FS.into();
+    state.pids.push(pid);
+    state.save()?;
+    wait_for("the s3fs mount", Duration::from_secs(30), || {
+        sys::mounts_under(&mnt).contains(&mnt_arg).then_some(())
+    })
+}
+
+fn unmount(state: &mut State) -> Result<()> {
+    for m in std::mem::take(&mut state.mounts) {
+        sys::unmount(&m)?;
+    }
+    let s3fs: Vec<_> = state.pids.iter().filter(|p| p.what == S3FS).cloned().collect();
+    sys::stop_all(&s3fs, Duration::from_secs(10))?;
+    state.pids.retain(|p| p.alive());
+    state.save()
+}
+
+impl System for Minio {
+    fn name(&self) -> &'static str {
+        "minio"
+    }
+    fn code(&self) -> &'static str {
+        "mio"
+    }
+    fn subnet(&self) -> u8 {
+        4
+    }
+    fn packages(&self) -> &'static [&'static str] {
+        // s3fs comes with the s3fs layout only.
+        &["curl"]
+    }
+    fn install_other(&self) -> Result<Vec<String>> {
+        install_minio()
+    }
+    fn layouts(&self) -> &'static [&'static str] {
+        &["erasure", "s3fs"]
+    }
+    fn nodes(&self, _layout: &str) -> Vec<&'static str> {
+        vec!["minio"; 4]
+    }
+
+    fn up(&self, state: &mut State) -> Result<()> {
+        write_credentials(state)?;
+        for node in &state.nodes {
+            start_server(state, node)?;
+        }
+        for node in &state.nodes {
+            wait_live(node)?;
+        }
+        wait_cluster(state)?;
+        let first = &state.nodes[0];
+        for bucket in [BUCKET, FS_BUCKET] {
+            wait_for(&format!("bucket {bucket} created"), Duration::from_secs(60), || {
+                api::make_bucket(state, first, bucket).ok()
+            })?;
+        }
+        if state.layout == "s3fs" {
+            mount(state)?;
+        }
+        Ok(())
+    }
+
+    fn relayout(&self, state: &mut State, layout: &str) -> Result<bool> {
+        match layout {
+            "s3fs" => mount(state)?,
+            _ => unmount(state)?,
+        }
+        Ok(true)
+    }
+
+    fn start_node(&self, state: &mut State, node: &str) -> Result<()> {
+        let n = state.node(node)?.clone();
+        start_server(state, &n)?;
+        wait_live(&n)?;
+        wait_cluster(state)?;
+        // Objects written while the node was away lack their shards on its drives. MinIO's
+        // scanner would find them only in 1 of 1024 cycles and its MRF queue gave up while the
+        // node was down, so start what an operator runs after a node returns (`mc admin heal
+        // -r`): a heal sequence over every bucket, run by the server in the background.
+        api::start_heal(state, node)
+    }
+
+    fn wipe_node(&self, state: &State, node: &str) -> Result<()> {
+        let n = state.node(node)?;
+        for i in 1..=DRIVES_PER_NODE {
+            let d = drive(n, i);
+            fs::remove_dir_all(&d)
+                .and_then(|_| fs::create_dir_all(&d))
+                .map_err(|e| Error::runtime(format!("cannot wipe {}: {e}", d.display())))?;
+        }
+        Ok(())
+    }
+
+    fn rejoin_wiped(&self, _state: &mut State, _node: &str) -> Result<()> {
+        // MinIO formats fresh drives of a known set itself and heals them in the background.
+        Ok(())
+    }
+
+    fn targets(&self, state: &State) -> Vec<String> {
+        let mut t = vec![format!("s3://{BUCKET}/lab?endpoint={}", endpoint(&state.nodes[0]))];
+        if state.layout == "s3fs" {
+            t.push(format!("file://{}", state.mount_point().display()));
+        }
+        t
+    }
+
+    fn notes(&self, state: &State) -> Vec<String> {
+        let eps: Vec<String> = state.nodes.iter().map(endpoint).collect();
+        let mut notes = vec![
+            format!("S3 endpoints (any node serves every object): {}", eps.join(" ")),
+            format!(
+                "S3 credentials: `. {}` (access key {KEY}, region {REGION})",
+                env_file(state).display()
+            ),
+        ];
+        if state.layout == "s3fs" {
+            notes.push(format!("s3fs mounts bucket {FS_BUCKET} through node1"));
+        }
+        notes
+    }
+
+    fn probe(&self, state: &State) -> Result<Option<String>> {
+        api::probe(state)
+    }
+}
