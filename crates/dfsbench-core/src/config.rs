@@ -131,6 +131,14 @@ fn flag_or_01<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<bool>, D:
     }
 }
 
+/// The help of `--workload`, with the names from the registry.
+fn workload_help() -> String {
+    format!(
+        "Workload to run: {}. Without it and without a file: the default mix",
+        workloads::names_in_words()
+    )
+}
+
 /// The keys every job has, whatever its workload: what to run, how many workers, for how long
 /// and at what rate. Flags and workload-file keys at once.
 #[derive(clap::Args, Debug, Default, Clone, PartialEq, Deserialize, Serialize)]
@@ -140,8 +148,8 @@ pub struct JobSettings {
     #[arg(skip)]
     pub name: Option<String>,
 
-    /// Workload to run: meta, files, io, mix or iterate. Without it and without a file: the default mix.
-    #[arg(short, long, value_name = "NAME", help_heading = "Workload")]
+    /// Workload to run (the registry's names). Without it and without a file: the default mix.
+    #[arg(short, long, value_name = "NAME", help = workload_help(), help_heading = "Workload")]
     pub workload: Option<String>,
 
     /// Concurrent clients (closed loop, no think time) [default: 4].
