@@ -21,7 +21,7 @@ pub struct LabArgs {
 pub enum LabCommand {
     /// Install a system's Debian packages (only the missing ones).
     Install { system: String },
-    /// Start a cluster (gluster, moosefs) and print its targets; a running one is left as is.
+    /// Start a cluster (gluster, moosefs, swift, hdfs) and print its targets; a running one is left as is.
     Up {
         system: String,
         /// gluster: replica3 (default) or disperse4+2.

@@ -5,9 +5,11 @@
 
 pub mod delay;
 mod gluster;
+mod hdfs;
 mod moosefs;
 pub mod net;
 pub mod state;
+mod swift;
 pub mod sys;
 
 use std::fmt;
@@ -52,6 +54,10 @@ pub trait System {
     fn subnet(&self) -> u8;
     /// Debian packages it needs.
     fn packages(&self) -> &'static [&'static str];
+    /// What it needs beyond Debian packages (e.g. jars), idempotent; what was installed now.
+    fn install_more(&self) -> Result<Vec<String>> {
+        Ok(Vec::new())
+    }
     /// The layouts it accepts, the first being the default.
     fn layouts(&self) -> &'static [&'static str];
     /// The role of each node for a layout (node1 first).
@@ -71,11 +77,16 @@ pub trait System {
 }
 
 pub fn systems() -> Vec<Box<dyn System>> {
-    vec![Box::new(gluster::Gluster), Box::new(moosefs::MooseFs)]
+    vec![
+        Box::new(gluster::Gluster),
+        Box::new(moosefs::MooseFs),
+        Box::new(swift::Swift),
+        Box::new(hdfs::Hdfs),
+    ]
 }
 
 /// Systems named in issue 16 that this version does not run yet.
-const LATER: &[&str] = &["ceph", "minio", "swift", "hdfs", "s3fs", "alluxio", "seaweedfs"];
+const LATER: &[&str] = &["ceph", "minio", "s3fs", "alluxio", "seaweedfs"];
 
 pub fn system(name: &str) -> Result<Box<dyn System>> {
     let name = if name == "glusterfs" {
@@ -123,7 +134,9 @@ pub fn install(name: &str) -> Result<Vec<String>> {
     let sys = system(name)?;
     let mut packages = vec!["iproute2", "iptables", "util-linux", "iputils-ping", "fuse3"];
     packages.extend_from_slice(sys.packages());
-    sys::apt_install(&packages)
+    let mut installed = sys::apt_install(&packages)?;
+    installed.extend(sys.install_more()?);
+    Ok(installed)
 }
 
 /// Bring a lab up (idempotent: a lab that is up is left as it is).
