@@ -1,5 +1,5 @@
 //! Multi-node lab clusters (`dfsbench lab`): each comes up in network namespaces, serves a
-//! verified files workload through its FUSE target, keeps serving with a storage node killed,
+//! verified files workload through its FUSE or network targets, keeps serving with a storage node killed,
 //! recovers to its probe's success after the node returns, and `down` leaves nothing behind.
 //!
 //! They need root, /dev/fuse and network namespaces (and install Debian packages with apt-get):
