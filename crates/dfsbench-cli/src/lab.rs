@@ -22,8 +22,8 @@ pub enum LabCommand {
     /// Install what a system needs: the missing Debian packages (and for minio its binary,
     /// built once by lab/install.sh).
     Install { system: String },
-    /// Start a cluster (gluster, moosefs, minio, s3fs) and print its targets; a running one is
-    /// left as is.
+    /// Start a cluster (gluster, moosefs, minio, s3fs, swift, hdfs) and print its targets; a
+    /// running one is left as is.
     Up {
         system: String,
         /// gluster: replica3 (default) or disperse4+2; minio: erasure (default) or s3fs (what

@@ -1,5 +1,5 @@
 //! Multi-node lab clusters (`dfsbench lab`): each comes up in network namespaces, serves a
-//! verified files workload through its FUSE target, keeps serving with a storage node killed,
+//! verified files workload through its FUSE or network targets, keeps serving with a storage node killed,
 //! recovers to its probe's success after the node returns, and `down` leaves nothing behind.
 //!
 //! They need root, /dev/fuse and network namespaces (and install Debian packages with apt-get):
@@ -188,6 +188,8 @@ fn assert_nothing_left(system: &str, dir: &Path, pids: &[i64]) {
         "gluster" => "gl",
         "moosefs" => "mfs",
         "minio" => "mio",
+        "swift" => "sw",
+        "hdfs" => "hd",
         other => panic!("no interface code known for {other}"),
     };
     let netns = Command::new("ip").args(["netns", "list"]).output().unwrap();
@@ -318,6 +320,201 @@ fn moosefs_survives_a_chunkserver_kill_and_replicates() {
     }
     let lab = Lab::new("moosefs");
     cluster_survives_a_node_kill(&lab, None, 4);
+}
+
+/// Credentials the network targets of the Swift and HDFS labs take from the environment.
+const NET_ENV: &[(&str, &str)] = &[
+    ("ST_USER", "test:tester"),
+    ("ST_KEY", "testing"),
+    ("AWS_ACCESS_KEY_ID", "test:tester"),
+    ("AWS_SECRET_ACCESS_KEY", "testing"),
+    ("HADOOP_USER_NAME", "root"),
+];
+
+impl Lab {
+    /// `dfsbench run` of the files workload on a network target, killed after 300 s; its result.
+    fn net_files(&self, target: &str, files: &str, extra: &[&str], out: &str) -> (Output, Option<Value>) {
+        let result = self.dir.path().join(out);
+        let r = result.display().to_string();
+        let mut args = vec![
+            "run",
+            "-t",
+            target,
+            "-w",
+            "files",
+            "--files",
+            files,
+            "--file-size",
+            "64k",
+            "-j",
+            "2",
+            "-q",
+            "-o",
+            &r,
+        ];
+        args.extend_from_slice(extra);
+        let output = self.net_command(&args).output().expect("run dfsbench");
+        let value = std::fs::read_to_string(&result)
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok());
+        (output, value)
+    }
+
+    fn net_command(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new("timeout");
+        cmd.args(["-s", "KILL", "300", env!("CARGO_BIN_EXE_dfsbench")])
+            .args(args)
+            .env("DFSBENCH_LAB_DIR", self.dir.path())
+            .current_dir(self.dir.path());
+        for (k, v) in NET_ENV {
+            cmd.env(k, v);
+        }
+        cmd
+    }
+
+    /// A verified files workload on a network target completes with no errors (after failed
+    /// attempts within `limit`: HDFS keeps a dead DataNode in new pipelines until it is
+    /// declared dead).
+    fn net_files_clean(&self, target: &str, limit: std::time::Duration) {
+        let deadline = std::time::Instant::now() + limit;
+        let (out, v) = loop {
+            let (out, v) = self.net_files(target, "50", &["--verify"], "net.json");
+            if out.status.success() || std::time::Instant::now() > deadline {
+                break (out, v);
+            }
+            std::thread::sleep(std::time::Duration::from_secs(2));
+        };
+        assert!(out.status.success(), "{target}: {}", describe(&out));
+        let v = v.expect("a result file");
+        assert_eq!(v["status"], "complete");
+        for p in v["phases"].as_array().unwrap() {
+            assert_eq!(p["errors"]["total"], 0, "{target}: errors in {}", p["label"]);
+            assert_eq!(p["ops"], 100, "{target} {}: every file once", p["label"]);
+            let rate = p["ops_per_sec"].as_f64().unwrap();
+            assert!(rate > 1.0 && rate < 1e6, "{target} {}: {rate} ops/s", p["label"]);
+        }
+    }
+
+    fn probe_code(&self) -> Option<i32> {
+        self.dfsbench(180, &["lab", "probe", self.system]).status.code()
+    }
+}
+
+/// Swift and HDFS, reached over the network from the root namespace: up; a verified files
+/// workload on every target; files kept for the probe to count; node2 killed while a workload
+/// runs; the probe fails while node2 is dead and every target serves again; restart and wipe
+/// of node2 each end with the probe's success; down leaves nothing.
+fn network_cluster_survives_a_node_kill(lab: &Lab, nodes: usize, errors_while_killed: bool) {
+    lab.ok(900, &["lab", "up", lab.system]);
+    let st = lab.status();
+    assert_eq!(st["nodes"].as_array().unwrap().len(), nodes);
+    assert_eq!(st["health"], "ok", "{st}");
+    for n in st["nodes"].as_array().unwrap() {
+        assert!(n["addr"].as_str().unwrap().starts_with("198.18."), "{n}");
+        assert!(!n["pids"].as_array().unwrap().is_empty(), "{} runs nothing", n["name"]);
+    }
+    let targets: Vec<String> = st["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap().into())
+        .collect();
+    assert_eq!(targets.len(), 2, "{targets:?}");
+    for t in &targets {
+        lab.net_files_clean(t, std::time::Duration::ZERO);
+    }
+    // Kept files: copies for the probe to miss and the system to restore.
+    let (out, _) = lab.net_files(&targets[0], "50", &["--phases", "write", "--keep"], "kept.json");
+    assert!(out.status.success(), "kept files: {}", describe(&out));
+    lab.ok(400, &["lab", "probe", lab.system, "--wait", "5m"]);
+
+    // node2 dies while a verified workload runs.
+    let running = spawn_files(lab, &targets[0]);
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    lab.ok(60, &["lab", "fault", lab.system, "kill", "node2"]);
+    let during = running.wait_with_output().expect("the workload ends");
+    let result: Value =
+        serde_json::from_str(&std::fs::read_to_string(lab.dir.path().join("during.json")).expect("a result")).unwrap();
+    // It runs to its end either way: Swift writes 2 of 3 copies and reads from the others;
+    // hdfs-native fails the writes whose pipeline held node2 until the NameNode leaves it out.
+    assert_eq!(result["status"], "complete", "{}", describe(&during));
+    if !errors_while_killed {
+        assert!(during.status.success(), "{}", describe(&during));
+    }
+    assert_eq!(lab.node_state("node2"), "down");
+    // The probe sees the dead node (HDFS: once the NameNode marks it stale), and every target
+    // serves again with node2 dead (HDFS: once it is declared dead, 12 s after its last
+    // heartbeat; it stays in new write pipelines until then for want of a third DataNode).
+    let seen = (0..60).any(|_| {
+        lab.probe_code() == Some(1) || {
+            std::thread::sleep(std::time::Duration::from_secs(1));
+            false
+        }
+    });
+    assert!(seen, "the probe never noticed node2 dead");
+    for t in &targets {
+        lab.net_files_clean(t, std::time::Duration::from_secs(120));
+    }
+
+    lab.ok(180, &["lab", "fault", lab.system, "restart", "node2"]);
+    assert_eq!(lab.node_state("node2"), "running");
+    lab.ok(400, &["lab", "probe", lab.system, "--wait", "5m"]);
+    // A wiped node comes back empty and is refilled by the others.
+    lab.ok(180, &["lab", "fault", lab.system, "wipe", "node2"]);
+    lab.ok(400, &["lab", "probe", lab.system, "--wait", "5m"]);
+    lab.net_files_clean(&targets[1], std::time::Duration::ZERO);
+
+    let mut pids: Vec<i64> = Vec::new();
+    for n in lab.status()["nodes"].as_array().unwrap() {
+        pids.extend(n["pids"].as_array().unwrap().iter().filter_map(Value::as_i64));
+    }
+    lab.ok(180, &["lab", "down", lab.system]);
+    assert_nothing_left(lab.system, lab.dir.path(), &pids);
+}
+
+/// A verified files workload on `target`, started in the background (result: during.json).
+fn spawn_files(lab: &Lab, target: &str) -> std::process::Child {
+    let out = lab.dir.path().join("during.json").display().to_string();
+    let args = [
+        "run",
+        "-t",
+        target,
+        "-w",
+        "files",
+        "--files",
+        "150",
+        "--file-size",
+        "64k",
+        "-j",
+        "2",
+        "--verify",
+        "-q",
+        "-o",
+        &out,
+    ];
+    lab.net_command(&args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start dfsbench run")
+}
+
+#[test]
+fn swift_survives_a_storage_node_kill_and_replicates() {
+    if !lab_available("swift") {
+        return;
+    }
+    let lab = Lab::new("swift");
+    network_cluster_survives_a_node_kill(&lab, 4, false);
+}
+
+#[test]
+fn hdfs_survives_a_datanode_kill_and_re_replicates() {
+    if !lab_available("hdfs") {
+        return;
+    }
+    let lab = Lab::new("hdfs");
+    network_cluster_survives_a_node_kill(&lab, 4, true);
 }
 
 /// Average round trip client -> node1 in ms, from `lab rtt`.

@@ -5,10 +5,12 @@
 
 pub mod delay;
 mod gluster;
+mod hdfs;
 mod minio;
 mod moosefs;
 pub mod net;
 pub mod state;
+mod swift;
 pub mod sys;
 
 use std::fmt;
@@ -89,11 +91,13 @@ pub fn systems() -> Vec<Box<dyn System>> {
         Box::new(gluster::Gluster),
         Box::new(moosefs::MooseFs),
         Box::new(minio::Minio),
+        Box::new(swift::Swift),
+        Box::new(hdfs::Hdfs),
     ]
 }
 
 /// Systems named in issue 16 that this version does not run yet.
-const LATER: &[&str] = &["ceph", "swift", "hdfs", "alluxio", "seaweedfs"];
+const LATER: &[&str] = &["ceph", "alluxio", "seaweedfs"];
 
 /// Names that are a layout of another system: `lab up s3fs` is `lab up minio --layout s3fs`
 /// (the s3fs mount over the lab's distributed MinIO).
