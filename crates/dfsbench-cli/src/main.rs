@@ -89,7 +89,7 @@ fn dispatch(command: &Command) -> Result<(), Failure> {
 }
 
 fn main() -> ExitCode {
-    dfsbench_core::fault::install_panic_hook();
+    dfsbench_core::panics::install_panic_hook();
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e)
@@ -112,7 +112,7 @@ fn main() -> ExitCode {
     };
     // A panic is a bug: one line that says so (the hook kept its place), not a backtrace.
     let result = std::panic::catch_unwind(|| dispatch(&cli.command)).unwrap_or_else(|payload| {
-        Err(Failure::runtime(dfsbench_core::fault::internal_error(Some(
+        Err(Failure::runtime(dfsbench_core::panics::internal_error(Some(
             payload.as_ref(),
         ))))
     });

@@ -15,6 +15,7 @@ pub struct Progress {
     label: String,
     /// (elapsed, ops) about one second ago, for the current rate.
     window: std::collections::VecDeque<(Duration, u64)>,
+    quiet: bool,
 }
 
 impl Progress {
@@ -29,6 +30,7 @@ impl Progress {
             bar,
             label: String::new(),
             window: Default::default(),
+            quiet,
         }
     }
 
@@ -88,6 +90,14 @@ impl Observer for Progress {
                 r.bytes_per_sec / 1048576.0,
                 r.errors.total
             ));
+        }
+    }
+
+    fn waiting(&mut self, what: &str) {
+        if let Some(b) = &self.bar {
+            b.set_message(what.to_string());
+        } else if !self.quiet {
+            eprintln!("dfsbench: {what}");
         }
     }
 }

@@ -6,7 +6,7 @@ use dfsbench_core::config::{
 use dfsbench_core::runner::Status;
 use dfsbench_core::session::{execute, new_run_id};
 use dfsbench_core::workloads::SharedOptions;
-use dfsbench_report::{cpu_table, notes, phases_csv, phases_table, rate_table};
+use dfsbench_report::{cpu_table, faults_table, notes, phases_csv, phases_table, rate_table, stall_lines};
 use dfsbench_result::files::read_bounded;
 use dfsbench_result::{format_ns, NullTests, RunResult};
 
@@ -206,6 +206,12 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
             }
             if let Some(t) = cpu_table(result) {
                 print!("\n{t}");
+            }
+            if let Some(t) = faults_table(result) {
+                print!("\n{t}");
+            }
+            for line in stall_lines(result) {
+                println!("{line}");
             }
             for p in result.phases.iter().filter_map(|p| p.steady.as_ref().map(|s| (p, s))) {
                 let (p, s) = p;

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::faults::{self, FaultEntry, FaultPlan, FaultSettings};
 use crate::load::{parse_band, Arrival, Stable};
 use crate::units::parse_duration;
 use crate::workloads::{self, field_names, from_keys, SharedOptions, Workload, WorkloadOptions};
@@ -112,6 +113,58 @@ pub struct RunSpec {
     #[arg(long, num_args = 0, default_missing_value = "true", help_heading = "Run")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub drop_caches: Option<bool>,
+
+    /// Run COMMAND with `sh -c` at AT after the start of the first measured phase (30s), or of
+    /// a named phase (read+10s), on rank 0, without pausing the workload; repeatable. Its start,
+    /// end, exit status and output are events of the result.
+    #[arg(long, value_name = "'AT: COMMAND'", help_heading = "Faults")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fault: Option<Vec<FaultEntry>>,
+
+    /// A fault command that fails stops the run (by default it is recorded, not fatal).
+    #[arg(long, num_args = 0, default_missing_value = "true", help_heading = "Faults")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fault_must_succeed: Option<bool>,
+
+    /// Kill a fault command (and its process group) still running after this long [default: 60s].
+    #[arg(long, value_name = "TIME", help_heading = "Faults")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fault_timeout: Option<String>,
+
+    /// After the last fault, run COMMAND every --probe-interval until it exits 0: the time from
+    /// the fault to its first success is the recovery time (e.g. 'ceph health | grep -q HEALTH_OK',
+    /// 'dfsbench lab probe gluster').
+    #[arg(long, value_name = "COMMAND", help_heading = "Faults")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recovery_probe: Option<String>,
+
+    /// Start probing once the last fault command ended (last-fault) or once the workload
+    /// ended (end) [default: last-fault].
+    #[arg(long, value_name = "last-fault|end", help_heading = "Faults")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe_from: Option<String>,
+
+    /// Time between the starts of two probes [default: 1s].
+    #[arg(long, value_name = "TIME", help_heading = "Faults")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe_interval: Option<String>,
+
+    /// Give up probing after this long; the run waits for the probe [default: 10m].
+    #[arg(long, value_name = "TIME", help_heading = "Faults")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recovery_timeout: Option<String>,
+
+    /// An operation that takes longer is counted as a `timeout` error: network requests are
+    /// cancelled at the limit; a file-system call that cannot be cancelled is counted when it
+    /// returns.
+    #[arg(long, value_name = "TIME", help_heading = "Faults")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub op_timeout: Option<String>,
+
+    /// Gaps without a completed operation this long count as stalls [default: 1s].
+    #[arg(long, value_name = "TIME", help_heading = "Faults")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stall_threshold: Option<String>,
 }
 
 /// A boolean key that also takes fio's 0 and 1.
@@ -198,6 +251,12 @@ pub struct JobSettings {
     /// Steady: for this long [default: 10s].
     #[arg(long, value_name = "TIME", help_heading = "Load")]
     pub stable_window: Option<String>,
+
+    /// Faults of this job, due after the start of its first measured phase (workload files:
+    /// `[[job.fault]]` tables with `at` and `command`; the flag is the run's --fault).
+    #[arg(skip)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fault: Option<Vec<FaultEntry>>,
 }
 
 /// One job as written in a file or given as flags: its settings, the options several workloads
@@ -302,7 +361,24 @@ pub struct RunConfig {
     /// After a time-limited create or write phase, every worker creates or writes files until
     /// it has as many as the busiest worker (unmeasured), so later phases find them all.
     pub stonewall_wear_out: bool,
+    /// Fault commands and the recovery probe (rank 0).
+    #[serde(skip_serializing_if = "FaultPlan::is_empty")]
+    pub faults: FaultPlan,
+    /// Operations longer than this count as `timeout` errors.
+    #[serde(with = "opt_secs", skip_serializing_if = "Option::is_none")]
+    pub op_timeout: Option<Duration>,
+    /// Gaps without a completed operation at least this long are stalls.
+    #[serde(with = "secs")]
+    pub stall_threshold: Duration,
     pub jobs: Vec<Job>,
+}
+
+impl RunConfig {
+    /// Phases keep 100 ms series (with errors by kind) when there is a fault timeline to
+    /// read them against.
+    pub fn fine_series(&self) -> bool {
+        !self.faults.is_empty()
+    }
 }
 
 /// A validated job.
@@ -352,6 +428,15 @@ impl RunSpec {
             server_pids: over.server_pids.clone().or_else(|| self.server_pids.clone()),
             invalidate: over.invalidate.or(self.invalidate),
             drop_caches: over.drop_caches.or(self.drop_caches),
+            fault: over.fault.clone().or_else(|| self.fault.clone()),
+            fault_must_succeed: over.fault_must_succeed.or(self.fault_must_succeed),
+            fault_timeout: over.fault_timeout.clone().or_else(|| self.fault_timeout.clone()),
+            recovery_probe: over.recovery_probe.clone().or_else(|| self.recovery_probe.clone()),
+            probe_from: over.probe_from.clone().or_else(|| self.probe_from.clone()),
+            probe_interval: over.probe_interval.clone().or_else(|| self.probe_interval.clone()),
+            recovery_timeout: over.recovery_timeout.clone().or_else(|| self.recovery_timeout.clone()),
+            op_timeout: over.op_timeout.clone().or_else(|| self.op_timeout.clone()),
+            stall_threshold: over.stall_threshold.clone().or_else(|| self.stall_threshold.clone()),
         }
     }
 }
@@ -395,9 +480,43 @@ fn validate_run(run: &RunSpec, jobs: &[JobSpec]) -> Result<RunConfig, ConfigErro
     let jobs = jobs
         .iter()
         .enumerate()
-        .map(|(i, spec)| validate_job(i, spec, run))
-        .collect::<Result<Vec<_>, _>>()?;
+        .map(|(i, spec)| {
+            Ok((
+                validate_job(i, spec, run)?,
+                spec.settings.fault.clone().unwrap_or_default(),
+            ))
+        })
+        .collect::<Result<Vec<_>, ConfigError>>()?;
+    let faults = faults::validate(
+        &FaultSettings {
+            faults: run.fault.as_deref().unwrap_or_default(),
+            must_succeed: run.fault_must_succeed.unwrap_or(false),
+            command_timeout: run.fault_timeout.as_deref(),
+            probe: run.recovery_probe.as_deref(),
+            probe_from: run.probe_from.as_deref(),
+            probe_interval: run.probe_interval.as_deref(),
+            recovery_timeout: run.recovery_timeout.as_deref(),
+        },
+        &jobs,
+    )?;
+    let time = |key: &str, text: &Option<String>| {
+        let d = text
+            .as_deref()
+            .map(parse_duration)
+            .transpose()
+            .map_err(|e| format!("{key}: {e}"))?;
+        match d {
+            Some(Duration::ZERO) => Err(format!("{key} = 0: give a positive time such as 10s, or leave it out")),
+            d => Ok(d),
+        }
+    };
+    let op_timeout = time("op_timeout", &run.op_timeout)?;
+    let stall_threshold = time("stall_threshold", &run.stall_threshold)?.unwrap_or(faults::DEFAULT_STALL_THRESHOLD);
+    let jobs = jobs.into_iter().map(|(j, _)| j).collect();
     Ok(RunConfig {
+        faults,
+        op_timeout,
+        stall_threshold,
         verify: run.verify.unwrap_or(false),
         shuffle: run.shuffle.unwrap_or(false),
         stonewall_wear_out: run.stonewall_wear_out.unwrap_or(false),
@@ -555,7 +674,7 @@ fn validate_load(s: &JobSettings, time_based: bool, workload: &Workload) -> Resu
     Ok((rate, steps, arrival, until_stable))
 }
 
-mod secs {
+pub(crate) mod secs {
     use serde::Serializer;
     use std::time::Duration;
     pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {

@@ -1,16 +1,18 @@
 //! The dfsbench engine: workloads, workers and measurement; it writes the result document of
 //! the dfsbench-result crate.
 
+mod bounded;
 mod cache;
 pub mod cluster;
 pub mod config;
 pub mod dist;
 mod executor;
-pub mod fault;
+pub mod faults;
 mod gate;
 pub mod host;
 pub mod load;
 mod nulltest;
+pub mod panics;
 pub mod part;
 pub mod pattern;
 pub mod plan;

@@ -12,9 +12,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::cluster::Member;
 use crate::config::Job;
+use crate::faults::stalls::Quiet;
 use crate::host::CpuSample;
 use crate::plan::Phase;
-use crate::stats::{add_vec, merge_errors, merge_histograms, PhaseControl, WorkerPhase, SERIES_INTERVAL};
+use crate::stats::{
+    add_vec, coarsen, merge_errors, merge_histograms, PhaseControl, WorkerPhase, FINE_SERIES_INTERVAL, SERIES_INTERVAL,
+};
 use dfsbench_result::histogram::{deserialize, latency, new_histogram, serialize};
 use dfsbench_result::{
     Cpu, Errors, NodeSummary, OpKind, PhaseResult, ProcessSummary, RateResult, Series, ServerCpu, Steady, Stonewall,
@@ -106,6 +109,10 @@ pub struct RankPart {
     pub stonewall_ops: u64,
     pub stonewall_bytes: u64,
     pub series: Series,
+    /// The 100 ms series, in runs with faults.
+    pub fine_series: Option<Series>,
+    /// When none of this rank's workers completed an operation (closed-loop phases).
+    pub quiet: Option<Quiet>,
     pub cpu_user_s: f64,
     pub cpu_sys_s: f64,
     /// The watched server processes' CPU (rank 0 only); `cores` is set when merged.
@@ -178,19 +185,23 @@ pub fn rank_part(
     let ttfb = (!ttfb.is_empty()).then(|| serialize(&merge_histograms(ttfb)));
     let service: Vec<&Histogram<u64>> = workers.iter().filter_map(|w| w.service.as_ref()).collect();
     let service = (!service.is_empty()).then(|| serialize(&merge_histograms(service)));
-    let mut series = Series {
-        interval_s: SERIES_INTERVAL.as_secs_f64(),
-        ..Series::default()
-    };
-    for w in &workers {
-        w.series.add_into(&mut series);
-    }
+    let (series, fine_series) = collect_series(ctl, &workers);
+    let start_s = clock(ctl.start);
+    let quiet = workers
+        .iter_mut()
+        .filter_map(|w| {
+            let done = w
+                .last_end
+                .map_or(0, |e| e.saturating_duration_since(ctl.start).as_nanos() as u64);
+            Some(w.gaps.take()?.finish(done, start_s))
+        })
+        .reduce(|a, b| a.intersect(&b));
     let mut errors = Errors::default();
     let mut detail = Vec::with_capacity(workers.len());
     let mut part = RankPart {
         rank,
         threads,
-        start_s: clock(ctl.start),
+        start_s,
         measured_from_s: clock(measured_from),
         end_s: workers.iter().filter_map(|w| w.last_end).max().map(clock),
         first_done_s: ctl.first_done_at().map(clock),
@@ -207,6 +218,8 @@ pub fn rank_part(
         stonewall_ops: workers.iter().map(|w| w.stonewall_ops).sum(),
         stonewall_bytes: workers.iter().map(|w| w.stonewall_bytes).sum(),
         series,
+        fine_series,
+        quiet,
         cpu_user_s: cpu1.own.0 - cpu0.own.0,
         cpu_sys_s: cpu1.own.1 - cpu0.own.1,
         server_cpu: server_cpu(cpu0, cpu1),
@@ -243,6 +256,28 @@ pub fn rank_part(
     part
 }
 
+/// The workers' series added up: the 1 s series, and the 100 ms one it is summed from when
+/// the phase keeps one.
+fn collect_series(ctl: &PhaseControl, workers: &[WorkerPhase]) -> (Series, Option<Series>) {
+    let width = if ctl.fine_series {
+        FINE_SERIES_INTERVAL
+    } else {
+        SERIES_INTERVAL
+    };
+    let mut series = Series {
+        interval_s: width.as_secs_f64(),
+        ..Series::default()
+    };
+    for w in workers {
+        w.series.add_into(&mut series);
+    }
+    if !ctl.fine_series {
+        return (series, None);
+    }
+    let factor = (SERIES_INTERVAL.as_nanos() / FINE_SERIES_INTERVAL.as_nanos()) as usize;
+    (coarsen(&series, factor), Some(series))
+}
+
 /// Merge the ranks' parts of one phase exactly. `ranks` is the size of the group (parts may be
 /// fewer when a rank was lost); `run_start_s` is the run's start on the common clock.
 pub fn combine(
@@ -252,6 +287,7 @@ pub fn combine(
     ranks: usize,
     members: &[Member],
     run_start_s: f64,
+    stall_threshold_s: f64,
 ) -> Result<PhaseResult, String> {
     let min = |it: &mut dyn Iterator<Item = f64>| it.fold(f64::INFINITY, f64::min);
     let max = |it: &mut dyn Iterator<Item = f64>| it.fold(f64::NEG_INFINITY, f64::max);
@@ -307,7 +343,18 @@ pub fn combine(
         checked_bytes: parts.iter().map(|p| p.verified_bytes).sum(),
         mismatches: parts.iter().map(|p| p.mismatches).sum(),
     };
-    let series = merged_series(parts);
+    let series = merged_series(parts.iter().map(|p| &p.series));
+    let fine_series = parts
+        .iter()
+        .map(|p| p.fine_series.as_ref())
+        .collect::<Option<Vec<_>>>()
+        .map(|all| merged_series(all.into_iter()));
+    let stalls = parts
+        .iter()
+        .map(|p| p.quiet.as_ref())
+        .collect::<Option<Vec<_>>>()
+        .and_then(|all| all.into_iter().cloned().reduce(|a, b| a.intersect(&b)))
+        .map(|q| q.stalls(start, last_end, stall_threshold_s, run_start_s));
     let cpu_user: f64 = parts.iter().map(|p| p.cpu_user_s).sum();
     let cpu_sys: f64 = parts.iter().map(|p| p.cpu_sys_s).sum();
     let wall = (last_end - start).max(0.0);
@@ -350,6 +397,8 @@ pub fn combine(
         retries: parts.iter().map(|p| p.retries).sum(),
         ops_by_kind,
         series,
+        fine_series,
+        stalls,
         cpu: Cpu {
             user_s: cpu_user,
             sys_s: cpu_sys,
@@ -435,15 +484,19 @@ fn steady(phase: &Phase, parts: &[RankPart]) -> Option<Steady> {
 }
 
 /// The ranks' series added interval by interval.
-fn merged_series(parts: &[RankPart]) -> Series {
-    let mut series = Series {
-        interval_s: parts.first().map_or(1.0, |p| p.series.interval_s),
-        ..Series::default()
-    };
-    for p in parts {
-        add_vec(&mut series.ops, &p.series.ops);
-        add_vec(&mut series.bytes, &p.series.bytes);
-        add_vec(&mut series.errors, &p.series.errors);
+fn merged_series<'s>(all: impl Iterator<Item = &'s Series>) -> Series {
+    let mut series = Series::default();
+    for s in all {
+        series.interval_s = s.interval_s;
+        add_vec(&mut series.ops, &s.ops);
+        add_vec(&mut series.bytes, &s.bytes);
+        add_vec(&mut series.errors, &s.errors);
+        for (kind, v) in &s.errors_by_kind {
+            add_vec(series.errors_by_kind.entry(kind.clone()).or_default(), v);
+        }
+    }
+    if series.interval_s == 0.0 {
+        series.interval_s = SERIES_INTERVAL.as_secs_f64();
     }
     series
 }

@@ -18,9 +18,11 @@ use dfsbench_backends::{Capabilities, Client, Drive, Storage};
 
 use serde::{Deserialize, Serialize};
 
+use crate::bounded::Bounded;
 use crate::cluster::{decode, Group, Member, TAG_STONEWALL};
 use crate::config::{Job, RunConfig};
 use crate::executor::Executor;
+use crate::faults::Timeline;
 use crate::gate::Gate;
 use crate::host::{cpu_sample, thread_limit};
 use crate::load::Stable;
@@ -48,6 +50,8 @@ pub trait Observer {
     /// About ten times a second: elapsed time and running totals of the phase.
     fn tick(&mut self, _elapsed: Duration, _ops: u64, _bytes: u64, _errors: u64) {}
     fn phase_finished(&mut self, _result: &PhaseResult) {}
+    /// The run waits for something after its phases (the recovery probe): what, for people.
+    fn waiting(&mut self, _what: &str) {}
 }
 
 /// An observer that shows nothing.
@@ -111,17 +115,27 @@ fn job_threads(job: &Job, caps: Capabilities) -> usize {
     }
 }
 
+/// What a run's jobs share: its tag, the Ctrl-C flag, when it started, and its fault schedule.
+pub struct RunClock<'a> {
+    /// Written into verified data.
+    pub run_tag: u32,
+    pub interrupt: &'static AtomicBool,
+    /// The run's start: phases' `start_s` and events count from it.
+    pub origin: Instant,
+    pub timeline: Option<&'a Timeline>,
+}
+
 /// Run every job of `config` on `storage`, as one rank of `group`. Phases finished before an
 /// interruption, an abort or a failure are returned with the status; only rank 0 has results.
 pub fn run<S: Storage>(
     storage: &S,
     config: &RunConfig,
-    run_tag: u32,
-    interrupt: &'static AtomicBool,
+    run: &RunClock<'_>,
     observer: &mut dyn Observer,
     group: &mut Group,
 ) -> (Vec<PhaseResult>, Status) {
-    let run_start = group.clock(Instant::now());
+    let (run_tag, interrupt) = (run.run_tag, run.interrupt);
+    let run_start = group.clock(run.origin);
     group.watch_interrupt(interrupt);
     let mut results = Vec::new();
     for (index, job) in config.jobs.iter().enumerate() {
@@ -129,7 +143,7 @@ pub fn run<S: Storage>(
             storage,
             config,
             (index, job),
-            (run_tag, interrupt, run_start),
+            (run_tag, interrupt, run_start, run.timeline),
             observer,
             group,
             &mut results,
@@ -296,13 +310,15 @@ struct JobRun<'a, S: Storage> {
     total_workers: usize,
     shuffle: Option<Shuffle>,
     run_path: String,
+    /// The fault schedule (rank 0 of runs with faults), told when each phase starts.
+    timeline: Option<&'a Timeline>,
 }
 
 fn run_job<S: Storage>(
     storage: &S,
     config: &RunConfig,
     (index, job): (usize, &Job),
-    (run_tag, interrupt, run_start): (u32, &'static AtomicBool, f64),
+    (run_tag, interrupt, run_start, timeline): (u32, &'static AtomicBool, f64, Option<&Timeline>),
     observer: &mut dyn Observer,
     group: &mut Group,
     results: &mut Vec<PhaseResult>,
@@ -330,6 +346,7 @@ fn run_job<S: Storage>(
         total_workers: job.workers * group.size(),
         shuffle: shuffle_of(config, job, group),
         run_path: storage.info().run_path,
+        timeline,
     };
     let crew = Crew {
         lives: (0..job.workers).map(|_| Live::default()).collect(),
@@ -360,7 +377,7 @@ fn run_job<S: Storage>(
         let mut failure = None;
         for h in handles {
             if let Err(payload) = h.join() {
-                failure.get_or_insert(crate::fault::internal_error(Some(payload.as_ref())));
+                failure.get_or_insert(crate::panics::internal_error(Some(payload.as_ref())));
             }
         }
         failure.map_or(status, Status::Failed)
@@ -431,6 +448,7 @@ impl<'a, S: Storage> JobRun<'a, S> {
         for &id in ids {
             match self.storage.client(self.job.workload.queue_depth()) {
                 Ok(c) => {
+                    let c = Bounded::new(c, self.config.op_timeout);
                     let mut w = Worker::new(self.base + id, c, ctx, self.run_tag);
                     w.alone = ids.len() == 1;
                     workers.push(w);
@@ -504,7 +522,7 @@ impl<'a, S: Storage> JobRun<'a, S> {
     ) -> Result<PhaseEnd, Status> {
         let cache = self.drop_cached(phase, existing, group)?;
         // A worker thread that panicked broke the gate: the phase stops and the run fails.
-        let panicked = || crew.barrier.is_broken().then(|| crate::fault::internal_error(None));
+        let panicked = || crew.barrier.is_broken().then(|| crate::panics::internal_error(None));
         let problem = crew.client_error.lock().expect("lock").take().or_else(panicked);
         // Every rank starts the phase together: this round is the start barrier.
         if let Some(e) = agree(group, problem, &format!("the start of phase '{}'", phase.label)) {
@@ -557,13 +575,20 @@ impl<'a, S: Storage> JobRun<'a, S> {
         observer: &mut dyn Observer,
         group: &mut Group,
     ) -> RankPart {
-        let ctl = Arc::new(PhaseControl::new(
+        let mut ctl = PhaseControl::new(
             Instant::now(),
             phase.duration,
             phase.ramp,
             self.config.max_errors,
             self.interrupt,
-        ));
+        );
+        ctl.fine_series = self.config.fine_series();
+        // Paced workers wait between operations by design: their gaps are no stalls.
+        ctl.log_gaps = !phase.prepare && phase.rate.is_none();
+        let ctl = Arc::new(ctl);
+        if let Some(t) = self.timeline {
+            t.phase_started(self.index, phase, ctl.start);
+        }
         *crew.current.lock().expect("lock") = Some(Current {
             phase: phase.clone(),
             ctl: ctl.clone(),
@@ -633,7 +658,8 @@ impl<'a, S: Storage> JobRun<'a, S> {
         let members = group.members().to_vec();
         let what = format!("phase '{}'", phase.label);
         let finish = |parts: &[RankPart]| {
-            combine(phase, job, parts, ranks, &members, self.run_start).map(|mut result| {
+            let threshold = self.config.stall_threshold.as_secs_f64();
+            combine(phase, job, parts, ranks, &members, self.run_start, threshold).map(|mut result| {
                 result.cache = cache.clone();
                 result.validity = marks(&result, self.caps);
                 result
@@ -989,7 +1015,13 @@ mod tests {
             std::thread::spawn(move || {
                 let storage = dfsbench_backends::mem::MemStorage::new("mem://", "dfsbench-test");
                 let config = panicking_config(workers);
-                let (_, status) = run(&storage, &config, 1, &INTERRUPT, &mut Quiet, &mut Group::solo());
+                let clock = RunClock {
+                    run_tag: 1,
+                    interrupt: &INTERRUPT,
+                    origin: Instant::now(),
+                    timeline: None,
+                };
+                let (_, status) = run(&storage, &config, &clock, &mut Quiet, &mut Group::solo());
                 let _ = tx.send(status);
             });
             // Generous for a loaded machine: the run itself takes milliseconds; a hang never ends.

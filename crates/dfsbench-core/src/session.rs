@@ -11,8 +11,10 @@ use dfsbench_backends::{with_storage, AnyStorage, Storage, Target, TargetInfo};
 
 use crate::cluster::Group;
 use crate::config::RunConfig;
+use crate::faults::{self, Record, Timeline};
 use crate::host::{host, process_cpu_times};
-use crate::runner::{agree, fit_to_backend, run, Observer, Status};
+use crate::runner::{agree, fit_to_backend, run, Observer, RunClock, Status};
+use dfsbench_backends::clock::Instant;
 use dfsbench_result::{self as result, RunResult, Tool};
 
 /// A run that could not start: nothing was measured.
@@ -210,10 +212,28 @@ impl Started<'_> {
         };
         // One process measures the hardware; the others wait for it at the first phase.
         let null_tests = (config.null_tests && group.is_root()).then(|| crate::nulltest::run(s, endpoint, self.run_id));
-        let (mut phases, status) = run(s, &config, run_tag(self.run_id), interrupt, observer, group);
+        let origin = Instant::now();
+        let timeline =
+            (group.is_root() && !config.faults.is_empty()).then(|| Timeline::start(&config.faults, origin, interrupt));
+        let clock = RunClock {
+            run_tag: run_tag(self.run_id),
+            interrupt,
+            origin,
+            timeline: timeline.as_ref(),
+        };
+        let (mut phases, mut status) = run(s, &config, &clock, observer, group);
         for p in &mut phases {
             p.cache_suspect = result::cache_suspects(p, null_tests.as_ref());
         }
+        let record = timeline.map(|t| t.finish(&mut |what| observer.waiting(what)));
+        let faults = record.as_ref().map(|r| faults::analyse(&config.faults, r, &phases));
+        status = match (status, record.as_ref()) {
+            (Status::Complete | Status::Interrupted, Some(Record { failure: Some(f), .. })) => {
+                Status::Failed(f.clone())
+            }
+            (Status::Complete, Some(r)) if r.recovery.as_ref().is_some_and(|r| r.interrupted) => Status::Interrupted,
+            (status, _) => status,
+        };
         let mut warnings = if group.is_root() { notes } else { Vec::new() };
         warnings.extend(clean_up(s, &config, group, &info.run_path));
         let (status_name, status_message) = match &status {
@@ -241,6 +261,9 @@ impl Started<'_> {
             null_tests,
             cluster: cluster(group, &config),
             phases,
+            faults: faults.unwrap_or_default(),
+            events: record.as_ref().map(|r| r.events.clone()).unwrap_or_default(),
+            recovery: record.and_then(|r| r.recovery),
         };
         Ok(Outcome {
             result,

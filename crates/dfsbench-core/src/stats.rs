@@ -4,6 +4,7 @@
 //! allocation) and publishes running totals through single-writer atomics that the sampler
 //! reads for the per-second series and the progress line.
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::Mutex;
 use std::time::Duration;
@@ -12,6 +13,7 @@ use dfsbench_backends::clock::Instant;
 use dfsbench_backends::{IoEngine, OpError};
 use hdrhistogram::Histogram;
 
+use crate::faults::stalls::GapLog;
 use dfsbench_result::histogram::new_histogram;
 use dfsbench_result::{ErrorSample, Errors, Series, MAX_ERROR_SAMPLES};
 
@@ -26,6 +28,8 @@ pub struct Live {
 
 /// Width of the per-interval series of a phase.
 pub const SERIES_INTERVAL: Duration = Duration::from_secs(1);
+/// Width of the finer series of runs with faults.
+pub const FINE_SERIES_INTERVAL: Duration = Duration::from_millis(100);
 /// Intervals reserved up front per worker; a longer phase grows its series once an interval.
 const SERIES_RESERVE: usize = 3600;
 
@@ -44,6 +48,8 @@ pub struct Buckets {
     ops: Vec<u64>,
     bytes: Vec<u64>,
     errors: Vec<u64>,
+    /// Errors per interval by kind, when asked for (the 100 ms series of runs with faults).
+    errors_by_kind: Option<BTreeMap<&'static str, Vec<u64>>>,
 }
 
 impl Buckets {
@@ -61,9 +67,16 @@ impl Buckets {
             ops: Vec::with_capacity(reserve),
             bytes: Vec::with_capacity(reserve),
             errors: Vec::with_capacity(reserve),
+            errors_by_kind: None,
         };
         b.grow_to(0);
         b
+    }
+
+    /// Also count errors by kind.
+    pub fn by_kind(mut self) -> Self {
+        self.errors_by_kind = Some(BTreeMap::new());
+        self
     }
 
     fn grow_to(&mut self, index: usize) {
@@ -97,10 +110,17 @@ impl Buckets {
         self.bytes[i] += bytes;
     }
 
-    /// Count an error at `at`.
-    pub fn add_error(&mut self, at: Instant) {
+    /// Count an error of `kind` at `at`.
+    pub fn add_error(&mut self, at: Instant, kind: &'static str) {
         let i = self.slot(at);
         self.errors[i] += 1;
+        if let Some(by_kind) = &mut self.errors_by_kind {
+            let v = by_kind.entry(kind).or_default();
+            if v.len() <= i {
+                v.resize(i + 1, 0);
+            }
+            v[i] += 1;
+        }
     }
 
     /// Add these counts into `series`, interval by interval.
@@ -108,6 +128,21 @@ impl Buckets {
         add_vec(&mut series.ops, &self.ops);
         add_vec(&mut series.bytes, &self.bytes);
         add_vec(&mut series.errors, &self.errors);
+        for (kind, v) in self.errors_by_kind.iter().flatten() {
+            add_vec(series.errors_by_kind.entry(kind.to_string()).or_default(), v);
+        }
+    }
+}
+
+/// A series of `factor` times wider intervals (the 1 s series from the 100 ms one).
+pub fn coarsen(fine: &Series, factor: usize) -> Series {
+    let sum = |v: &[u64]| v.chunks(factor).map(|c| c.iter().sum()).collect();
+    Series {
+        interval_s: fine.interval_s * factor as f64,
+        ops: sum(&fine.ops),
+        bytes: sum(&fine.bytes),
+        errors: sum(&fine.errors),
+        errors_by_kind: Default::default(),
     }
 }
 
@@ -136,6 +171,10 @@ pub struct PhaseControl {
     steady: AtomicBool,
     /// Set when another thread of the run failed: the phase ends at once.
     halted: AtomicBool,
+    /// Keep the 100 ms series with errors by kind (runs with faults).
+    pub fine_series: bool,
+    /// Log each worker's gaps between completions (closed-loop measured phases).
+    pub log_gaps: bool,
 }
 
 impl PhaseControl {
@@ -159,6 +198,8 @@ impl PhaseControl {
             first_done_at: Mutex::new(None),
             steady: AtomicBool::new(false),
             halted: AtomicBool::new(false),
+            fine_series: false,
+            log_gaps: false,
         }
     }
 
@@ -245,8 +286,20 @@ pub struct WorkerPhase {
     pub existing: Vec<u64>,
     /// The worker whose data this one read, when not its own (`--shuffle`).
     pub read_from: Option<usize>,
-    /// Every completion and error by interval, ramp-up included.
+    /// Every completion and error by interval, ramp-up included: 1 s, or 100 ms with
+    /// `fine_series`.
     pub series: Buckets,
+    /// Gaps between successful completions (`log_gaps`).
+    pub gaps: Option<GapLog>,
+}
+
+fn series_of(ctl: &PhaseControl) -> Buckets {
+    let expected = ctl.deadline.map(|d| d.saturating_duration_since(ctl.start));
+    if ctl.fine_series {
+        Buckets::new(ctl.start, FINE_SERIES_INTERVAL, expected).by_kind()
+    } else {
+        Buckets::new(ctl.start, SERIES_INTERVAL, expected)
+    }
 }
 
 /// The recording side of a worker in one phase.
@@ -293,11 +346,8 @@ impl<'a> Recorder<'a> {
                 service: None,
                 existing: Vec::new(),
                 read_from: None,
-                series: Buckets::new(
-                    ctl.start,
-                    SERIES_INTERVAL,
-                    ctl.deadline.map(|d| d.saturating_duration_since(ctl.start)),
-                ),
+                series: series_of(ctl),
+                gaps: ctl.log_gaps.then(GapLog::default),
             },
             ops: 0,
             bytes: 0,
@@ -319,6 +369,9 @@ impl<'a> Recorder<'a> {
         self.live.ops.store(self.live_ops, Relaxed);
         self.live.bytes.store(self.live_bytes, Relaxed);
         self.out.series.add(end, bytes);
+        if let Some(g) = &mut self.out.gaps {
+            g.complete(end.saturating_duration_since(self.ctl.start).as_nanos() as u64);
+        }
         if self.ctl.ramp_end.is_some_and(|r| start < r) {
             return;
         }
@@ -428,7 +481,7 @@ impl<'a> Recorder<'a> {
             });
         }
         self.live.errors.store(e.total, Relaxed);
-        self.out.series.add_error(at);
+        self.out.series.add_error(at, err.kind);
         self.ctl.count_error();
     }
 
@@ -553,7 +606,7 @@ mod tests {
         for at in [ms(10), ms(999), ms(1000), ms(2500), ms(1500), ms(7200)] {
             b.add(start + at, 10);
         }
-        b.add_error(start + ms(2999));
+        b.add_error(start + ms(2999), "EIO");
         let mut series = Series::default();
         b.add_into(&mut series);
         b.add_into(&mut series);

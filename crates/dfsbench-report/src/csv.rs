@@ -133,6 +133,33 @@ pub fn long_csv(runs: &[crate::runs::Run]) -> String {
             if !p.validity.is_empty() {
                 row(op, "weak", p.validity.len().to_string(), "reasons");
             }
+            if let Some(st) = &p.stalls {
+                row(op, "stall_longest_s", st.longest_s.to_string(), "s");
+                row(op, "stalls", st.count.to_string(), "stalls");
+                row(op, "stall_total_s", st.total_s.to_string(), "s");
+            }
+            // The faults that fell in this phase: the columns of the text output's table.
+            for (i, f) in res
+                .faults
+                .iter()
+                .enumerate()
+                .filter(|(_, f)| f.phase.as_deref() == Some(p.label.as_str()))
+            {
+                let op = format!("fault {}", i + 1);
+                let mut opt = |metric: &str, v: Option<f64>, unit: &str| {
+                    if let Some(v) = v {
+                        row(&op, metric, v.to_string(), unit);
+                    }
+                };
+                opt("fault_started_s", f.run.started_s, "s");
+                opt("stall_s", Some(f.stall_s), "s");
+                opt("ops_per_sec_before", f.before.map(|w| w.ops_per_sec), "ops/s");
+                opt("ops_per_sec_during", f.during.map(|w| w.ops_per_sec), "ops/s");
+                opt("ops_per_sec_after", f.after.map(|w| w.ops_per_sec), "ops/s");
+                opt("errors_during", f.during.map(|w| w.errors as f64), "errors");
+                opt("ops_resumed_after_s", f.first_success_after_s, "s");
+                opt("throughput_back_after_s", f.throughput_recovered_after_s, "s");
+            }
             for k in &p.ops_by_kind {
                 let op = k.op.as_str();
                 row(op, "ops", k.ops.to_string(), "ops");
@@ -143,6 +170,17 @@ pub fn long_csv(runs: &[crate::runs::Run]) -> String {
                     latency_rows(&mut row, op, &k.latency);
                 }
             }
+        }
+        if let Some(t) = res.recovery.as_ref().and_then(|r| r.recovery_time_s) {
+            out.push_str(&format!(
+                "{},{},{},{},{},{},,,recovery,recovery,,,,,,,recovery_time_s,{t},s\n",
+                quote(&r.label),
+                quote(&res.run_id),
+                quote(&r.system),
+                quote(&res.target.backend),
+                quote(&res.host.hostname),
+                quote(&res.started_at)
+            ));
         }
     }
     out

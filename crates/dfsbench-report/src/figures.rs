@@ -358,6 +358,86 @@ pub fn timeline(run: &Run) -> Result<Vec<Figure>> {
     Ok(out)
 }
 
+const FAULTS_NOTE: &str = "Operations per 100 ms interval over the run, from each operation's completion time; \
+red bands are stalls (no operation completed for at least the stall threshold); dashed lines are the faults as \
+they started and the recovery probe's first success.";
+
+/// The run around its faults: ops/s in 100 ms intervals, stalls shaded, a dashed line where
+/// each fault started and where the recovery probe first succeeded; None without faults.
+pub fn faults(run: &Run) -> Result<Option<Figure>> {
+    let res = run.result;
+    if res.faults.is_empty() {
+        return Ok(None);
+    }
+    let mut points = Vec::new();
+    let mut bands = Vec::new();
+    for p in run.phases() {
+        let Some(s) = p.fine_series.as_ref().filter(|s| s.interval_s > 0.0) else {
+            continue;
+        };
+        let mut seg: Vec<(f64, f64)> = s
+            .ops
+            .iter()
+            .enumerate()
+            .map(|(k, &n)| (p.start_s + (k as f64 + 0.5) * s.interval_s, n as f64 / s.interval_s))
+            .collect();
+        points.append(&mut seg);
+        for st in p.stalls.iter().flat_map(|st| &st.intervals) {
+            bands.push(Band {
+                x0: st.from_s,
+                x1: st.to_s,
+                colour: charts::ALERT.mix(0.25),
+                label: Some(format!("stall {:.2} s", st.length())),
+            });
+        }
+    }
+    let top = points.iter().map(|p| p.1).fold(1.0, f64::max) * 1.05;
+    let x = Axis::linear("time since the run started (s)", Ticks::Plain).not_from_zero();
+    let y = Axis::linear("ops/s", Ticks::Si).with_range(0.0, top);
+    let mut chart = LineChart::new(
+        format!("{}: faults and stalls, ops/s per 100 ms", run.label),
+        x,
+        y,
+        WIDE,
+    );
+    chart.bands = bands;
+    chart
+        .series
+        .push(Series::line("ops/s per 100 ms", charts::colour(run.colour), points));
+    for (i, f) in res.faults.iter().enumerate() {
+        if let Some(t) = f.run.started_s {
+            let name = format!("fault {}: {} ({})", i + 1, f.command, f.run.status);
+            chart
+                .series
+                .push(Series::line(name, charts::colour(i + 1), vec![(t, 0.0), (t, top)]).dashed());
+        }
+    }
+    if let Some(r) = &res.recovery {
+        if let Some(t) = r.recovered_s {
+            let name = match r.recovery_time_s {
+                Some(rt) => format!("probe OK: recovered {rt:.1} s after the last fault"),
+                None => "probe OK".to_string(),
+            };
+            chart
+                .series
+                .push(Series::line(name, charts::ALERT, vec![(t, 0.0), (t, top)]).dashed());
+        }
+    }
+    if chart.bands.iter().any(|b| b.label.is_some()) {
+        chart.swatches.push(Swatch {
+            name: "stall".into(),
+            colour: charts::ALERT.mix(0.3),
+        });
+    }
+    Ok(Some(Figure {
+        kind: "faults",
+        title: chart.title.clone(),
+        svg: charts::line_chart(&chart)?,
+        wide: true,
+        note: Some(FAULTS_NOTE.into()),
+    }))
+}
+
 /// Per-worker bars of every measured phase of a run, and per-process bars in runs of several
 /// processes: MiB/s for phases that moved data, else ops/s; bars below 80% of the median are
 /// red.

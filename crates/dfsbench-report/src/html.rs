@@ -201,6 +201,32 @@ fn run_card(out: &mut String, r: &Run) {
 }
 
 /// argv as a shell line: words with spaces or quotes quoted.
+/// The run's faults and recovery, as the text output shows them.
+fn faults_table(out: &mut String, r: &Run) {
+    let Some(rows) = crate::faults::rows(r.result) else {
+        return;
+    };
+    out.push_str("<table class=\"faults\">\n<tr>");
+    for h in &rows[0] {
+        let _ = write!(out, "<th>{}</th>", esc(h));
+    }
+    out.push_str("</tr>\n");
+    for row in &rows[1..] {
+        out.push_str("<tr>");
+        for c in row {
+            let _ = write!(out, "<td>{}</td>", esc(c));
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</table>\n");
+    for line in crate::faults::recovery_line(r.result)
+        .into_iter()
+        .chain(crate::faults::stall_lines(r.result))
+    {
+        let _ = writeln!(out, "<p class=\"note\">{}</p>", esc(&line));
+    }
+}
+
 pub fn shell_words(argv: &[String]) -> String {
     argv.iter()
         .enumerate()
@@ -395,7 +421,9 @@ pub fn render(runs: &[Run], page: &Page) -> Result<String, String> {
     let mut timelines = Vec::new();
     let mut workers = Vec::new();
     for r in runs {
-        timelines.push(figures::timeline(r)?);
+        let mut figs: Vec<Figure> = figures::faults(r)?.into_iter().collect();
+        figs.extend(figures::timeline(r)?);
+        timelines.push(figs);
         workers.push(figures::workers(r)?);
     }
 
@@ -483,6 +511,7 @@ pub fn render(runs: &[Run], page: &Page) -> Result<String, String> {
             swatch(r),
             esc(&r.label)
         );
+        faults_table(&mut out, r);
         grid(&mut out, figs, &mut id);
         out.push_str("</details>\n");
     }

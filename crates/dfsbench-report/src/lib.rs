@@ -6,6 +6,7 @@
 pub mod charts;
 pub mod compare;
 mod csv;
+pub mod faults;
 pub mod figures;
 pub mod flags;
 pub mod fmt;
@@ -21,5 +22,6 @@ pub mod synthetic;
 mod table;
 
 pub use csv::{long_csv, phases_csv};
+pub use faults::{faults_table, stall_lines};
 pub use flags::notes;
 pub use table::{cpu_table, phases_table, rate_si, rate_table};

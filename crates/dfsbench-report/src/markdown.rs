@@ -115,6 +115,7 @@ pub fn report(runs: &[Run]) -> String {
         }
     }
     flags_table(&mut out, runs);
+    faults_tables(&mut out, runs);
     out.push_str("Rates over each phase's measured time; latency percentiles from the merged HDR histograms.\n");
     out
 }
@@ -140,6 +141,26 @@ fn flags_table(out: &mut String, runs: &[Run]) {
     let _ = writeln!(out, "## Page cache and marks\n");
     let header = ["run", "phase", "page cache", "marks"].map(String::from);
     table(out, &header, &rows);
+}
+
+/// Each run's faults, the same table the text output prints, with the recovery verdict and
+/// the phases' stalls under it.
+fn faults_tables(out: &mut String, runs: &[Run]) {
+    for r in runs {
+        let Some(rows) = crate::faults::rows(r.result) else {
+            continue;
+        };
+        let _ = writeln!(out, "## Faults: {}\n", r.label);
+        let header: Vec<String> = rows[0].to_vec();
+        let body: Vec<Vec<String>> = rows[1..].iter().map(|row| row.to_vec()).collect();
+        table(out, &header, &body);
+        for line in crate::faults::recovery_line(r.result)
+            .into_iter()
+            .chain(crate::faults::stall_lines(r.result))
+        {
+            let _ = writeln!(out, "{line}\n");
+        }
+    }
 }
 
 #[cfg(test)]

@@ -121,7 +121,7 @@ pub fn cpu_table(result: &RunResult) -> Option<String> {
     Some(align(&rows))
 }
 
-fn align<const N: usize>(rows: &[[String; N]]) -> String {
+pub(crate) fn align<const N: usize>(rows: &[[String; N]]) -> String {
     let widths: Vec<usize> = (0..N)
         .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
         .collect();

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+pub mod faults;
 pub mod files;
 pub mod histogram;
 
@@ -37,6 +38,16 @@ pub struct RunResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cluster: Option<Cluster>,
     pub phases: Vec<PhaseResult>,
+    /// What happened on the run's timeline besides the workload: fault commands and recovery
+    /// probes, in time order (seconds after the run started, the clock of `start_s`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub events: Vec<faults::Event>,
+    /// Every `--fault` and what the measurements around it show.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub faults: Vec<faults::FaultImpact>,
+    /// The `--recovery-probe` and when it first succeeded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recovery: Option<faults::Recovery>,
 }
 
 /// Null tests, measured before the jobs.
@@ -173,6 +184,14 @@ pub struct PhaseResult {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ops_by_kind: Vec<OpKind>,
     pub series: Series,
+    /// The same counts in 100 ms intervals, with errors by kind: runs with faults or a
+    /// recovery probe.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fine_series: Option<Series>,
+    /// Intervals in which no operation completed, from every completion's own time
+    /// (closed-loop phases).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stalls: Option<faults::Stalls>,
     pub cpu: Cpu,
     /// CPU of the server processes the run watched (`--server-pid`), on rank 0's host.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -486,6 +505,9 @@ pub struct Series {
     pub ops: Vec<u64>,
     pub bytes: Vec<u64>,
     pub errors: Vec<u64>,
+    /// Errors per interval by kind (`fine_series` only).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub errors_by_kind: BTreeMap<String, Vec<u64>>,
 }
 
 /// CPU used by the dfsbench process during the phase.

@@ -1,0 +1,134 @@
+//! The faults of a run as a table (text, Markdown and CSV share its rows), the recovery
+//! probe's verdict, and the phases' stalls.
+
+use dfsbench_result::faults::{FaultImpact, Window};
+use dfsbench_result::RunResult;
+
+use crate::table::rate_si;
+
+pub const HEADER: [&str; 10] = [
+    "fault",
+    "at",
+    "status",
+    "stall",
+    "ops/s before",
+    "during",
+    "after",
+    "errors",
+    "ops resumed after",
+    "throughput back after",
+];
+
+fn secs(v: f64) -> String {
+    format!("{v:.2} s")
+}
+
+fn rate(w: Option<&Window>) -> String {
+    w.map_or("-".into(), |w| rate_si(w.ops_per_sec))
+}
+
+/// A rate beside its ratio to the level before the fault: `120 (0.05x)`.
+fn rate_ratio(w: Option<&Window>, ratio: Option<f64>) -> String {
+    match (w, ratio) {
+        (Some(w), Some(r)) => format!("{} ({r:.2}x)", rate_si(w.ops_per_sec)),
+        _ => rate(w),
+    }
+}
+
+fn row(i: usize, f: &FaultImpact) -> [String; 10] {
+    let at = match (f.run.started_s, f.due_s) {
+        (Some(s), _) => format!("{} ({:.1} s)", f.at, s),
+        _ => f.at.clone(),
+    };
+    let errors = if f.errors_by_kind.is_empty() {
+        f.during.map_or("-".into(), |d| d.errors.to_string())
+    } else {
+        f.errors_by_kind
+            .iter()
+            .map(|(k, n)| format!("{n} {k}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let measured = f.phase.is_some();
+    [
+        format!("{} {}", i + 1, f.command),
+        at,
+        match f.run.exit_code {
+            Some(c) if f.run.status == "failed" => format!("failed (exit {c})"),
+            _ => f.run.status.clone(),
+        },
+        if measured { secs(f.stall_s) } else { "-".into() },
+        rate(f.before.as_ref()),
+        rate_ratio(f.during.as_ref(), f.during_ratio),
+        rate_ratio(f.after.as_ref(), f.after_ratio),
+        errors,
+        f.first_success_after_s.map_or("-".into(), secs),
+        match f.throughput_recovered_after_s {
+            Some(s) => secs(s),
+            None if f.before.is_some() => "not within the phase".into(),
+            None => "-".into(),
+        },
+    ]
+}
+
+/// One row per fault, the header first; None when the run had no faults.
+pub fn rows(result: &RunResult) -> Option<Vec<[String; 10]>> {
+    if result.faults.is_empty() {
+        return None;
+    }
+    let mut rows = vec![HEADER.map(String::from)];
+    rows.extend(result.faults.iter().enumerate().map(|(i, f)| row(i, f)));
+    Some(rows)
+}
+
+/// The recovery probe's verdict in one line.
+pub fn recovery_line(result: &RunResult) -> Option<String> {
+    let r = result.recovery.as_ref()?;
+    let tries = format!("{} probe{}", r.probes, if r.probes == 1 { "" } else { "s" });
+    Some(match (r.recovered_s, r.recovery_time_s) {
+        (Some(_), Some(t)) => format!(
+            "recovery: '{}' succeeded {t:.1} s after the last fault ({tries})",
+            r.command
+        ),
+        (Some(at), None) => format!("recovery: '{}' succeeded at {at:.1} s ({tries})", r.command),
+        (None, _) if r.timed_out => format!(
+            "recovery: '{}' did not succeed within the recovery timeout ({tries}); last output: {}",
+            r.command,
+            r.last_output.lines().next().unwrap_or("-")
+        ),
+        (None, _) if r.interrupted => format!("recovery: '{}' stopped by the user ({tries})", r.command),
+        (None, _) => format!("recovery: '{}' did not run", r.command),
+    })
+}
+
+/// The table as aligned text: faults, then the recovery line.
+pub fn faults_table(result: &RunResult) -> Option<String> {
+    let mut out = crate::table::align(&rows(result)?);
+    if let Some(r) = recovery_line(result) {
+        out.push_str(&r);
+        out.push('\n');
+    }
+    Some(out)
+}
+
+/// Phases with stalls (gaps without a completed operation of at least the threshold).
+pub fn stall_lines(result: &RunResult) -> Vec<String> {
+    result
+        .phases
+        .iter()
+        .filter(|p| !p.prepare)
+        .filter_map(|p| {
+            let s = p.stalls.as_ref().filter(|s| s.count > 0)?;
+            Some(format!(
+                "{}: {} stall{} of {} s or more, {:.2} s in all; the longest {:.2} s from {:.2} s",
+                p.label,
+                s.count,
+                if s.count == 1 { "" } else { "s" },
+                s.threshold_s,
+                s.total_s,
+                s.longest_s,
+                s.longest_from_s.unwrap_or_default()
+            ))
+        })
+        .collect()
+}
