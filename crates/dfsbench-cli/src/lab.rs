@@ -85,10 +85,20 @@ fn failure(e: dfsbench_lab::Error) -> Failure {
     }
 }
 
-/// A `lab:NAME[-KIND]` target as the lab's URI and its daemons' PIDs; any other target as it is.
+/// A `lab:NAME[-KIND]` target as the lab's URI, its daemons' PIDs and the credentials it
+/// needs, now set in this process's environment (ranks and study points inherit them); any
+/// other target as it is.
 pub fn resolve_target(target: &str) -> Result<(String, Vec<u32>), Failure> {
     match target.strip_prefix("lab:") {
-        Some(spec) => dfsbench_lab::resolve_target(spec).map_err(failure),
+        Some(spec) => {
+            let lab = dfsbench_lab::resolve_target(spec).map_err(failure)?;
+            // Over any the user had: they name the lab's own accounts. Called before any
+            // thread that reads the environment starts.
+            for (k, v) in &lab.env {
+                std::env::set_var(k, v);
+            }
+            Ok((lab.uri, lab.pids))
+        }
         None => Ok((target.to_string(), Vec::new())),
     }
 }

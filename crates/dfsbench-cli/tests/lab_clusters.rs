@@ -366,8 +366,11 @@ impl Lab {
             .args(args)
             .env("DFSBENCH_LAB_DIR", self.dir.path())
             .current_dir(self.dir.path());
-        for (k, v) in NET_ENV {
-            cmd.env(k, v);
+        // A `lab:` target brings its own credentials; a URI needs them from the environment.
+        if !args.iter().any(|a| a.starts_with("lab:")) {
+            for (k, v) in NET_ENV {
+                cmd.env(k, v);
+            }
         }
         cmd
     }
@@ -420,8 +423,10 @@ fn network_cluster_survives_a_node_kill(lab: &Lab, nodes: usize, errors_while_ki
         .map(|t| t.as_str().unwrap().into())
         .collect();
     assert_eq!(targets.len(), 2, "{targets:?}");
+    // Through `lab:NAME-KIND`, with no credentials in the environment: the lab hands them over.
     for t in &targets {
-        lab.net_files_clean(t, std::time::Duration::ZERO);
+        let kind = t.split_once("://").expect("a URI").0;
+        lab.net_files_clean(&format!("lab:{}-{kind}", lab.system), std::time::Duration::ZERO);
     }
     // Kept files: copies for the probe to miss and the system to restore.
     let (out, _) = lab.net_files(&targets[0], "50", &["--phases", "write", "--keep"], "kept.json");
@@ -608,6 +613,8 @@ fn minio_with_s3fs_survives_a_node_kill_and_heals() {
         .expect("the s3fs target");
     let mount = PathBuf::from(file.strip_prefix("file://").unwrap());
     let env = s3_env(&lab);
+    // The lab's credentials come with `lab:minio-s3`; the URI takes them from env.sh.
+    lab.files_workload_with("lab:minio-s3", 25, &[]);
     lab.files_workload_with(s3, 25, &env);
     lab.files_workload_with(file, 10, &[]);
     let files = write_files(&mount, 4);

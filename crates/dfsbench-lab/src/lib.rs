@@ -82,6 +82,11 @@ pub trait System {
     fn notes(&self, _state: &State) -> Vec<String> {
         Vec::new()
     }
+    /// The environment a client of `target` (one of `targets`) needs: the lab's credentials,
+    /// which a `lab:` target hands to the run so that nobody has to copy them.
+    fn target_env(&self, _state: &State, _target: &str) -> Vec<(&'static str, String)> {
+        Vec::new()
+    }
     /// Ok(None) when every copy exists again; Ok(Some(why)) while not.
     fn probe(&self, state: &State) -> Result<Option<String>>;
 }
@@ -418,10 +423,19 @@ pub fn loaded(name: &str) -> Result<State> {
 /// The target kinds a `lab:NAME-KIND` target can ask for.
 const TARGET_KINDS: &[&str] = &["fs", "s3", "swift", "hdfs", "webhdfs"];
 
+/// A lab's target as a run uses it.
+#[derive(Debug, Clone, Default)]
+pub struct LabTarget {
+    pub uri: String,
+    /// The PIDs of the lab's node daemons, whose CPU a run records as `--server-pid` does.
+    pub pids: Vec<u32>,
+    /// Variables the target's client needs (credentials, the HDFS user).
+    pub env: Vec<(&'static str, String)>,
+}
+
 /// A `lab:NAME[-KIND]` target (the part after `lab:`): the lab's target of that kind (`fs`: its
-/// FUSE mount; `s3`, `swift`, `hdfs`, `webhdfs`: that endpoint; no kind: its first target), and
-/// the PIDs of its node daemons, whose CPU a run records as `--server-pid` does.
-pub fn resolve_target(spec: &str) -> Result<(String, Vec<u32>)> {
+/// FUSE mount; `s3`, `swift`, `hdfs`, `webhdfs`: that endpoint; no kind: its first target).
+pub fn resolve_target(spec: &str) -> Result<LabTarget> {
     let (name, kind) = match spec.rsplit_once('-') {
         Some((name, kind)) if TARGET_KINDS.contains(&kind) => (name, Some(kind)),
         _ => (spec, None),
@@ -441,8 +455,11 @@ pub fn resolve_target(spec: &str) -> Result<(String, Vec<u32>)> {
             targets.join(", ")
         ))
     })?;
-    let pids = state.nodes.iter().flat_map(node_pids).map(|p| p.pid as u32).collect();
-    Ok((uri.clone(), pids))
+    Ok(LabTarget {
+        uri: uri.clone(),
+        pids: state.nodes.iter().flat_map(node_pids).map(|p| p.pid as u32).collect(),
+        env: sys.target_env(&state, uri),
+    })
 }
 
 #[derive(Serialize, Debug)]

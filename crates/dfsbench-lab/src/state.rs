@@ -11,6 +11,7 @@ use crate::{Error, Result};
 
 /// Overrides the directory holding every lab's state and data.
 pub const LAB_DIR_ENV: &str = "DFSBENCH_LAB_DIR";
+const DEFAULT_LAB_DIR: &str = "/var/lib/dfsbench/labs";
 
 /// A process we started, with its start time so a reused pid is never signalled.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
@@ -79,19 +80,14 @@ pub struct State {
     pub up: bool,
 }
 
-/// The directory holding all labs: $DFSBENCH_LAB_DIR, else `.cache/labs` in the enclosing git
-/// checkout, else in the current directory.
+/// The directory holding all labs: $DFSBENCH_LAB_DIR, else /var/lib/dfsbench/labs. A lab's
+/// namespaces and addresses belong to the whole machine, so its state must not depend on the
+/// directory a command runs in.
 pub fn labs_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os(LAB_DIR_ENV).filter(|d| !d.is_empty()) {
-        return crate::sys::real_path(Path::new(&dir));
+    match std::env::var_os(LAB_DIR_ENV).filter(|d| !d.is_empty()) {
+        Some(dir) => crate::sys::real_path(Path::new(&dir)),
+        None => PathBuf::from(DEFAULT_LAB_DIR),
     }
-    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-    let root = cwd
-        .ancestors()
-        .find(|d| d.join(".git").exists())
-        .unwrap_or(&cwd)
-        .to_path_buf();
-    crate::sys::real_path(&root.join(".cache/labs"))
 }
 
 impl State {

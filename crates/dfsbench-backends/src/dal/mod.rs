@@ -37,6 +37,16 @@ pub struct NetOptions {
     pub retries: u32,
 }
 
+/// A read stream's error: OpenDAL's own (a 404 on the first chunk is ENOENT) carried in an
+/// io::Error, or a plain I/O error.
+fn stream_error(e: std::io::Error) -> OpError {
+    if e.get_ref().is_some_and(|inner| inner.is::<opendal::Error>()) {
+        let inner = e.into_inner().expect("checked above");
+        return op_error(*inner.downcast::<opendal::Error>().expect("checked above"));
+    }
+    OpError::from(e)
+}
+
 /// Map an OpenDAL error to the kinds results count by, POSIX names where they mean the same.
 fn op_error(e: opendal::Error) -> OpError {
     let kind = match e.kind() {
@@ -568,7 +578,7 @@ impl Client for DalClient {
         let mut stream = reader.into_bytes_stream(..).await.map_err(op_error)?;
         let mut read = FileRead::default();
         while let Some(chunk) = stream.next().await {
-            let chunk = chunk.map_err(|e| OpError::new("unexpected", e.to_string()))?;
+            let chunk = chunk.map_err(stream_error)?;
             if read.first_byte.is_none() {
                 read.first_byte = Some(Instant::now());
             }

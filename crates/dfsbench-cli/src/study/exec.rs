@@ -46,13 +46,12 @@ pub fn systems(targets: &[String], localfs: bool) -> Result<Vec<System>, String>
         let (label, given) = split_label(arg);
         // A lab target (`lab:gluster`, `lab:ceph-s3`) runs on the lab's URI, named after the lab.
         let lab = given.strip_prefix("lab:");
-        let uri = match lab {
+        let (uri, env) = match lab {
             Some(spec) => {
-                dfsbench_lab::resolve_target(spec)
-                    .map_err(|e| format!("--target {arg}: {}", e.message))?
-                    .0
+                let lab = dfsbench_lab::resolve_target(spec).map_err(|e| format!("--target {arg}: {}", e.message))?;
+                (lab.uri, lab.env)
             }
-            None => given.to_string(),
+            None => (given.to_string(), Vec::new()),
         };
         let uri = uri.as_str();
         let parsed = Target::parse(uri).map_err(|e| format!("--target {arg}: {}", e.message))?;
@@ -81,6 +80,7 @@ pub fn systems(targets: &[String], localfs: bool) -> Result<Vec<System>, String>
             label,
             target: uri.to_string(),
             local_baseline: false,
+            env,
         });
     }
     if localfs && !out.iter().any(|s| s.label == "localfs") {
@@ -88,6 +88,7 @@ pub fn systems(targets: &[String], localfs: bool) -> Result<Vec<System>, String>
             label: "localfs".into(),
             target: std::env::temp_dir().display().to_string(),
             local_baseline: true,
+            env: Vec::new(),
         });
     }
     Ok(out)
@@ -135,6 +136,29 @@ fn backend_name<'u>(t: &Target, uri: &'u str) -> &'u str {
         Target::Posix(_) => "posix",
         Target::Mem { .. } => "mem",
         Target::Net(_) => uri.split_once("://").map_or("net", |(s, _)| s),
+    }
+}
+
+/// The variables lab targets set, with the values they had before, so that each system's
+/// points see its own credentials and a lab's never leak into another target's points.
+struct LabEnv(Vec<(&'static str, Option<std::ffi::OsString>)>);
+
+impl LabEnv {
+    fn of(systems: &[System]) -> LabEnv {
+        let mut keys: Vec<&'static str> = systems.iter().flat_map(|s| s.env.iter().map(|(k, _)| *k)).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        LabEnv(keys.into_iter().map(|k| (k, std::env::var_os(k))).collect())
+    }
+
+    fn switch_to(&self, sys: &System) {
+        for (key, before) in &self.0 {
+            match (sys.env.iter().find(|(k, _)| k == key), before) {
+                (Some((_, v)), _) => std::env::set_var(key, v),
+                (None, Some(v)) => std::env::set_var(key, v),
+                (None, None) => std::env::remove_var(key),
+            }
+        }
     }
 }
 
@@ -292,6 +316,7 @@ pub fn execute(
         server_pids: a.server_pids.clone(),
         ..Default::default()
     };
+    let env = LabEnv::of(&systems);
     on_interrupt();
     let total = study.points.len() * systems.len();
     let (mut done, mut failed) = (0, 0);
@@ -330,6 +355,8 @@ pub fn execute(
             let result = dir.join(&sys.label).join(format!("{}.json", point.id));
             std::fs::create_dir_all(dir.join(&sys.label))
                 .map_err(|e| Failure::runtime(format!("cannot create {}: {e}", dir.join(&sys.label).display())))?;
+            // Between points no run is under way: nothing reads the environment meanwhile.
+            env.switch_to(sys);
             let (run, status) = match &workload {
                 None => run_here(&config, sys, &result, &ctx)?,
                 Some(file) => run_child(point, file, sys, &result, &ctx)?,

@@ -41,6 +41,9 @@ pub struct System {
     /// baseline that points over nodes skip.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub local_baseline: bool,
+    /// A lab target's credentials, set for its points and never written down.
+    #[serde(skip)]
+    pub env: Vec<(&'static str, String)>,
 }
 
 #[derive(Serialize, Deserialize)]

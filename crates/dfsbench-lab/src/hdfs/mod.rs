@@ -363,6 +363,11 @@ impl System for Hdfs {
         Ok(())
     }
 
+    fn target_env(&self, _state: &State, _target: &str) -> Vec<(&'static str, String)> {
+        // The NameNode runs as root, its superuser; the run's files are root's.
+        vec![("HADOOP_USER_NAME", "root".into())]
+    }
+
     fn targets(&self, state: &State) -> Vec<String> {
         let nn = &namenode(state).addr;
         vec![

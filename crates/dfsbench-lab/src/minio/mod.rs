@@ -356,6 +356,17 @@ impl System for Minio {
         t
     }
 
+    fn target_env(&self, _state: &State, target: &str) -> Vec<(&'static str, String)> {
+        if !target.starts_with("s3://") {
+            return Vec::new();
+        }
+        vec![
+            ("AWS_ACCESS_KEY_ID", KEY.into()),
+            ("AWS_SECRET_ACCESS_KEY", SECRET.into()),
+            ("AWS_REGION", REGION.into()),
+        ]
+    }
+
     fn notes(&self, state: &State) -> Vec<String> {
         let eps: Vec<String> = state.nodes.iter().map(endpoint).collect();
         let mut notes = vec![

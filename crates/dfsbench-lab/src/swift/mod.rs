@@ -333,6 +333,18 @@ impl System for Swift {
         Ok(())
     }
 
+    fn target_env(&self, _state: &State, target: &str) -> Vec<(&'static str, String)> {
+        // tempauth's user is also s3api's access key, its key the secret.
+        if target.starts_with("swift://") {
+            vec![("ST_USER", USER.into()), ("ST_KEY", KEY.into())]
+        } else {
+            vec![
+                ("AWS_ACCESS_KEY_ID", USER.into()),
+                ("AWS_SECRET_ACCESS_KEY", KEY.into()),
+            ]
+        }
+    }
+
     fn targets(&self, state: &State) -> Vec<String> {
         let url = proxy_url(state);
         vec![
