@@ -300,6 +300,30 @@ fn disk_full() {
     );
     assert_eq!(u(&doc["phases"][1]["ops"]), 40, "every file deleted, partial ones too");
     assert_eq!(std::fs::read_dir(fs.path()).unwrap().count(), 0);
+
+    // Reads pass by the files whose write failed: they read what was written, without errors.
+    let args = [
+        "-w",
+        "files",
+        "-j",
+        "2",
+        "--files",
+        "20",
+        "--file-size",
+        "64k",
+        "--phases",
+        "write,read",
+        "--max-errors",
+        "0",
+    ];
+    let r = run(uri, &args);
+    let doc = r.result();
+    validate(doc);
+    let (write, read) = (&doc["phases"][0], &doc["phases"][1]);
+    assert!(u(&write["errors"]["total"]) > 0, "{}", r.describe());
+    assert_eq!(u(&read["ops"]), u(&write["ops"]), "{}", read["errors"]);
+    assert_eq!(u(&read["errors"]["total"]), 0, "{}", read["errors"]);
+    assert_eq!(std::fs::read_dir(fs.path()).unwrap().count(), 0);
 }
 
 /// Hangs fail the test instead of hanging it: a run is killed after this long (a generous

@@ -30,6 +30,9 @@ pub struct Worker<C: Client> {
     pub(crate) pattern: Option<Pattern>,
     /// Files that exist after the create/write phase, per file set (meta uses set 0).
     pub(crate) existing: Vec<u64>,
+    /// Indices below `existing` whose write failed, per file set, ascending: reads of this
+    /// worker's files pass them by, as a timed-out write may have left nothing.
+    pub(crate) lost: Vec<Vec<u64>>,
     pub(crate) completions: Vec<Completion>,
     /// The worker has its OS thread to itself (it may sleep the thread while paced).
     pub(crate) alone: bool,
@@ -65,6 +68,7 @@ impl<C: Client> Worker<C> {
             rng,
             pattern: ctx.config.verify.then(|| Pattern::new(run_tag)),
             existing: Vec::new(),
+            lost: Vec::new(),
             completions: Vec::new(),
             alone: false,
             pacer: None,

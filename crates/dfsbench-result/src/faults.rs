@@ -124,8 +124,8 @@ pub struct FaultImpact {
     pub stall_s: f64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stall_from_s: Option<f64>,
-    /// From the fault to the end of its stall, when operations completed again (0 when no
-    /// gap of at least the stall resolution overlapped `during`).
+    /// From the fault to the end of its stall, when operations completed again (0 when the
+    /// longest gap overlapping `during` is shorter than the stall threshold: they never stopped).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_success_after_s: Option<f64>,
     /// From the fault to the end of the first 1 s window (in 100 ms steps) whose throughput was

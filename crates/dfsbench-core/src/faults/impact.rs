@@ -33,12 +33,13 @@ pub fn analyse(plan: &FaultPlan, record: &Record, phases: &[PhaseResult]) -> Vec
             };
             if let Some(t) = starts.get(i).copied().flatten() {
                 let next = starts.iter().flatten().copied().filter(|&s| s > t).reduce(f64::min);
+                let prev = starts.iter().flatten().copied().filter(|&s| s < t).reduce(f64::max);
                 let until = [next, recovered.filter(|&r| r > t)]
                     .into_iter()
                     .flatten()
                     .reduce(f64::min);
                 if let Some(p) = phases.iter().find(|p| !p.prepare && contains(p, t)) {
-                    measure(&mut row, p, t, until);
+                    measure(&mut row, p, t, prev, until);
                 }
             }
             row
@@ -55,14 +56,16 @@ fn contains(p: &PhaseResult, t: f64) -> bool {
 }
 
 /// The phase's figures around a fault at `t`; its window ends at `until` or the phase's end.
-fn measure(row: &mut FaultImpact, p: &PhaseResult, t: f64, until: Option<f64>) {
+/// The window before starts no earlier than the fault before (`prev`): the level a second
+/// fault (a restart, a CONT) changes is the one the first left.
+fn measure(row: &mut FaultImpact, p: &PhaseResult, t: f64, prev: Option<f64>, until: Option<f64>) {
     row.phase = Some(p.label.clone());
     let end = end_of(p);
     let during_to = until.map_or(end, |u| u.min(end));
     let series = p.fine_series.as_ref();
     let window = |from: f64, to: f64| series.map(|s| window(s, p.start_s, from, to));
     row.before = (t > p.start_s)
-        .then(|| window(p.start_s.max(t - WINDOW_S), t))
+        .then(|| window(p.start_s.max(t - WINDOW_S).max(prev.unwrap_or(f64::MIN)), t))
         .flatten();
     row.during = window(t, during_to);
     row.after = (during_to < end)
@@ -83,8 +86,10 @@ fn measure(row: &mut FaultImpact, p: &PhaseResult, t: f64, until: Option<f64>) {
             row.stall_from_s = Some(g.from_s);
         }
         // A fault takes a moment to bite (a kill is sent after the shell starts): operations
-        // resume at the end of its stall, wherever in the window that began.
-        row.first_success_after_s = Some(stall.map_or(0.0, |g| (g.to_s - t).max(0.0)));
+        // resume at the end of its stall, wherever in the window that began. A longest gap
+        // below the threshold is the workload's own rhythm, not a stop: they never stopped.
+        let stopped = stall.filter(|g| g.length() >= stalls.threshold_s);
+        row.first_success_after_s = Some(stopped.map_or(0.0, |g| (g.to_s - t).max(0.0)));
     }
 }
 
@@ -206,7 +211,7 @@ mod tests {
             stalls: Some(stalls),
             ..phase
         };
-        measure(&mut row, &phase, 7.0, Some(10.0));
+        measure(&mut row, &phase, 7.0, None, Some(10.0));
         let (b, d, a) = (row.before.unwrap(), row.during.unwrap(), row.after.unwrap());
         assert!((b.ops_per_sec - 1000.0).abs() < 1e-6, "{b:?}");
         assert_eq!(d.ops_per_sec, 0.0, "{d:?}");
@@ -221,5 +226,27 @@ mod tests {
         let back = row.throughput_recovered_after_s.unwrap();
         assert!((back - 4.8).abs() < 1e-6, "{back}");
         assert_eq!(row.during_ratio, Some(0.0));
+
+        // A longest gap under the stall threshold is no stop: operations resumed at once.
+        let short = Stalls {
+            threshold_s: 1.0,
+            gaps: vec![Interval { from_s: 9.0, to_s: 9.5 }],
+            ..Stalls::default()
+        };
+        let phase = PhaseResult {
+            stalls: Some(short),
+            ..phase
+        };
+        let mut row = FaultImpact::default();
+        measure(&mut row, &phase, 7.0, None, Some(10.0));
+        assert_eq!(row.stall_s, 0.5);
+        assert_eq!(row.first_success_after_s, Some(0.0));
+
+        // A second fault at 9.0 s (the CONT of a stop at 7.0 s) is judged against the quiet
+        // the first left, not the level before it.
+        let mut row = FaultImpact::default();
+        measure(&mut row, &phase, 9.0, Some(7.0), None);
+        let b = row.before.unwrap();
+        assert_eq!((b.from_s, b.ops_per_sec), (7.0, 0.0), "{b:?}");
     }
 }

@@ -236,6 +236,7 @@ impl<C: Client> Worker<C> {
         };
         if self.existing.len() < f.sets.len() {
             self.existing.resize(f.sets.len(), 0);
+            self.lost.resize(f.sets.len(), Vec::new());
         }
         let time_based = ctx.job.duration.is_some() && phase != FilePhase::Delete;
         // Reads read `src`'s files: another rank's with --shuffle.
@@ -252,20 +253,36 @@ impl<C: Client> Worker<C> {
             FilePhase::Read if time_based => u64::MAX,
             FilePhase::Read | FilePhase::Delete => existing,
         };
-        if phase == FilePhase::Read && existing == 0 {
+        // Another rank's failed writes are not known here (--shuffle): its reads may miss.
+        let own = owner == self.id;
+        let lost = if own {
+            std::mem::take(&mut self.lost[set])
+        } else {
+            Vec::new()
+        };
+        if phase == FilePhase::Read && existing <= lost.len() as u64 {
+            if own {
+                self.lost[set] = lost;
+            }
             return;
         }
         let pattern = self.pattern;
         let mut done = if until.is_some() { existing } else { 0 };
+        let mut newly_lost = Vec::new();
         while done < count {
-            let Some((intended, start)) = self.begin(rec.ctl()).await else {
-                break;
-            };
             // Time-based reads go round the written files again and again.
             let i = if phase == FilePhase::Read {
                 done % existing
             } else {
                 done
+            };
+            let was_lost = phase != FilePhase::Write && lost.binary_search(&i).is_ok();
+            if was_lost && phase == FilePhase::Read {
+                done += 1;
+                continue;
+            }
+            let Some((intended, start)) = self.begin(rec.ctl()).await else {
+                break;
             };
             file_path(&mut self.path, ctx.job_index, owner, set, i);
             let key = FileKey {
@@ -293,14 +310,27 @@ impl<C: Client> Worker<C> {
             rec.add_retries(self.client.take_retries());
             match result {
                 Ok(bytes) => rec.record_op(0, intended, start, end, bytes),
-                Err((e, offset)) => rec.error(0, end, &e, &self.path, offset),
+                // A failed write may have left a partial file, which the delete removes, or
+                // nothing, which is no error of the delete.
+                Err((e, _)) if was_lost && e.kind == "ENOENT" => {}
+                Err((e, offset)) => {
+                    rec.error(0, end, &e, &self.path, offset);
+                    if phase == FilePhase::Write {
+                        newly_lost.push(i);
+                    }
+                }
             }
             done += 1;
         }
-        if phase == FilePhase::Write {
-            self.existing[set] = done;
-        } else if phase == FilePhase::Delete {
-            self.existing[set] = 0;
+        match phase {
+            FilePhase::Write => {
+                self.existing[set] = done;
+                self.lost[set] = lost;
+                self.lost[set].append(&mut newly_lost);
+            }
+            FilePhase::Delete => self.existing[set] = 0,
+            FilePhase::Read if own => self.lost[set] = lost,
+            FilePhase::Read => {}
         }
     }
 }
