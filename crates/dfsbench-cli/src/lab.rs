@@ -85,10 +85,19 @@ fn failure(e: dfsbench_lab::Error) -> Failure {
     }
 }
 
+/// A run's target with `lab:` resolved.
+pub struct RunTarget {
+    pub uri: String,
+    /// The lab's node daemons, whose CPU the run records (empty for other targets).
+    pub server_pids: Vec<u32>,
+    /// The lab's name, for `lab ...` fault commands.
+    pub lab: Option<String>,
+}
+
 /// A `lab:NAME[-KIND]` target as the lab's URI, its daemons' PIDs and the credentials it
 /// needs, now set in this process's environment (ranks and study points inherit them); any
 /// other target as it is.
-pub fn resolve_target(target: &str) -> Result<(String, Vec<u32>), Failure> {
+pub fn resolve_target(target: &str) -> Result<RunTarget, Failure> {
     match target.strip_prefix("lab:") {
         Some(spec) => {
             let lab = dfsbench_lab::resolve_target(spec).map_err(failure)?;
@@ -97,9 +106,52 @@ pub fn resolve_target(target: &str) -> Result<(String, Vec<u32>), Failure> {
             for (k, v) in &lab.env {
                 std::env::set_var(k, v);
             }
-            Ok((lab.uri, lab.pids))
+            Ok(RunTarget {
+                uri: lab.uri,
+                server_pids: lab.pids,
+                lab: Some(lab.lab),
+            })
         }
-        None => Ok((target.to_string(), Vec::new())),
+        None => Ok(RunTarget {
+            uri: target.to_string(),
+            server_pids: Vec::new(),
+            lab: None,
+        }),
+    }
+}
+
+/// `dfsbench lab ARGS...` as a shell command, through this very binary (which need not be on
+/// PATH), for fault and probe commands.
+pub fn lab_command(args: &[&str]) -> Result<String, Failure> {
+    let exe = std::env::current_exe().map_err(|e| Failure::runtime(format!("cannot find the dfsbench binary: {e}")))?;
+    let quote = |w: &str| format!("'{}'", w.replace('\'', r"'\''"));
+    let mut words = vec![quote(&exe.to_string_lossy()), "lab".into()];
+    words.extend(args.iter().map(|w| quote(w)));
+    Ok(words.join(" "))
+}
+
+/// A fault or probe command written as a lab action: `lab kill node2` (any fault of `lab
+/// fault`), `lab delay 10ms`, `lab probe`. Against a lab target it becomes that lab's command;
+/// against another target it is an error, since `sh` would only say `lab: not found`. Other
+/// commands are left as they are.
+pub fn expand_lab_action(command: &str, lab: Option<&str>) -> Result<String, Failure> {
+    let words: Vec<&str> = command.split_whitespace().collect();
+    let Some((&"lab", rest)) = words.split_first() else {
+        return Ok(command.to_string());
+    };
+    let Some(lab) = lab else {
+        return Err(Failure::usage(format!(
+            "'{command}' is a lab action, but the target is not a lab: run with -t lab:NAME, or write the whole command (dfsbench lab fault NAME kill node2)"
+        )));
+    };
+    match rest {
+        [action, node] if dfsbench_lab::FAULTS.contains(action) => lab_command(&["fault", lab, action, node]),
+        ["delay", delay] => lab_command(&["delay", lab, delay]),
+        ["probe"] => lab_command(&["probe", lab]),
+        _ => Err(Failure::usage(format!(
+            "'{command}': a lab action is `lab FAULT NODE` ({}), `lab delay TIME` or `lab probe`",
+            dfsbench_lab::FAULTS.join(", ")
+        ))),
     }
 }
 
@@ -244,4 +296,48 @@ fn rtt(system: &str, count: u32) -> Result<(), Failure> {
         );
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lab_actions_become_the_labs_commands() {
+        let exe = std::env::current_exe().unwrap();
+        let cmd = |c: &str| expand_lab_action(c, Some("moosefs")).map_err(|e| e.message);
+        let prefix = format!("'{}' 'lab' ", exe.display());
+        assert_eq!(
+            cmd("lab kill node2").unwrap(),
+            format!("{prefix}'fault' 'moosefs' 'kill' 'node2'")
+        );
+        assert_eq!(
+            cmd("lab  delay 10ms").unwrap(),
+            format!("{prefix}'delay' 'moosefs' '10ms'")
+        );
+        assert_eq!(cmd("lab probe").unwrap(), format!("{prefix}'probe' 'moosefs'"));
+        // Other commands stay as written; `lab` alone in them is no action.
+        assert_eq!(cmd("systemctl stop lab").unwrap(), "systemctl stop lab");
+        assert_eq!(cmd("labctl kill").unwrap(), "labctl kill");
+        assert!(cmd("lab explode node2").unwrap_err().contains("a lab action is"));
+        let not_lab = expand_lab_action("lab kill node2", None).unwrap_err();
+        assert_eq!(not_lab.code, 2);
+        assert!(
+            not_lab.message.contains("the target is not a lab"),
+            "{}",
+            not_lab.message
+        );
+    }
+
+    #[test]
+    fn lab_commands_quote_what_the_shell_would_split() {
+        let c = lab_command(&["fault", "it's", "kill", "node 2"])
+            .map_err(|e| e.message)
+            .unwrap();
+        let out = std::process::Command::new("sh")
+            .args(["-c", &format!("printf '%s|' {}", c.split_once(" 'lab' ").unwrap().1)])
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "fault|it's|kill|node 2|");
+    }
 }

@@ -141,11 +141,19 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
         .clone()
         .or(file_target)
         .unwrap_or_else(|| std::env::temp_dir().display().to_string());
-    let (target, lab_pids) = crate::lab::resolve_target(&target)?;
+    let resolved = crate::lab::resolve_target(&target)?;
     let mut config = config;
     if config.server_pids.is_empty() {
-        config.server_pids = lab_pids;
+        config.server_pids = resolved.server_pids;
     }
+    let lab = resolved.lab.as_deref();
+    for f in &mut config.faults.faults {
+        f.entry.command = crate::lab::expand_lab_action(&f.entry.command, lab)?;
+    }
+    if let Some(p) = &mut config.faults.probe {
+        p.command = crate::lab::expand_lab_action(&p.command, lab)?;
+    }
+    let target = resolved.uri;
     let run_id = new_run_id();
     on_interrupt();
     let mut group = crate::group::start(a.procs, a.rank_timeout.as_deref())?;

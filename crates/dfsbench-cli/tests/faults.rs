@@ -352,6 +352,11 @@ fn fault_input_errors_are_one_line() {
             "probe_from = 'later'",
         ),
         (vec!["--op-timeout", "never"], "op_timeout"),
+        (vec!["--fault", "1s: lab kill node2"], "the target is not a lab"),
+        (
+            vec!["--fault", "1s: true", "--recovery-probe", "lab probe"],
+            "the target is not a lab",
+        ),
     ] {
         let mut all = if args[0] == "-w" {
             vec![]

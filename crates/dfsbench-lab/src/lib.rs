@@ -407,6 +407,38 @@ pub fn fault(name: &str, fault: &str, node: &str) -> Result<()> {
     state.save()
 }
 
+/// What a node is to a study that takes out "a storage server" or "the metadata server".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// Holds data: a brick, chunkserver, DataNode, OSD, MinIO drive set, Swift object node.
+    Storage,
+    /// Holds the namespace: MooseFS's master, HDFS's NameNode, Ceph's mon and MDS.
+    Metadata,
+}
+
+impl Role {
+    /// The node roles (as `nodes()` names them) that do this.
+    fn roles(self) -> &'static [&'static str] {
+        match self {
+            Role::Storage => &["brick", "chunkserver", "datanode", "osd", "minio", "storage"],
+            Role::Metadata => &["master", "namenode", "mon"],
+        }
+    }
+}
+
+/// The node of lab `name` to take out as `role`: the last one that has it, so that the node
+/// the client was pointed at (node1: the volfile server, the S3 endpoint) stays up. None when
+/// the system has no such node (GlusterFS and MinIO have no metadata server).
+pub fn node_for(name: &str, role: Role) -> Result<Option<String>> {
+    let state = loaded(system(name)?.name())?;
+    Ok(state
+        .nodes
+        .iter()
+        .rev()
+        .find(|n| role.roles().contains(&n.role.as_str()))
+        .map(|n| n.name.clone()))
+}
+
 pub fn probe(name: &str) -> Result<Option<String>> {
     preflight()?;
     let sys = system(name)?;
@@ -426,6 +458,8 @@ const TARGET_KINDS: &[&str] = &["fs", "s3", "swift", "hdfs", "webhdfs"];
 /// A lab's target as a run uses it.
 #[derive(Debug, Clone, Default)]
 pub struct LabTarget {
+    /// The lab's name, as `lab fault NAME` takes it.
+    pub lab: String,
     pub uri: String,
     /// The PIDs of the lab's node daemons, whose CPU a run records as `--server-pid` does.
     pub pids: Vec<u32>,
@@ -456,6 +490,7 @@ pub fn resolve_target(spec: &str) -> Result<LabTarget> {
         ))
     })?;
     Ok(LabTarget {
+        lab: sys.name().to_string(),
         uri: uri.clone(),
         pids: state.nodes.iter().flat_map(node_pids).map(|p| p.pid as u32).collect(),
         env: sys.target_env(&state, uri),
