@@ -322,6 +322,102 @@ fn moosefs_survives_a_chunkserver_kill_and_replicates() {
     cluster_survives_a_node_kill(&lab, None, 4);
 }
 
+/// A study's table as CSV rows, header first.
+fn table(dir: &Path, n: usize) -> Vec<Vec<String>> {
+    let text = std::fs::read_to_string(dir.join(format!("table-{n}.csv"))).unwrap();
+    text.lines()
+        .map(|l| l.split(',').map(|f| f.trim_matches('"').to_string()).collect())
+        .collect()
+}
+
+/// Faults from a run and from studies on a lab target: `--fault 'lab stop node1'` expands to
+/// the lab's own command, and a 3 s stop of the MooseFS master stalls the writes about that
+/// long; then surfnet's failure matrix and clients-sweep's recovery test take lab nodes out
+/// themselves and fill their tables from what the runs measured.
+#[test]
+fn moosefs_faults_from_a_run_and_from_studies() {
+    if !lab_available("moosefs faults") {
+        return;
+    }
+    let lab = Lab::new("moosefs");
+    lab.ok(900, &["lab", "up", "moosefs"]);
+    let result = lab.dir.path().join("faults.json");
+    let r = result.to_str().unwrap();
+    #[rustfmt::skip]
+    let args = [
+        "run", "-t", "lab:moosefs-fs", "-w", "files", "--file-size", "64k", "-j", "2",
+        "--duration", "10s", "--phases", "write", "--op-timeout", "30s", "-q", "-o", r,
+        "--fault", "write+3s: lab stop node1", "--fault", "write+6s: lab cont node1",
+        "--recovery-probe", "lab probe",
+    ];
+    lab.ok(300, &args);
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&result).unwrap()).unwrap();
+    let stop = &doc["faults"][0];
+    assert!(
+        stop["command"]
+            .as_str()
+            .unwrap()
+            .ends_with("'lab' 'fault' 'moosefs' 'stop' 'node1'"),
+        "{stop}"
+    );
+    assert_eq!(stop["run"]["status"], "ok", "{stop}");
+    let stall = stop["stall_s"].as_f64().unwrap();
+    assert!((2.3..4.5).contains(&stall), "a 3 s stop of the master: {stop}");
+    assert!(
+        doc["recovery"]["recovery_time_s"].as_f64().is_some(),
+        "{}",
+        doc["recovery"]
+    );
+
+    // The failure matrix: the master and a chunkserver killed, a chunkserver's link cut, each
+    // for 8 s of a 24 s copy; and one read with 20 ms more round trip, the delay gone after.
+    let dir = lab.dir.path().join("surfnet");
+    #[rustfmt::skip]
+    let args = [
+        "study", "surfnet", "-t", "lab:moosefs-fs", "--scale", "0.0001", "--points",
+        "fail-*,read-256k-20ms", "-q", "--out", dir.to_str().unwrap(),
+    ];
+    lab.ok(600, &args);
+    let delayed = table(&dir, 3);
+    assert!(delayed[2][2].parse::<f64>().is_ok(), "a delayed read: {delayed:?}");
+    let rules = Command::new("iptables").args(["-S", "INPUT"]).output().unwrap();
+    assert!(
+        !String::from_utf8_lossy(&rules.stdout).contains("NFQUEUE"),
+        "the study left its delay"
+    );
+    let matrix = table(&dir, 5);
+    assert_eq!(matrix.len(), 4, "{matrix:?}");
+    let outcome = |row: usize| matrix[row][1].clone();
+    // Without its master nothing is created: the copy waits for it (or gives up, counted).
+    let master = outcome(1);
+    assert!(
+        master.starts_with("stalled ") || master.starts_with("failed: "),
+        "{matrix:?}"
+    );
+    for row in 2..4 {
+        let o = outcome(row);
+        assert!(
+            o == "continued" || o.starts_with("stalled ") || o.starts_with("failed: "),
+            "{matrix:?}"
+        );
+    }
+
+    // The recovery test: a chunkserver wiped during reads, the probe until goal 2 again.
+    let dir = lab.dir.path().join("recovery");
+    #[rustfmt::skip]
+    let args = [
+        "study", "clients-sweep", "-t", "lab:moosefs-fs", "--scale", "0.0001", "--points",
+        "recovery-1", "-q", "--out", dir.to_str().unwrap(),
+    ];
+    lab.ok(900, &args);
+    let recovery = table(&dir, 9);
+    let secs: f64 = recovery[1][1]
+        .parse()
+        .unwrap_or_else(|_| panic!("a recovery time: {recovery:?}"));
+    assert!(secs > 0.0 && secs < 600.0, "{recovery:?}");
+    assert_eq!(lab.node_state("node4"), "running");
+}
+
 /// Credentials the network targets of the Swift and HDFS labs take from the environment.
 const NET_ENV: &[(&str, &str)] = &[
     ("ST_USER", "test:tester"),

@@ -83,6 +83,16 @@ pub struct StudyArgs {
     #[arg(long = "server-pid", value_delimiter = ',', value_name = "PID,...")]
     pub server_pids: Option<Vec<u32>>,
 
+    /// For the recovery points (clients-sweep) on a target that is not a lab: what takes a
+    /// storage node out, as `dfsbench run --fault` takes it ('read+2s: ssh node3 ...');
+    /// repeatable. Lab targets need none: dfsbench wipes a node itself.
+    #[arg(long, value_name = "'AT: COMMAND'")]
+    pub fault: Option<Vec<dfsbench_core::faults::FaultEntry>>,
+
+    /// With --fault: the command that exits 0 once every copy exists again.
+    #[arg(long, value_name = "COMMAND")]
+    pub recovery_probe: Option<String>,
+
     /// No line per point on stderr.
     #[arg(short, long)]
     pub quiet: bool,

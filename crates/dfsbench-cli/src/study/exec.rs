@@ -9,6 +9,7 @@ use std::time::{Instant, SystemTime};
 use dfsbench_backends::{Target, BACKENDS};
 use dfsbench_core::cluster::Group;
 use dfsbench_core::config::{validate, RunConfig, RunSpec, WorkloadFile};
+use dfsbench_core::faults::FaultEntry;
 use dfsbench_core::runner::{fit_to_backend, Quiet};
 use dfsbench_core::session::{execute as execute_run, new_run_id};
 use dfsbench_result::RunResult;
@@ -16,7 +17,7 @@ use dfsbench_result::RunResult;
 use super::args::StudyArgs;
 use super::launch::{self, Launcher};
 use super::manifest::{Manifest, PointRecord, RunRecord, System, SCHEMA};
-use super::model::{Point, Spread, Study};
+use super::model::{Disruption, Point, Spread, Study};
 use super::scale::Scale;
 use crate::failure::Failure;
 use crate::interrupt::{on_interrupt, INTERRUPT};
@@ -46,12 +47,12 @@ pub fn systems(targets: &[String], localfs: bool) -> Result<Vec<System>, String>
         let (label, given) = split_label(arg);
         // A lab target (`lab:gluster`, `lab:ceph-s3`) runs on the lab's URI, named after the lab.
         let lab = given.strip_prefix("lab:");
-        let (uri, env) = match lab {
+        let (uri, env, lab_name) = match lab {
             Some(spec) => {
                 let lab = dfsbench_lab::resolve_target(spec).map_err(|e| format!("--target {arg}: {}", e.message))?;
-                (lab.uri, lab.env)
+                (lab.uri, lab.env, Some(lab.lab))
             }
-            None => (given.to_string(), Vec::new()),
+            None => (given.to_string(), Vec::new(), None),
         };
         let uri = uri.as_str();
         let parsed = Target::parse(uri).map_err(|e| format!("--target {arg}: {}", e.message))?;
@@ -81,6 +82,7 @@ pub fn systems(targets: &[String], localfs: bool) -> Result<Vec<System>, String>
             target: uri.to_string(),
             local_baseline: false,
             env,
+            lab: lab_name,
         });
     }
     if localfs && !out.iter().any(|s| s.label == "localfs") {
@@ -89,6 +91,7 @@ pub fn systems(targets: &[String], localfs: bool) -> Result<Vec<System>, String>
             target: std::env::temp_dir().display().to_string(),
             local_baseline: true,
             env: Vec::new(),
+            lab: None,
         });
     }
     Ok(out)
@@ -160,6 +163,56 @@ impl LabEnv {
             }
         }
     }
+}
+
+/// A fault point's operations give up after this long, so that a hung mount (MooseFS without
+/// its master blocks for minutes) ends as counted timeouts, not a hung study.
+const FAULT_OP_TIMEOUT: &str = "30s";
+
+/// The settings of a point with a disruption on `sys`: the lab's own fault and probe commands
+/// on a lab target; the study's --fault and --recovery-probe for a recovery point elsewhere.
+/// Err says why the point does not apply to `sys`.
+fn disruption_spec(d: &Disruption, sys: &System, a: &StudyArgs, base: &RunSpec) -> Result<RunSpec, String> {
+    let mut spec = RunSpec {
+        op_timeout: Some(FAULT_OP_TIMEOUT.into()),
+        ..base.clone()
+    };
+    let Some(lab) = &sys.lab else {
+        return match (&a.fault, &a.recovery_probe) {
+            (Some(faults), Some(probe)) if d.probe => {
+                spec.fault = Some(faults.clone());
+                spec.recovery_probe = Some(probe.clone());
+                Ok(spec)
+            }
+            _ if d.probe => Err("needs a lab target (-t lab:NAME), or --fault and --recovery-probe".into()),
+            _ => Err(format!("needs a lab target (-t lab:NAME) to take out a {}", d.what())),
+        };
+    };
+    let node = dfsbench_lab::node_for(lab, d.role)
+        .map_err(|e| e.message)?
+        .ok_or_else(|| format!("the {lab} lab has no {}", d.what()))?;
+    let fault = |action: &str, at_s: f64| -> Result<FaultEntry, String> {
+        Ok(FaultEntry {
+            at: format!("{}+{}ms", d.phase, (at_s * 1000.0).round() as u64),
+            command: crate::lab::lab_command(&["fault", lab, action, &node]).map_err(|e| e.message)?,
+        })
+    };
+    let mut faults = vec![fault(d.action, d.at_s)?];
+    if let Some((action, at_s)) = d.back {
+        faults.push(fault(action, at_s)?);
+    }
+    spec.fault = Some(faults);
+    if d.probe {
+        spec.recovery_probe = Some(crate::lab::lab_command(&["probe", lab]).map_err(|e| e.message)?);
+    }
+    Ok(spec)
+}
+
+/// Set the lab's one-way delay on its node links (0 removes it).
+fn set_delay(lab: &str, ms: u64) -> Result<(), String> {
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find the dfsbench binary: {e}"))?;
+    dfsbench_lab::delay::apply(lab, std::time::Duration::from_millis(ms), &exe)
+        .map_err(|e| format!("cannot set a {ms} ms delay on lab {lab}: {}", e.message))
 }
 
 /// What the study passes to every point.
@@ -332,7 +385,7 @@ pub fn execute(
         };
         let config = validate(&spec, &point.jobs).map_err(|e| Failure::usage(format!("{}: {e}", point.id)))?;
         let workload = (point.spread != Spread::Threads)
-            .then(|| write_workload(&dir, point, spec))
+            .then(|| write_workload(&dir, point, spec.clone()))
             .transpose()?;
         for sys in &systems {
             if INTERRUPT.load(Ordering::SeqCst) {
@@ -341,7 +394,17 @@ pub fn execute(
             }
             done += 1;
             let started = Instant::now();
-            if let Some(why) = unsupported(&config, point.spread, sys) {
+            let config = match (&point.disruption, point.one_way_delay_ms, &sys.lab) {
+                (_, Some(_), None) => Err("needs a lab target (-t lab:NAME) to add network delay".into()),
+                (None, _, _) => Ok(config.clone()),
+                (Some(d), _, _) => disruption_spec(d, sys, a, &spec).and_then(|s| validate(&s, &point.jobs)),
+            };
+            if let Some(why) = config
+                .as_ref()
+                .err()
+                .cloned()
+                .or_else(|| config.as_ref().ok().and_then(|c| unsupported(c, point.spread, sys)))
+            {
                 say(format!(
                     "[{done:>3}/{total}] {:<10} {:<18} {:<10} {:>6.1} s  {why}",
                     sys.label, point.id, "n/a", 0.0
@@ -357,11 +420,29 @@ pub fn execute(
                 .map_err(|e| Failure::runtime(format!("cannot create {}: {e}", dir.join(&sys.label).display())))?;
             // Between points no run is under way: nothing reads the environment meanwhile.
             env.switch_to(sys);
-            let (run, status) = match &workload {
-                None => run_here(&config, sys, &result, &ctx)?,
-                Some(file) => run_child(point, file, sys, &result, &ctx)?,
+            let config = config.map_err(Failure::runtime)?;
+            let delayed = point.one_way_delay_ms.zip(sys.lab.as_deref());
+            let (run, status) = match delayed.map(|(ms, lab)| set_delay(lab, ms)) {
+                Some(Err(why)) => (
+                    RunRecord {
+                        error: Some(why.clone()),
+                        ..self::record(sys)
+                    },
+                    format!("failed: {why}"),
+                ),
+                _ => match &workload {
+                    None => run_here(&config, sys, &result, &ctx)?,
+                    Some(file) => run_child(point, file, sys, &result, &ctx)?,
+                },
             };
-            if status != "ok" && status != "interrupted" {
+            if let Some((_, lab)) = delayed {
+                if let Err(why) = set_delay(lab, 0) {
+                    say(format!("warning: {why}: remove it with `dfsbench lab delay {lab} 0`"));
+                }
+            }
+            // Errors while a node is out are what a fault point measures, not a failed run.
+            let measured = point.disruption.is_some() && status.ends_with(" operations failed");
+            if status != "ok" && status != "interrupted" && !measured {
                 failed += 1;
             }
             let detail = match (&run.warning, status.as_str()) {

@@ -41,6 +41,9 @@ pub struct System {
     /// baseline that points over nodes skip.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub local_baseline: bool,
+    /// The lab behind a `lab:` target, whose nodes the points with faults take out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lab: Option<String>,
     /// A lab target's credentials, set for its points and never written down.
     #[serde(skip)]
     pub env: Vec<(&'static str, String)>,

@@ -27,6 +27,39 @@ pub struct Point {
     /// Measure the hardware's limits (local disk, network to the target) before the jobs.
     pub null_tests: bool,
     pub spread: Spread,
+    /// A node taken out while the jobs run: only on targets whose nodes dfsbench controls.
+    pub disruption: Option<Disruption>,
+    /// One-way delay added on every node link of a lab target for the whole run, in ms (10:
+    /// 20 ms more round trip).
+    pub one_way_delay_ms: Option<u64>,
+}
+
+/// A fault a point injects: a node of a role taken out during a phase and brought back, as
+/// `--fault` commands on the lab (`dfsbench lab fault NAME ACTION NODE`), optionally with the
+/// lab's recovery probe after it.
+#[derive(Clone, Copy, Debug)]
+pub struct Disruption {
+    pub role: dfsbench_lab::Role,
+    /// The `lab fault` that takes the node out: kill, wipe, cut-link.
+    pub action: &'static str,
+    /// The phase it happens in, and when after that phase's start.
+    pub phase: &'static str,
+    pub at_s: f64,
+    /// The `lab fault` that brings it back and when (restart, heal-link); None when the first
+    /// brings it back by itself (a wipe restarts the node empty).
+    pub back: Option<(&'static str, f64)>,
+    /// Probe until every copy exists again: the result's recovery time.
+    pub probe: bool,
+}
+
+impl Disruption {
+    /// The node in words, for cells and notes.
+    pub fn what(&self) -> &'static str {
+        match self.role {
+            dfsbench_lab::Role::Storage => "storage node",
+            dfsbench_lab::Role::Metadata => "metadata server",
+        }
+    }
 }
 
 /// Which processes run a point's jobs.
@@ -124,6 +157,10 @@ pub enum Metric {
     MeanLatencyMs,
     /// The run's null tests (not a phase): bandwidth in MiB/s, round trips in ms.
     Null(NullField),
+    /// The run's recovery probe: seconds from the fault to every copy existing again.
+    RecoverySecs,
+    /// What the first fault did to the phase's I/O, in words: continued, stalled N s, failed.
+    FaultOutcome,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -164,6 +201,8 @@ impl Metric {
             Metric::AchievedOps => "rate.achieved_ops_per_sec".into(),
             Metric::MeanLatencyMs => "latency.mean_ns".into(),
             Metric::Null(f) => f.path().into(),
+            Metric::RecoverySecs => "recovery.recovery_time_s".into(),
+            Metric::FaultOutcome => "faults[0].stall_s".into(),
         }
     }
 
@@ -177,6 +216,8 @@ impl Metric {
             Metric::MeanLatencyMs => "ms",
             Metric::Null(f) if f.is_time() => "ms",
             Metric::Null(_) => "MiB/s",
+            Metric::RecoverySecs => "s",
+            Metric::FaultOutcome => "",
         }
     }
 }

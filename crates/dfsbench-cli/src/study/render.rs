@@ -26,6 +26,8 @@ enum Value {
         factor: f64,
         baseline: Option<Source>,
     },
+    /// A measured outcome in words (a fault's effect: continued, stalled 3.1 s, failed).
+    Text { text: String, src: Source },
     /// Why there is no number: not run, failed, not applicable.
     Missing(String),
 }
@@ -91,7 +93,7 @@ fn raw(p: &PhaseResult, metric: Metric) -> Option<(f64, f64)> {
         ),
         Metric::AchievedOps => (p.rate.as_ref()?.achieved_ops_per_sec, 1.0),
         Metric::MeanLatencyMs => (p.latency.mean_ns, 1e-6),
-        Metric::Null(_) => return None,
+        Metric::Null(_) | Metric::RecoverySecs | Metric::FaultOutcome => return None,
     })
 }
 
@@ -101,6 +103,16 @@ fn source(loaded: &Loaded, point: &str, system: &str, cell: &Cell) -> Result<(So
         .ok_or_else(|| "not run".to_string())?
         .as_ref()
         .map_err(Clone::clone)?;
+    if cell.metric == Metric::RecoverySecs {
+        return Ok((
+            Source {
+                file: file.clone(),
+                phase: "recovery probe".into(),
+                raw: recovery_secs(r)?,
+            },
+            1.0,
+        ));
+    }
     if let Metric::Null(f) = cell.metric {
         let (raw, factor) = null_raw(r, f).ok_or_else(|| match r.null_tests.as_ref().map(|n| n.errors.join("; ")) {
             Some(why) if !why.is_empty() => format!("n/a: {why}"),
@@ -153,7 +165,61 @@ fn source(loaded: &Loaded, point: &str, system: &str, cell: &Cell) -> Result<(So
     ))
 }
 
+/// Seconds from the fault to the probe's first success, or why there are none.
+fn recovery_secs(r: &RunResult) -> Result<f64, String> {
+    let rec = r.recovery.as_ref().ok_or("n/a: no recovery probe ran")?;
+    rec.recovery_time_s.ok_or_else(|| match () {
+        _ if rec.timed_out => format!("timed out: not recovered after {} probes", rec.probes),
+        _ if rec.interrupted => "interrupted while probing".into(),
+        _ => "n/a: the probe did not start (no fault ran)".into(),
+    })
+}
+
+/// What the run's first fault did to the I/O of its phase: continued, stalled for the longest
+/// gap without a completed operation (at least the stall threshold), or failed with errors.
+fn outcome(loaded: &Loaded, system: &str, cell: &Cell) -> Value {
+    let (file, r) = match loaded.get(&(cell.point.clone(), system.to_string())) {
+        Some(Ok(found)) => found,
+        Some(Err(why)) => return Value::Missing(why.clone()),
+        None => return Value::Missing("not run".into()),
+    };
+    let Some(f) = r.faults.first() else {
+        return Value::Missing("n/a: the run has no fault".into());
+    };
+    if f.run.status != "ok" {
+        let first = f.run.output.lines().next().unwrap_or("");
+        return Value::Missing(format!("error: the fault command {}: {first}", f.run.status));
+    }
+    let phase = r.phases.iter().find(|p| f.phase.as_ref() == Some(&p.label));
+    let threshold = phase.and_then(|p| p.stalls.as_ref()).map_or(1.0, |s| s.threshold_s);
+    let stalled = (f.stall_s >= threshold).then(|| format!("stalled {:.1} s", f.stall_s));
+    let errors: u64 = f.errors_by_kind.values().sum();
+    let kinds: Vec<&str> = f.errors_by_kind.keys().map(String::as_str).collect();
+    let text = match (errors, stalled) {
+        _ if !matches!(r.status.as_str(), "complete" | "interrupted") => {
+            format!("failed: {}", r.status_message.as_deref().unwrap_or(&r.status))
+        }
+        (0, None) => "continued".into(),
+        (0, Some(stall)) => stall,
+        (n, stall) => {
+            let stall = stall.map(|s| format!(", {s}")).unwrap_or_default();
+            format!("failed: {n} errors ({}){stall}", kinds.join(", "))
+        }
+    };
+    Value::Text {
+        text,
+        src: Source {
+            file: file.clone(),
+            phase: f.phase.clone().unwrap_or_default(),
+            raw: f.stall_s,
+        },
+    }
+}
+
 fn value(loaded: &Loaded, system: &str, cell: &Cell) -> Value {
+    if cell.metric == Metric::FaultOutcome {
+        return outcome(loaded, system, cell);
+    }
     let per_node = |(src, factor): (Source, f64)| (src, factor / cell.per_node.unwrap_or(1) as f64);
     let main = source(loaded, &cell.point, system, cell).map(per_node);
     let base = cell
@@ -290,6 +356,21 @@ pub fn render(study: &Study, m: &Manifest, dir: &Path) -> Rendered {
                                 factor.to_string(),
                                 baseline.as_ref().map(|b| b.file.clone()).unwrap_or_default(),
                                 baseline.as_ref().map(|b| b.raw.to_string()).unwrap_or_default(),
+                                String::new(),
+                            ]);
+                        }
+                        Value::Text { text, src } => {
+                            line.push(text.clone());
+                            long.extend([
+                                text.clone(),
+                                unit.into(),
+                                src.file.clone(),
+                                src.phase.clone(),
+                                cell.metric.field(),
+                                src.raw.to_string(),
+                                "1".into(),
+                                String::new(),
+                                String::new(),
                                 String::new(),
                             ]);
                         }

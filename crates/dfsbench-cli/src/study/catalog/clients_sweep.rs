@@ -2,9 +2,11 @@
 
 use dfsbench_core::config::JobSpec;
 
-use super::super::model::{Cell, Metric, PhaseSel, Point, Row, Spread, Study, Table};
+use dfsbench_lab::Role;
+
+use super::super::model::{Cell, Disruption, Metric, PhaseSel, Point, Row, Spread, Study, Table};
 use super::super::scale::Scale;
-use super::common::{files_job, pub_size, steady, timed, timing, KB, LAB, MB};
+use super::common::{copy_job, files_job, pub_size, steady, timed, timing, KB, MB};
 
 pub fn clients_sweep(scale: Scale) -> Study {
     const CLIENTS: [usize; 8] = [2, 4, 8, 16, 32, 64, 128, 256];
@@ -44,6 +46,8 @@ pub fn clients_sweep(scale: Scale) -> Study {
             })
             .collect();
         points.push(Point {
+            disruption: None,
+            one_way_delay_ms: None,
             null_tests: false,
             spread: Spread::Threads,
             id: id.clone(),
@@ -100,6 +104,8 @@ pub fn clients_sweep(scale: Scale) -> Study {
     iops.shared.file_size = Some(scale.size(10 * KB).to_string());
     iops.workloads.mix.mix = Some(vec!["read=80".into(), "write=20".into()]);
     points.push(Point {
+        disruption: None,
+        one_way_delay_ms: None,
         null_tests: false,
         spread: Spread::Threads,
         id: "iops".into(),
@@ -137,6 +143,39 @@ pub fn clients_sweep(scale: Scale) -> Study {
         columns,
         rows,
     };
+    // The recovery test, twice as the publication ran it: a storage node is wiped (its data
+    // deleted, the daemon restarted empty) while the clients read what they wrote.
+    const WIPE_AT_S: f64 = 2.0;
+    // 1.2 GB written at scale 1; at small scales a few seconds still hold the wipe.
+    const RECOVERY_PHASE_S: f64 = 60.0;
+    let phase_s = scale.duration(RECOVERY_PHASE_S).unwrap_or(0.0).max(2.0 * WIPE_AT_S);
+    let rate = (20.0 * scale.factor()).round().max(1.0);
+    let mut recovery = Vec::new();
+    for run in 1..=2 {
+        let id = format!("recovery-{run}");
+        points.push(Point {
+            null_tests: false,
+            spread: Spread::Threads,
+            one_way_delay_ms: None,
+            disruption: Some(Disruption {
+                role: Role::Storage,
+                action: "wipe",
+                phase: "read",
+                at_s: WIPE_AT_S,
+                back: None,
+                probe: true,
+            }),
+            id: id.clone(),
+            params: format!(
+                "2 clients write 1 MB files at {rate} files/s for {phase_s:.0} s, then read them as long at that rate; {WIPE_AT_S:.0} s into the reads a storage node is wiped, and the recovery probe runs until every copy exists again (lab targets, or --fault and --recovery-probe)"
+            ),
+            jobs: vec![copy_job("recovery", 2, phase_s, rate, true)],
+        });
+        recovery.push(Row {
+            labels: vec![format!("run {run}")],
+            cells: vec![Cell::new(&id, PhaseSel::op("read"), Metric::RecoverySecs)],
+        });
+    }
     Study {
         name: "clients-sweep",
         title: "Performance Evaluation of Distributed Storage Systems (BTH)",
@@ -164,11 +203,17 @@ pub fn clients_sweep(scale: Scale) -> Study {
                 columns: vec!["achieved IOPS".into(), "response ms".into()],
                 rows: iops_rows,
             },
+            Table {
+                title: "Recovery time after a storage node is wiped: from the wipe until every copy exists again, s".into(),
+                row_header: vec!["test".into()],
+                columns: vec!["recovery s".into()],
+                rows: recovery,
+            },
         ],
         notes: vec![
             format!("Small files: {OPS} operations per size split over the clients; large files run until throughput is steady (at most {LARGE_SECS} s per phase)."),
             "Server CPU %: the CPU of the processes given with --server-pid (all their threads, read from /proc on this host); without it those cells are n/a.".into(),
-            format!("Recovery time after a storage node is wiped: {LAB}."),
+            "Recovery: on a lab target (`-t lab:NAME`) dfsbench wipes a storage node with `dfsbench lab fault` and probes with `dfsbench lab probe`; on another target give the study `--fault 'read+2s: COMMAND'` and `--recovery-probe COMMAND`, else the cells say n/a.".into(),
         ],
         localfs_baseline: false,
     }

@@ -79,6 +79,20 @@ pub(super) fn timing(secs: Option<f64>) -> String {
     }
 }
 
-pub(super) const LAB: &str =
-    "needs a lab target with node control (fault and delay injection), which dfsbench does not have yet: not run";
+
+/// A fault point's phases run this long whatever the scale: the node must have time to go,
+/// stay out and come back, and a stall does not shrink with the data.
+pub(super) const FAULT_PHASE_S: f64 = 24.0;
+
+/// Clients writing (and, with `read`, then reading) 1 MB files at `rate` files/s in all for
+/// `secs` each phase: the "copy" a node is taken out of. An open-loop rate keeps the data set
+/// the same on every system (a faster one does not have more to recover), and latency counts
+/// from each file's intended start, so a stall is not hidden by the clients waiting.
+pub(super) fn copy_job(name: &str, clients: usize, secs: f64, rate: f64, read: bool) -> JobSpec {
+    let mut job = timed(files_job(name, clients, &[(1_000_000, MB)]), Some(secs));
+    job.settings.rate = Some(rate);
+    let phases: &[&str] = if read { &["write", "read"] } else { &["write"] };
+    job.shared.phases = Some(phases.iter().map(|p| p.to_string()).collect());
+    job
+}
 pub(super) const NODES_OFF: &str = "not run: give `--nodes 4,16,64 --launcher 'mpirun --hostfile HOSTS --map-by ppr:{ppn}:node -np {np}'` (or an srun line) to run the node points across machines (docs/studies.md)";

@@ -92,6 +92,8 @@ pub fn dfsperf(scale: Scale, nodes: &[usize]) -> Study {
             Some(n) => format!("{n} nodes x {}", mode.count(clients)),
         };
         points.push(Point {
+            disruption: None,
+            one_way_delay_ms: None,
             null_tests: false,
             id,
             params: format!("{params}; {who}"),

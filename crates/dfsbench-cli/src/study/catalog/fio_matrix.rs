@@ -27,6 +27,8 @@ pub fn fio_matrix(scale: Scale) -> Study {
                 let mut job = timed(io_job(rw, t, bs, size, 32), secs);
                 job.settings.threads = Some(t);
                 points.push(Point {
+                    disruption: None,
+                    one_way_delay_ms: None,
                     null_tests: false,
                     spread: Spread::Threads,
                     id: id.clone(),

@@ -50,6 +50,8 @@ pub fn size_sweep(scale: Scale, nodes: &[usize]) -> Study {
                 cells,
             });
             points.push(Point {
+                disruption: None,
+                one_way_delay_ms: None,
                 null_tests: false,
                 params: format!("{n2} x {s2} B files{who}"),
                 jobs: vec![files_job("files", 1, &[(n2, s2)])],
@@ -79,6 +81,8 @@ pub fn size_sweep(scale: Scale, nodes: &[usize]) -> Study {
     for (suffix, spread, who) in &counts {
         let id = format!("metadata{suffix}");
         points.push(Point {
+            disruption: None,
+            one_way_delay_ms: None,
             null_tests: false,
             id: id.clone(),
             params: format!("create, open and delete {touch} empty files{who}"),

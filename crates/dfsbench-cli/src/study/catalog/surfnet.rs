@@ -1,8 +1,10 @@
 //! surfnet (seed 003, SURFnet): null tests, iozone-style I/O on a 2 GB file, bonnie++-style seeks.
 
-use super::super::model::{Cell, Metric, NullField, PhaseSel, Point, Row, Spread, Study, Table};
+use dfsbench_lab::Role;
+
+use super::super::model::{Cell, Disruption, Metric, NullField, PhaseSel, Point, Row, Spread, Study, Table};
 use super::super::scale::Scale;
-use super::common::{fio_size, io_job, timed, timing, LAB};
+use super::common::{copy_job, fio_size, io_job, timed, timing, FAULT_PHASE_S};
 
 pub fn surfnet(scale: Scale) -> Study {
     const FILE: u64 = 2 << 30;
@@ -16,25 +18,45 @@ pub fn surfnet(scale: Scale) -> Study {
     // bonnie++: three processes seeking in one file, reading an 8 KiB block at each seek.
     const SEEKERS: usize = 3;
     const SEEK_SECS: f64 = 30.0;
+    // The same I/O with 20 ms more round trip between client and servers (10 ms each way on
+    // every node link), on lab targets: the publication's WAN case.
+    const DELAYED_MS: u64 = 10;
     let mut points = Vec::new();
-    let mut rows = Vec::new();
+    let (mut rows, mut delayed_rows) = (Vec::new(), Vec::new());
     for rec in RECORDS {
         let size = scale.blocks(FILE, rec);
-        let mut cells = Vec::new();
-        for (rw, _) in PATTERNS {
-            let id = format!("{rw}-{}k", rec >> 10);
-            points.push(Point {
-                null_tests: points.is_empty(),
-                spread: Spread::Threads,
-                id: id.clone(),
-                params: format!("{rw}, {} records, one {size} B file, 1 process", fio_size(rec)),
-                jobs: vec![io_job(rw, 1, rec, size, 1)],
-            });
-            cells.push(Cell::new(&id, PhaseSel::op(rw), Metric::MibPerSec));
+        let (mut cells, mut delayed_cells) = (Vec::new(), Vec::new());
+        for delay in [None, Some(DELAYED_MS)] {
+            for (rw, _) in PATTERNS {
+                let mut id = format!("{rw}-{}k", rec >> 10);
+                let mut params = format!("{rw}, {} records, one {size} B file, 1 process", fio_size(rec));
+                if let Some(ms) = delay {
+                    id += &format!("-{}ms", 2 * ms);
+                    params += &format!(", {} ms more round trip (lab targets only)", 2 * ms);
+                }
+                points.push(Point {
+                    disruption: None,
+                    one_way_delay_ms: delay,
+                    null_tests: points.is_empty(),
+                    spread: Spread::Threads,
+                    id: id.clone(),
+                    params,
+                    jobs: vec![io_job(rw, 1, rec, size, 1)],
+                });
+                let cell = Cell::new(&id, PhaseSel::op(rw), Metric::MibPerSec);
+                match delay {
+                    None => cells.push(cell),
+                    Some(_) => delayed_cells.push(cell),
+                }
+            }
         }
         rows.push(Row {
             labels: vec![fio_size(rec)],
             cells,
+        });
+        delayed_rows.push(Row {
+            labels: vec![fio_size(rec)],
+            cells: delayed_cells,
         });
     }
     let seek_secs = scale.duration(SEEK_SECS);
@@ -45,6 +67,8 @@ pub fn surfnet(scale: Scale) -> Study {
     );
     seeks.workloads.io.shared_file = Some(true);
     points.push(Point {
+        disruption: None,
+        one_way_delay_ms: None,
         null_tests: false,
         spread: Spread::Threads,
         id: "seeks".into(),
@@ -54,6 +78,48 @@ pub fn surfnet(scale: Scale) -> Study {
         ),
         jobs: vec![seeks],
     });
+    // The failure matrix: during a copy, a server or its link is taken out for a third of the
+    // phase, then brought back; the cell says what the copy saw.
+    let out_at = FAULT_PHASE_S / 4.0;
+    let back_at = out_at + FAULT_PHASE_S / 3.0;
+    // At least a few files a second, so that a gap of a second stands out.
+    let rate = (50.0 * scale.factor()).round().max(4.0);
+    let failures = [
+        ("metadata server", "fail-metadata", Role::Metadata, "kill", "restart"),
+        ("storage server", "fail-storage", Role::Storage, "kill", "restart"),
+        (
+            "link to a storage server",
+            "fail-link",
+            Role::Storage,
+            "cut-link",
+            "heal-link",
+        ),
+    ];
+    let mut matrix = Vec::new();
+    for (label, id, role, action, back) in failures {
+        points.push(Point {
+            null_tests: false,
+            spread: Spread::Threads,
+            one_way_delay_ms: None,
+            disruption: Some(Disruption {
+                role,
+                action,
+                phase: "write",
+                at_s: out_at,
+                back: Some((back, back_at)),
+                probe: false,
+            }),
+            id: id.into(),
+            params: format!(
+                "2 clients copy 1 MB files at {rate} files/s for {FAULT_PHASE_S:.0} s; a {label} is taken out ({action}) {out_at:.0} s in and brought back ({back}) at {back_at:.0} s; lab targets only"
+            ),
+            jobs: vec![copy_job("copy", 2, FAULT_PHASE_S, rate, false)],
+        });
+        matrix.push(Row {
+            labels: vec![label.into()],
+            cells: vec![Cell::new(id, PhaseSel::op("write"), Metric::FaultOutcome)],
+        });
+    }
     Study {
         name: "surfnet",
         title: "Distributed file system on the SURFnet network",
@@ -85,6 +151,15 @@ pub fn surfnet(scale: Scale) -> Study {
                 rows,
             },
             Table {
+                title: format!(
+                    "The same with {} ms more round trip between client and servers, MiB/s",
+                    2 * DELAYED_MS
+                ),
+                row_header: vec!["record".into()],
+                columns: PATTERNS.iter().map(|p| p.1.to_string()).collect(),
+                rows: delayed_rows,
+            },
+            Table {
                 title: "Random seeks/s (one 8 KiB block read per seek)".into(),
                 row_header: vec!["test".into()],
                 columns: vec!["seeks/s".into()],
@@ -93,11 +168,17 @@ pub fn surfnet(scale: Scale) -> Study {
                     cells: vec![Cell::new("seeks", PhaseSel::op("randread"), Metric::OpsPerSec)],
                 }],
             },
+            Table {
+                title: "Failure matrix: what a copy saw while a node or link was out (continued, stalled for the longest gap without a completed write, or failed with errors)".into(),
+                row_header: vec!["taken out".into()],
+                columns: vec!["during a copy".into()],
+                rows: matrix,
+            },
         ],
         notes: vec![
             "Null tests run once, before the first point (`write-8k`); a TCP connect time exists only for network targets.".into(),
-            format!("20 ms RTT between client and servers: {LAB}."),
-            format!("Failure matrix (client, metadata server, storage server, link): {LAB}."),
+            "20 ms more round trip: on lab targets (`-t lab:NAME`) dfsbench adds 10 ms each way on every node link with `dfsbench lab delay` for those points and removes it after; other targets say n/a.".into(),
+            "Failure matrix: runs on lab targets (`-t lab:NAME`), whose nodes dfsbench takes out with `dfsbench lab fault`; the client's own failure is not run, since the client is the machine dfsbench runs on.".into(),
         ],
         localfs_baseline: false,
     }
