@@ -11,7 +11,7 @@ use crate::Failure;
 #[command(after_help = "Examples:\n  dfsbench lab up gluster --layout disperse4+2\n  \
 dfsbench lab up s3fs\n  dfsbench lab status --format json\n  dfsbench lab fault gluster kill node2\n  \
 dfsbench lab fault gluster restart node2\n  dfsbench lab probe gluster --wait 5m\n  \
-dfsbench lab delay gluster 10ms\n  dfsbench lab down --all")]
+dfsbench lab delay gluster 10ms\n  dfsbench lab limit gluster 100mbit\n  dfsbench lab fault gluster partition node3\n  dfsbench lab down --all")]
 pub struct LabArgs {
     #[command(subcommand)]
     pub command: LabCommand,
@@ -45,7 +45,8 @@ pub enum LabCommand {
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
     },
-    /// Inject a fault on one node: kill, stop, cont, restart, wipe, cut-link, heal-link.
+    /// Inject a fault on one node: kill, stop, cont, restart, wipe, cut-link, partition (what
+    /// it sends to the others is dropped, one-sided), heal-link (ends both).
     Fault {
         system: String,
         fault: String,
@@ -53,6 +54,9 @@ pub enum LabCommand {
     },
     /// Add one-way delay on every node link (e.g. 10ms: 20 ms more round trip); 0 removes it.
     Delay { system: String, delay: String },
+    /// Limit the bandwidth of every node link, each way, with a token bucket (tc tbf): 100mbit,
+    /// 1gbit; 0 removes the limit.
+    Limit { system: String, rate: String },
     /// Exit 0 when every copy exists again (the system's own view), 1 with what is missing.
     Probe {
         system: String,
@@ -125,8 +129,8 @@ pub fn resolve_target(target: &str) -> Result<RunTarget, Failure> {
 pub fn lab_command(args: &[&str]) -> Result<String, Failure> {
     let exe = std::env::current_exe().map_err(|e| Failure::runtime(format!("cannot find the dfsbench binary: {e}")))?;
     let quote = |w: &str| format!("'{}'", w.replace('\'', r"'\''"));
-    let mut words = vec![quote(&exe.to_string_lossy()), "lab".into()];
-    words.extend(args.iter().map(|w| quote(w)));
+    let exe = exe.to_string_lossy();
+    let words: Vec<String> = [exe.as_ref(), "lab"].iter().chain(args).map(|w| quote(w)).collect();
     Ok(words.join(" "))
 }
 
@@ -147,9 +151,10 @@ pub fn expand_lab_action(command: &str, lab: Option<&str>) -> Result<String, Fai
     match rest {
         [action, node] if dfsbench_lab::FAULTS.contains(action) => lab_command(&["fault", lab, action, node]),
         ["delay", delay] => lab_command(&["delay", lab, delay]),
+        ["limit", rate] => lab_command(&["limit", lab, rate]),
         ["probe"] => lab_command(&["probe", lab]),
         _ => Err(Failure::usage(format!(
-            "'{command}': a lab action is `lab FAULT NODE` ({}), `lab delay TIME` or `lab probe`",
+            "'{command}': a lab action is `lab FAULT NODE` ({}), `lab delay TIME`, `lab limit RATE` or `lab probe`",
             dfsbench_lab::FAULTS.join(", ")
         ))),
     }
@@ -195,6 +200,14 @@ pub fn lab(args: &LabArgs) -> Result<(), Failure> {
                 .map_err(|e| Failure::runtime(format!("cannot find the dfsbench binary: {e}")))?;
             dfsbench_lab::delay::apply(system, d, &exe).map_err(failure)?;
             println!("{system}: one-way delay {delay} on every node link");
+            Ok(())
+        }
+        LabCommand::Limit { system, rate } => {
+            dfsbench_lab::limit(system, rate).map_err(failure)?;
+            match rate.as_str() {
+                "0" => println!("{system}: no bandwidth limit"),
+                r => println!("{system}: {r} each way on every node link"),
+            }
             Ok(())
         }
         LabCommand::Probe { system, wait } => probe(system, wait.as_deref()),
@@ -248,6 +261,9 @@ fn print_status(only: Option<&str>, format: Format) -> Result<(), Failure> {
         }
         for n in &lab.notes {
             text += &format!("  note    {n}\n");
+        }
+        if let Some(rate) = &lab.rate {
+            text += &format!("  limit   {rate} each way on every node link\n");
         }
         if lab.delay_ms > 0.0 {
             text += &format!("  delay   {} ms one-way on every node link\n", lab.delay_ms);

@@ -302,11 +302,13 @@ fn a_stopped_object_store_gives_timeouts_within_the_fault_window() {
         assert!(samples.iter().all(|s| s["kind"] == "timeout"), "{samples:?}");
         let fault = &res["faults"][0];
         assert!(u(&fault["errors_by_kind"]["timeout"]) >= 2, "{fault}");
-        // No request completes while the server is stopped.
+        // No request completes while the server is stopped. After the CONT a busy machine may
+        // take a while to schedule MinIO again (3.7 s for a 3 s stop was seen at load 9): the
+        // stall never ends before the CONT, and a generous bound holds under load.
         let stall = f(&fault["stall_s"]);
         let induced = t_cont - t_stop;
         assert!(
-            (induced - 0.05..=induced + 0.6).contains(&stall),
+            (induced - 0.05..=induced + 1.5).contains(&stall),
             "stall {stall} s for {induced} s"
         );
     });

@@ -529,13 +529,26 @@ fn network_cluster_survives_a_node_kill(lab: &Lab, nodes: usize, errors_while_ki
     assert!(out.status.success(), "kept files: {}", describe(&out));
     lab.ok(400, &["lab", "probe", lab.system, "--wait", "5m"]);
 
-    // node2 dies while a verified workload runs.
-    let running = spawn_files(lab, &targets[0]);
-    std::thread::sleep(std::time::Duration::from_secs(3));
-    lab.ok(60, &["lab", "fault", lab.system, "kill", "node2"]);
+    // node2 dies while a verified workload runs: the run's own `--fault 'lab kill node2'`.
+    let kind = targets[0].split_once("://").expect("a URI").0;
+    let running = spawn_files(lab, &format!("lab:{}-{kind}", lab.system), "2s: lab kill node2");
     let during = running.wait_with_output().expect("the workload ends");
     let result: Value =
         serde_json::from_str(&std::fs::read_to_string(lab.dir.path().join("during.json")).expect("a result")).unwrap();
+    let kill = &result["faults"][0];
+    assert_eq!(kill["run"]["status"], "ok", "{kill}");
+    assert!(kill["phase"].is_string(), "the kill fell in a phase: {kill}");
+    let kinds: Vec<&str> = result["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e["kind"].as_str())
+        .collect();
+    assert_eq!(kinds, ["fault-start", "fault-end"], "{}", result["events"]);
+    if !errors_while_killed {
+        // Swift writes 2 of 3 copies and reads from the others: nothing fails.
+        assert_eq!(kill["errors_by_kind"], serde_json::json!({}), "{kill}");
+    }
     // It runs to its end either way: Swift writes 2 of 3 copies and reads from the others;
     // hdfs-native fails the writes whose pipeline held node2 until the NameNode leaves it out.
     assert_eq!(result["status"], "complete", "{}", describe(&during));
@@ -573,8 +586,9 @@ fn network_cluster_survives_a_node_kill(lab: &Lab, nodes: usize, errors_while_ki
     assert_nothing_left(lab.system, lab.dir.path(), &pids);
 }
 
-/// A verified files workload on `target`, started in the background (result: during.json).
-fn spawn_files(lab: &Lab, target: &str) -> std::process::Child {
+/// A verified files workload on `target` with one `--fault`, started in the background
+/// (result: during.json).
+fn spawn_files(lab: &Lab, target: &str, fault: &str) -> std::process::Child {
     let out = lab.dir.path().join("during.json").display().to_string();
     let args = [
         "run",
@@ -589,6 +603,8 @@ fn spawn_files(lab: &Lab, target: &str) -> std::process::Child {
         "-j",
         "2",
         "--verify",
+        "--fault",
+        fault,
         "-q",
         "-o",
         &out,
@@ -628,8 +644,16 @@ fn rtt_ms(lab: &Lab) -> f64 {
     row.split_whitespace().nth(4).unwrap().parse().unwrap()
 }
 
+/// Whether a ping from the root namespace to `addr` gets its answer within a second.
+fn answers(addr: &str) -> bool {
+    let out = Command::new("ping").args(["-c", "1", "-W", "1", addr]).output();
+    out.is_ok_and(|o| o.status.success())
+}
+
+/// The delay line, the bandwidth limit and the one-sided partition of the node links, each
+/// applied and removed.
 #[test]
-fn delay_of_10ms_adds_about_20ms_round_trip_and_0_removes_it() {
+fn node_links_take_delay_bandwidth_limits_and_partitions() {
     if !lab_available("lab delay") {
         return;
     }
@@ -651,6 +675,41 @@ fn delay_of_10ms_adds_about_20ms_round_trip_and_0_removes_it() {
         !String::from_utf8_lossy(&rules.stdout).contains("NFQUEUE"),
         "root NFQUEUE rule left"
     );
+
+    // 8 Mbit/s each way on every node link: a 2 MiB file written to the replica 3 volume
+    // reaches each brick at 1 MB/s at most, so it takes 2 s at least (load only adds time).
+    let st = lab.status();
+    let mount = PathBuf::from(st["targets"][0].as_str().unwrap().strip_prefix("file://").unwrap());
+    lab.ok(60, &["lab", "limit", "gluster", "8mbit"]);
+    assert_eq!(lab.status()["rate"], "8mbit");
+    let started = std::time::Instant::now();
+    let data = vec![7u8; 2 << 20];
+    let mut f = std::fs::File::create(mount.join("limited")).unwrap();
+    std::io::Write::write_all(&mut f, &data).unwrap();
+    f.sync_all().unwrap();
+    drop(f);
+    let took = started.elapsed().as_secs_f64();
+    assert!(took > 1.5, "2 MiB through 8 Mbit/s links in {took:.2} s");
+    lab.ok(60, &["lab", "limit", "gluster", "0"]);
+    assert!(lab.status()["rate"].is_null());
+    for n in st["nodes"].as_array().unwrap() {
+        let ns = n["netns"].as_str().unwrap();
+        let q = Command::new("tc")
+            .args(["-n", ns, "qdisc", "show", "dev", "eth0"])
+            .output()
+            .unwrap();
+        assert!(!String::from_utf8_lossy(&q.stdout).contains("tbf"), "{ns}: tbf left");
+    }
+    let bad = lab.dfsbench(60, &["lab", "limit", "gluster", "fast"]);
+    assert_eq!(bad.status.code(), Some(2), "{}", describe(&bad));
+
+    // A one-sided partition of node2: its answers are dropped, then it is back.
+    let addr = st["nodes"][1]["addr"].as_str().unwrap().to_string();
+    assert!(answers(&addr), "node2 answers before");
+    lab.ok(60, &["lab", "fault", "gluster", "partition", "node2"]);
+    assert!(!answers(&addr), "node2 still answers while partitioned");
+    lab.ok(60, &["lab", "fault", "gluster", "heal-link", "node2"]);
+    assert!(answers(&addr), "node2 answers after heal-link");
 }
 
 /// The minio binary lab/install.sh builds (`go install`, 5-10 min): the MinIO test skips

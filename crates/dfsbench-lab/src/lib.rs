@@ -371,7 +371,16 @@ pub fn node_pids(node: &NodeState) -> Vec<PidRecord> {
 }
 
 /// The faults `dfsbench lab fault NAME FAULT NODE` knows.
-pub const FAULTS: &[&str] = &["kill", "stop", "cont", "restart", "wipe", "cut-link", "heal-link"];
+pub const FAULTS: &[&str] = &[
+    "kill",
+    "stop",
+    "cont",
+    "restart",
+    "wipe",
+    "cut-link",
+    "partition",
+    "heal-link",
+];
 
 pub fn fault(name: &str, fault: &str, node: &str) -> Result<()> {
     preflight()?;
@@ -395,7 +404,11 @@ pub fn fault(name: &str, fault: &str, node: &str) -> Result<()> {
             sys.rejoin_wiped(&mut state, node)?;
         }
         "cut-link" => net::set_link(&n, false)?,
-        "heal-link" => net::set_link(&n, true)?,
+        "partition" => net::blackhole(&state, &n, true)?,
+        "heal-link" => {
+            net::set_link(&n, true)?;
+            net::blackhole(&state, &n, false)?;
+        }
         other => {
             return Err(Error::usage(format!(
                 "unknown fault {other:?}; use one of: {}",
@@ -437,6 +450,27 @@ pub fn node_for(name: &str, role: Role) -> Result<Option<String>> {
         .rev()
         .find(|n| role.roles().contains(&n.role.as_str()))
         .map(|n| n.name.clone()))
+}
+
+/// Limit every node link of lab `name` to `rate` each way (tc units: 100mbit, 1gbit); "0"
+/// removes the limit.
+pub fn limit(name: &str, rate: &str) -> Result<()> {
+    preflight()?;
+    let mut state = loaded(system(name)?.name())?;
+    let valid = rate
+        .strip_suffix("gbit")
+        .or_else(|| rate.strip_suffix("mbit"))
+        .or_else(|| rate.strip_suffix("kbit"))
+        .is_some_and(|n| n.parse::<f64>().is_ok_and(|v| v > 0.0));
+    if rate != "0" && !valid {
+        return Err(Error::usage(format!(
+            "bad rate {rate:?}: give a bandwidth per link such as 100mbit, 1gbit or 500kbit, or 0 to remove the limit"
+        )));
+    }
+    let rate = (rate != "0").then_some(rate);
+    net::limit(&state, rate)?;
+    state.rate = rate.map(str::to_string);
+    state.save()
 }
 
 pub fn probe(name: &str) -> Result<Option<String>> {
@@ -520,6 +554,9 @@ pub struct LabStatus {
     pub notes: Vec<String>,
     pub mounts: Vec<String>,
     pub delay_ms: f64,
+    /// The bandwidth limit of every node link, each way (`lab limit`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate: Option<String>,
     pub nodes: Vec<NodeStatus>,
     /// "ok" when every node runs and the probe finds every copy; else what is missing.
     pub health: String,
@@ -561,6 +598,7 @@ fn health(state: &State) -> LabStatus {
         notes: Vec::new(),
         mounts: state.mounts.clone(),
         delay_ms: state.delay_us as f64 / 1000.0,
+        rate: state.rate.clone(),
         nodes,
         health: String::new(),
         nodes_running,

@@ -89,6 +89,73 @@ pub fn set_link(node: &NodeState, up: bool) -> Result<()> {
     ip(&["link", "set", &node.veth, if up { "up" } else { "down" }]).map(|_| ())
 }
 
+/// A one-sided partition (`on`) or its end: everything the node sends to the other nodes and
+/// to the client is dropped by blackhole routes in its namespace, while what they send still
+/// arrives. The routes go with the namespace, so `down` needs no record of them.
+pub fn blackhole(state: &State, node: &NodeState, on: bool) -> Result<()> {
+    let peers = state
+        .nodes
+        .iter()
+        .filter(|n| n.name != node.name)
+        .map(|n| n.addr.clone());
+    let existing = ip(&["-n", &node.netns, "route", "show", "type", "blackhole"])?;
+    for addr in peers.chain([client_addr(state.subnet)]) {
+        let there = existing
+            .lines()
+            .any(|l| l.split_whitespace().nth(1) == Some(addr.as_str()));
+        match (on, there) {
+            (true, _) => ip(&[
+                "-n",
+                &node.netns,
+                "route",
+                "replace",
+                "blackhole",
+                &format!("{addr}/32"),
+            ])?,
+            (false, true) => ip(&["-n", &node.netns, "route", "del", "blackhole", &format!("{addr}/32")])?,
+            (false, false) => continue,
+        };
+    }
+    Ok(())
+}
+
+/// Limit the bandwidth of every node link to `rate` (tc's units: 100mbit, 1gbit) each way with
+/// a token bucket, or remove the limit (`None`): on the node's end (what it sends) and on the
+/// bridge's end (what it receives).
+pub fn limit(state: &State, rate: Option<&str>) -> Result<()> {
+    for node in &state.nodes {
+        for (netns, dev) in [(Some(node.netns.as_str()), "eth0"), (None, node.veth.as_str())] {
+            let mut args: Vec<&str> = Vec::new();
+            if let Some(ns) = netns {
+                args.extend(["-n", ns]);
+            }
+            match rate {
+                Some(r) => {
+                    args.extend(["qdisc", "replace", "dev", dev, "root", "tbf", "rate", r]);
+                    args.extend(["burst", "256kb", "latency", "50ms"]);
+                }
+                None if has_root_qdisc(netns, dev, "tbf") => args.extend(["qdisc", "del", "dev", dev, "root"]),
+                None => continue,
+            }
+            tc(&args)?;
+        }
+    }
+    Ok(())
+}
+
+fn has_root_qdisc(netns: Option<&str>, dev: &str, kind: &str) -> bool {
+    let mut args = Vec::new();
+    if let Some(ns) = netns {
+        args.extend(["-n", ns]);
+    }
+    args.extend(["qdisc", "show", "dev", dev, "root"]);
+    tc(&args).is_ok_and(|out| out.split_whitespace().nth(1) == Some(kind))
+}
+
+fn tc(args: &[&str]) -> Result<String> {
+    run("tc", args, LIMIT)
+}
+
 pub fn link_up(veth: &str) -> bool {
     std::fs::read_to_string(format!("/sys/class/net/{veth}/operstate")).is_ok_and(|s| s.trim() == "up")
 }

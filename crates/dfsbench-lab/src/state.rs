@@ -76,6 +76,9 @@ pub struct State {
     /// iptables rules added in the root namespace, as `-A` argument lists (to delete with -D).
     pub root_rules: Vec<Vec<String>>,
     pub delay_us: u64,
+    /// `lab limit`'s bandwidth per link, each way.
+    #[serde(default)]
+    pub rate: Option<String>,
     pub delayers: Vec<PidRecord>,
     pub up: bool,
 }

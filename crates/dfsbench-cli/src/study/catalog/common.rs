@@ -79,7 +79,6 @@ pub(super) fn timing(secs: Option<f64>) -> String {
     }
 }
 
-
 /// A fault point's phases run this long whatever the scale: the node must have time to go,
 /// stay out and come back, and a stall does not shrink with the data.
 pub(super) const FAULT_PHASE_S: f64 = 24.0;
