@@ -547,7 +547,7 @@ fn network_cluster_survives_a_node_kill(lab: &Lab, nodes: usize, errors_while_ki
     assert_eq!(kinds, ["fault-start", "fault-end"], "{}", result["events"]);
     if !errors_while_killed {
         // Swift writes 2 of 3 copies and reads from the others: nothing fails.
-        assert_eq!(kill["errors_by_kind"], serde_json::json!({}), "{kill}");
+        assert!(kill.get("errors_by_kind").is_none(), "{kill}");
     }
     // It runs to its end either way: Swift writes 2 of 3 copies and reads from the others;
     // hdfs-native fails the writes whose pipeline held node2 until the NameNode leaves it out.

@@ -116,7 +116,8 @@ pub struct RunSpec {
 
     /// Run COMMAND with `sh -c` at AT after the start of the first measured phase (30s), or of
     /// a named phase (read+10s), on rank 0, without pausing the workload; repeatable. Its start,
-    /// end, exit status and output are events of the result.
+    /// end, exit status and output are events of the result. With -t lab:NAME, 'lab kill node2'
+    /// (any `lab fault`), 'lab delay 10ms' and 'lab probe' are that lab's commands.
     #[arg(long, value_name = "'AT: COMMAND'", help_heading = "Faults")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fault: Option<Vec<FaultEntry>>,
@@ -133,7 +134,7 @@ pub struct RunSpec {
 
     /// After the last fault, run COMMAND every --probe-interval until it exits 0: the time from
     /// the fault to its first success is the recovery time (e.g. 'ceph health | grep -q HEALTH_OK',
-    /// 'dfsbench lab probe gluster').
+    /// 'lab probe' with -t lab:NAME).
     #[arg(long, value_name = "COMMAND", help_heading = "Faults")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recovery_probe: Option<String>,

@@ -583,8 +583,7 @@ impl<'a, S: Storage> JobRun<'a, S> {
             self.interrupt,
         );
         ctl.fine_series = self.config.fine_series();
-        // Paced workers wait between operations by design: their gaps are no stalls.
-        ctl.log_gaps = !phase.prepare && phase.rate.is_none();
+        ctl.log_gaps = !phase.prepare;
         let ctl = Arc::new(ctl);
         if let Some(t) = self.timeline {
             t.phase_started(self.index, phase, ctl.start);
@@ -658,7 +657,7 @@ impl<'a, S: Storage> JobRun<'a, S> {
         let members = group.members().to_vec();
         let what = format!("phase '{}'", phase.label);
         let finish = |parts: &[RankPart]| {
-            let threshold = self.config.stall_threshold.as_secs_f64();
+            let threshold = stall_threshold(self.config.stall_threshold, phase.rate);
             combine(phase, job, parts, ranks, &members, self.run_start, threshold).map(|mut result| {
                 result.cache = cache.clone();
                 result.validity = marks(&result, self.caps);
@@ -714,6 +713,14 @@ impl<'a, S: Storage> JobRun<'a, S> {
 
 /// The parts of a phase as rank 0 received them (its own first), and the first that could not
 /// be read. A rank's part must say it is that rank's.
+/// The gap that counts as a stall in a phase. A paced phase completes an operation every
+/// 1/rate seconds by design, so there it is also at least two of those intervals: a gap that
+/// long means operations were due and none completed.
+fn stall_threshold(given: Duration, rate: Option<f64>) -> f64 {
+    let paced = rate.filter(|r| *r > 0.0).map_or(0.0, |r| 2.0 / r);
+    given.as_secs_f64().max(paced)
+}
+
 fn decode_parts(members: &[Member], all: &[Vec<u8>], what: &str) -> (Vec<RankPart>, Option<String>) {
     let mut parts = Vec::with_capacity(all.len());
     let mut bad = None;
@@ -959,6 +966,14 @@ mod tests {
                 version: crate::cluster::VERSION.into(),
             })
             .collect()
+    }
+
+    #[test]
+    fn paced_phases_count_only_gaps_of_two_intervals_as_stalls() {
+        let one = Duration::from_secs(1);
+        assert_eq!(stall_threshold(one, None), 1.0);
+        assert_eq!(stall_threshold(one, Some(100.0)), 1.0);
+        assert_eq!(stall_threshold(one, Some(0.5)), 4.0);
     }
 
     #[test]

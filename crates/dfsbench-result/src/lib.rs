@@ -189,7 +189,7 @@ pub struct PhaseResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fine_series: Option<Series>,
     /// Intervals in which no operation completed, from every completion's own time
-    /// (closed-loop phases).
+    /// (in open-loop phases a stall is also at least two arrival intervals long).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stalls: Option<faults::Stalls>,
     pub cpu: Cpu,
