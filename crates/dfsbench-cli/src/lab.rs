@@ -22,7 +22,7 @@ pub enum LabCommand {
     /// Install what a system needs: the missing Debian packages (and for minio its binary,
     /// built once by lab/install.sh).
     Install { system: String },
-    /// Start a cluster (gluster, moosefs, minio, s3fs, swift, hdfs) and print its targets; a
+    /// Start a cluster (gluster, moosefs, minio, s3fs, swift, hdfs, ceph) and print its targets; a
     /// running one is left as is.
     Up {
         system: String,
