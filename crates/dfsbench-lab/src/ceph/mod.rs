@@ -49,9 +49,9 @@ fn osd_dir(node: &NodeState) -> PathBuf {
 }
 
 /// node2 holds osd.0, node3 osd.1, ...: OSDs are created in node order.
-fn osd_id(node: &NodeState) -> u32 {
-    let n: u32 = node.name.trim_start_matches("node").parse().unwrap_or(2);
-    n.saturating_sub(2)
+fn osd_id(state: &State, node: &NodeState) -> u32 {
+    let index = state.nodes.iter().position(|n| n.name == node.name).unwrap_or(0);
+    index.saturating_sub(1) as u32
 }
 
 fn rgw_url(state: &State) -> String {
@@ -172,7 +172,9 @@ fn daemon_key(state: &State, name: &str, keyring: &Path, caps: &[&str]) -> Resul
     if keyring.exists() {
         return Ok(());
     }
-    mkdirs(&[keyring.parent().unwrap_or(Path::new(".")).to_path_buf()])?;
+    if let Some(dir) = keyring.parent() {
+        mkdirs(&[dir.to_path_buf()])?;
+    }
     let out = keyring.display().to_string();
     let mut args = vec!["auth", "get-or-create", name];
     args.extend_from_slice(caps);
@@ -242,7 +244,7 @@ fn osds(state: &State) -> Result<Vec<(u32, bool)>> {
 /// Give a node's OSD an id and a key: a new id, or its own id again after a wipe destroyed it.
 /// Returns the uuid its mkfs must use.
 fn register_osd(state: &State, node: &NodeState) -> Result<String> {
-    let id = osd_id(node);
+    let id = osd_id(state, node);
     let uuid = uuid()?;
     let id_arg = id.to_string();
     let known = osds(state)?.iter().any(|(i, _)| *i == id);
@@ -267,7 +269,7 @@ fn register_osd(state: &State, node: &NodeState) -> Result<String> {
 /// bluestore's mkfs: creates the sparse block file (`bluestore block create`).
 fn mkfs_osd(state: &State, node: &NodeState, uuid: &str) -> Result<()> {
     let conf = conf(state);
-    let id = osd_id(node).to_string();
+    let id = osd_id(state, node).to_string();
     let data = osd_dir(node).display().to_string();
     let args = [
         "-c",
@@ -305,13 +307,13 @@ fn create_osds(state: &State, nodes: &[NodeState]) -> Result<()> {
 }
 
 fn spawn_osd(state: &State, node: &NodeState) -> Result<()> {
-    let id = osd_id(node).to_string();
+    let id = osd_id(state, node).to_string();
     let data = osd_dir(node).display().to_string();
     spawn_daemon(state, node, "ceph-osd", &["-i", &id, "--osd-data", &data])
 }
 
 fn wait_osds_up(state: &State, nodes: &[NodeState]) -> Result<()> {
-    let want: Vec<u32> = nodes.iter().map(osd_id).collect();
+    let want: Vec<u32> = nodes.iter().map(|n| osd_id(state, n)).collect();
     wait_for("the OSDs up in the osdmap", START_LIMIT, || {
         let up = osds(state).ok()?;
         want.iter().all(|id| up.contains(&(*id, true))).then_some(())
@@ -473,7 +475,7 @@ impl System for Ceph {
                 "{node} runs the only Ceph mon, whose store is the cluster; wipe an OSD node (node2..)"
             )));
         }
-        let name = format!("osd.{}", osd_id(n));
+        let name = format!("osd.{}", osd_id(state, n));
         // destroy wants the OSD down in the osdmap; it was killed a moment ago.
         ceph(state, &["osd", "down", &name])?;
         ceph(state, &["osd", "destroy", &name, "--yes-i-really-mean-it"])?;
