@@ -22,7 +22,7 @@ pub enum LabCommand {
     /// Install what a system needs: the missing Debian packages (and for minio its binary,
     /// built once by lab/install.sh).
     Install { system: String },
-    /// Start a cluster (gluster, moosefs, minio, s3fs, swift, hdfs) and print its targets; a
+    /// Start a cluster (gluster, moosefs, minio, s3fs, swift, hdfs, ceph) and print its targets; a
     /// running one is left as is.
     Up {
         system: String,
@@ -272,7 +272,7 @@ fn print_status(only: Option<&str>, format: Format) -> Result<(), Failure> {
         for n in &lab.nodes {
             let pids: Vec<String> = n.pids.iter().map(|p| p.to_string()).collect();
             text += &format!(
-                "  {:<6} {:<12} {:<12} {:<8} link {:<4} pids {}\n",
+                "  {:<6} {:<12} {:<15} {:<8} link {:<4} pids {}\n",
                 n.name,
                 n.addr,
                 n.role,

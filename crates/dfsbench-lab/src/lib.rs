@@ -3,6 +3,7 @@
 //! system behind the [`System`] trait; the shared pieces (namespaces, state files, processes,
 //! faults, delay) live here and in `net`, `state`, `sys` and `delay`.
 
+mod ceph;
 pub mod delay;
 mod gluster;
 mod hdfs;
@@ -98,11 +99,12 @@ pub fn systems() -> Vec<Box<dyn System>> {
         Box::new(minio::Minio),
         Box::new(swift::Swift),
         Box::new(hdfs::Hdfs),
+        Box::new(ceph::Ceph),
     ]
 }
 
 /// Systems named in issue 16 that this version does not run yet.
-const LATER: &[&str] = &["ceph", "alluxio", "seaweedfs"];
+const LATER: &[&str] = &["alluxio", "seaweedfs"];
 
 /// Names that are a layout of another system: `lab up s3fs` is `lab up minio --layout s3fs`
 /// (the s3fs mount over the lab's distributed MinIO).
@@ -434,7 +436,7 @@ impl Role {
     fn roles(self) -> &'static [&'static str] {
         match self {
             Role::Storage => &["brick", "chunkserver", "datanode", "osd", "minio", "storage"],
-            Role::Metadata => &["master", "namenode", "mon"],
+            Role::Metadata => &["master", "namenode", "mon+mgr+mds+rgw"],
         }
     }
 }
