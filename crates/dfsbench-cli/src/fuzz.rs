@@ -368,7 +368,7 @@ fn remove(doc: &mut serde_json::Value, path: &str) {
 fn load_result(dir: &std::path::Path, text: &str) -> Result<(), String> {
     let path = dir.join("r.json");
     std::fs::write(&path, text).expect("a scratch file");
-    let loaded = dfsbench_report::input::load(&[path.clone(), path]).map_err(|e| e.0)?;
+    let loaded = dfsbench_report::input::load(&[path.clone(), path]).map_err(|e| e.to_string())?;
     let runs = dfsbench_report::runs::runs(&loaded);
     let _ = dfsbench_report::markdown::report(&runs);
     let _ = dfsbench_report::long_csv(&runs);
