@@ -274,8 +274,10 @@ fn workload_text() -> impl Strategy<Value = String> {
 }
 
 fn parse_workload(text: &str) -> Result<(), String> {
-    let file = dfsbench_core::config::parse_workload_file("w.toml", text)?;
-    dfsbench_core::config::validate(&file.run, &file.jobs).map(drop)
+    let file = dfsbench_core::config::parse_workload_file("w.toml", text).map_err(|e| e.to_string())?;
+    dfsbench_core::config::validate(&file.run, &file.jobs)
+        .map(drop)
+        .map_err(|e| e.to_string())
 }
 
 static RESULTS: Tally = Tally::new("result file");

@@ -193,8 +193,8 @@ fn run_here(config: &RunConfig, sys: &System, result: &Path, ctx: &Context) -> R
     match execute_run(config, &sys.target, &run_id, &INTERRUPT, &mut Quiet, &mut Group::solo()) {
         Err(e) => {
             crate::failure::print_detail();
-            rec.error = Some(e.0.clone());
-            Ok((rec, format!("failed: {}", e.0)))
+            rec.error = Some(e.to_string());
+            Ok((rec, format!("failed: {e}")))
         }
         Ok(outcome) => {
             let path = save(&outcome.result, result)?;
