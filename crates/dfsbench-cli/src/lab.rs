@@ -78,10 +78,10 @@ pub enum Format {
 }
 
 fn failure(e: dfsbench_lab::Error) -> Failure {
-    if e.usage {
-        Failure::usage(e.message)
+    if e.is_usage() {
+        Failure::usage(e.to_string())
     } else {
-        Failure::runtime(e.message)
+        Failure::runtime(e.to_string())
     }
 }
 
@@ -167,8 +167,8 @@ fn probe(system: &str, wait: Option<&str>) -> Result<(), Failure> {
                 return Ok(());
             }
             Ok(Some(why)) => why,
-            Err(e) if e.usage => return Err(failure(e)),
-            Err(e) => e.message,
+            Err(e) if e.is_usage() => return Err(failure(e)),
+            Err(e) => e.to_string(),
         };
         if Instant::now() >= deadline {
             return Err(Failure::runtime(format!("{system}: not recovered: {pending}")));

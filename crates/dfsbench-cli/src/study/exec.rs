@@ -48,7 +48,7 @@ pub fn systems(targets: &[String], localfs: bool) -> Result<Vec<System>, String>
         let lab = given.strip_prefix("lab:");
         let (uri, env) = match lab {
             Some(spec) => {
-                let lab = dfsbench_lab::resolve_target(spec).map_err(|e| format!("--target {arg}: {}", e.message))?;
+                let lab = dfsbench_lab::resolve_target(spec).map_err(|e| format!("--target {arg}: {e}"))?;
                 (lab.uri, lab.env)
             }
             None => (given.to_string(), Vec::new()),
