@@ -184,7 +184,7 @@ static PARSER: Tally = Tally::new("command line");
 fn parse_and_validate(argv: &[String]) -> Result<(), String> {
     let cli = Cli::try_parse_from(argv).map_err(|e| crate::one_line(&e))?;
     match cli.command {
-        Command::Run(args) => crate::run::build_config(&args).map(drop).map_err(|f| f.message),
+        Command::Run(args) => crate::run::build_config(&args).map(drop).map_err(|f| f.to_string()),
         _ => Ok(()),
     }
 }

@@ -77,21 +77,13 @@ pub enum Format {
     Json,
 }
 
-fn failure(e: dfsbench_lab::Error) -> Failure {
-    if e.is_usage() {
-        Failure::usage(e.to_string())
-    } else {
-        Failure::runtime(e.to_string())
-    }
-}
-
 /// A `lab:NAME[-KIND]` target as the lab's URI, its daemons' PIDs and the credentials it
 /// needs, now set in this process's environment (ranks and study points inherit them); any
 /// other target as it is.
 pub fn resolve_target(target: &str) -> Result<(String, Vec<u32>), Failure> {
     match target.strip_prefix("lab:") {
         Some(spec) => {
-            let lab = dfsbench_lab::resolve_target(spec).map_err(failure)?;
+            let lab = dfsbench_lab::resolve_target(spec)?;
             // Over any the user had: they name the lab's own accounts. Called before any
             // thread that reads the environment starts.
             for (k, v) in &lab.env {
@@ -106,7 +98,7 @@ pub fn resolve_target(target: &str) -> Result<(String, Vec<u32>), Failure> {
 pub fn lab(args: &LabArgs) -> Result<(), Failure> {
     match &args.command {
         LabCommand::Install { system } => {
-            let installed = dfsbench_lab::install(system).map_err(failure)?;
+            let installed = dfsbench_lab::install(system)?;
             if installed.is_empty() {
                 println!("{system}: every package is installed");
             } else {
@@ -115,40 +107,40 @@ pub fn lab(args: &LabArgs) -> Result<(), Failure> {
             Ok(())
         }
         LabCommand::Up { system, layout } => {
-            let state = dfsbench_lab::up(system, layout.as_deref()).map_err(failure)?;
+            let state = dfsbench_lab::up(system, layout.as_deref())?;
             print_status(Some(&state.name), Format::Text)
         }
         LabCommand::Down { system, all } => {
             if *all {
-                for name in dfsbench_lab::down_all().map_err(failure)? {
+                for name in dfsbench_lab::down_all()? {
                     println!("removed {name}");
                 }
                 return Ok(());
             }
             let system = system.as_deref().unwrap_or_default();
-            let name = dfsbench_lab::system(system).map_err(failure)?.name();
-            dfsbench_lab::down(name).map_err(failure)?;
+            let name = dfsbench_lab::system(system)?.name();
+            dfsbench_lab::down(name)?;
             println!("{name}: down");
             Ok(())
         }
         LabCommand::Status { system, format } => print_status(system.as_deref(), *format),
         LabCommand::Fault { system, fault, node } => {
-            dfsbench_lab::fault(system, fault, node).map_err(failure)?;
+            dfsbench_lab::fault(system, fault, node)?;
             println!("{system}: {fault} {node}");
             Ok(())
         }
         LabCommand::Delay { system, delay } => {
-            let d = dfsbench_lab::delay::parse_delay(delay).map_err(failure)?;
+            let d = dfsbench_lab::delay::parse_delay(delay)?;
             let exe = std::env::current_exe()
                 .map_err(|e| Failure::runtime(format!("cannot find the dfsbench binary: {e}")))?;
-            dfsbench_lab::delay::apply(system, d, &exe).map_err(failure)?;
+            dfsbench_lab::delay::apply(system, d, &exe)?;
             println!("{system}: one-way delay {delay} on every node link");
             Ok(())
         }
         LabCommand::Probe { system, wait } => probe(system, wait.as_deref()),
         LabCommand::Rtt { system, count } => rtt(system, *count),
         LabCommand::Delayer { queue, micros } => {
-            dfsbench_lab::delay::run_delayer(*queue, Duration::from_micros(*micros)).map_err(failure)
+            dfsbench_lab::delay::run_delayer(*queue, Duration::from_micros(*micros)).map_err(Failure::from)
         }
     }
 }
@@ -167,7 +159,7 @@ fn probe(system: &str, wait: Option<&str>) -> Result<(), Failure> {
                 return Ok(());
             }
             Ok(Some(why)) => why,
-            Err(e) if e.is_usage() => return Err(failure(e)),
+            Err(e) if e.is_usage() => return Err(e.into()),
             Err(e) => e.to_string(),
         };
         if Instant::now() >= deadline {
@@ -178,7 +170,7 @@ fn probe(system: &str, wait: Option<&str>) -> Result<(), Failure> {
 }
 
 fn print_status(only: Option<&str>, format: Format) -> Result<(), Failure> {
-    let labs = dfsbench_lab::status(only).map_err(failure)?;
+    let labs = dfsbench_lab::status(only)?;
     if format == Format::Json {
         let text = serde_json::to_string_pretty(&labs).expect("status serializes");
         // A closed pipe (`| head`) is not an error of the lab.
@@ -219,7 +211,7 @@ fn print_status(only: Option<&str>, format: Format) -> Result<(), Failure> {
 }
 
 fn rtt(system: &str, count: u32) -> Result<(), Failure> {
-    let state = dfsbench_lab::loaded(dfsbench_lab::system(system).map_err(failure)?.name()).map_err(failure)?;
+    let state = dfsbench_lab::loaded(dfsbench_lab::system(system)?.name())?;
     println!(
         "{:<18} {:>8} {:>8} {:>8} {:>8}",
         "path", "min ms", "avg ms", "max ms", "mdev ms"
@@ -237,7 +229,7 @@ fn rtt(system: &str, count: u32) -> Result<(), Failure> {
         ));
     }
     for (label, from, addr) in paths {
-        let r = dfsbench_lab::delay::ping(from, addr, count).map_err(failure)?;
+        let r = dfsbench_lab::delay::ping(from, addr, count)?;
         println!(
             "{label:<18} {:>8.3} {:>8.3} {:>8.3} {:>8.3}",
             r.min_ms, r.avg_ms, r.max_ms, r.mdev_ms

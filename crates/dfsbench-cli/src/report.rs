@@ -73,7 +73,7 @@ pub struct CompareArgs {
 }
 
 fn load(paths: &[PathBuf]) -> Result<Vec<Loaded>, Failure> {
-    input::load(paths).map_err(|e| Failure::usage(e.to_string()))
+    Ok(input::load(paths)?)
 }
 
 fn write_out(out: Option<&Path>, text: &str) -> Result<(), Failure> {

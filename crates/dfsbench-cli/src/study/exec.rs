@@ -385,7 +385,7 @@ pub fn execute(
     m.status = if interrupted { "interrupted" } else { "complete" }.into();
     save_manifest(&m)?;
     let outcome = if interrupted {
-        Err(Failure::interrupted())
+        Err(Failure::Interrupted)
     } else if failed > 0 {
         Err(Failure::runtime(format!(
             "{failed} of {total} runs failed: their cells say why (results in {})",
