@@ -9,6 +9,7 @@
 use dfsbench_backends::redact::redact;
 use dfsbench_core::config::ConfigError;
 use dfsbench_core::session::StartError;
+use dfsbench_report::charts::RenderError;
 use dfsbench_report::input::InputError;
 
 /// `--verbose`: errors shortened to one line are also printed in full.
@@ -50,6 +51,9 @@ pub enum Failure {
     /// Result files `report` and `compare` cannot read: exit code 2.
     #[error(transparent)]
     Input(#[from] InputError),
+    /// A figure of the HTML report that cannot be drawn from the results given: exit code 2.
+    #[error("cannot make the report: {0}")]
+    Render(#[from] RenderError),
     /// A lab command: 2 for a bad name, layout or value, else 1.
     #[error(transparent)]
     Lab(#[from] dfsbench_lab::Error),
@@ -67,7 +71,7 @@ impl Failure {
     /// The exit code of the command that failed so.
     pub fn code(&self) -> u8 {
         match self {
-            Failure::Usage(_) | Failure::Config(_) | Failure::Input(_) => 2,
+            Failure::Usage(_) | Failure::Config(_) | Failure::Input(_) | Failure::Render(_) => 2,
             Failure::Lab(e) if e.is_usage() => 2,
             Failure::Runtime(_) | Failure::Start(_) | Failure::Lab(_) => 1,
             Failure::Interrupted => 130,

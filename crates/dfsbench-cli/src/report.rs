@@ -108,8 +108,7 @@ pub fn report(args: &ReportArgs) -> Result<(), Failure> {
                 command: command_line(),
                 generated_at: humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
             };
-            let text =
-                html::render(&runs, &page).map_err(|e| Failure::usage(format!("cannot make the report: {e}")))?;
+            let text = html::render(&runs, &page)?;
             let path = out.unwrap_or(Path::new("report.html"));
             write_out(Some(path), &text)?;
             if path != Path::new("-") {
