@@ -13,7 +13,7 @@ use crate::cluster::Group;
 use crate::config::RunConfig;
 use crate::faults::{self, Record, Timeline};
 use crate::host::{host, process_cpu_times};
-use crate::runner::{agree, fit_to_backend, run, Observer, RunClock, Status};
+use crate::runner::{agree, fit_to_backend, run, FitError, Observer, RunClock, Status};
 use dfsbench_backends::clock::Instant;
 use dfsbench_result::{self as result, RunResult, Tool};
 
@@ -51,8 +51,8 @@ pub enum StartCause {
     #[error("{0}")]
     RunDir(String),
     /// The backend cannot do what a job needs.
-    #[error("{0}")]
-    Backend(String),
+    #[error(transparent)]
+    Backend(FitError),
 }
 
 /// Identifies a run: `20261122-013012-4f2a9c`. The run directory is `dfsbench-<id>`.

@@ -128,7 +128,9 @@ fn unsupported(config: &RunConfig, spread: Spread, sys: &System) -> Option<Strin
     }
     let backend = backend_name(&target, uri);
     let info = BACKENDS.iter().find(|b| b.name == backend)?;
-    fit_to_backend(&mut config.clone(), info.capabilities, backend).err()
+    fit_to_backend(&mut config.clone(), info.capabilities, backend)
+        .err()
+        .map(|e| e.to_string())
 }
 
 fn backend_name<'u>(t: &Target, uri: &'u str) -> &'u str {
