@@ -1,7 +1,16 @@
 //! How a command fails: a one-line message and its exit code, and with `--verbose` the full
 //! text of the error behind it.
+//!
+//! The exit code is a property of the error's type: the libraries' errors that are the user's
+//! input to fix (settings, workload and result files, a lab's name or layout) give 2, the ones
+//! of a run or a lab that could not be done give 1. `main.rs` prints any error as
+//! `dfsbench: MESSAGE` and exits with [`Failure::code`].
 
 use dfsbench_backends::redact::redact;
+use dfsbench_core::config::ConfigError;
+use dfsbench_core::session::StartError;
+use dfsbench_report::charts::RenderError;
+use dfsbench_report::input::InputError;
 
 /// `--verbose`: errors shortened to one line are also printed in full.
 static VERBOSE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
@@ -20,26 +29,52 @@ pub fn print_detail() {
     }
 }
 
-/// Why the command failed, with the exit code it gets.
-pub struct Failure {
-    pub message: String,
-    pub code: u8,
+/// Why the command failed. The binary's own messages say whether they are usage or runtime
+/// errors; the libraries' errors keep their type.
+#[derive(Debug, thiserror::Error)]
+pub enum Failure {
+    /// Bad input the binary found itself (flags that do not go together): exit code 2.
+    #[error("{0}")]
+    Usage(String),
+    /// The run failed, or a file could not be written: exit code 1.
+    #[error("{0}")]
+    Runtime(String),
+    /// Ctrl-C: exit code 130, as shells report SIGINT.
+    #[error("interrupted: partial results written")]
+    Interrupted,
+    /// Flags or workload-file keys that do not validate: exit code 2.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// A run that could not start: exit code 1.
+    #[error(transparent)]
+    Start(#[from] StartError),
+    /// Result files `report` and `compare` cannot read: exit code 2.
+    #[error(transparent)]
+    Input(#[from] InputError),
+    /// A figure of the HTML report that cannot be drawn from the results given: exit code 2.
+    #[error("cannot make the report: {0}")]
+    Render(#[from] RenderError),
+    /// A lab command: 2 for a bad name, layout or value, else 1.
+    #[error(transparent)]
+    Lab(#[from] dfsbench_lab::Error),
 }
 
 impl Failure {
     /// Bad input: exit code 2.
     pub fn usage(message: String) -> Self {
-        Failure { message, code: 2 }
+        Failure::Usage(message)
     }
     /// The run could not start, or failed: exit code 1.
     pub fn runtime(message: String) -> Self {
-        Failure { message, code: 1 }
+        Failure::Runtime(message)
     }
-    /// Ctrl-C: exit code 130, as shells report SIGINT.
-    pub fn interrupted() -> Self {
-        Failure {
-            message: "interrupted: partial results written".into(),
-            code: 130,
+    /// The exit code of the command that failed so.
+    pub fn code(&self) -> u8 {
+        match self {
+            Failure::Usage(_) | Failure::Config(_) | Failure::Input(_) | Failure::Render(_) => 2,
+            Failure::Lab(e) if e.is_usage() => 2,
+            Failure::Runtime(_) | Failure::Start(_) | Failure::Lab(_) => 1,
+            Failure::Interrupted => 130,
         }
     }
 }

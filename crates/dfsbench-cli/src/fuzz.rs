@@ -184,7 +184,7 @@ static PARSER: Tally = Tally::new("command line");
 fn parse_and_validate(argv: &[String]) -> Result<(), String> {
     let cli = Cli::try_parse_from(argv).map_err(|e| crate::one_line(&e))?;
     match cli.command {
-        Command::Run(args) => crate::run::build_config(&args).map(drop).map_err(|f| f.message),
+        Command::Run(args) => crate::run::build_config(&args).map(drop).map_err(|f| f.to_string()),
         _ => Ok(()),
     }
 }
@@ -274,8 +274,10 @@ fn workload_text() -> impl Strategy<Value = String> {
 }
 
 fn parse_workload(text: &str) -> Result<(), String> {
-    let file = dfsbench_core::config::parse_workload_file("w.toml", text)?;
-    dfsbench_core::config::validate(&file.run, &file.jobs).map(drop)
+    let file = dfsbench_core::config::parse_workload_file("w.toml", text).map_err(|e| e.to_string())?;
+    dfsbench_core::config::validate(&file.run, &file.jobs)
+        .map(drop)
+        .map_err(|e| e.to_string())
 }
 
 static RESULTS: Tally = Tally::new("result file");
@@ -368,7 +370,7 @@ fn remove(doc: &mut serde_json::Value, path: &str) {
 fn load_result(dir: &std::path::Path, text: &str) -> Result<(), String> {
     let path = dir.join("r.json");
     std::fs::write(&path, text).expect("a scratch file");
-    let loaded = dfsbench_report::input::load(&[path.clone(), path]).map_err(|e| e.0)?;
+    let loaded = dfsbench_report::input::load(&[path.clone(), path]).map_err(|e| e.to_string())?;
     let runs = dfsbench_report::runs::runs(&loaded);
     let _ = dfsbench_report::markdown::report(&runs);
     let _ = dfsbench_report::long_csv(&runs);

@@ -81,14 +81,6 @@ pub enum Format {
     Json,
 }
 
-fn failure(e: dfsbench_lab::Error) -> Failure {
-    if e.usage {
-        Failure::usage(e.message)
-    } else {
-        Failure::runtime(e.message)
-    }
-}
-
 /// A run's target with `lab:` resolved.
 pub struct RunTarget {
     pub uri: String,
@@ -104,7 +96,7 @@ pub struct RunTarget {
 pub fn resolve_target(target: &str) -> Result<RunTarget, Failure> {
     match target.strip_prefix("lab:") {
         Some(spec) => {
-            let lab = dfsbench_lab::resolve_target(spec).map_err(failure)?;
+            let lab = dfsbench_lab::resolve_target(spec)?;
             // Over any the user had: they name the lab's own accounts. Called before any
             // thread that reads the environment starts.
             for (k, v) in &lab.env {
@@ -163,7 +155,7 @@ pub fn expand_lab_action(command: &str, lab: Option<&str>) -> Result<String, Fai
 pub fn lab(args: &LabArgs) -> Result<(), Failure> {
     match &args.command {
         LabCommand::Install { system } => {
-            let installed = dfsbench_lab::install(system).map_err(failure)?;
+            let installed = dfsbench_lab::install(system)?;
             if installed.is_empty() {
                 println!("{system}: every package is installed");
             } else {
@@ -172,38 +164,38 @@ pub fn lab(args: &LabArgs) -> Result<(), Failure> {
             Ok(())
         }
         LabCommand::Up { system, layout } => {
-            let state = dfsbench_lab::up(system, layout.as_deref()).map_err(failure)?;
+            let state = dfsbench_lab::up(system, layout.as_deref())?;
             print_status(Some(&state.name), Format::Text)
         }
         LabCommand::Down { system, all } => {
             if *all {
-                for name in dfsbench_lab::down_all().map_err(failure)? {
+                for name in dfsbench_lab::down_all()? {
                     println!("removed {name}");
                 }
                 return Ok(());
             }
             let system = system.as_deref().unwrap_or_default();
-            let name = dfsbench_lab::system(system).map_err(failure)?.name();
-            dfsbench_lab::down(name).map_err(failure)?;
+            let name = dfsbench_lab::system(system)?.name();
+            dfsbench_lab::down(name)?;
             println!("{name}: down");
             Ok(())
         }
         LabCommand::Status { system, format } => print_status(system.as_deref(), *format),
         LabCommand::Fault { system, fault, node } => {
-            dfsbench_lab::fault(system, fault, node).map_err(failure)?;
+            dfsbench_lab::fault(system, fault, node)?;
             println!("{system}: {fault} {node}");
             Ok(())
         }
         LabCommand::Delay { system, delay } => {
-            let d = dfsbench_lab::delay::parse_delay(delay).map_err(failure)?;
+            let d = dfsbench_lab::delay::parse_delay(delay)?;
             let exe = std::env::current_exe()
                 .map_err(|e| Failure::runtime(format!("cannot find the dfsbench binary: {e}")))?;
-            dfsbench_lab::delay::apply(system, d, &exe).map_err(failure)?;
+            dfsbench_lab::delay::apply(system, d, &exe)?;
             println!("{system}: one-way delay {delay} on every node link");
             Ok(())
         }
         LabCommand::Limit { system, rate } => {
-            dfsbench_lab::limit(system, rate).map_err(failure)?;
+            dfsbench_lab::limit(system, rate)?;
             match rate.as_str() {
                 "0" => println!("{system}: no bandwidth limit"),
                 r => println!("{system}: {r} each way on every node link"),
@@ -213,7 +205,7 @@ pub fn lab(args: &LabArgs) -> Result<(), Failure> {
         LabCommand::Probe { system, wait } => probe(system, wait.as_deref()),
         LabCommand::Rtt { system, count } => rtt(system, *count),
         LabCommand::Delayer { queue, micros } => {
-            dfsbench_lab::delay::run_delayer(*queue, Duration::from_micros(*micros)).map_err(failure)
+            dfsbench_lab::delay::run_delayer(*queue, Duration::from_micros(*micros)).map_err(Failure::from)
         }
     }
 }
@@ -232,8 +224,8 @@ fn probe(system: &str, wait: Option<&str>) -> Result<(), Failure> {
                 return Ok(());
             }
             Ok(Some(why)) => why,
-            Err(e) if e.usage => return Err(failure(e)),
-            Err(e) => e.message,
+            Err(e) if e.is_usage() => return Err(e.into()),
+            Err(e) => e.to_string(),
         };
         if Instant::now() >= deadline {
             return Err(Failure::runtime(format!("{system}: not recovered: {pending}")));
@@ -243,7 +235,7 @@ fn probe(system: &str, wait: Option<&str>) -> Result<(), Failure> {
 }
 
 fn print_status(only: Option<&str>, format: Format) -> Result<(), Failure> {
-    let labs = dfsbench_lab::status(only).map_err(failure)?;
+    let labs = dfsbench_lab::status(only)?;
     if format == Format::Json {
         let text = serde_json::to_string_pretty(&labs).expect("status serializes");
         // A closed pipe (`| head`) is not an error of the lab.
@@ -287,7 +279,7 @@ fn print_status(only: Option<&str>, format: Format) -> Result<(), Failure> {
 }
 
 fn rtt(system: &str, count: u32) -> Result<(), Failure> {
-    let state = dfsbench_lab::loaded(dfsbench_lab::system(system).map_err(failure)?.name()).map_err(failure)?;
+    let state = dfsbench_lab::loaded(dfsbench_lab::system(system)?.name())?;
     println!(
         "{:<18} {:>8} {:>8} {:>8} {:>8}",
         "path", "min ms", "avg ms", "max ms", "mdev ms"
@@ -305,7 +297,7 @@ fn rtt(system: &str, count: u32) -> Result<(), Failure> {
         ));
     }
     for (label, from, addr) in paths {
-        let r = dfsbench_lab::delay::ping(from, addr, count).map_err(failure)?;
+        let r = dfsbench_lab::delay::ping(from, addr, count)?;
         println!(
             "{label:<18} {:>8.3} {:>8.3} {:>8.3} {:>8.3}",
             r.min_ms, r.avg_ms, r.max_ms, r.mdev_ms
@@ -321,7 +313,7 @@ mod tests {
     #[test]
     fn lab_actions_become_the_labs_commands() {
         let exe = std::env::current_exe().unwrap();
-        let cmd = |c: &str| expand_lab_action(c, Some("moosefs")).map_err(|e| e.message);
+        let cmd = |c: &str| expand_lab_action(c, Some("moosefs")).map_err(|e| e.to_string());
         let prefix = format!("'{}' 'lab' ", exe.display());
         assert_eq!(
             cmd("lab kill node2").unwrap(),
@@ -337,18 +329,14 @@ mod tests {
         assert_eq!(cmd("labctl kill").unwrap(), "labctl kill");
         assert!(cmd("lab explode node2").unwrap_err().contains("a lab action is"));
         let not_lab = expand_lab_action("lab kill node2", None).unwrap_err();
-        assert_eq!(not_lab.code, 2);
-        assert!(
-            not_lab.message.contains("the target is not a lab"),
-            "{}",
-            not_lab.message
-        );
+        assert_eq!(not_lab.code(), 2);
+        assert!(not_lab.to_string().contains("the target is not a lab"), "{}", not_lab);
     }
 
     #[test]
     fn lab_commands_quote_what_the_shell_would_split() {
         let c = lab_command(&["fault", "it's", "kill", "node 2"])
-            .map_err(|e| e.message)
+            .map_err(|e| e.to_string())
             .unwrap();
         let out = std::process::Command::new("sh")
             .args(["-c", &format!("printf '%s|' {}", c.split_once(" 'lab' ").unwrap().1)])

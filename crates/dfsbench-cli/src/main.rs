@@ -73,19 +73,23 @@ fn clean(paths: &[std::path::PathBuf]) -> Result<(), Failure> {
     last.map_or(Ok(()), |r| Err(Failure::runtime(r)))
 }
 
-fn dispatch(command: &Command) -> Result<(), Failure> {
+fn dispatch(command: &Command) -> anyhow::Result<()> {
     match command {
-        Command::Run(args) => run::run(args),
-        Command::Targets => {
-            targets();
-            Ok(())
-        }
-        Command::Report(args) => report::report(args),
-        Command::Compare(args) => report::compare(args),
-        Command::Study(args) => study::study(args),
-        Command::Lab(args) => lab::lab(args),
-        Command::Clean { paths } => clean(paths),
+        Command::Run(args) => run::run(args)?,
+        Command::Targets => targets(),
+        Command::Report(args) => report::report(args)?,
+        Command::Compare(args) => report::compare(args)?,
+        Command::Study(args) => study::study(args)?,
+        Command::Lab(args) => lab::lab(args)?,
+        Command::Clean { paths } => clean(paths)?,
     }
+    Ok(())
+}
+
+/// The exit code of a command's error: the [`Failure`] it is says; anything else is a
+/// runtime error.
+fn exit_code(e: &anyhow::Error) -> u8 {
+    e.downcast_ref::<Failure>().map_or(1, Failure::code)
 }
 
 fn main() -> ExitCode {
@@ -112,16 +116,15 @@ fn main() -> ExitCode {
     };
     // A panic is a bug: one line that says so (the hook kept its place), not a backtrace.
     let result = std::panic::catch_unwind(|| dispatch(&cli.command)).unwrap_or_else(|payload| {
-        Err(Failure::runtime(dfsbench_core::panics::internal_error(Some(
-            payload.as_ref(),
-        ))))
+        Err(Failure::runtime(dfsbench_core::panics::internal_error(Some(payload.as_ref()))).into())
     });
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(f) => {
-            // Messages quote arguments; a URI's password must not reach the terminal.
-            eprintln!("dfsbench: {}", redact(&dfsbench_backends::one_line(&f.message)));
-            ExitCode::from(f.code)
+        Err(e) => {
+            // The error's own line (`{}`, not anyhow's chain or backtrace). Messages quote
+            // arguments; a URI's password must not reach the terminal.
+            eprintln!("dfsbench: {}", redact(&dfsbench_backends::one_line(&e.to_string())));
+            ExitCode::from(exit_code(&e))
         }
     }
 }

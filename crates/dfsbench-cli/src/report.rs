@@ -73,7 +73,7 @@ pub struct CompareArgs {
 }
 
 fn load(paths: &[PathBuf]) -> Result<Vec<Loaded>, Failure> {
-    input::load(paths).map_err(|e| Failure::usage(e.0))
+    Ok(input::load(paths)?)
 }
 
 fn write_out(out: Option<&Path>, text: &str) -> Result<(), Failure> {
@@ -108,8 +108,7 @@ pub fn report(args: &ReportArgs) -> Result<(), Failure> {
                 command: command_line(),
                 generated_at: humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
             };
-            let text =
-                html::render(&runs, &page).map_err(|e| Failure::usage(format!("cannot make the report: {e}")))?;
+            let text = html::render(&runs, &page)?;
             let path = out.unwrap_or(Path::new("report.html"));
             write_out(Some(path), &text)?;
             if path != Path::new("-") {

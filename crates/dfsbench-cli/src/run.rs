@@ -58,7 +58,7 @@ pub(crate) fn build_config(a: &RunArgs) -> Result<(RunConfig, Option<String>), F
                 read_bounded(path, MAX_WORKLOAD_FILE).map_err(|e| Failure::usage(format!("workload file: {e}")))?;
             let text = String::from_utf8(bytes)
                 .map_err(|_| Failure::usage(format!("workload file {} is not UTF-8 text", path.display())))?;
-            let file = parse_workload_file(&path.display().to_string(), &text).map_err(Failure::usage)?;
+            let file = parse_workload_file(&path.display().to_string(), &text)?;
             if a.job.workload.is_some() {
                 return Err(Failure::usage(
                     "give either a workload file or --workload, not both".to_string(),
@@ -100,7 +100,7 @@ pub(crate) fn build_config(a: &RunArgs) -> Result<(RunConfig, Option<String>), F
         }
     };
     let run = run.merge(&a.run);
-    let config = validate(&run, &jobs).map_err(Failure::usage)?;
+    let config = validate(&run, &jobs)?;
     Ok((config, file_target))
 }
 
@@ -176,7 +176,7 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
         // Rank 0 tells the user; the others would repeat it.
         Err(e) if root || group.is_broken() => {
             crate::failure::print_detail();
-            return Err(Failure::runtime(e.0));
+            return Err(e.into());
         }
         Err(_) => std::process::exit(1),
     };
@@ -265,7 +265,7 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
             "{errors} operations failed (see errors in {})",
             path.display()
         ))),
-        Status::Interrupted => Err(Failure::interrupted()),
+        Status::Interrupted => Err(Failure::Interrupted),
         Status::Aborted(m) | Status::Failed(m) => {
             Err(Failure::runtime(format!("{m}; partial results in {}", path.display())))
         }

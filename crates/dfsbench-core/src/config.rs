@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::error::{ConfigError, JobLabel};
 use crate::faults::{self, FaultEntry, FaultPlan, FaultSettings};
 use crate::load::{parse_band, Arrival, Stable};
 use crate::units::parse_duration;
@@ -408,9 +409,6 @@ pub struct Job {
     pub workload: Workload,
 }
 
-/// A validation error: one line naming the key, the bad value and the fix.
-pub type ConfigError = String;
-
 impl RunSpec {
     /// Later values win: `self` are the defaults, `over` the overrides.
     pub fn merge(&self, over: &RunSpec) -> RunSpec {
@@ -468,15 +466,10 @@ impl JobSpec {
 /// Validate a run: `run` settings, and jobs whose unset keys fall back to `run`'s defaults.
 /// Errors quote what was given, on one line whatever it holds.
 pub fn validate(run: &RunSpec, jobs: &[JobSpec]) -> Result<RunConfig, ConfigError> {
-    validate_run(run, jobs).map_err(|e| dfsbench_backends::one_line(&e))
-}
-
-fn validate_run(run: &RunSpec, jobs: &[JobSpec]) -> Result<RunConfig, ConfigError> {
     if jobs.is_empty() {
-        return Err(format!(
-            "no job to run: give --workload {} or a workload file with [[job]] tables",
-            workloads::names().join("|")
-        ));
+        return Err(ConfigError::NoJob {
+            choices: workloads::names().join("|"),
+        });
     }
     let jobs = jobs
         .iter()
@@ -500,14 +493,18 @@ fn validate_run(run: &RunSpec, jobs: &[JobSpec]) -> Result<RunConfig, ConfigErro
         },
         &jobs,
     )?;
-    let time = |key: &str, text: &Option<String>| {
+    let time = |key: &'static str, text: &Option<String>| {
         let d = text
             .as_deref()
             .map(parse_duration)
             .transpose()
-            .map_err(|e| format!("{key}: {e}"))?;
+            .map_err(|e| ConfigError::unreadable(key, e))?;
         match d {
-            Some(Duration::ZERO) => Err(format!("{key} = 0: give a positive time such as 10s, or leave it out")),
+            Some(Duration::ZERO) => Err(ConfigError::value(
+                key,
+                0,
+                "give a positive time such as 10s, or leave it out",
+            )),
             d => Ok(d),
         }
     };
@@ -530,17 +527,18 @@ fn validate_run(run: &RunSpec, jobs: &[JobSpec]) -> Result<RunConfig, ConfigErro
         invalidate: run.invalidate.unwrap_or(true),
         drop_caches: match run.drop_caches.unwrap_or(false) {
             // SAFETY: geteuid has no preconditions.
-            true if unsafe { libc::geteuid() } != 0 => return Err(
+            true if unsafe { libc::geteuid() } != 0 => return Err(ConfigError::Rule(
                 "drop_caches needs root (it writes /proc/sys/vm/drop_caches): run as root or leave --drop-caches out"
                     .into(),
-            ),
+            )),
             d => d,
         },
         server_pids: match run.server_pids.as_deref() {
             Some(pids) if pids.contains(&0) => {
-                return Err(
-                    "server_pids: 0 is not a process: give the PIDs of the server processes (pidof minio)".into(),
-                )
+                return Err(ConfigError::unreadable(
+                    "server_pids",
+                    "0 is not a process: give the PIDs of the server processes (pidof minio)",
+                ))
             }
             pids => pids.unwrap_or_default().to_vec(),
         },
@@ -551,14 +549,18 @@ fn validate_run(run: &RunSpec, jobs: &[JobSpec]) -> Result<RunConfig, ConfigErro
 fn validate_job(index: usize, s: &JobSpec, run: &RunSpec) -> Result<Job, ConfigError> {
     let names = workloads::names_in_words();
     let Some(name) = s.settings.workload.as_deref() else {
-        return Err(format!("job {}: missing 'workload': set it to {names}", index + 1));
+        return Err(ConfigError::MissingWorkload {
+            job: index + 1,
+            choices: names,
+        });
     };
-    let ctx = |msg: String| match &s.settings.name {
-        Some(n) => format!("job '{n}': {msg}"),
-        None => format!("job {} ({name}): {msg}", index + 1),
-    };
+    let ctx = |e: ConfigError| e.in_job(JobLabel::new(index, s.settings.name.as_deref(), name));
     let Some((shared, own)) = workloads::accepted(name) else {
-        return Err(format!("job {}: unknown workload '{name}': use {names}", index + 1));
+        return Err(ConfigError::UnknownWorkload {
+            job: index + 1,
+            name: dfsbench_backends::one_line(name),
+            choices: names,
+        });
     };
     let untimed = ["duration", "rate", "rate_steps", "until_stable"];
     let foreign = s.keys_set().into_iter().find(|k| {
@@ -567,32 +569,48 @@ fn validate_job(index: usize, s: &JobSpec, run: &RunSpec) -> Result<Job, ConfigE
             || (!setting && !shared.contains(k) && !own.contains(k))
     });
     if let Some(key) = foreign {
-        return Err(ctx(format!("'{key}' does not apply to the {name} workload: remove it")));
+        return Err(ctx(ConfigError::NotApplicable {
+            key: dfsbench_backends::one_line(key),
+            workload: name.to_string(),
+        }));
     }
     let j = &s.settings;
     let workers = j.workers.or(run.workers).unwrap_or(DEFAULT_WORKERS);
     if workers == 0 || workers > 1 << 20 {
-        return Err(ctx(format!("workers = {workers}: give between 1 and 1048576 workers")));
+        return Err(ctx(ConfigError::value(
+            "workers",
+            workers,
+            "give between 1 and 1048576 workers",
+        )));
     }
     let threads = j.threads.or(run.threads);
     if let Some(t) = threads.filter(|&t| t == 0 || t > workers) {
-        return Err(ctx(format!(
-            "threads = {t}: give between 1 and the number of workers ({workers})"
+        return Err(ctx(ConfigError::value(
+            "threads",
+            t,
+            format!("give between 1 and the number of workers ({workers})"),
         )));
     }
-    let duration = j.duration.as_deref().map(parse_duration).transpose().map_err(&ctx)?;
+    // The parser's message names the text and the units (`'3x' is not a time: ...`).
+    let duration = j.duration.as_deref().map(parse_duration).transpose();
+    let duration = duration.map_err(|e| ctx(e.into()))?;
     if duration == Some(Duration::ZERO) {
-        return Err(ctx(
-            "duration = 0: give a positive duration such as 30s, or leave it out".into(),
-        ));
+        return Err(ctx(ConfigError::value(
+            "duration",
+            0,
+            "give a positive duration such as 30s, or leave it out",
+        )));
     }
     let ramp = j.ramp.as_deref().map(parse_duration).transpose();
-    let ramp = ramp.map_err(|e| ctx(format!("ramp: {e}")))?.unwrap_or_default();
+    let ramp = ramp
+        .map_err(|e| ctx(ConfigError::unreadable("ramp", e)))?
+        .unwrap_or_default();
     if !ramp.is_zero() && duration.is_none() {
         return Err(ctx("ramp needs a time-based job: add duration".into()));
     }
+    // `accepted` above found the workload, so the registry validates it.
     let workload = workloads::validate(name, &s.workloads, &s.shared, run)
-        .unwrap_or_else(|| Err(format!("unknown workload '{name}'")))
+        .unwrap_or_else(|| Err(format!("unknown workload '{name}'").into()))
         .map_err(&ctx)?;
     let (rate, rate_steps, arrival, until_stable) = validate_load(j, duration.is_some(), &workload).map_err(ctx)?;
     Ok(Job {
@@ -613,12 +631,14 @@ type Load = (Option<f64>, Vec<f64>, Option<Arrival>, Option<Stable>);
 
 /// Open-loop rate and steady-state keys, which apply across workloads.
 fn validate_load(s: &JobSettings, time_based: bool, workload: &Workload) -> Result<Load, ConfigError> {
-    let check_rate = |key: &str, r: f64| {
+    let check_rate = |key: &'static str, r: f64| {
         if r.is_finite() && r >= MIN_RATE {
             Ok(r)
         } else {
-            Err(format!(
-                "{key} = {r:?}: give at least {MIN_RATE} operations per second (one per 1000 s), a finite number"
+            Err(ConfigError::value(
+                key,
+                format!("{r:?}"),
+                format!("give at least {MIN_RATE} operations per second (one per 1000 s), a finite number"),
             ))
         }
     };
@@ -657,7 +677,7 @@ fn validate_load(s: &JobSettings, time_based: bool, workload: &Workload) -> Resu
             .as_deref()
             .map(parse_duration)
             .transpose()
-            .map_err(|e| format!("stable_window: {e}"))?
+            .map_err(|e| ConfigError::unreadable("stable_window", e))?
             .unwrap_or(Duration::from_secs(10));
         if window < Duration::from_secs(2) {
             return Err("stable_window must span at least two 1-second samples: give 2s or more".into());
@@ -705,12 +725,11 @@ pub fn parse_workload_file(name: &str, text: &str) -> Result<WorkloadFile, Confi
             .filter(|l| !l.is_empty())
             .collect::<Vec<_>>()
             .join(": ");
-        let line = e
-            .span()
-            .map(|sp| key_line(text, sp.start.min(text.len()), &msg))
-            .map(|l| format!(" line {l}:"))
-            .unwrap_or_default();
-        dfsbench_backends::one_line(&format!("{name}:{line} {msg}"))
+        ConfigError::File {
+            file: dfsbench_backends::one_line(name),
+            line: e.span().map(|sp| key_line(text, sp.start.min(text.len()), &msg)),
+            message: dfsbench_backends::one_line(&msg),
+        }
     })
 }
 
@@ -800,7 +819,10 @@ mod tests {
         let mut s = spec("meta");
         s.workloads.io.rw = Some("randread".into());
         let e = validate(&RunSpec::default(), &[s]).unwrap_err();
-        assert_eq!(e, "job 1 (meta): 'rw' does not apply to the meta workload: remove it");
+        assert_eq!(
+            e.to_string(),
+            "job 1 (meta): 'rw' does not apply to the meta workload: remove it"
+        );
     }
 
     #[test]
@@ -822,6 +844,7 @@ mod tests {
         bad.shared.sizes = Some(vec!["1000-1k".into()]);
         assert!(validate(&RunSpec::default(), &[bad])
             .unwrap_err()
+            .to_string()
             .contains("COUNTxSIZE"));
     }
 
@@ -838,10 +861,14 @@ mod tests {
 
     #[test]
     fn workload_file_errors_name_the_line() {
-        let e = parse_workload_file("w.toml", "[[job]]\nworkload = \"meta\"\nwrkers = 3\n").unwrap_err();
+        let e = parse_workload_file("w.toml", "[[job]]\nworkload = \"meta\"\nwrkers = 3\n")
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("w.toml: line 3:"), "{e}");
         assert!(e.contains("wrkers"), "{e}");
-        let e = parse_workload_file("w.toml", "[[job]]\nfiles = [3\n").unwrap_err();
+        let e = parse_workload_file("w.toml", "[[job]]\nfiles = [3\n")
+            .unwrap_err()
+            .to_string();
         assert!(!e.contains('\n'), "one line: {e}");
     }
 
@@ -849,15 +876,14 @@ mod tests {
     fn bad_values_are_explained() {
         let mut s = spec("io");
         s.workloads.io.iodepth = Some(0);
-        assert!(validate(&RunSpec::default(), &[s]).unwrap_err().contains("iodepth = 0"));
+        let e = |s: JobSpec| validate(&RunSpec::default(), &[s]).unwrap_err().to_string();
+        assert!(e(s).contains("iodepth = 0"));
         let mut s = spec("io");
         s.workloads.io.size = Some("1k".into());
         s.shared.bs = Some("4k".into());
-        assert!(validate(&RunSpec::default(), &[s])
-            .unwrap_err()
-            .contains("smaller than bs"));
+        assert!(e(s).contains("smaller than bs"));
         let mut s = spec("io");
         s.settings.ramp = Some("2s".into());
-        assert!(validate(&RunSpec::default(), &[s]).unwrap_err().contains("ramp needs"));
+        assert!(e(s).contains("ramp needs"));
     }
 }

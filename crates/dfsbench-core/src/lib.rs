@@ -6,6 +6,7 @@ mod cache;
 pub mod cluster;
 pub mod config;
 pub mod dist;
+mod error;
 mod executor;
 pub mod faults;
 mod gate;

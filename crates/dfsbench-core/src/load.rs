@@ -10,6 +10,7 @@ use std::time::Duration;
 use dfsbench_backends::clock::Instant;
 use dfsbench_backends::units::MAX_DURATION;
 
+use crate::error::ConfigError;
 use crate::stats::PhaseControl;
 
 use rand::rngs::SmallRng;
@@ -34,11 +35,15 @@ impl Arrival {
         }
     }
 
-    pub fn parse(text: &str) -> Result<Arrival, String> {
+    pub fn parse(text: &str) -> Result<Arrival, ConfigError> {
         match text {
             "uniform" => Ok(Arrival::Uniform),
             "poisson" => Ok(Arrival::Poisson),
-            other => Err(format!("arrival = '{other}': use uniform or poisson")),
+            other => Err(ConfigError::value(
+                "arrival",
+                format!("'{other}'"),
+                "use uniform or poisson",
+            )),
         }
     }
 }
@@ -57,15 +62,20 @@ fn secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
 }
 
 /// Parse a band such as `5%` or `0.05`.
-pub fn parse_band(text: &str) -> Result<f64, String> {
+pub fn parse_band(text: &str) -> Result<f64, ConfigError> {
     let t = text.trim();
+    let quoted = || format!("'{text}'");
     let v = match t.strip_suffix('%') {
         Some(p) => p.trim().parse::<f64>().map(|v| v / 100.0),
         None => t.parse::<f64>(),
     }
-    .map_err(|_| format!("stable_band = '{text}': write a percentage such as 5%"))?;
+    .map_err(|_| ConfigError::value("stable_band", quoted(), "write a percentage such as 5%"))?;
     if !(v > 0.0 && v < 1.0) {
-        return Err(format!("stable_band = '{text}': give a band above 0% and below 100%"));
+        return Err(ConfigError::value(
+            "stable_band",
+            quoted(),
+            "give a band above 0% and below 100%",
+        ));
     }
     Ok(v)
 }

@@ -545,6 +545,7 @@ fn breakdown(
             .entry(name)
             .or_insert_with(|| (Vec::new(), new_histogram(), 0, 0, 0, f64::INFINITY, f64::NEG_INFINITY));
         n.0.push(p.rank);
+        // `hist` is merge_histograms' own (this program's bounds).
         n.1.add(&hist).expect("histograms share bounds");
         n.2 += ops;
         n.3 += bytes;

@@ -62,21 +62,52 @@ const TICK: Duration = Duration::from_millis(100);
 /// How often a rank of a multi-process run checks for stonewall notices.
 const STONEWALL_POLL: Duration = Duration::from_millis(10);
 
+/// Why the jobs cannot run on the target's backend, found before anything runs.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FitError {
+    /// The backend lacks a capability the job's workload needs.
+    #[error(
+        "job '{job}' needs {capability} but the {backend} backend does not support it: change the job or the target"
+    )]
+    Unsupported {
+        job: String,
+        capability: &'static str,
+        backend: String,
+    },
+    /// More threads than the process may start (`why`: the limit's source, e.g. ulimit -u).
+    #[error("job '{job}' needs {threads} threads, more than {why} allows ({limit}): {fix}, or raise the limit")]
+    TooManyThreads {
+        job: String,
+        threads: u64,
+        why: String,
+        limit: u64,
+        fix: String,
+    },
+    /// `--threads` on a backend that blocks a thread per operation.
+    #[error("job '{job}': the {backend} backend blocks a thread per operation, so threads ({threads}) must equal workers ({workers}): leave --threads out")]
+    ThreadsNotWorkers {
+        job: String,
+        backend: String,
+        threads: usize,
+        workers: usize,
+    },
+}
+
 /// Fit defaulted choices to the backend (a meta job that did not name its phases skips rename
 /// where there is none) and check that it can do what the jobs ask, before anything runs.
 /// Returns notes on what was skipped.
-pub fn fit_to_backend(config: &mut RunConfig, caps: Capabilities, backend: &str) -> Result<Vec<String>, String> {
+pub fn fit_to_backend(config: &mut RunConfig, caps: Capabilities, backend: &str) -> Result<Vec<String>, FitError> {
     let mut notes = Vec::new();
     for job in &mut config.jobs {
         if let Some(note) = job.workload.fit(caps, backend) {
             notes.push(format!("job '{}': {note}", job.name));
         }
         if let Some(missing) = caps.missing(&job.workload.needs()) {
-            return Err(format!(
-                "job '{}' needs {} but the {backend} backend does not support it: change the job or the target",
-                job.name,
-                missing.name()
-            ));
+            return Err(FitError::Unsupported {
+                job: job.name.clone(),
+                capability: missing.name(),
+                backend: backend.to_string(),
+            });
         }
         let threads = job_threads(job, caps) as u64;
         if let Some((limit, why)) = thread_limit().filter(|(limit, _)| threads > *limit) {
@@ -85,17 +116,22 @@ pub fn fit_to_backend(config: &mut RunConfig, caps: Capabilities, backend: &str)
             } else {
                 "give fewer --threads".to_string()
             };
-            return Err(format!(
-                "job '{}' needs {threads} threads, more than {why} allows ({limit}): {fix}, or raise the limit",
-                job.name
-            ));
+            return Err(FitError::TooManyThreads {
+                job: job.name.clone(),
+                threads,
+                why,
+                limit,
+                fix,
+            });
         }
         if caps.drive == Drive::Blocking {
             if let Some(t) = job.threads.filter(|&t| t != job.workers) {
-                return Err(format!(
-                    "job '{}': the {backend} backend blocks a thread per operation, so threads ({t}) must equal workers ({}): leave --threads out",
-                    job.name, job.workers
-                ));
+                return Err(FitError::ThreadsNotWorkers {
+                    job: job.name.clone(),
+                    backend: backend.to_string(),
+                    threads: t,
+                    workers: job.workers,
+                });
             }
         }
     }

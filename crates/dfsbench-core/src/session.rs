@@ -13,13 +13,47 @@ use crate::cluster::Group;
 use crate::config::RunConfig;
 use crate::faults::{self, Record, Timeline};
 use crate::host::{host, process_cpu_times};
-use crate::runner::{agree, fit_to_backend, run, Observer, RunClock, Status};
+use crate::runner::{agree, fit_to_backend, run, FitError, Observer, RunClock, Status};
 use dfsbench_backends::clock::Instant;
 use dfsbench_result::{self as result, RunResult, Tool};
 
-/// A run that could not start: nothing was measured.
-#[derive(Debug)]
-pub struct StartError(pub String);
+/// A run that could not start: nothing was measured. The settings were valid (that is
+/// `ConfigError`): the target, the processes or the backend refused, so the CLI exits with 1.
+/// Why is `.0`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(transparent)]
+pub struct StartError(pub StartCause);
+
+/// Why a run could not start. Ranks agree on these messages as text, so most variants hold
+/// the text one rank wrote.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StartCause {
+    /// The target URI names no backend, or has a bad option.
+    #[error("{0}")]
+    Target(String),
+    /// mem:// and more than one process.
+    #[error(
+        "mem:// lives inside one process: runs of several processes need a shared target (a directory or an object store)"
+    )]
+    MemAcrossProcesses,
+    /// A rank left before the run started.
+    #[error("{0}")]
+    RankLost(String),
+    /// Rank 0 sent a run id this build would not make: another dfsbench runs there.
+    #[error(
+        "rank 0 sent the run id {shown:?}, which is not a run id of this program: run the same dfsbench on every rank"
+    )]
+    ForeignRunId { shown: String },
+    /// A `--server-pid` that names no process on rank 0's host.
+    #[error("{0}")]
+    ServerPid(String),
+    /// A rank could not create or open the run directory.
+    #[error("{0}")]
+    RunDir(String),
+    /// The backend cannot do what a job needs.
+    #[error(transparent)]
+    Backend(FitError),
+}
 
 /// Identifies a run: `20261122-013012-4f2a9c`. The run directory is `dfsbench-<id>`.
 pub fn new_run_id() -> String {
@@ -83,11 +117,9 @@ pub fn execute(
     group: &mut Group,
 ) -> Result<Outcome, StartError> {
     let run_id = agree_run_id(group, run_id)?;
-    let target = Target::parse(target_uri).map_err(|e| StartError(e.message))?;
+    let target = Target::parse(target_uri).map_err(|e| StartError(StartCause::Target(e.message)))?;
     if group.size() > 1 && matches!(target, Target::Mem { .. }) {
-        return Err(StartError(
-            "mem:// lives inside one process: runs of several processes need a shared target (a directory or an object store)".into(),
-        ));
+        return Err(StartError(StartCause::MemAcrossProcesses));
     }
     check_server_pids(group, config)?;
     let storage = open_storage(group, &target, target_uri, &run_id, config)?;
@@ -104,14 +136,12 @@ fn agree_run_id(group: &mut Group, run_id: &str) -> Result<String, StartError> {
     let run_id = group
         .round(run_id.as_bytes().to_vec(), "the start of the run", |all| all[0].clone())
         .map(|id| String::from_utf8_lossy(&id).into_owned())
-        .map_err(|lost| StartError(lost.message))?;
+        .map_err(|lost| StartError(StartCause::RankLost(lost.message)))?;
     if !is_run_id(&run_id) {
         // This rank cannot take part: it says why itself.
         group.break_off();
         let shown: String = run_id.chars().take(40).collect();
-        return Err(StartError(format!(
-            "rank 0 sent the run id {shown:?}, which is not a run id of this program: run the same dfsbench on every rank"
-        )));
+        return Err(StartError(StartCause::ForeignRunId { shown }));
     }
     Ok(run_id)
 }
@@ -129,7 +159,7 @@ fn check_server_pids(group: &mut Group, config: &RunConfig) -> Result<(), StartE
             )
         });
     match agree(group, gone, "the check of the server processes") {
-        Some(e) => Err(StartError(e)),
+        Some(e) => Err(StartError(StartCause::ServerPid(e))),
         None => Ok(()),
     }
 }
@@ -154,7 +184,7 @@ fn open_storage(
         .and_then(|c| c.as_ref().err())
         .map(|e| e.message.clone());
     if let Some(e) = agree(group, problem, "the creation of the run directory") {
-        return Err(StartError(e));
+        return Err(StartError(StartCause::RunDir(e)));
     }
     let storage = match created {
         Some(c) => c,
@@ -168,9 +198,9 @@ fn open_storage(
             if let (Ok(s), true) = (&storage, group.is_root()) {
                 with_storage!(s, s => { let _ = s.remove_run(); });
             }
-            Err(StartError(e))
+            Err(StartError(StartCause::RunDir(e)))
         }
-        (Err(e), None) => Err(StartError(e.message)),
+        (Err(e), None) => Err(StartError(StartCause::RunDir(e.message))),
     }
 }
 
@@ -200,7 +230,7 @@ impl Started<'_> {
                 if group.is_root() {
                     let _ = s.remove_run();
                 }
-                return Err(StartError(e));
+                return Err(StartError(StartCause::Backend(e)));
             }
         };
         // The config as it ran, after fitting to the backend.

@@ -547,6 +547,8 @@ pub fn top_error(errors: &Errors) -> Option<(&str, u64, &str)> {
 pub fn merge_histograms<'h>(hists: impl IntoIterator<Item = &'h Histogram<u64>>) -> Histogram<u64> {
     let mut total = new_histogram();
     for h in hists {
+        // Every histogram is new_histogram()'s or one peer_histogram decoded from another
+        // rank, which refuses other bounds: adding cannot fail.
         total.add(h).expect("histograms share bounds");
     }
     total

@@ -236,7 +236,7 @@ mod tests {
         assert_eq!(parse_delay("0.5s").unwrap(), Duration::from_millis(500));
         for bad in ["", "ten", "-1ms", "11s", "10"] {
             let e = parse_delay(bad).unwrap_err();
-            assert!(e.usage && e.message.contains("10ms"), "{bad}: {e}");
+            assert!(e.is_usage() && e.to_string().contains("10ms"), "{bad}: {e}");
         }
     }
 

@@ -14,7 +14,6 @@ pub mod state;
 mod swift;
 pub mod sys;
 
-use std::fmt;
 use std::fs;
 use std::time::Duration;
 
@@ -22,25 +21,27 @@ use serde::Serialize;
 
 pub use state::{labs_dir, NodeState, PidRecord, State, LAB_DIR_ENV};
 
-/// A lab failure: bad input (exit 2) or a runtime failure (exit 1), one line each.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Error {
-    pub message: String,
-    pub usage: bool,
+/// A lab failure, one line each: what the user asked for is wrong (an unknown system, layout,
+/// node or delay: the CLI exits with 2), or the lab could not do it (a command failed, a
+/// daemon did not come up: exit 1).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Error {
+    #[error("{0}")]
+    Usage(String),
+    #[error("{0}")]
+    Runtime(String),
 }
 
 impl Error {
     pub fn usage(message: String) -> Error {
-        Error { message, usage: true }
+        Error::Usage(message)
     }
     pub fn runtime(message: String) -> Error {
-        Error { message, usage: false }
+        Error::Runtime(message)
     }
-}
-
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
+    /// True when the user's input was wrong, not the lab.
+    pub fn is_usage(&self) -> bool {
+        matches!(self, Error::Usage(_))
     }
 }
 
@@ -210,8 +211,7 @@ pub fn up(name: &str, layout: Option<&str>) -> Result<State> {
     if let Err(e) = result {
         let _ = state.save();
         return Err(Error::runtime(format!(
-            "{} (what was started stays for inspection; `dfsbench lab down {}` removes it)",
-            e.message,
+            "{e} (what was started stays for inspection; `dfsbench lab down {}` removes it)",
             sys.name()
         )));
     }

@@ -343,10 +343,21 @@ impl LineChart {
 pub const WIDE: (u32, u32) = (1000, 380);
 pub const HALF: (u32, u32) = (490, 330);
 
-type Result<T> = std::result::Result<T, String>;
+/// Why a figure of the HTML report could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum RenderError {
+    /// A result's latency histogram that does not decode (a result file the user gave).
+    #[error("phase '{phase}': {reason}")]
+    Histogram { phase: String, reason: String },
+    /// The chart library refused to draw.
+    #[error("chart drawing failed: {0}")]
+    Drawing(String),
+}
 
-fn err<E: std::fmt::Debug>(e: E) -> String {
-    format!("chart drawing failed: {e:?}")
+type Result<T> = std::result::Result<T, RenderError>;
+
+fn err<E: std::fmt::Debug>(e: E) -> RenderError {
+    RenderError::Drawing(format!("{e:?}"))
 }
 
 fn font(size: f64) -> TextStyle<'static> {

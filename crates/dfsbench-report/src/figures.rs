@@ -5,7 +5,9 @@
 use dfsbench_result::PhaseResult;
 use plotters::style::{Color, RGBColor};
 
-use crate::charts::{self, Axis, Band, BarChart, BarGroup, LineChart, Series, Swatch, Ticks, WorkerBars, HALF, WIDE};
+use crate::charts::{
+    self, Axis, Band, BarChart, BarGroup, LineChart, RenderError, Series, Swatch, Ticks, WorkerBars, HALF, WIDE,
+};
 use crate::fmt;
 use crate::latency;
 use crate::runs::{self, Run};
@@ -22,7 +24,7 @@ pub struct Figure {
     pub note: Option<String>,
 }
 
-pub type Result<T> = std::result::Result<T, String>;
+pub type Result<T> = std::result::Result<T, RenderError>;
 
 /// Throughput per phase: ops/s for every phase, MiB/s for phases that move data; a bar per
 /// run in each phase's row.
@@ -145,8 +147,12 @@ pub fn latency_pair(title: &str, lines: &[LatencyLine]) -> Result<Vec<Figure>> {
         if l.phase.latency.count == 0 {
             continue;
         }
-        let h = dfsbench_result::histogram::deserialize(&l.phase.latency.histogram)
-            .map_err(|e| format!("phase '{}': {e}", l.phase.label))?;
+        let h = dfsbench_result::histogram::deserialize(&l.phase.latency.histogram).map_err(|reason| {
+            RenderError::Histogram {
+                phase: l.phase.label.clone(),
+                reason,
+            }
+        })?;
         let curve = latency::percentile_curve(&h);
         top = top.max(curve.last().map_or(0.0, |p| p.0));
         pct.series.push(Series::line(l.name.clone(), l.colour, curve));

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use dfsbench_result::PhaseResult;
 
-use crate::charts;
+use crate::charts::{self, RenderError};
 use crate::figures::{self, Figure};
 use crate::flags;
 use crate::fmt;
@@ -400,7 +400,7 @@ fn errors(out: &mut String, runs: &[Run]) -> bool {
 }
 
 /// The whole page.
-pub fn render(runs: &[Run], page: &Page) -> Result<String, String> {
+pub fn render(runs: &[Run], page: &Page) -> Result<String, RenderError> {
     let (keys, ambiguous) = runs::phase_keys(runs);
     let title = page.title.clone().unwrap_or_else(|| {
         if runs.len() == 1 {

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use dfsbench_result::files::{read_bounded, MAX_RESULT_FILE};
+use dfsbench_result::files::{read_bounded, ReadError, MAX_RESULT_FILE};
 
 use dfsbench_result::{RunResult, SCHEMA};
 
@@ -14,22 +14,36 @@ pub struct Loaded {
     pub result: RunResult,
 }
 
-/// What is wrong with a result file or one of the arguments.
-#[derive(Debug)]
-pub struct InputError(pub String);
-
-impl std::fmt::Display for InputError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
+/// What is wrong with a result file or one of the arguments: all of them are the user's to
+/// fix (the CLI exits with 2).
+#[derive(Debug, thiserror::Error)]
+pub enum InputError {
+    /// A path given, or a folder or file below one, that cannot be read.
+    #[error(transparent)]
+    Read(#[from] ReadError),
+    #[error("{} is not a JSON file: {source}", path.display())]
+    NotJson { path: PathBuf, source: serde_json::Error },
+    /// A result of another version of the schema.
+    #[error("{} has schema {schema}, this dfsbench reads {SCHEMA}: use the dfsbench version that wrote it", path.display())]
+    OtherSchema { path: PathBuf, schema: String },
+    /// JSON without the result schema (e.g. a study's manifest).
+    #[error("{} is not a dfsbench result file (no \"schema\": \"{SCHEMA}\")", path.display())]
+    NotResult { path: PathBuf },
+    /// The result schema, but a document that does not follow it.
+    #[error("{} is not a valid {SCHEMA} document: {source}", path.display())]
+    Invalid { path: PathBuf, source: serde_json::Error },
+    #[error("{} holds more than {MAX_ENTRIES} files and folders: give the folder of a study or of some results", path.display())]
+    TooManyFiles { path: PathBuf },
+    #[error("{} holds no dfsbench result files (*.json with \"schema\": \"{SCHEMA}\")", path.display())]
+    NoResults { path: PathBuf },
+    #[error("no result files given")]
+    NoFiles,
 }
-
-impl std::error::Error for InputError {}
 
 enum Kind {
     Result(Box<RunResult>),
     /// Valid JSON, but not a dfsbench result (e.g. a study's manifest): skipped inside folders.
-    Other(String),
+    Other(InputError),
 }
 
 /// The one key read before deciding whether a file is a result; serde skips the rest without
@@ -40,11 +54,14 @@ struct Head {
 }
 
 fn parse(path: &Path) -> Result<Kind, InputError> {
-    let text = read_bounded(path, MAX_RESULT_FILE).map_err(InputError)?;
+    let text = read_bounded(path, MAX_RESULT_FILE)?;
     let schema = match serde_json::from_slice::<Head>(&text) {
         Ok(head) => head.schema,
         Err(e) if e.is_syntax() || e.is_eof() => {
-            return Err(InputError(format!("{} is not a JSON file: {e}", path.display())))
+            return Err(InputError::NotJson {
+                path: path.into(),
+                source: e,
+            })
         }
         // JSON, but not an object with a string schema.
         Err(_) => None,
@@ -52,20 +69,17 @@ fn parse(path: &Path) -> Result<Kind, InputError> {
     match schema.as_deref() {
         Some(SCHEMA) => {}
         Some(s) if s.starts_with("dfsbench.result/") => {
-            return Err(InputError(format!(
-                "{} has schema {s}, this dfsbench reads {SCHEMA}: use the dfsbench version that wrote it",
-                path.display()
-            )))
+            return Err(InputError::OtherSchema {
+                path: path.into(),
+                schema: s.to_string(),
+            })
         }
-        _ => {
-            return Ok(Kind::Other(format!(
-                "{} is not a dfsbench result file (no \"schema\": \"{SCHEMA}\")",
-                path.display()
-            )))
-        }
+        _ => return Ok(Kind::Other(InputError::NotResult { path: path.into() })),
     }
-    let result: RunResult = serde_json::from_slice(&text)
-        .map_err(|e| InputError(format!("{} is not a valid {SCHEMA} document: {e}", path.display())))?;
+    let result: RunResult = serde_json::from_slice(&text).map_err(|e| InputError::Invalid {
+        path: path.into(),
+        source: e,
+    })?;
     Ok(Kind::Result(Box::new(result)))
 }
 
@@ -82,15 +96,12 @@ fn json_files(dir: &Path) -> Result<Vec<PathBuf>, InputError> {
     let mut stack = vec![(dir.to_path_buf(), 0)];
     let mut entries_seen = 0usize;
     while let Some((d, depth)) = stack.pop() {
-        let entries = std::fs::read_dir(&d).map_err(|e| InputError(format!("cannot read {}: {e}", d.display())))?;
+        let entries = std::fs::read_dir(&d).map_err(|e| ReadError::io(&d, e))?;
         for e in entries {
-            let e = e.map_err(|e| InputError(format!("cannot read {}: {e}", d.display())))?;
+            let e = e.map_err(|e| ReadError::io(&d, e))?;
             entries_seen += 1;
             if entries_seen > MAX_ENTRIES {
-                return Err(InputError(format!(
-                    "{} holds more than {MAX_ENTRIES} files and folders: give the folder of a study or of some results",
-                    dir.display()
-                )));
+                return Err(InputError::TooManyFiles { path: dir.into() });
             }
             let p = e.path();
             // The entry's own type: a link to a folder is a link, not a folder.
@@ -118,7 +129,7 @@ pub fn load(paths: &[PathBuf]) -> Result<Vec<Loaded>, InputError> {
         }
     };
     for p in paths {
-        let meta = std::fs::metadata(p).map_err(|e| InputError(format!("cannot read {}: {e}", p.display())))?;
+        let meta = std::fs::metadata(p).map_err(|e| ReadError::io(p, e))?;
         if meta.is_dir() {
             let before = out.len();
             for f in json_files(p)? {
@@ -127,20 +138,17 @@ pub fn load(paths: &[PathBuf]) -> Result<Vec<Loaded>, InputError> {
                 }
             }
             if out.len() == before {
-                return Err(InputError(format!(
-                    "{} holds no dfsbench result files (*.json with \"schema\": \"{SCHEMA}\")",
-                    p.display()
-                )));
+                return Err(InputError::NoResults { path: p.clone() });
             }
         } else {
             match parse(p)? {
                 Kind::Result(r) => push(p.clone(), *r, &mut out),
-                Kind::Other(why) => return Err(InputError(why)),
+                Kind::Other(why) => return Err(why),
             }
         }
     }
     if out.is_empty() {
-        return Err(InputError("no result files given".into()));
+        return Err(InputError::NoFiles);
     }
     Ok(out)
 }
@@ -161,7 +169,7 @@ mod tests {
         let good = crate::synthetic::long_run(5, 2);
         write("sub/run.json", &serde_json::to_string(&good).unwrap());
         write("notes.json", r#"{"not": "a result"}"#);
-        let err = |p: PathBuf| load(&[p]).err().map(|e| e.0).unwrap_or_default();
+        let err = |p: PathBuf| load(&[p]).err().map(|e| e.to_string()).unwrap_or_default();
         assert!(err(dir.join("missing.json")).starts_with("cannot read"));
         assert!(err(write("text.json", "hello")).contains("is not a JSON file"));
         assert!(err(dir.join("notes.json")).contains("is not a dfsbench result file"));

@@ -3,42 +3,60 @@
 
 use std::io::{Read as _, Write as _};
 use std::os::unix::fs::PermissionsExt as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The largest result file read: a result holds a histogram per phase and kind of operation,
 /// a few MiB for thousands of phases.
 pub const MAX_RESULT_FILE: u64 = 256 << 20;
 
-/// The content of `path` if it is a regular file of at most `limit` bytes; else one line that
-/// says why not. FIFOs and devices are refused before they are opened (a FIFO blocks the
-/// open, `/dev/zero` never ends).
-pub fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, String> {
-    let meta = std::fs::metadata(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+/// Why a file the user named cannot be read: one line naming the file.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    /// It does not exist, or the system refused to read it.
+    #[error("cannot read {}: {source}", path.display())]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error("{} is a directory: give a file", path.display())]
+    Directory { path: PathBuf },
+    #[error("{} is not a regular file (a FIFO, socket or device): give a file", path.display())]
+    NotRegular { path: PathBuf },
+    #[error("{} is larger than {} MiB: this is not a file dfsbench wrote", path.display(), limit >> 20)]
+    TooLarge { path: PathBuf, limit: u64 },
+}
+
+impl ReadError {
+    /// The system's error reading `path`.
+    pub fn io(path: &Path, source: std::io::Error) -> Self {
+        ReadError::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+}
+
+/// The content of `path` if it is a regular file of at most `limit` bytes; else why not.
+/// FIFOs and devices are refused before they are opened (a FIFO blocks the open, `/dev/zero`
+/// never ends).
+pub fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
+    let meta = std::fs::metadata(path).map_err(|e| ReadError::io(path, e))?;
     if meta.is_dir() {
-        return Err(format!("{} is a directory: give a file", path.display()));
+        return Err(ReadError::Directory { path: path.into() });
     }
     if !meta.is_file() {
-        return Err(format!(
-            "{} is not a regular file (a FIFO, socket or device): give a file",
-            path.display()
-        ));
+        return Err(ReadError::NotRegular { path: path.into() });
     }
-    let too_big = || {
-        format!(
-            "{} is larger than {} MiB: this is not a file dfsbench wrote",
-            path.display(),
-            limit >> 20
-        )
+    let too_big = || ReadError::TooLarge {
+        path: path.into(),
+        limit,
     };
     if meta.len() > limit {
         return Err(too_big());
     }
-    let file = std::fs::File::open(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let file = std::fs::File::open(path).map_err(|e| ReadError::io(path, e))?;
     let mut bytes = Vec::with_capacity(meta.len() as usize);
     // The file may grow after the check: never read past the limit.
     file.take(limit + 1)
         .read_to_end(&mut bytes)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        .map_err(|e| ReadError::io(path, e))?;
     if bytes.len() as u64 > limit {
         return Err(too_big());
     }
@@ -81,17 +99,16 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let big = dir.path().join("big");
         std::fs::write(&big, vec![b'x'; 2000]).unwrap();
-        assert!(read_bounded(&big, 1000).unwrap_err().contains("larger than"));
+        let err = |p: &Path, limit| read_bounded(p, limit).unwrap_err().to_string();
+        assert!(err(&big, 1000).contains("larger than"));
         assert_eq!(read_bounded(&big, 2000).unwrap().len(), 2000);
         let fifo = dir.path().join("fifo");
         let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
         // SAFETY: a NUL-terminated path.
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-        assert!(read_bounded(&fifo, 1000).unwrap_err().contains("not a regular file"));
-        assert!(read_bounded(Path::new("/dev/zero"), 1000)
-            .unwrap_err()
-            .contains("not a regular file"));
-        assert!(read_bounded(dir.path(), 1000).unwrap_err().contains("is a directory"));
+        assert!(err(&fifo, 1000).contains("not a regular file"));
+        assert!(err(Path::new("/dev/zero"), 1000).contains("not a regular file"));
+        assert!(err(dir.path(), 1000).contains("is a directory"));
     }
 
     #[test]

@@ -49,13 +49,13 @@ pub fn systems(targets: &[String], localfs: bool) -> Result<Vec<System>, String>
         let lab = given.strip_prefix("lab:");
         let (uri, env, lab_name) = match lab {
             Some(spec) => {
-                let lab = dfsbench_lab::resolve_target(spec).map_err(|e| format!("--target {arg}: {}", e.message))?;
+                let lab = dfsbench_lab::resolve_target(spec).map_err(|e| format!("--target {arg}: {e}"))?;
                 (lab.uri, lab.env, Some(lab.lab))
             }
             None => (given.to_string(), Vec::new(), None),
         };
         let uri = uri.as_str();
-        let parsed = Target::parse(uri).map_err(|e| format!("--target {arg}: {}", e.message))?;
+        let parsed = Target::parse(uri).map_err(|e| format!("--target {arg}: {}", e))?;
         let label = match label {
             Some(l) if !valid_label(l) => {
                 return Err(format!(
@@ -131,7 +131,9 @@ fn unsupported(config: &RunConfig, spread: Spread, sys: &System) -> Option<Strin
     }
     let backend = backend_name(&target, uri);
     let info = BACKENDS.iter().find(|b| b.name == backend)?;
-    fit_to_backend(&mut config.clone(), info.capabilities, backend).err()
+    fit_to_backend(&mut config.clone(), info.capabilities, backend)
+        .err()
+        .map(|e| e.to_string())
 }
 
 fn backend_name<'u>(t: &Target, uri: &'u str) -> &'u str {
@@ -189,12 +191,12 @@ fn disruption_spec(d: &Disruption, sys: &System, a: &StudyArgs, base: &RunSpec) 
         };
     };
     let node = dfsbench_lab::node_for(lab, d.role)
-        .map_err(|e| e.message)?
+        .map_err(|e| e.to_string())?
         .ok_or_else(|| format!("the {lab} lab has no {}", d.what()))?;
     let fault = |action: &str, at_s: f64| -> Result<FaultEntry, String> {
         Ok(FaultEntry {
             at: format!("{}+{}ms", d.phase, (at_s * 1000.0).round() as u64),
-            command: crate::lab::lab_command(&["fault", lab, action, &node]).map_err(|e| e.message)?,
+            command: crate::lab::lab_command(&["fault", lab, action, &node]).map_err(|e| e.to_string())?,
         })
     };
     let mut faults = vec![fault(d.action, d.at_s)?];
@@ -203,7 +205,7 @@ fn disruption_spec(d: &Disruption, sys: &System, a: &StudyArgs, base: &RunSpec) 
     }
     spec.fault = Some(faults);
     if d.probe {
-        spec.recovery_probe = Some(crate::lab::lab_command(&["probe", lab]).map_err(|e| e.message)?);
+        spec.recovery_probe = Some(crate::lab::lab_command(&["probe", lab]).map_err(|e| e.to_string())?);
     }
     Ok(spec)
 }
@@ -212,7 +214,7 @@ fn disruption_spec(d: &Disruption, sys: &System, a: &StudyArgs, base: &RunSpec) 
 fn set_delay(lab: &str, ms: u64) -> Result<(), String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot find the dfsbench binary: {e}"))?;
     dfsbench_lab::delay::apply(lab, std::time::Duration::from_millis(ms), &exe)
-        .map_err(|e| format!("cannot set a {ms} ms delay on lab {lab}: {}", e.message))
+        .map_err(|e| format!("cannot set a {ms} ms delay on lab {lab}: {}", e))
 }
 
 /// What the study passes to every point.
@@ -246,8 +248,8 @@ fn run_here(config: &RunConfig, sys: &System, result: &Path, ctx: &Context) -> R
     match execute_run(config, &sys.target, &run_id, &INTERRUPT, &mut Quiet, &mut Group::solo()) {
         Err(e) => {
             crate::failure::print_detail();
-            rec.error = Some(e.0.clone());
-            Ok((rec, format!("failed: {}", e.0)))
+            rec.error = Some(e.to_string());
+            Ok((rec, format!("failed: {e}")))
         }
         Ok(outcome) => {
             let path = save(&outcome.result, result)?;
@@ -397,7 +399,9 @@ pub fn execute(
             let config = match (&point.disruption, point.one_way_delay_ms, &sys.lab) {
                 (_, Some(_), None) => Err("needs a lab target (-t lab:NAME) to add network delay".into()),
                 (None, _, _) => Ok(config.clone()),
-                (Some(d), _, _) => disruption_spec(d, sys, a, &spec).and_then(|s| validate(&s, &point.jobs)),
+                (Some(d), _, _) => {
+                    disruption_spec(d, sys, a, &spec).and_then(|s| validate(&s, &point.jobs).map_err(|e| e.to_string()))
+                }
             };
             if let Some(why) = config
                 .as_ref()
@@ -466,7 +470,7 @@ pub fn execute(
     m.status = if interrupted { "interrupted" } else { "complete" }.into();
     save_manifest(&m)?;
     let outcome = if interrupted {
-        Err(Failure::interrupted())
+        Err(Failure::Interrupted)
     } else if failed > 0 {
         Err(Failure::runtime(format!(
             "{failed} of {total} runs failed: their cells say why (results in {})",

@@ -6,6 +6,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::config::Job;
+use crate::error::ConfigError;
 use crate::plan::phases;
 use crate::units::parse_duration;
 
@@ -186,13 +187,13 @@ pub struct FaultSettings<'a> {
     pub recovery_timeout: Option<&'a str>,
 }
 
-fn positive(key: &str, text: Option<&str>, default: Duration) -> Result<Duration, String> {
+fn positive(key: &'static str, text: Option<&str>, default: Duration) -> Result<Duration, ConfigError> {
     let d = text
         .map(parse_duration)
         .transpose()
-        .map_err(|e| format!("{key}: {e}"))?;
+        .map_err(|e| ConfigError::unreadable(key, e))?;
     match d {
-        Some(Duration::ZERO) => Err(format!("{key} = 0: give a positive time such as 30s")),
+        Some(Duration::ZERO) => Err(ConfigError::value(key, 0, "give a positive time such as 30s")),
         d => Ok(d.unwrap_or(default)),
     }
 }
@@ -200,7 +201,7 @@ fn positive(key: &str, text: Option<&str>, default: Duration) -> Result<Duration
 /// Validate the faults of the run (`settings.faults`) and of each job against the jobs'
 /// phases: a named phase must exist, and a time must fall within the phases when they are all
 /// time-based.
-pub fn validate(settings: &FaultSettings<'_>, jobs: &[(Job, Vec<FaultEntry>)]) -> Result<FaultPlan, String> {
+pub fn validate(settings: &FaultSettings<'_>, jobs: &[(Job, Vec<FaultEntry>)]) -> Result<FaultPlan, ConfigError> {
     let mut faults = Vec::new();
     let run_wide = settings.faults.iter().map(|e| (None, e));
     let per_job = jobs
@@ -222,19 +223,22 @@ pub fn validate(settings: &FaultSettings<'_>, jobs: &[(Job, Vec<FaultEntry>)]) -
     }
     let probe = settings
         .probe
-        .map(|command| -> Result<ProbeSpec, String> {
+        .map(|command| -> Result<ProbeSpec, ConfigError> {
             if command.trim().is_empty() {
-                return Err("recovery_probe is empty: give a command that exits 0 once the storage has recovered".into());
+                return Err(
+                    "recovery_probe is empty: give a command that exits 0 once the storage has recovered".into(),
+                );
             }
-            let from = match settings.probe_from.unwrap_or("last-fault") {
-                "last-fault" => ProbeFrom::LastFault,
-                "end" => ProbeFrom::End,
-                other => {
-                    return Err(format!(
-                        "probe_from = '{other}': give last-fault (probe once the last fault command ended) or end (once the workload ended)"
-                    ))
-                }
-            };
+            let from =
+                match settings.probe_from.unwrap_or("last-fault") {
+                    "last-fault" => ProbeFrom::LastFault,
+                    "end" => ProbeFrom::End,
+                    other => return Err(ConfigError::value(
+                        "probe_from",
+                        format!("'{other}'"),
+                        "give last-fault (probe once the last fault command ended) or end (once the workload ended)",
+                    )),
+                };
             Ok(ProbeSpec {
                 command: command.trim().to_string(),
                 from,
@@ -249,9 +253,7 @@ pub fn validate(settings: &FaultSettings<'_>, jobs: &[(Job, Vec<FaultEntry>)]) -
         ("recovery_timeout", settings.recovery_timeout.is_some()),
     ];
     if let Some((key, _)) = unused.iter().find(|(_, set)| *set && probe.is_none()) {
-        return Err(format!(
-            "{key} applies to the recovery probe: add --recovery-probe COMMAND or remove it"
-        ));
+        return Err(format!("{key} applies to the recovery probe: add --recovery-probe COMMAND or remove it").into());
     }
     if probe.as_ref().is_some_and(|p| p.from == ProbeFrom::LastFault) && faults.is_empty() {
         return Err("the recovery probe starts after the last fault, and there is none: add --fault 'AT: COMMAND' or --probe-from end".into());
@@ -266,7 +268,7 @@ pub fn validate(settings: &FaultSettings<'_>, jobs: &[(Job, Vec<FaultEntry>)]) -
 
 /// A fault's phase must be one the jobs run, and when every phase from its anchor on is
 /// time-based, its time must come before they end.
-fn check_within(entry: &FaultEntry, at: &At, jobs: &[&Job]) -> Result<(), String> {
+fn check_within(entry: &FaultEntry, at: &At, jobs: &[&Job]) -> Result<(), ConfigError> {
     let all: Vec<_> = jobs
         .iter()
         .enumerate()
@@ -280,10 +282,10 @@ fn check_within(entry: &FaultEntry, at: &At, jobs: &[&Job]) -> Result<(), String
             .ok_or_else(|| {
                 let mut names: Vec<&str> = all.iter().map(|p| p.name).collect();
                 names.dedup();
-                format!(
+                ConfigError::from(format!(
                     "fault '{entry}': no phase '{name}' in this run: use one of {}",
                     names.join(", ")
-                )
+                ))
             })?,
         None => 0,
     };
@@ -297,7 +299,8 @@ fn check_within(entry: &FaultEntry, at: &At, jobs: &[&Job]) -> Result<(), String
             "fault '{entry}' is due {} s after its start, past the end of the phases ({} s): give an earlier time or a longer --duration",
             at.offset.as_secs_f64(),
             total.as_secs_f64()
-        ));
+        )
+        .into());
     }
     Ok(())
 }

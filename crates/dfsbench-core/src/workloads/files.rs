@@ -87,11 +87,11 @@ impl Step for FilesStep {
 fn parse_set(text: &str) -> Result<FileSet, ConfigError> {
     let (n, size) = text
         .split_once(['x', 'X', '*'])
-        .ok_or_else(|| format!("sizes entry '{text}': write COUNTxSIZE, e.g. 1000x10k"))?;
+        .ok_or_else(|| ConfigError::from(format!("sizes entry '{text}': write COUNTxSIZE, e.g. 1000x10k")))?;
     let count = n
         .trim()
         .parse()
-        .map_err(|_| format!("sizes entry '{text}': '{n}' is not a file count"))?;
+        .map_err(|_| ConfigError::from(format!("sizes entry '{text}': '{n}' is not a file count")))?;
     let size = size_key("sizes", size)?;
     Ok(FileSet { count, size })
 }
@@ -123,7 +123,8 @@ impl Kind for FilesJob {
             return Err(format!(
                 "a set of 0 files of {}: give a file count of at least 1",
                 format_size(bad.size)
-            ));
+            )
+            .into());
         }
         let bs = s.block_size(1 << 20)?;
         let phases = match &s.phases {

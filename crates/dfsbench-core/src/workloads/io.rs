@@ -134,37 +134,54 @@ impl Kind for IoJob {
     fn validate(own: &Options, s: &SharedOptions, _: &RunSpec) -> Result<IoJob, ConfigError> {
         let rw = match own.rw.as_deref().unwrap_or("read") {
             "rw" => Rw::Readwrite,
-            name => Rw::ALL
-                .into_iter()
-                .find(|rw| rw.name() == name)
-                .ok_or_else(|| format!("rw = '{name}': use read, write, randread, randwrite, readwrite or randrw"))?,
+            name => Rw::ALL.into_iter().find(|rw| rw.name() == name).ok_or_else(|| {
+                ConfigError::value(
+                    "rw",
+                    format!("'{name}'"),
+                    "use read, write, randread, randwrite, readwrite or randrw",
+                )
+            })?,
         };
         let bs = s.block_size(4096)?;
         let size = size_or("size", own.size.as_deref(), 64 << 20)?;
         if size < bs as u64 {
-            return Err(format!(
-                "size = {} is smaller than bs = {}: make the file at least one block",
-                format_size(size),
-                format_size(bs as u64)
+            return Err(ConfigError::value(
+                "size",
+                format!("{} is smaller than bs = {}", format_size(size), format_size(bs as u64)),
+                "make the file at least one block",
             ));
         }
         let iodepth = own.iodepth.unwrap_or(1);
         if iodepth == 0 || iodepth > 4096 {
-            return Err(format!("iodepth = {iodepth}: give a queue depth between 1 and 4096"));
+            return Err(ConfigError::value(
+                "iodepth",
+                iodepth,
+                "give a queue depth between 1 and 4096",
+            ));
         }
         let rwmixread = own.rwmixread.unwrap_or(50);
         if rwmixread > 100 {
-            return Err(format!("rwmixread = {rwmixread}: give a percentage from 0 to 100"));
+            return Err(ConfigError::value(
+                "rwmixread",
+                rwmixread,
+                "give a percentage from 0 to 100",
+            ));
         }
         let ioengine = match own.ioengine.as_deref().unwrap_or("auto") {
             "auto" => IoEngine::Auto,
             "io_uring" => IoEngine::IoUring,
             "psync" | "sync" => IoEngine::Psync,
-            other => return Err(format!("ioengine = '{other}': use auto, io_uring or psync")),
+            other => {
+                return Err(ConfigError::value(
+                    "ioengine",
+                    format!("'{other}'"),
+                    "use auto, io_uring or psync",
+                ))
+            }
         };
         let direct = s.direct.unwrap_or(false);
         if direct && bs % 512 != 0 {
-            return Err(format!("direct I/O needs bs in whole 512-byte sectors, got {bs}"));
+            return Err(format!("direct I/O needs bs in whole 512-byte sectors, got {bs}").into());
         }
         Ok(IoJob {
             rw,
@@ -259,7 +276,8 @@ impl Kind for IoJob {
             return Err(format!(
                 "rate with iodepth = {}: an open-loop io job issues one block at a time, set iodepth = 1 (more workers give more concurrency)",
                 self.iodepth
-            ));
+            )
+            .into());
         }
         Ok(())
     }

@@ -75,13 +75,19 @@ impl Kind for IterateJob {
     fn validate(own: &Options, s: &SharedOptions, run: &RunSpec) -> Result<IterateJob, ConfigError> {
         let iterations = own.iterations.unwrap_or(3);
         if !(2..=MAX_ITERATIONS).contains(&iterations) {
-            return Err(format!(
-                "iterations = {iterations}: give at least 2 and at most {MAX_ITERATIONS} (the first writes, each later one reads the previous)"
+            return Err(ConfigError::value(
+                "iterations",
+                iterations,
+                format!("give at least 2 and at most {MAX_ITERATIONS} (the first writes, each later one reads the previous)"),
             ));
         }
         let files = s.files.unwrap_or(10);
         if files == 0 {
-            return Err("files = 0: give the files per worker and iteration (e.g. files = 10)".into());
+            return Err(ConfigError::value(
+                "files",
+                0,
+                "give the files per worker and iteration (e.g. files = 10)",
+            ));
         }
         let bs = s.block_size(1 << 20)?;
         Ok(IterateJob {

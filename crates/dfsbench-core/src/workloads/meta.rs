@@ -131,7 +131,13 @@ impl Kind for MetaJob {
         let layout = match own.layout.as_deref().unwrap_or("per-worker") {
             "per-worker" | "unique" => DirLayout::PerWorker,
             "shared" => DirLayout::Shared,
-            other => return Err(format!("layout = '{other}': use per-worker or shared")),
+            other => {
+                return Err(ConfigError::value(
+                    "layout",
+                    format!("'{other}'"),
+                    "use per-worker or shared",
+                ))
+            }
         };
         let phases = match &shared.phases {
             Some(list) => parse_phases(list, &MetaPhase::ALL, MetaPhase::name)?,
@@ -144,7 +150,11 @@ impl Kind for MetaJob {
             return Err("mkdir/rmdir phases need dirs: set dirs to the directories per worker".into());
         }
         if files == 0 && phases.iter().any(|p| !p.on_dirs()) {
-            return Err("files = 0: give the files per worker (e.g. files = 1000)".into());
+            return Err(ConfigError::value(
+                "files",
+                0,
+                "give the files per worker (e.g. files = 1000)",
+            ));
         }
         Ok(MetaJob {
             files,

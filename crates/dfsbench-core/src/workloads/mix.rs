@@ -90,24 +90,29 @@ impl Kind for MixJob {
             own.mix
                 .as_deref()
                 .unwrap_or(&["read=80".to_string(), "write=20".to_string()]),
-        )
-        .map_err(|e| e.to_string())?;
+        )?;
         let sizes = match (&s.sizes, &s.file_size) {
             (Some(_), Some(_)) => return Err("give either sizes or file_size, not both".into()),
-            (Some(list), None) => SizeDist::parse(list).map_err(|e| e.to_string())?,
+            (Some(list), None) => SizeDist::parse(list)?,
             (None, fs) => SizeDist::Fixed {
                 size: size_or("file_size", fs.as_deref(), 64 << 10)?,
             },
         };
         let files = s.files.unwrap_or(100);
         if files == 0 || files > MAX_MIX_FILES {
-            return Err(format!(
-                "files = {files}: the mix needs a pool of 1 to {MAX_MIX_FILES} files per worker (e.g. files = 100)"
+            return Err(ConfigError::value(
+                "files",
+                files,
+                format!("the mix needs a pool of 1 to {MAX_MIX_FILES} files per worker (e.g. files = 100)"),
             ));
         }
         let ops = own.ops.unwrap_or(1000);
         if ops == 0 {
-            return Err("ops = 0: give the operations per worker, or a duration".into());
+            return Err(ConfigError::value(
+                "ops",
+                0,
+                "give the operations per worker, or a duration",
+            ));
         }
         Ok(MixJob {
             mix,

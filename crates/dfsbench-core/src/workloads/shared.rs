@@ -56,12 +56,12 @@ pub fn parse_flag(s: &str) -> Result<bool, String> {
 }
 
 /// A size key's value.
-pub(crate) fn size_key(key: &str, text: &str) -> Result<u64, ConfigError> {
-    parse_size(text).map_err(|e| format!("{key}: {e}"))
+pub(crate) fn size_key(key: &'static str, text: &str) -> Result<u64, ConfigError> {
+    parse_size(text).map_err(|e| ConfigError::unreadable(key, e))
 }
 
 /// An optional size key, or `default`.
-pub(crate) fn size_or(key: &str, text: Option<&str>, default: u64) -> Result<u64, ConfigError> {
+pub(crate) fn size_or(key: &'static str, text: Option<&str>, default: u64) -> Result<u64, ConfigError> {
     text.map(|t| size_key(key, t)).transpose().map(|s| s.unwrap_or(default))
 }
 
@@ -70,7 +70,7 @@ impl SharedOptions {
     pub(crate) fn block_size(&self, default: u64) -> Result<usize, ConfigError> {
         let bs = size_or("bs", self.bs.as_deref(), default)?;
         if bs == 0 || bs > 1 << 30 {
-            return Err(format!("bs = {bs}: give a block size between 1 byte and 1g"));
+            return Err(ConfigError::value("bs", bs, "give a block size between 1 byte and 1g"));
         }
         Ok(bs as usize)
     }
@@ -86,7 +86,7 @@ pub(crate) fn parse_phases<T: Copy + Ord>(
     for p in list {
         let phase = all.iter().copied().find(|&x| name(x) == p.trim()).ok_or_else(|| {
             let names: Vec<_> = all.iter().map(|&x| name(x)).collect();
-            format!("unknown phase '{p}': choose from {}", names.join(", "))
+            ConfigError::from(format!("unknown phase '{p}': choose from {}", names.join(", ")))
         })?;
         if !out.contains(&phase) {
             out.push(phase);

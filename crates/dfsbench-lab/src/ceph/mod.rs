@@ -344,7 +344,7 @@ fn make_user_and_bucket(state: &State) -> Result<()> {
     )?;
     let mut last = String::new();
     wait_for(&format!("bucket {BUCKET} created"), START_LIMIT, || {
-        make_bucket(state).map_err(|e| last = e.message).ok()
+        make_bucket(state).map_err(|e| last = e.to_string()).ok()
     })
     .map_err(|e| Error::runtime(format!("{e} (last: {last})")))
 }
@@ -450,7 +450,7 @@ impl System for Ceph {
                 None
             }
             Err(e) => {
-                last = e.message;
+                last = e.to_string();
                 None
             }
         })
