@@ -416,6 +416,15 @@ fn moosefs_faults_from_a_run_and_from_studies() {
         .parse()
         .unwrap_or_else(|_| panic!("a recovery time: {recovery:?}"));
     assert!(secs > 0.0 && secs < 600.0, "{recovery:?}");
+    // The lab's daemons are the server whose CPU the study's points record.
+    let result = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path().join("recovery-1.json"))
+        .find(|p| p.is_file())
+        .expect("the point's result");
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(result).unwrap()).unwrap();
+    let pids = &doc["phases"][0]["server_cpu"]["pids"];
+    assert!(pids.as_array().is_some_and(|p| !p.is_empty()), "{pids}");
     assert_eq!(lab.node_state("node4"), "running");
 }
 
