@@ -488,6 +488,19 @@ pub fn loaded(name: &str) -> Result<State> {
         .ok_or_else(|| Error::usage(format!("lab {name} is not up; start it with `dfsbench lab up {name}`")))
 }
 
+/// What an S3 client of a lab's `s3://` target needs: its keys and region (nothing for its
+/// other targets).
+pub(crate) fn s3_env(target: &str, key: &str, secret: &str, region: &str) -> Vec<(&'static str, String)> {
+    if !target.starts_with("s3://") {
+        return Vec::new();
+    }
+    vec![
+        ("AWS_ACCESS_KEY_ID", key.into()),
+        ("AWS_SECRET_ACCESS_KEY", secret.into()),
+        ("AWS_REGION", region.into()),
+    ]
+}
+
 /// The target kinds a `lab:NAME-KIND` target can ask for.
 const TARGET_KINDS: &[&str] = &["fs", "s3", "swift", "hdfs", "webhdfs"];
 

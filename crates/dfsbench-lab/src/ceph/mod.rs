@@ -497,14 +497,7 @@ impl System for Ceph {
     }
 
     fn target_env(&self, _state: &State, target: &str) -> Vec<(&'static str, String)> {
-        if !target.starts_with("s3://") {
-            return Vec::new();
-        }
-        vec![
-            ("AWS_ACCESS_KEY_ID", KEY.into()),
-            ("AWS_SECRET_ACCESS_KEY", SECRET.into()),
-            ("AWS_REGION", REGION.into()),
-        ]
+        crate::s3_env(target, KEY, SECRET, REGION)
     }
 
     fn notes(&self, state: &State) -> Vec<String> {
