@@ -516,6 +516,15 @@ pub struct LabTarget {
     pub env: Vec<(&'static str, String)>,
 }
 
+/// The PIDs of the node daemons of lab `name` as they are now (a restart gives new ones).
+pub fn running_pids(name: &str) -> Result<Vec<u32>> {
+    Ok(daemon_pids(&loaded(system(name)?.name())?))
+}
+
+fn daemon_pids(state: &State) -> Vec<u32> {
+    state.nodes.iter().flat_map(node_pids).map(|p| p.pid as u32).collect()
+}
+
 /// A `lab:NAME[-KIND]` target (the part after `lab:`): the lab's target of that kind (`fs`: its
 /// FUSE mount; `s3`, `swift`, `hdfs`, `webhdfs`: that endpoint; no kind: its first target).
 pub fn resolve_target(spec: &str) -> Result<LabTarget> {
@@ -541,7 +550,7 @@ pub fn resolve_target(spec: &str) -> Result<LabTarget> {
     Ok(LabTarget {
         lab: sys.name().to_string(),
         uri: uri.clone(),
-        pids: state.nodes.iter().flat_map(node_pids).map(|p| p.pid as u32).collect(),
+        pids: daemon_pids(&state),
         env: sys.target_env(&state, uri),
     })
 }

@@ -47,12 +47,12 @@ pub fn systems(targets: &[String], localfs: bool) -> Result<Vec<System>, String>
         let (label, given) = split_label(arg);
         // A lab target (`lab:gluster`, `lab:ceph-s3`) runs on the lab's URI, named after the lab.
         let lab = given.strip_prefix("lab:");
-        let (uri, env, lab_name, server_pids) = match lab {
+        let (uri, env, lab_name) = match lab {
             Some(spec) => {
                 let lab = dfsbench_lab::resolve_target(spec).map_err(|e| format!("--target {arg}: {e}"))?;
-                (lab.uri, lab.env, Some(lab.lab), lab.pids)
+                (lab.uri, lab.env, Some(lab.lab))
             }
-            None => (given.to_string(), Vec::new(), None, Vec::new()),
+            None => (given.to_string(), Vec::new(), None),
         };
         let uri = uri.as_str();
         let parsed = Target::parse(uri).map_err(|e| format!("--target {arg}: {}", e))?;
@@ -83,7 +83,6 @@ pub fn systems(targets: &[String], localfs: bool) -> Result<Vec<System>, String>
             local_baseline: false,
             env,
             lab: lab_name,
-            server_pids,
         });
     }
     if localfs && !out.iter().any(|s| s.label == "localfs") {
@@ -93,7 +92,6 @@ pub fn systems(targets: &[String], localfs: bool) -> Result<Vec<System>, String>
             local_baseline: true,
             env: Vec::new(),
             lab: None,
-            server_pids: Vec::new(),
         });
     }
     Ok(out)
@@ -405,12 +403,13 @@ pub fn execute(
                     disruption_spec(d, sys, a, &spec).and_then(|s| validate(&s, &point.jobs).map_err(|e| e.to_string()))
                 }
             };
-            // A lab's daemons are the server whose CPU a point records (--server-pid wins).
-            let config = config.map(|mut c| {
-                if c.server_pids.is_empty() {
-                    c.server_pids.clone_from(&sys.server_pids);
+            // A lab's daemons are the server whose CPU a point records (--server-pid wins),
+            // read again for each point: a fault point restarts some of them.
+            let config = config.and_then(|mut c| {
+                if let (true, Some(lab)) = (c.server_pids.is_empty(), &sys.lab) {
+                    c.server_pids = dfsbench_lab::running_pids(lab).map_err(|e| e.to_string())?;
                 }
-                c
+                Ok(c)
             });
             if let Some(why) = config
                 .as_ref()

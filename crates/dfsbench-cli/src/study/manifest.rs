@@ -44,9 +44,6 @@ pub struct System {
     /// The lab behind a `lab:` target, whose nodes the points with faults take out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lab: Option<String>,
-    /// A lab target's node daemons, whose CPU its points record unless --server-pid is given.
-    #[serde(skip)]
-    pub server_pids: Vec<u32>,
     /// A lab target's credentials, set for its points and never written down.
     #[serde(skip)]
     pub env: Vec<(&'static str, String)>,
