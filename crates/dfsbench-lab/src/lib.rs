@@ -3,6 +3,7 @@
 //! system behind the [`System`] trait; the shared pieces (namespaces, state files, processes,
 //! faults, delay) live here and in `net`, `state`, `sys` and `delay`.
 
+mod alluxio;
 pub mod delay;
 mod gluster;
 mod hdfs;
@@ -98,11 +99,12 @@ pub fn systems() -> Vec<Box<dyn System>> {
         Box::new(minio::Minio),
         Box::new(swift::Swift),
         Box::new(hdfs::Hdfs),
+        Box::new(alluxio::Alluxio),
     ]
 }
 
 /// Systems named in issue 16 that this version does not run yet.
-const LATER: &[&str] = &["ceph", "alluxio", "seaweedfs"];
+const LATER: &[&str] = &["ceph", "seaweedfs"];
 
 /// Names that are a layout of another system: `lab up s3fs` is `lab up minio --layout s3fs`
 /// (the s3fs mount over the lab's distributed MinIO).
@@ -421,7 +423,7 @@ pub fn loaded(name: &str) -> Result<State> {
 }
 
 /// The target kinds a `lab:NAME-KIND` target can ask for.
-const TARGET_KINDS: &[&str] = &["fs", "s3", "swift", "hdfs", "webhdfs"];
+const TARGET_KINDS: &[&str] = &["fs", "s3", "swift", "hdfs", "webhdfs", "alluxio"];
 
 /// A lab's target as a run uses it.
 #[derive(Debug, Clone, Default)]
@@ -434,7 +436,8 @@ pub struct LabTarget {
 }
 
 /// A `lab:NAME[-KIND]` target (the part after `lab:`): the lab's target of that kind (`fs`: its
-/// FUSE mount; `s3`, `swift`, `hdfs`, `webhdfs`: that endpoint; no kind: its first target).
+/// FUSE mount; `s3`, `swift`, `hdfs`, `webhdfs`, `alluxio`: that endpoint; no kind: its first
+/// target).
 pub fn resolve_target(spec: &str) -> Result<LabTarget> {
     let (name, kind) = match spec.rsplit_once('-') {
         Some((name, kind)) if TARGET_KINDS.contains(&kind) => (name, Some(kind)),
