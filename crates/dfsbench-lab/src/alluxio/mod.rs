@@ -6,7 +6,7 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use serde_json::{json, Value};
 
@@ -20,6 +20,8 @@ const LOG4J2: &str = include_str!("log4j2.properties");
 const ALLUXIO_VERSION: &str = "2.9.4";
 const WEB_PORT: u16 = 19999;
 const PROXY_PORT: u16 = 39999;
+const WORKER_RPC_PORT: u16 = 29999;
+const WORKER_WEB_PORT: u16 = 30000;
 /// The directory every lab target points into (created at `up`).
 const DIR: &str = "dfsbench";
 const START_LIMIT: Duration = Duration::from_secs(180);
@@ -212,6 +214,12 @@ fn proxy_post(state: &State, path: &str, body: &Value, limit: Duration) -> Resul
 
 /// Through the proxy: make /dfsbench, write a file, read it back, delete it.
 fn round_trip(state: &State) -> Option<()> {
+    round_trip_via(state, None)
+}
+
+/// `round_trip`, the file's block written on `worker` (CreateFilePOptions.workerLocation) and
+/// checked to be there; the file is named after the worker's node.
+fn round_trip_via(state: &State, worker: Option<&NodeState>) -> Option<()> {
     let limit = Duration::from_secs(20);
     let dir = format!("paths//{DIR}");
     proxy_post(
@@ -221,9 +229,16 @@ fn round_trip(state: &State) -> Option<()> {
         limit,
     )
     .ok()?;
-    let file = format!("{dir}/.lab-ready");
+    let (file, options) = match worker {
+        None => (format!("{dir}/.lab-ready"), json!({})),
+        Some(w) => (
+            format!("{dir}/.lab-probe-{}", w.name),
+            json!({"workerLocation": {"host": w.addr, "rpcPort": WORKER_RPC_PORT,
+                "dataPort": WORKER_RPC_PORT, "webPort": WORKER_WEB_PORT}}),
+        ),
+    };
     let _ = proxy_post(state, &format!("{file}/delete"), &json!({}), limit);
-    let id = proxy_post(state, &format!("{file}/create-file"), &json!({}), limit).ok()?;
+    let id = proxy_post(state, &format!("{file}/create-file"), &options, limit).ok()?;
     let id = id.trim();
     let body = format!("dfsbench lab {}", std::process::id());
     let write = proxy_url(state, &format!("streams/{id}/write"));
@@ -253,8 +268,27 @@ fn round_trip(state: &State) -> Option<()> {
     let read = proxy_url(state, &format!("streams/{rid}/read"));
     let got = sys::curl(&["-f", "-X", "POST", &read], limit);
     let _ = close(rid);
+    let placed = match worker {
+        None => true,
+        Some(w) => {
+            let st = proxy_post(state, &format!("{file}/get-status"), &json!({}), limit).ok()?;
+            let st: Value = serde_json::from_str(&st).ok()?;
+            block_hosts(&st).iter().all(|h| *h == w.addr)
+        }
+    };
     proxy_post(state, &format!("{file}/delete"), &json!({}), limit).ok()?;
-    (got.ok()? == body).then_some(())
+    (got.ok()? == body && placed).then_some(())
+}
+
+/// The workers holding the blocks of a file, from its get-status.
+fn block_hosts(status: &Value) -> Vec<String> {
+    status["fileBlockInfos"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|b| b["blockInfo"]["locations"].as_array().into_iter().flatten())
+        .filter_map(|l| l["workerAddress"]["host"].as_str().map(String::from))
+        .collect()
 }
 
 /// Files the master knows that are not (yet) in the under store, from a recursive listing.
@@ -281,41 +315,46 @@ fn not_persisted(list: &Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
-fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
-}
-
-fn start_master(state: &State) -> Result<()> {
+/// Start the master (its REST API answers some seconds later).
+fn start_master(state: &State) -> Result<Daemon> {
     let m = master(state);
     write_config(state, m)?;
     // What `alluxio format` does for the embedded journal: an empty directory (the master
     // refuses a missing one as "not formatted").
     let journal = m.data_dir.join("journal");
     fs::create_dir_all(&journal).map_err(|e| Error::runtime(format!("cannot create {}: {e}", journal.display())))?;
-    let daemon = spawn_java(m, 512, MASTER_CLASS, "master")?;
-    daemon.wait("the Alluxio master's REST API", || master_info(state))?;
-    Ok(())
+    spawn_java(m, 512, MASTER_CLASS, "master")
 }
 
 fn start_proxy(state: &State) -> Result<Daemon> {
     spawn_java(master(state), 384, PROXY_CLASS, "proxy")
 }
 
-/// Start a worker and wait until the master lists it, started now, as live.
-fn start_worker(state: &State, node: &NodeState) -> Result<()> {
-    write_config(state, node)?;
-    let since = now_ms().saturating_sub(1000);
-    let daemon = spawn_java(node, 384, WORKER_CLASS, "worker")?;
+/// The worker process's own REST API answers: it serves only after it has registered with the
+/// master (the master keeps a re-registered worker's first start time, so its list cannot tell
+/// a new process from the one it replaced).
+fn worker_serving(node: &NodeState) -> Option<()> {
+    let url = format!("http://{}:{WORKER_WEB_PORT}/api/v1/worker/info", node.addr);
+    let text = sys::curl(&["-f", &url], Duration::from_secs(10)).ok()?;
+    let v: Value = serde_json::from_str(&text).ok()?;
+    v["startTimeMs"].as_u64().map(|_| ())
+}
+
+/// Wait until a just-started worker serves and the master counts it live.
+fn wait_worker(state: &State, node: &NodeState, daemon: &Daemon) -> Result<()> {
     daemon.wait(&format!("the Alluxio worker of {} registered", node.name), || {
+        worker_serving(node)?;
         let info = master_info(state)?;
         live_workers(&info)
             .iter()
-            .any(|(host, started)| *host == node.addr && *started >= since)
+            .any(|(host, _)| *host == node.addr)
             .then_some(())
     })
+}
+
+fn start_worker(state: &State, node: &NodeState) -> Result<Daemon> {
+    write_config(state, node)?;
+    spawn_java(node, 384, WORKER_CLASS, "worker")
 }
 
 impl System for Alluxio {
@@ -351,21 +390,16 @@ impl System for Alluxio {
             state.data_dirs.push(ufs);
             state.save()?;
         }
-        start_master(state)?;
+        // All at once: the workers and the proxy retry until the master serves.
+        let master_daemon = start_master(state)?;
         let mut daemons = Vec::new();
         for node in workers(state) {
-            write_config(state, node)?;
-            daemons.push(spawn_java(node, 384, WORKER_CLASS, "worker")?);
+            daemons.push(start_worker(state, node)?);
         }
         let proxy = start_proxy(state)?;
+        master_daemon.wait("the Alluxio master's REST API", || master_info(state))?;
         for (node, daemon) in workers(state).iter().zip(&daemons) {
-            daemon.wait(&format!("the Alluxio worker of {} registered", node.name), || {
-                let info = master_info(state)?;
-                live_workers(&info)
-                    .iter()
-                    .any(|(host, _)| *host == node.addr)
-                    .then_some(())
-            })?;
+            wait_worker(state, node, daemon)?;
         }
         proxy.wait("a write + read of /dfsbench through the proxy", || round_trip(state))
     }
@@ -373,15 +407,17 @@ impl System for Alluxio {
     fn start_node(&self, state: &mut State, node: &str) -> Result<()> {
         let n = state.node(node)?.clone();
         if n.role == "master+proxy" {
-            start_master(state)?;
+            let master_daemon = start_master(state)?;
             let proxy = start_proxy(state)?;
+            master_daemon.wait("the Alluxio master's REST API", || master_info(state))?;
             // The workers re-register with the new master on their next heartbeat.
             wait_for("the Alluxio master with every worker live", START_LIMIT, || {
                 master_info(state).filter(|i| missing_workers(state, i).is_empty())
             })?;
             return proxy.wait("a write + read through the proxy", || round_trip(state));
         }
-        start_worker(state, &n)
+        let daemon = start_worker(state, &n)?;
+        wait_worker(state, &n, &daemon)
     }
 
     fn wipe_node(&self, state: &State, node: &str) -> Result<()> {
@@ -427,6 +463,17 @@ impl System for Alluxio {
         if !missing.is_empty() {
             problems.push(format!("worker(s) not live: {}", missing.join(", ")));
         }
+        // The master may count a worker live that the proxy still cannot reach: its gRPC
+        // channel to a restarted worker waits out a reconnect backoff (a minute and more here).
+        let unreachable: Vec<&str> = workers(state)
+            .iter()
+            .filter(|w| !missing.contains(&w.name))
+            .filter(|w| round_trip_via(state, Some(w)).is_none())
+            .map(|w| w.name.as_str())
+            .collect();
+        if !unreachable.is_empty() {
+            problems.push(format!("the proxy cannot write through {}", unreachable.join(", ")));
+        }
         let unpersisted = unpersisted_files(state)?;
         if !unpersisted.is_empty() {
             problems.push(format!(
@@ -441,7 +488,7 @@ impl System for Alluxio {
 
 #[cfg(test)]
 mod tests {
-    use super::{live_workers, not_persisted};
+    use super::{block_hosts, live_workers, not_persisted};
     use serde_json::json;
 
     #[test]
@@ -463,5 +510,15 @@ mod tests {
             {"path": "/dfsbench/b", "folder": false, "persisted": false}
         ]);
         assert_eq!(not_persisted(&list), vec!["/dfsbench/b".to_string()]);
+    }
+
+    #[test]
+    fn block_hosts_come_from_every_block_location() {
+        let status = json!({"fileBlockInfos": [
+            {"blockInfo": {"locations": [{"workerAddress": {"host": "198.18.9.2"}}]}},
+            {"blockInfo": {"locations": [{"workerAddress": {"host": "198.18.9.3"}}]}}
+        ]});
+        assert_eq!(block_hosts(&status), vec!["198.18.9.2", "198.18.9.3"]);
+        assert!(block_hosts(&json!({})).is_empty());
     }
 }
