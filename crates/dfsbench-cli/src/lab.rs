@@ -20,10 +20,10 @@ pub struct LabArgs {
 #[derive(Subcommand, Debug)]
 pub enum LabCommand {
     /// Install what a system needs: the missing Debian packages (and for minio its binary,
-    /// built once by lab/install.sh).
+    /// built once by lab/install.sh; for hdfs and alluxio their jars from Maven Central).
     Install { system: String },
-    /// Start a cluster (gluster, moosefs, minio, s3fs, swift, hdfs, ceph) and print its targets; a
-    /// running one is left as is.
+    /// Start a cluster (gluster, moosefs, minio, s3fs, swift, hdfs, ceph, alluxio) and print its
+    /// targets; a running one is left as is.
     Up {
         system: String,
         /// gluster: replica3 (default) or disperse4+2; minio: erasure (default) or s3fs (what

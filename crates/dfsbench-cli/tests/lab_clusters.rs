@@ -191,6 +191,7 @@ fn assert_nothing_left(system: &str, dir: &Path, pids: &[i64]) {
         "swift" => "sw",
         "hdfs" => "hd",
         "ceph" => "ceph",
+        "alluxio" => "alx",
         other => panic!("no interface code known for {other}"),
     };
     let netns = Command::new("ip").args(["netns", "list"]).output().unwrap();
@@ -509,11 +510,12 @@ impl Lab {
     }
 }
 
-/// Swift and HDFS, reached over the network from the root namespace: up; a verified files
-/// workload on every target; files kept for the probe to count; node2 killed while a workload
-/// runs; the probe fails while node2 is dead and every target serves again; restart and wipe
-/// of node2 each end with the probe's success; down leaves nothing.
-fn network_cluster_survives_a_node_kill(lab: &Lab, nodes: usize, errors_while_killed: bool) {
+/// Swift, HDFS and Alluxio, reached over the network from the root namespace: up; a verified
+/// files workload on every target (`want_targets` of them); files kept for the probe to
+/// count; node2 killed while a workload runs; the probe fails while node2 is dead and every
+/// target serves again; restart and wipe of node2 each end with the probe's success; down
+/// leaves nothing.
+fn network_cluster_survives_a_node_kill(lab: &Lab, nodes: usize, want_targets: usize, errors_while_killed: bool) {
     lab.ok(900, &["lab", "up", lab.system]);
     let st = lab.status();
     assert_eq!(st["nodes"].as_array().unwrap().len(), nodes);
@@ -528,7 +530,7 @@ fn network_cluster_survives_a_node_kill(lab: &Lab, nodes: usize, errors_while_ki
         .iter()
         .map(|t| t.as_str().unwrap().into())
         .collect();
-    assert_eq!(targets.len(), 2, "{targets:?}");
+    assert_eq!(targets.len(), want_targets, "{targets:?}");
     // Through `lab:NAME-KIND`, with no credentials in the environment: the lab hands them over.
     for t in &targets {
         let kind = t.split_once("://").expect("a URI").0;
@@ -586,7 +588,7 @@ fn network_cluster_survives_a_node_kill(lab: &Lab, nodes: usize, errors_while_ki
     // A wiped node comes back empty and is refilled by the others.
     lab.ok(180, &["lab", "fault", lab.system, "wipe", "node2"]);
     lab.ok(400, &["lab", "probe", lab.system, "--wait", "5m"]);
-    lab.net_files_clean(&targets[1], std::time::Duration::ZERO);
+    lab.net_files_clean(targets.last().unwrap(), std::time::Duration::ZERO);
 
     let mut pids: Vec<i64> = Vec::new();
     for n in lab.status()["nodes"].as_array().unwrap() {
@@ -632,7 +634,7 @@ fn swift_survives_a_storage_node_kill_and_replicates() {
         return;
     }
     let lab = Lab::new("swift");
-    network_cluster_survives_a_node_kill(&lab, 4, false);
+    network_cluster_survives_a_node_kill(&lab, 4, 2, false);
 }
 
 #[test]
@@ -641,7 +643,16 @@ fn hdfs_survives_a_datanode_kill_and_re_replicates() {
         return;
     }
     let lab = Lab::new("hdfs");
-    network_cluster_survives_a_node_kill(&lab, 4, true);
+    network_cluster_survives_a_node_kill(&lab, 4, 2, true);
+}
+
+#[test]
+fn alluxio_survives_a_worker_kill_and_serves_from_the_under_store() {
+    if !lab_available("alluxio") {
+        return;
+    }
+    let lab = Lab::new("alluxio");
+    network_cluster_survives_a_node_kill(&lab, 3, 1, true);
 }
 
 /// Average round trip client -> node1 in ms, from `lab rtt`.

@@ -3,6 +3,7 @@
 //! system behind the [`System`] trait; the shared pieces (namespaces, state files, processes,
 //! faults, delay) live here and in `net`, `state`, `sys` and `delay`.
 
+mod alluxio;
 mod ceph;
 pub mod delay;
 mod gluster;
@@ -101,11 +102,12 @@ pub fn systems() -> Vec<Box<dyn System>> {
         Box::new(swift::Swift),
         Box::new(hdfs::Hdfs),
         Box::new(ceph::Ceph),
+        Box::new(alluxio::Alluxio),
     ]
 }
 
 /// Systems named in issue 16 that this version does not run yet.
-const LATER: &[&str] = &["alluxio", "seaweedfs"];
+const LATER: &[&str] = &["seaweedfs"];
 
 /// Names that are a layout of another system: `lab up s3fs` is `lab up minio --layout s3fs`
 /// (the s3fs mount over the lab's distributed MinIO).
@@ -425,9 +427,11 @@ pub fn fault(name: &str, fault: &str, node: &str) -> Result<()> {
 /// What a node is to a study that takes out "a storage server" or "the metadata server".
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Role {
-    /// Holds data: a brick, chunkserver, DataNode, OSD, MinIO drive set, Swift object node.
+    /// Holds data: a brick, chunkserver, DataNode, OSD, MinIO drive set, Swift object node,
+    /// Alluxio worker (a cache over the under store).
     Storage,
-    /// Holds the namespace: MooseFS's master, HDFS's NameNode, Ceph's mon and MDS.
+    /// Holds the namespace: MooseFS's master, HDFS's NameNode, Ceph's mon and MDS, Alluxio's
+    /// master.
     Metadata,
 }
 
@@ -435,8 +439,8 @@ impl Role {
     /// The node roles (as `nodes()` names them) that do this.
     fn roles(self) -> &'static [&'static str] {
         match self {
-            Role::Storage => &["brick", "chunkserver", "datanode", "osd", "minio", "storage"],
-            Role::Metadata => &["master", "namenode", "mon+mgr+mds+rgw"],
+            Role::Storage => &["brick", "chunkserver", "datanode", "osd", "minio", "storage", "worker"],
+            Role::Metadata => &["master", "namenode", "mon+mgr+mds+rgw", "master+proxy"],
         }
     }
 }
@@ -502,7 +506,7 @@ pub(crate) fn s3_env(target: &str, key: &str, secret: &str, region: &str) -> Vec
 }
 
 /// The target kinds a `lab:NAME-KIND` target can ask for.
-const TARGET_KINDS: &[&str] = &["fs", "s3", "swift", "hdfs", "webhdfs"];
+const TARGET_KINDS: &[&str] = &["fs", "s3", "swift", "hdfs", "webhdfs", "alluxio"];
 
 /// A lab's target as a run uses it.
 #[derive(Debug, Clone, Default)]
@@ -526,7 +530,8 @@ fn daemon_pids(state: &State) -> Vec<u32> {
 }
 
 /// A `lab:NAME[-KIND]` target (the part after `lab:`): the lab's target of that kind (`fs`: its
-/// FUSE mount; `s3`, `swift`, `hdfs`, `webhdfs`: that endpoint; no kind: its first target).
+/// FUSE mount; `s3`, `swift`, `hdfs`, `webhdfs`, `alluxio`: that endpoint; no kind: its first
+/// target).
 pub fn resolve_target(spec: &str) -> Result<LabTarget> {
     let (name, kind) = match spec.rsplit_once('-') {
         Some((name, kind)) if TARGET_KINDS.contains(&kind) => (name, Some(kind)),

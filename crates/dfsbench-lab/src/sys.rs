@@ -235,3 +235,44 @@ pub fn curl(args: &[&str], limit: Duration) -> Result<String> {
     all.extend_from_slice(args);
     run("curl", &all, limit + Duration::from_secs(5))
 }
+
+/// Where downloads live: $DFSBENCH_CACHE_DIR, else `.cache` of the enclosing git checkout,
+/// else of the checkout this binary was built from (as `lab/install.sh` decides).
+pub fn cache_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("DFSBENCH_CACHE_DIR").filter(|d| !d.is_empty()) {
+        return PathBuf::from(dir);
+    }
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    match cwd
+        .ancestors()
+        .find(|d| d.join(".git").exists() && d.join("lab/install.sh").exists())
+    {
+        Some(root) => root.join(".cache"),
+        None => build_checkout().join(".cache"),
+    }
+}
+
+fn build_checkout() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Run `lab/install.sh PART` (Maven Central downloads into the cache, idempotent) from the
+/// enclosing checkout or the one this binary was built from; `what` and `home` name what it
+/// installs, for the error when no checkout is found.
+pub fn lab_install(part: &str, what: &str, home: &Path) -> Result<()> {
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let script = cwd
+        .ancestors()
+        .chain(std::iter::once(build_checkout().as_path()))
+        .map(|d| d.join("lab/install.sh"))
+        .find(|s| s.is_file())
+        .ok_or_else(|| {
+            Error::runtime(format!(
+                "{what} are not in {}: run lab/install.sh {part} in a dfsbench checkout, or set DFSBENCH_CACHE_DIR to where they are",
+                home.display()
+            ))
+        })?;
+    let cache = format!("DFSBENCH_CACHE_DIR={}", cache_dir().display());
+    let script = script.display().to_string();
+    run("env", &[&cache, "bash", &script, part], Duration::from_secs(1800)).map(|_| ())
+}

@@ -430,9 +430,40 @@ impl Storage for DalStorage {
                     format!("refusing to remove {run_dir}: its marker names another run"),
                 ));
             }
+            if matches!(self.spec.service, Service::Alluxio { .. }) {
+                return remove_deepest_first(&admin, &run_dir).await.map_err(op_error);
+            }
             admin.remove_all(&run_dir).await.map_err(op_error)
         })
     }
+}
+
+/// `remove_all` for a service that deletes a directory only when it is empty: Alluxio's REST
+/// proxy (OpenDAL sends its delete without `recursive`, and its recursive listing does not
+/// yield what a directory holds before the directory). Walks the tree one listing at a time,
+/// deletes the files, then the directories, the deepest first, `dir` last.
+async fn remove_deepest_first(op: &Operator, dir: &str) -> opendal::Result<()> {
+    let mut todo = vec![dir.to_string()];
+    let mut dirs = Vec::new();
+    while let Some(d) = todo.pop() {
+        for e in op.list(&d).await? {
+            let p = e.path();
+            if p == d {
+                continue;
+            }
+            if e.metadata().is_dir() {
+                todo.push(p.to_string());
+            } else {
+                op.delete(p).await?;
+            }
+        }
+        dirs.push(d);
+    }
+    // A directory is pushed after its parent: in reverse, every one comes before its parent.
+    for d in dirs.iter().rev() {
+        op.delete(d).await?;
+    }
+    Ok(())
 }
 
 /// One worker's operator.

@@ -50,28 +50,8 @@ fn namenode(state: &State) -> &NodeState {
     &state.nodes[0]
 }
 
-/// Where downloads live: $DFSBENCH_CACHE_DIR, else `.cache` of the enclosing git checkout,
-/// else of the checkout this binary was built from (as `lab/install.sh` decides).
-fn cache_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os("DFSBENCH_CACHE_DIR").filter(|d| !d.is_empty()) {
-        return PathBuf::from(dir);
-    }
-    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-    match cwd
-        .ancestors()
-        .find(|d| d.join(".git").exists() && d.join("lab/install.sh").exists())
-    {
-        Some(root) => root.join(".cache"),
-        None => build_checkout().join(".cache"),
-    }
-}
-
-fn build_checkout() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
 fn hadoop_home() -> PathBuf {
-    cache_dir().join("hdfs")
+    sys::cache_dir().join("hdfs")
 }
 
 fn jars_installed(home: &Path) -> bool {
@@ -86,21 +66,7 @@ fn install_jars() -> Result<Vec<String>> {
     if jars_installed(&home) {
         return Ok(Vec::new());
     }
-    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-    let script = cwd
-        .ancestors()
-        .chain(std::iter::once(build_checkout().as_path()))
-        .map(|d| d.join("lab/install.sh"))
-        .find(|s| s.is_file())
-        .ok_or_else(|| {
-            Error::runtime(format!(
-                "the Hadoop jars are not in {}: run lab/install.sh hdfs in a dfsbench checkout, or set DFSBENCH_CACHE_DIR to where they are",
-                home.display()
-            ))
-        })?;
-    let cache = format!("DFSBENCH_CACHE_DIR={}", cache_dir().display());
-    let script = script.display().to_string();
-    run("env", &[&cache, "bash", &script, "hdfs"], Duration::from_secs(1800))?;
+    sys::lab_install("hdfs", "the Hadoop jars", &home)?;
     Ok(vec![format!("hadoop {HADOOP_VERSION} jars in {}", home.display())])
 }
 
