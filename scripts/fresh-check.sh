@@ -88,7 +88,9 @@ for name in "$@"; do
 done
 if ((${#remove[@]})); then
     echo "purging ${remove[*]}" >&2
-    DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq "${remove[@]}" >/dev/null
+    # dpkg says why a maintainer script failed on stdout: show its end when the purge fails.
+    DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq "${remove[@]}" >/tmp/purge.log 2>&1 ||
+        { tail -n 30 /tmp/purge.log >&2; exit 1; }
     DEBIAN_FRONTEND=noninteractive apt-get autoremove --purge -y -qq >/dev/null
 fi
 STRIP
