@@ -89,9 +89,12 @@ done
 if ((${#remove[@]})); then
     echo "purging ${remove[*]}" >&2
     # dpkg says why a maintainer script failed on stdout: show its end when the purge fails.
-    DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq "${remove[@]}" >/tmp/purge.log 2>&1 ||
+    DEBIAN_FRONTEND=noninteractive apt-get purge -y "${remove[@]}" >/tmp/purge.log 2>&1 ||
         { tail -n 30 /tmp/purge.log >&2; exit 1; }
-    DEBIAN_FRONTEND=noninteractive apt-get autoremove --purge -y -qq >/dev/null
+    # What the purge left unneeded goes too; a maintainer script that fails here (seen with the
+    # Ceph lab's dependencies in the chroot) leaves a library behind, not a dfsbench install step.
+    DEBIAN_FRONTEND=noninteractive apt-get autoremove --purge -y >/tmp/autoremove.log 2>&1 ||
+        { echo "warning: autoremove failed; what dpkg said:" >&2; tail -n 15 /tmp/autoremove.log >&2; }
 fi
 STRIP
     for f in "${remove_files[@]}"; do rm -rf "${r:?}$f"; done
