@@ -109,7 +109,7 @@ impl Storage for MemStorage {
         }
     }
 
-    fn client(&self, _queue_depth: usize) -> OpResult<MemClient> {
+    fn client(&self, _worker: usize, _queue_depth: usize) -> OpResult<MemClient> {
         Ok(MemClient {
             tree: self.tree.clone(),
             latency: self.latency,
@@ -428,7 +428,7 @@ mod tests {
     #[test]
     fn keeps_posix_semantics() {
         let s = MemStorage::new("mem://", "r");
-        let mut c = s.client(1).unwrap();
+        let mut c = s.client(0, 1).unwrap();
         assert_eq!(block_on(c.create("d/f")).unwrap_err().kind, "ENOENT");
         block_on(c.mkdir("d")).unwrap();
         block_on(c.create("d/f")).unwrap();
@@ -445,7 +445,7 @@ mod tests {
     #[test]
     fn files_round_trip() {
         let s = MemStorage::new("mem://", "r");
-        let mut c = s.client(1).unwrap();
+        let mut c = s.client(0, 1).unwrap();
         let mut buf = AlignedBuf::new(4096);
         let mut fill = |b: &mut [u8], off: u64| {
             b.iter_mut()

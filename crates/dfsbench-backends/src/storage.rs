@@ -204,9 +204,15 @@ pub trait Storage: Sync {
 
     fn capabilities(&self) -> Capabilities;
     fn info(&self) -> TargetInfo;
-    /// A client for one worker, called on the worker's own thread; `queue_depth` is how many
-    /// requests it may have in flight (to size connection pools).
-    fn client(&self, queue_depth: usize) -> OpResult<Self::Client>;
+    /// A client for worker `worker` (its index in the whole run), called on the worker's own
+    /// thread; `queue_depth` is how many requests it may have in flight (to size connection
+    /// pools).
+    fn client(&self, worker: usize, queue_depth: usize) -> OpResult<Self::Client>;
+    /// The gateways of a target served by several (S3 behind several endpoints): worker `w`
+    /// talks to `endpoints[w % len]`. Empty for a target with one way in.
+    fn endpoints(&self) -> Vec<String> {
+        Vec::new()
+    }
     /// Remove the run directory and everything in it. Only the run directory this storage
     /// created is ever removed.
     fn remove_run(&self) -> OpResult<()>;

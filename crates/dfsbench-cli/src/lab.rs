@@ -7,6 +7,16 @@ use clap::{Args, Subcommand, ValueEnum};
 
 use crate::Failure;
 
+/// `println!` that never panics on a closed stdout (`dfsbench lab rtt | head -2`): false when
+/// the line could not be written.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let written: bool = writeln!(std::io::stdout().lock(), $($arg)*).is_ok();
+        written
+    }};
+}
+
 #[derive(Args, Debug)]
 #[command(after_help = "Examples:\n  dfsbench lab up gluster --layout disperse4+2\n  \
 dfsbench lab up s3fs\n  dfsbench lab status --format json\n  dfsbench lab fault gluster kill node2\n  \
@@ -157,9 +167,9 @@ pub fn lab(args: &LabArgs) -> Result<(), Failure> {
         LabCommand::Install { system } => {
             let installed = dfsbench_lab::install(system)?;
             if installed.is_empty() {
-                println!("{system}: every package is installed");
+                say!("{system}: every package is installed");
             } else {
-                println!("{system}: installed {}", installed.join(" "));
+                say!("{system}: installed {}", installed.join(" "));
             }
             Ok(())
         }
@@ -170,20 +180,20 @@ pub fn lab(args: &LabArgs) -> Result<(), Failure> {
         LabCommand::Down { system, all } => {
             if *all {
                 for name in dfsbench_lab::down_all()? {
-                    println!("removed {name}");
+                    say!("removed {name}");
                 }
                 return Ok(());
             }
             let system = system.as_deref().unwrap_or_default();
             let name = dfsbench_lab::system(system)?.name();
             dfsbench_lab::down(name)?;
-            println!("{name}: down");
+            say!("{name}: down");
             Ok(())
         }
         LabCommand::Status { system, format } => print_status(system.as_deref(), *format),
         LabCommand::Fault { system, fault, node } => {
             dfsbench_lab::fault(system, fault, node)?;
-            println!("{system}: {fault} {node}");
+            say!("{system}: {fault} {node}");
             Ok(())
         }
         LabCommand::Delay { system, delay } => {
@@ -191,15 +201,15 @@ pub fn lab(args: &LabArgs) -> Result<(), Failure> {
             let exe = std::env::current_exe()
                 .map_err(|e| Failure::runtime(format!("cannot find the dfsbench binary: {e}")))?;
             dfsbench_lab::delay::apply(system, d, &exe)?;
-            println!("{system}: one-way delay {delay} on every node link");
+            say!("{system}: one-way delay {delay} on every node link");
             Ok(())
         }
         LabCommand::Limit { system, rate } => {
             dfsbench_lab::limit(system, rate)?;
             match rate.as_str() {
-                "0" => println!("{system}: no bandwidth limit"),
-                r => println!("{system}: {r} each way on every node link"),
-            }
+                "0" => say!("{system}: no bandwidth limit"),
+                r => say!("{system}: {r} each way on every node link"),
+            };
             Ok(())
         }
         LabCommand::Probe { system, wait } => probe(system, wait.as_deref()),
@@ -220,7 +230,7 @@ fn probe(system: &str, wait: Option<&str>) -> Result<(), Failure> {
     loop {
         let pending = match dfsbench_lab::probe(system) {
             Ok(None) => {
-                println!("{system}: every copy exists");
+                say!("{system}: every copy exists");
                 return Ok(());
             }
             Ok(Some(why)) => why,
@@ -280,9 +290,13 @@ fn print_status(only: Option<&str>, format: Format) -> Result<(), Failure> {
 
 fn rtt(system: &str, count: u32) -> Result<(), Failure> {
     let state = dfsbench_lab::loaded(dfsbench_lab::system(system)?.name())?;
-    println!(
+    say!(
         "{:<18} {:>8} {:>8} {:>8} {:>8}",
-        "path", "min ms", "avg ms", "max ms", "mdev ms"
+        "path",
+        "min ms",
+        "avg ms",
+        "max ms",
+        "mdev ms"
     );
     let mut paths: Vec<(String, Option<&str>, &str)> = state
         .nodes
@@ -298,10 +312,16 @@ fn rtt(system: &str, count: u32) -> Result<(), Failure> {
     }
     for (label, from, addr) in paths {
         let r = dfsbench_lab::delay::ping(from, addr, count)?;
-        println!(
+        if !say!(
             "{label:<18} {:>8.3} {:>8.3} {:>8.3} {:>8.3}",
-            r.min_ms, r.avg_ms, r.max_ms, r.mdev_ms
-        );
+            r.min_ms,
+            r.avg_ms,
+            r.max_ms,
+            r.mdev_ms
+        ) {
+            // The reader went away (`| head`): no more pings for nobody.
+            break;
+        }
     }
     Ok(())
 }

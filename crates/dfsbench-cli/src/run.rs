@@ -6,7 +6,9 @@ use dfsbench_core::config::{
 use dfsbench_core::runner::Status;
 use dfsbench_core::session::{execute, new_run_id};
 use dfsbench_core::workloads::SharedOptions;
-use dfsbench_report::{cpu_table, faults_table, notes, phases_csv, phases_table, rate_table, stall_lines};
+use dfsbench_report::{
+    cpu_table, endpoints_table, faults_table, notes, phases_csv, phases_table, rate_table, stall_lines,
+};
 use dfsbench_result::files::read_bounded;
 use dfsbench_result::{format_ns, NullTests, RunResult};
 
@@ -213,6 +215,9 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
                 print!("\n{t}");
             }
             if let Some(t) = cpu_table(result) {
+                print!("\n{t}");
+            }
+            if let Some(t) = endpoints_table(result) {
                 print!("\n{t}");
             }
             if let Some(t) = faults_table(result) {

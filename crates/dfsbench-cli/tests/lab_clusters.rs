@@ -795,6 +795,56 @@ fn minio_with_s3fs_survives_a_node_kill_and_heals() {
     lab.files_workload_with(file, 10, &[]);
     let files = write_files(&mount, 4);
 
+    // The same store through all four gateways: 8 workers, 2 on each node; every gateway's
+    // figures add up to the phase's.
+    let hosts: Vec<String> = st["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| format!("{}:9000", n["addr"].as_str().unwrap()))
+        .collect();
+    let bucket = s3.strip_prefix("s3://").unwrap().split('/').next().unwrap();
+    let gateways = format!("s3://{}/{bucket}/gateways", hosts.join(","));
+    let result = lab.dir.path().join("gateways.json");
+    let r = result.display().to_string();
+    let args = [
+        "run",
+        "-t",
+        &gateways,
+        "-w",
+        "files",
+        "--files",
+        "10",
+        "--file-size",
+        "64k",
+        "-j",
+        "8",
+        "-q",
+        "-o",
+        &r,
+    ];
+    let out = lab
+        .command(300, &args)
+        .envs(env.iter().cloned())
+        .output()
+        .expect("run dfsbench");
+    assert!(out.status.success(), "files over four gateways: {}", describe(&out));
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&result).unwrap()).unwrap();
+    for p in v["phases"].as_array().unwrap().iter().filter(|p| p["prepare"] != true) {
+        let eps = p["endpoints"].as_array().expect("per-gateway figures");
+        let got: Vec<String> = eps
+            .iter()
+            .map(|e| e["endpoint"].as_str().unwrap().replace("http://", ""))
+            .collect();
+        assert_eq!(got, hosts, "{}", p["label"]);
+        assert!(
+            eps.iter().all(|e| e["workers"] == 2 && e["ops"].as_u64().unwrap() > 0),
+            "{eps:?}"
+        );
+        let ops: u64 = eps.iter().map(|e| e["ops"].as_u64().unwrap()).sum();
+        assert_eq!(ops, p["ops"].as_u64().unwrap(), "{}", p["label"]);
+    }
+
     // Kill node2 while a workload runs: EC:4 over 8 drives keeps reads and writes going with
     // 6 drives left, whenever the kill lands.
     let result = lab.dir.path().join("during-kill.json");

@@ -239,6 +239,53 @@ fn webdav() {
     });
 }
 
+/// One store behind two gateways (the same MinIO as 127.0.0.1 and as localhost): workers are
+/// spread over them round-robin, each gateway's figures are reported, and they add up to the
+/// phase's.
+#[test]
+fn s3_workers_spread_over_several_endpoints() {
+    lab_test("minio", |s| {
+        let endpoint = s.var("DFSBENCH_S3_ENDPOINT");
+        let port = endpoint.rsplit(':').next().unwrap();
+        let bucket = s.var("DFSBENCH_S3_BUCKET");
+        let gateways = [format!("http://127.0.0.1:{port}"), format!("http://localhost:{port}")];
+        for target in [
+            format!("s3://127.0.0.1:{port},localhost:{port}/{bucket}/bench"),
+            format!("s3://{bucket}/bench?endpoint={}", gateways.join(",")),
+        ] {
+            let r = s.run(&target, &["-w", "files", "-j", "5", "--sizes", "6x4k"]);
+            assert_eq!(r.code, Some(0), "{target}: {}", r.describe());
+            let result = r.result();
+            assert_eq!(result["target"]["details"]["endpoints"], gateways.join(","));
+            for p in phases(result).iter().filter(|p| p["prepare"] != true) {
+                let eps = p["endpoints"].as_array().expect("per-endpoint figures");
+                let names: Vec<&str> = eps.iter().map(|e| e["endpoint"].as_str().unwrap()).collect();
+                assert_eq!(names, gateways, "{}", p["label"]);
+                // Workers 0, 2, 4 on the first gateway, 1 and 3 on the second.
+                let workers: Vec<u64> = eps.iter().map(|e| u(&e["workers"])).collect();
+                assert_eq!(workers, [3, 2], "{}", p["label"]);
+                for field in ["ops", "bytes", "errors"] {
+                    let sum: u64 = eps.iter().map(|e| u(&e[field])).sum();
+                    let whole = if field == "errors" {
+                        &p["errors"]["total"]
+                    } else {
+                        &p[field]
+                    };
+                    assert_eq!(sum, u(whole), "{}: {field}", p["label"]);
+                }
+                let counted: u64 = eps.iter().map(|e| u(&e["latency"]["count"])).sum();
+                assert_eq!(counted, u(&p["latency"]["count"]), "{}", p["label"]);
+                assert!(eps.iter().all(|e| u(&e["ops"]) > 0), "{}: {eps:?}", p["label"]);
+            }
+            assert!(
+                r.stdout.contains("phase / endpoint") && r.stdout.contains(&format!("  {}", gateways[1])),
+                "{}",
+                r.describe()
+            );
+        }
+    });
+}
+
 /// Start-up errors are one line that says what to fix; the run never starts.
 #[test]
 fn s3_start_errors_are_one_line() {

@@ -57,7 +57,7 @@ pub(crate) fn prepare_read<S: Storage>(
 /// Invalidate every file in `paths` through one client, counting what worked and what failed.
 fn invalidate_all<S: Storage>(storage: &S, paths: &BTreeSet<String>, out: &mut PhaseCache) {
     out.policy = PhaseCache::INVALIDATED.into();
-    let mut client = match storage.client(1) {
+    let mut client = match storage.client(0, 1) {
         Ok(c) => c,
         Err(e) => {
             out.policy = PhaseCache::FAILED.into();

@@ -107,7 +107,7 @@ fn connect_times(host: &str, port: u16) -> std::io::Result<RoundTrips> {
 
 /// Stat round trips and one blob written and read, in `null-tests/` of the run directory.
 async fn target_tests<S: Storage>(storage: &S) -> Result<(RoundTrips, Bandwidth), String> {
-    let mut c = storage.client(1).map_err(|e| format!("cannot open a client: {e}"))?;
+    let mut c = storage.client(0, 1).map_err(|e| format!("cannot open a client: {e}"))?;
     let dir = "null-tests";
     let blob = "null-tests/blob";
     if storage.capabilities().directories {

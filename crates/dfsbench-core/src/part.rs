@@ -20,8 +20,8 @@ use crate::stats::{
 };
 use dfsbench_result::histogram::{deserialize, latency, new_histogram, serialize};
 use dfsbench_result::{
-    Cpu, Errors, NodeSummary, OpKind, PhaseResult, ProcessSummary, RateResult, Series, ServerCpu, Steady, Stonewall,
-    Verify, WorkerSummary,
+    Cpu, EndpointResult, Errors, NodeSummary, OpKind, PhaseResult, ProcessSummary, RateResult, Series, ServerCpu,
+    Steady, Stonewall, Verify, WorkerSummary,
 };
 
 /// Cookies of HdrHistogram's V2 format with DEFLATE (what [`serialize`] writes) and of the
@@ -82,6 +82,17 @@ pub struct ClassPart {
     pub hist: String,
 }
 
+/// What one rank's workers of one gateway measured (targets with several endpoints).
+#[derive(Debug, Serialize, Deserialize)]
+pub struct EndpointPart {
+    pub endpoint: String,
+    pub workers: usize,
+    pub ops: u64,
+    pub bytes: u64,
+    pub errors: u64,
+    pub hist: String,
+}
+
 /// What one rank measured in one phase.
 #[derive(Debug, Serialize, Deserialize)]
 pub struct RankPart {
@@ -118,6 +129,9 @@ pub struct RankPart {
     /// The watched server processes' CPU (rank 0 only); `cores` is set when merged.
     pub server_cpu: Option<ServerCpu>,
     pub workers: Vec<WorkerSummary>,
+    /// Per gateway, when the target has several.
+    #[serde(default)]
+    pub endpoints: Vec<EndpointPart>,
     /// Files each worker has after the phase, per file set, by global worker index.
     pub existing: Vec<(usize, Vec<u64>)>,
     pub interrupted: bool,
@@ -159,13 +173,38 @@ fn server_cpu(cpu0: &CpuSample, cpu1: &CpuSample) -> Option<ServerCpu> {
     Some(sum)
 }
 
-/// Sum this rank's workers up; `clock` maps a local instant to the common clock.
+/// This rank's workers summed per gateway: worker `w` talks to `endpoints[w % len]` (the rule
+/// of `Storage::endpoints`).
+fn endpoint_parts(endpoints: &[String], workers: &[WorkerPhase]) -> Vec<EndpointPart> {
+    if endpoints.len() < 2 {
+        return Vec::new();
+    }
+    endpoints
+        .iter()
+        .enumerate()
+        .filter_map(|(i, endpoint)| {
+            let mine: Vec<&WorkerPhase> = workers.iter().filter(|w| w.worker % endpoints.len() == i).collect();
+            (!mine.is_empty()).then(|| EndpointPart {
+                endpoint: endpoint.clone(),
+                workers: mine.len(),
+                ops: mine.iter().flat_map(|w| &w.classes).map(|c| c.ops).sum(),
+                bytes: mine.iter().flat_map(|w| &w.classes).map(|c| c.bytes).sum(),
+                errors: mine.iter().map(|w| w.errors.total).sum(),
+                hist: serialize(&merge_histograms(mine.iter().flat_map(|w| &w.classes).map(|c| &c.hist))),
+            })
+        })
+        .collect()
+}
+
+/// Sum this rank's workers up; `clock` maps a local instant to the common clock. `endpoints`
+/// are the target's gateways when it has several.
 #[allow(clippy::too_many_arguments)]
 pub fn rank_part(
     rank: usize,
     threads: usize,
     ctl: &PhaseControl,
     mut workers: Vec<WorkerPhase>,
+    endpoints: &[String],
     stable_at_s: Option<f64>,
     cpu0: &CpuSample,
     cpu1: &CpuSample,
@@ -224,6 +263,7 @@ pub fn rank_part(
         cpu_sys_s: cpu1.own.1 - cpu0.own.1,
         server_cpu: server_cpu(cpu0, cpu1),
         workers: Vec::new(),
+        endpoints: endpoint_parts(endpoints, &workers),
         existing: workers.iter().map(|w| (w.worker, w.existing.clone())).collect(),
         interrupted: ctl.interrupted(),
         aborted: ctl.aborted(),
@@ -312,6 +352,7 @@ pub fn combine(
     let ops: u64 = kinds.iter().map(|k| k.2).sum();
     let bytes: u64 = kinds.iter().map(|k| k.3).sum();
     let ops_by_kind = ops_by_kind(&kinds, duration);
+    let endpoints = endpoint_totals(parts, duration)?;
 
     // Stonewall, as IOR: from the common start (the barrier every rank leaves) to the moment
     // the first worker of any rank finished, counting what each had finished by then.
@@ -396,6 +437,7 @@ pub fn combine(
         ttfb,
         retries: parts.iter().map(|p| p.retries).sum(),
         ops_by_kind,
+        endpoints,
         series,
         fine_series,
         stalls,
@@ -454,6 +496,50 @@ fn ops_by_kind(kinds: &[(&str, Histogram<u64>, u64, u64)], duration: f64) -> Vec
             latency: latency(hist),
         })
         .collect()
+}
+
+/// The ranks' per-gateway parts merged by gateway, in the order the target names them.
+fn endpoint_totals(parts: &[RankPart], duration: f64) -> Result<Vec<EndpointResult>, String> {
+    let mut by: Vec<(EndpointResult, Histogram<u64>)> = Vec::new();
+    for p in parts {
+        for e in &p.endpoints {
+            let hist = peer_histogram(&e.hist).map_err(|err| format!("rank {}: {err}", p.rank))?;
+            let at = match by.iter().position(|(r, _)| r.endpoint == e.endpoint) {
+                Some(at) => at,
+                None => {
+                    by.push((
+                        EndpointResult {
+                            endpoint: e.endpoint.clone(),
+                            workers: 0,
+                            ops: 0,
+                            bytes: 0,
+                            errors: 0,
+                            ops_per_sec: 0.0,
+                            bytes_per_sec: 0.0,
+                            latency: latency(&new_histogram()),
+                        },
+                        new_histogram(),
+                    ));
+                    by.len() - 1
+                }
+            };
+            let (r, h) = &mut by[at];
+            r.workers += e.workers;
+            r.ops += e.ops;
+            r.bytes += e.bytes;
+            r.errors += e.errors;
+            h.add(&hist).map_err(|err| format!("rank {}: {err}", p.rank))?;
+        }
+    }
+    Ok(by
+        .into_iter()
+        .map(|(r, h)| EndpointResult {
+            ops_per_sec: rate(r.ops, duration),
+            bytes_per_sec: rate(r.bytes, duration),
+            latency: latency(&h),
+            ..r
+        })
+        .collect())
 }
 
 /// The histograms some ranks sent in one optional field (time to first byte, service time).

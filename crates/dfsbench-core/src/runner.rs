@@ -198,7 +198,7 @@ fn setup<S: Storage>(storage: &S, index: usize, job: &Job, workers: usize) -> Re
         // Object stores have no directories: prefixes exist as soon as objects do.
         return Ok(());
     }
-    let mut client = storage.client(1).map_err(|e| format!("cannot open a client: {e}"))?;
+    let mut client = storage.client(0, 1).map_err(|e| format!("cannot open a client: {e}"))?;
     Executor::for_backend(storage.capabilities()).block_on(async {
         // Directories for the workers of every rank, made one at a time.
         for d in job.workload.setup_dirs(index, workers) {
@@ -482,7 +482,7 @@ impl<'a, S: Storage> JobRun<'a, S> {
         let rt = Executor::for_backend(self.caps);
         let mut workers = Vec::with_capacity(ids.len());
         for &id in ids {
-            match self.storage.client(self.job.workload.queue_depth()) {
+            match self.storage.client(self.base + id, self.job.workload.queue_depth()) {
                 Ok(c) => {
                     let c = Bounded::new(c, self.config.op_timeout);
                     let mut w = Worker::new(self.base + id, c, ctx, self.run_tag);
@@ -671,6 +671,7 @@ impl<'a, S: Storage> JobRun<'a, S> {
             self.threads,
             &ctl,
             workers,
+            &self.storage.endpoints(),
             stable_at,
             &cpu0,
             &cpu1,

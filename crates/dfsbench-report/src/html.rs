@@ -361,6 +361,38 @@ fn flags_section(out: &mut String, runs: &[Run]) {
     out.push_str("</tbody></table>\n<p class=\"note\">[cache?]: the reads may have come from the client's page cache, not the storage. [weak]: shorter than 1 s, fewer than 1000 operations, a stonewall window under half of the phase, or latencies clustered at 40 ms (Nagle and delayed ACKs on the server); the marks column says which.</p>\n");
 }
 
+/// Runs over several gateways: what the workers of each one did.
+fn endpoints(out: &mut String, runs: &[Run]) {
+    if !runs.iter().any(|r| r.phases().any(|p| !p.endpoints.is_empty())) {
+        return;
+    }
+    out.push_str("<h2 id=\"endpoints\">Per endpoint</h2>\n<p class=\"note\">The target's gateways: worker <i>w</i> talks to gateway <i>w</i> mod <i>n</i>. Rates over the phase's measured time; latency from the gateway's merged histograms.</p>\n<table><thead><tr><th class=\"l\">run</th><th class=\"l\">phase</th><th class=\"l\">endpoint</th><th>workers</th><th>ops</th><th>ops/s</th><th>MiB/s</th><th>p50</th><th>p99</th><th>errors</th><th>share</th></tr></thead><tbody>\n");
+    for r in runs {
+        for p in r.phases() {
+            for e in &p.endpoints {
+                let _ = writeln!(
+                    out,
+                    "<tr><td class=\"l\">{}{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{}</td><td>{}</td><td{}>{}</td><td>{:.0}%</td></tr>",
+                    swatch(r),
+                    esc(&r.label),
+                    esc(&p.label),
+                    esc(&e.endpoint),
+                    e.workers,
+                    e.ops,
+                    crate::rate_si(e.ops_per_sec),
+                    e.bytes_per_sec / (1024.0 * 1024.0),
+                    dfsbench_result::format_ns(e.latency.p50_ns),
+                    dfsbench_result::format_ns(e.latency.p99_ns),
+                    if e.errors > 0 { " class=\"bad\"" } else { "" },
+                    e.errors,
+                    100.0 * e.ops as f64 / p.ops.max(1) as f64
+                );
+            }
+        }
+    }
+    out.push_str("</tbody></table>\n");
+}
+
 fn errors(out: &mut String, runs: &[Run]) -> bool {
     let any = runs.iter().any(|r| r.phases().any(|p| p.errors.total > 0));
     if !any {
@@ -532,6 +564,7 @@ pub fn render(runs: &[Run], page: &Page) -> Result<String, RenderError> {
         grid(&mut out, figs, &mut id);
         out.push_str("</details>\n");
     }
+    endpoints(&mut out, runs);
     errors(&mut out, runs);
     let _ = writeln!(
         out,

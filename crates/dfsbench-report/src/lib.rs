@@ -24,4 +24,4 @@ mod table;
 pub use csv::{long_csv, phases_csv};
 pub use faults::{faults_table, stall_lines};
 pub use flags::notes;
-pub use table::{cpu_table, phases_table, rate_si, rate_table};
+pub use table::{cpu_table, endpoints_table, phases_table, rate_si, rate_table};

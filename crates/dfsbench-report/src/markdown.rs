@@ -116,8 +116,38 @@ pub fn report(runs: &[Run]) -> String {
     }
     flags_table(&mut out, runs);
     faults_tables(&mut out, runs);
+    endpoints_tables(&mut out, runs);
     out.push_str("Rates over each phase's measured time; latency percentiles from the merged HDR histograms.\n");
     out
+}
+
+/// Runs over several gateways: a row per phase and gateway.
+fn endpoints_tables(out: &mut String, runs: &[Run]) {
+    for r in runs.iter().filter(|r| r.phases().any(|p| !p.endpoints.is_empty())) {
+        let _ = writeln!(out, "## Per endpoint: {}\n", r.label);
+        let header = [
+            "phase", "endpoint", "workers", "ops", "ops/s", "MiB/s", "p50", "p99", "errors",
+        ]
+        .map(String::from);
+        let rows: Vec<Vec<String>> = r
+            .phases()
+            .flat_map(|p| p.endpoints.iter().map(move |e| (p, e)))
+            .map(|(p, e)| {
+                vec![
+                    p.label.clone(),
+                    e.endpoint.clone(),
+                    e.workers.to_string(),
+                    e.ops.to_string(),
+                    crate::rate_si(e.ops_per_sec),
+                    format!("{:.1}", e.bytes_per_sec / (1024.0 * 1024.0)),
+                    dfsbench_result::format_ns(e.latency.p50_ns),
+                    dfsbench_result::format_ns(e.latency.p99_ns),
+                    e.errors.to_string(),
+                ]
+            })
+            .collect();
+        table(out, &header, &rows);
+    }
 }
 
 /// Each read phase's page cache policy and every marked phase with its reasons.

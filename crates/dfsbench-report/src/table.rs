@@ -1,7 +1,7 @@
 //! The summary table printed after a run.
 
 use dfsbench_result::format_ns;
-use dfsbench_result::{PhaseResult, RunResult};
+use dfsbench_result::{Latency, PhaseResult, RunResult};
 
 /// A count per second with an SI suffix: `950`, `12.3k`, `1.20M`.
 pub fn rate_si(v: f64) -> String {
@@ -119,6 +119,51 @@ pub fn cpu_table(result: &RunResult) -> Option<String> {
         rows.push([p.label.clone(), format!("{:.2}", p.cpu.cores), server]);
     }
     Some(align(&rows))
+}
+
+/// Phases of a target with several gateways: a line per gateway (ops, rates, latency, errors
+/// and its share of the phase's operations); None for a target with one way in.
+pub fn endpoints_table(result: &RunResult) -> Option<String> {
+    let mut rows: Vec<[String; 9]> = vec![[
+        "phase / endpoint".into(),
+        "workers".into(),
+        "ops".into(),
+        "ops/s".into(),
+        "MiB/s".into(),
+        "p50".into(),
+        "p99".into(),
+        "errors".into(),
+        "share".into(),
+    ]];
+    let lat = |l: &Latency, v: u64| if l.count == 0 { "-".to_string() } else { format_ns(v) };
+    for p in result.phases.iter().filter(|p| !p.prepare && !p.endpoints.is_empty()) {
+        let mib = |rate: f64| if p.bytes > 0 { mib(rate) } else { "-".into() };
+        rows.push([
+            p.label.clone(),
+            p.workers.to_string(),
+            p.ops.to_string(),
+            rate_si(p.ops_per_sec),
+            mib(p.bytes_per_sec),
+            lat(&p.latency, p.latency.p50_ns),
+            lat(&p.latency, p.latency.p99_ns),
+            p.errors.total.to_string(),
+            String::new(),
+        ]);
+        for e in &p.endpoints {
+            rows.push([
+                format!("  {}", e.endpoint),
+                e.workers.to_string(),
+                e.ops.to_string(),
+                rate_si(e.ops_per_sec),
+                mib(e.bytes_per_sec),
+                lat(&e.latency, e.latency.p50_ns),
+                lat(&e.latency, e.latency.p99_ns),
+                e.errors.to_string(),
+                format!("{:.0}%", 100.0 * e.ops as f64 / p.ops.max(1) as f64),
+            ]);
+        }
+    }
+    (rows.len() > 1).then(|| align(&rows))
 }
 
 pub(crate) fn align<const N: usize>(rows: &[[String; N]]) -> String {

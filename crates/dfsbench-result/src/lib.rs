@@ -183,6 +183,9 @@ pub struct PhaseResult {
     /// Per-operation breakdown for mixed phases (e.g. read and write of randrw).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ops_by_kind: Vec<OpKind>,
+    /// Per gateway, when the target has several (empty otherwise).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub endpoints: Vec<EndpointResult>,
     pub series: Series,
     /// The same counts in 100 ms intervals, with errors by kind: runs with faults or a
     /// recovery probe.
@@ -485,6 +488,20 @@ pub struct Latency {
     /// The whole histogram: HdrHistogram V2 with DEFLATE, base64 (any HdrHistogram library
     /// reads it).
     pub histogram: String,
+}
+
+/// What the workers of one gateway did, in a run spread over several (`s3://h1,h2/bucket`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct EndpointResult {
+    pub endpoint: String,
+    pub workers: usize,
+    pub ops: u64,
+    pub bytes: u64,
+    pub errors: u64,
+    /// Over the phase's measured duration, as the phase's own rates.
+    pub ops_per_sec: f64,
+    pub bytes_per_sec: f64,
+    pub latency: Latency,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

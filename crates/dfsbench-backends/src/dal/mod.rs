@@ -119,15 +119,16 @@ fn join(a: &str, b: &str) -> String {
 }
 
 impl DalStorage {
-    /// Build an operator rooted at `root` (relative to the bucket, container or file system).
-    fn operator(&self, root: &str, pool: usize) -> Result<Operator, OpError> {
+    /// Build an operator rooted at `root` (relative to the bucket, container or file system),
+    /// talking to gateway `gateway` of several (S3 with a list of endpoints; 0 otherwise).
+    fn operator(&self, root: &str, pool: usize, gateway: usize) -> Result<Operator, OpError> {
         let root = format!("/{root}/");
         let root = root.replace("//", "/");
         let op = match (&self.spec.service, &self.auth) {
             (
                 Service::S3 {
                     bucket,
-                    endpoint,
+                    endpoints,
                     region,
                     virtual_host,
                 },
@@ -145,8 +146,8 @@ impl DalStorage {
                     // Never probe the EC2 metadata service: no traffic leaves for addresses the
                     // user did not name.
                     .disable_ec2_metadata();
-                if let Some(e) = endpoint {
-                    b = b.endpoint(e);
+                if !endpoints.is_empty() {
+                    b = b.endpoint(&endpoints[gateway % endpoints.len()]);
                 }
                 if *virtual_host {
                     b = b.enable_virtual_host_style();
@@ -225,7 +226,7 @@ impl DalStorage {
             caps: Capabilities::default(),
             retries: opts.retries,
         };
-        let admin = storage.operator(&storage.spec.prefix, 4)?;
+        let admin = storage.operator(&storage.spec.prefix, 4, 0)?;
         let cap = admin.info().full_capability();
         let real_dirs = matches!(
             storage.spec.service,
@@ -298,14 +299,17 @@ impl DalStorage {
     async fn create_bucket(&self) -> Result<(), OpError> {
         let Service::S3 {
             bucket,
-            endpoint,
+            endpoints,
             region,
             ..
         } = &self.spec.service
         else {
             return Ok(());
         };
-        let endpoint = endpoint.clone().unwrap_or_else(|| "https://s3.amazonaws.com".into());
+        let endpoint = endpoints
+            .first()
+            .cloned()
+            .unwrap_or_else(|| "https://s3.amazonaws.com".into());
         let region = region
             .clone()
             .or(std::env::var("AWS_REGION").ok())
@@ -392,6 +396,9 @@ impl Storage for DalStorage {
         }
         details.insert("part_concurrency".into(), self.spec.part_concurrency.to_string());
         details.insert("retries".into(), self.retries.to_string());
+        if self.spec.endpoints().len() > 1 {
+            details.insert("endpoints".into(), self.spec.endpoints().join(","));
+        }
         TargetInfo {
             uri: self.spec.redacted.clone(),
             backend: self.spec.service.backend().into(),
@@ -401,9 +408,13 @@ impl Storage for DalStorage {
         }
     }
 
-    fn client(&self, queue_depth: usize) -> OpResult<DalClient> {
+    fn endpoints(&self) -> Vec<String> {
+        self.spec.endpoints().to_vec()
+    }
+
+    fn client(&self, worker: usize, queue_depth: usize) -> OpResult<DalClient> {
         Ok(DalClient {
-            op: self.operator(&join(&self.spec.prefix, &self.run_name), queue_depth)?,
+            op: self.operator(&join(&self.spec.prefix, &self.run_name), queue_depth, worker)?,
             part_size: self.spec.part_size,
             part_concurrency: self.spec.part_concurrency,
             retries: self.retries,
@@ -413,7 +424,7 @@ impl Storage for DalStorage {
     }
 
     fn remove_run(&self) -> OpResult<()> {
-        let admin = self.operator(&self.spec.prefix, 4)?;
+        let admin = self.operator(&self.spec.prefix, 4, 0)?;
         let run_dir = format!("{}/", self.run_name);
         block_on(async {
             let marker = admin.read(&format!("{run_dir}{RUN_MARKER}")).await.map_err(|e| {

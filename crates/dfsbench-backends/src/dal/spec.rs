@@ -13,10 +13,13 @@ use crate::OpError;
 /// Which service a URI names, with its location.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Service {
-    /// `s3://bucket/prefix?endpoint=http://host:9000&region=us-east-1`
+    /// `s3://bucket/prefix?endpoint=http://host:9000&region=us-east-1`, or with several
+    /// gateways of one store `s3://h1:9000,h2:9000/bucket/prefix` (or a comma-separated
+    /// `endpoint=`): workers are spread over them round-robin.
     S3 {
         bucket: String,
-        endpoint: Option<String>,
+        /// Empty: AWS's default endpoint.
+        endpoints: Vec<String>,
         region: Option<String>,
         virtual_host: bool,
     },
@@ -107,6 +110,58 @@ fn option_example(key: &str) -> &'static str {
     }
 }
 
+/// `s3://h1:9000,h2:9000/bucket/prefix?...` written as `s3://bucket/prefix?...` and its host
+/// list. A bucket name has neither `:` nor `,`, so an authority with one names gateways.
+fn hosts_form(uri: &str) -> Result<(Option<String>, Option<String>), OpError> {
+    let Some(rest) = uri.strip_prefix("s3://") else {
+        return Ok((None, None));
+    };
+    let end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let authority = &rest[..end];
+    if !authority.contains([':', ',']) {
+        return Ok((None, None));
+    }
+    let path = rest[end..].trim_start_matches('/');
+    let (bucket, tail) = path.split_at(path.find(['/', '?']).unwrap_or(path.len()));
+    if bucket.is_empty() {
+        return Err(invalid(
+            uri,
+            "names gateways but no bucket: write s3://h1:9000,h2:9000/bucket/prefix",
+        ));
+    }
+    let mut hosts = Vec::new();
+    for h in authority.split(',') {
+        let url = Url::parse(&format!("http://{h}"))
+            .map_err(|e| invalid(uri, format!("gateway '{h}': {}", url_problem("s3://", e))))?;
+        if h.is_empty() || url.host_str().is_none() || url.path() != "/" || !url.username().is_empty() {
+            return Err(invalid(
+                uri,
+                format!("gateway '{h}' is not host:port: write s3://h1:9000,h2:9000/bucket/prefix"),
+            ));
+        }
+        hosts.push(h.to_string());
+    }
+    Ok((Some(format!("s3://{bucket}{tail}")), Some(hosts.join(","))))
+}
+
+/// A comma-separated `endpoint=`: each one a full URL.
+fn endpoint_list(uri: &str, list: &str) -> Result<Vec<String>, OpError> {
+    list.split(',')
+        .map(|e| {
+            let e = e.trim().trim_end_matches('/');
+            match Url::parse(e) {
+                Ok(u) if matches!(u.scheme(), "http" | "https") && u.host_str().is_some() => Ok(e.to_string()),
+                _ => Err(invalid(
+                    uri,
+                    format!(
+                        "endpoint '{e}' is not an http(s) URL: write endpoint=http://host:9000[,http://host2:9000]"
+                    ),
+                )),
+            }
+        })
+        .collect()
+}
+
 fn http_endpoint(url: &Url, tls: bool, uri: &str) -> Result<String, OpError> {
     let host = url
         .host_str()
@@ -123,7 +178,10 @@ impl Spec {
     /// server), for measuring the network round trip to it; None when the URI does not say.
     pub fn endpoint_address(&self) -> Option<(String, u16)> {
         let url = match &self.service {
-            Service::S3 { endpoint, .. } => endpoint.clone().unwrap_or_else(|| "https://s3.amazonaws.com".into()),
+            Service::S3 { endpoints, .. } => endpoints
+                .first()
+                .cloned()
+                .unwrap_or_else(|| "https://s3.amazonaws.com".into()),
             Service::Swift { auth_url, .. } => auth_url.clone()?,
             Service::Hdfs { name_node } => name_node.clone(),
             Service::Webhdfs { endpoint } | Service::Webdav { endpoint } | Service::Alluxio { endpoint } => {
@@ -138,8 +196,17 @@ impl Spec {
         ))
     }
 
+    /// The endpoints workers are spread over (more than one only for S3 with several gateways).
+    pub fn endpoints(&self) -> &[String] {
+        match &self.service {
+            Service::S3 { endpoints, .. } => endpoints,
+            _ => &[],
+        }
+    }
+
     pub fn parse(uri: &str) -> Result<Spec, OpError> {
-        let url = Url::parse(uri).map_err(|e| invalid(uri, url_problem(uri, e)))?;
+        let (rewritten, hosts) = hosts_form(uri)?;
+        let url = Url::parse(rewritten.as_deref().unwrap_or(uri)).map_err(|e| invalid(uri, url_problem(uri, e)))?;
         let mut query: BTreeMap<String, String> = url.query_pairs().into_owned().collect();
         if let Some(k) = query.iter().find(|(_, v)| v.is_empty()).map(|(k, _)| k) {
             return Err(invalid(
@@ -151,6 +218,7 @@ impl Spec {
             ));
         }
         let prefix = url.path().trim_matches('/').to_string();
+        let hosts_given = hosts.is_some();
         let host = url.host_str().unwrap_or_default().to_string();
         let mut take = |k: &str| query.remove(k);
         let flag = |v: Option<String>| v.is_some_and(|v| matches!(v.as_str(), "1" | "true" | "yes"));
@@ -159,9 +227,35 @@ impl Spec {
                 if host.is_empty() {
                     return Err(invalid(uri, "needs a bucket: write s3://bucket/prefix"));
                 }
+                let tls = flag(take("tls"));
+                let given = take("endpoint");
+                // The environment's endpoint applies when the URI names none.
+                let given = match (&hosts, given) {
+                    (None, None) => std::env::var("AWS_ENDPOINT_URL").ok(),
+                    (_, given) => given,
+                };
+                let endpoints = match hosts {
+                    Some(hosts) if given.is_some() => {
+                        return Err(invalid(
+                            uri,
+                            format!("names its endpoints twice ({hosts} and endpoint=): keep one"),
+                        ))
+                    }
+                    Some(hosts) => {
+                        let scheme = if tls { "https" } else { "http" };
+                        hosts.split(',').map(|h| format!("{scheme}://{h}")).collect()
+                    }
+                    None if tls => {
+                        return Err(invalid(
+                            uri,
+                            "tls=1 applies to s3://host:port/bucket: with endpoint= write https:// in it",
+                        ))
+                    }
+                    None => given.map(|e| endpoint_list(uri, &e)).transpose()?.unwrap_or_default(),
+                };
                 Service::S3 {
                     bucket: host,
-                    endpoint: take("endpoint").or_else(|| std::env::var("AWS_ENDPOINT_URL").ok()),
+                    endpoints,
                     region: take("region"),
                     virtual_host: flag(take("virtual_host")),
                 }
@@ -221,7 +315,7 @@ impl Spec {
             prefix,
             part_size,
             part_concurrency,
-            redacted: crate::redact::redact(url.as_str()),
+            redacted: crate::redact::redact(if hosts_given { uri } else { url.as_str() }),
         })
     }
 }
@@ -257,13 +351,35 @@ mod tests {
             s.service,
             Service::S3 {
                 bucket: "bench".into(),
-                endpoint: Some("http://127.0.0.1:9000".into()),
+                endpoints: vec!["http://127.0.0.1:9000".into()],
                 region: Some("eu-west-1".into()),
                 virtual_host: false
             }
         );
         assert_eq!(s.prefix, "runs/a");
         assert_eq!(s.part_size, Some(8 << 20));
+    }
+
+    #[test]
+    fn parses_several_s3_gateways() {
+        let s = Spec::parse("s3://10.0.0.1:9000,10.0.0.2:9000/bench/runs?region=eu").unwrap();
+        assert_eq!(s.endpoints(), ["http://10.0.0.1:9000", "http://10.0.0.2:9000"]);
+        assert_eq!(s.prefix, "runs");
+        assert!(matches!(&s.service, Service::S3 { bucket, .. } if bucket == "bench"));
+        let s = Spec::parse("s3://gw:443/bench?tls=1").unwrap();
+        assert_eq!(s.endpoints(), ["https://gw:443"]);
+        let s = Spec::parse("s3://bench/p?endpoint=http://a:9000,http://b:9000/").unwrap();
+        assert_eq!(s.endpoints(), ["http://a:9000", "http://b:9000"]);
+        let e = |uri: &str| Spec::parse(uri).unwrap_err().message;
+        assert!(
+            e("s3://a:9000,b:9000").contains("no bucket"),
+            "{}",
+            e("s3://a:9000,b:9000")
+        );
+        assert!(e("s3://a:9000,/b").contains("gateway ''"), "{}", e("s3://a:9000,/b"));
+        assert!(e("s3://a:99999/b").contains("port"), "{}", e("s3://a:99999/b"));
+        assert!(e("s3://b/p?endpoint=a:9000").contains("not an http(s) URL"));
+        assert!(e("s3://a:1/b?endpoint=http://c:2").contains("twice"));
     }
 
     #[test]

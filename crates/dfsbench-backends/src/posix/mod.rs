@@ -238,7 +238,7 @@ impl Storage for PosixStorage {
         }
     }
 
-    fn client(&self, _queue_depth: usize) -> OpResult<PosixClient> {
+    fn client(&self, _worker: usize, _queue_depth: usize) -> OpResult<PosixClient> {
         Ok(PosixClient {
             dir: self.run_fd.clone(),
             path: Vec::with_capacity(256),

@@ -365,6 +365,15 @@ impl System for Minio {
         let mut notes = vec![
             format!("S3 endpoints (any node serves every object): {}", eps.join(" ")),
             format!(
+                "every gateway at once (workers round-robin, figures per gateway): -t s3://{}/{BUCKET}/lab",
+                state
+                    .nodes
+                    .iter()
+                    .map(|n| format!("{}:{PORT}", n.addr))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            ),
+            format!(
                 "S3 credentials: `. {}` (access key {KEY}, region {REGION})",
                 env_file(state).display()
             ),
