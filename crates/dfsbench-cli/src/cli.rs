@@ -50,7 +50,7 @@ pub enum Command {
 
 #[derive(Args, Debug, Default)]
 pub struct RunArgs {
-    /// A workload file (TOML with [[job]] tables); see workloads/ for examples.
+    /// A workload file (TOML with [[job]] tables; see workloads/) or a fio job file (job.fio).
     pub workload_file: Option<PathBuf>,
 
     /// Where to run: a directory, file:///path or mem://. Default: the system temp directory.

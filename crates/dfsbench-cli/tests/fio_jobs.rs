@@ -12,7 +12,13 @@ use serde_json::Value;
 const EXAMPLES: &str = "/usr/share/doc/fio/examples";
 
 /// The examples dfsbench runs (README, "Coming from fio"); it refuses every other one.
-const RUNS: [&str; 3] = ["fio-rand-read.fio", "fio-seq-read.fio", "fio-seq-write.fio"];
+const RUNS: [&str; 5] = [
+    "fio-rand-read.fio",
+    "fio-seq-read.fio",
+    "fio-seq-write.fio",
+    "ssd-test.fio",
+    "tiobench-example.fio",
+];
 
 /// Whether `what` is here; its absence fails the test under DFSBENCH_REQUIRE_LAB=1 (CI
 /// installs the packages of scripts/deps.sh).
@@ -56,15 +62,43 @@ fn fio_examples_run_or_name_what_they_lack() {
         let r = run_with(Command::new(bin()), &target.uri(), &args);
         if r.code == Some(0) {
             let result = expect_ok(&target, &args, r);
-            let job = &result["config"]["jobs"][0];
-            // The file's own settings arrive: psync unless it names an engine, its rw and bs.
-            let rw = text.lines().find_map(|l| l.strip_prefix("rw=")).unwrap();
-            assert_eq!(job["rw"], rw, "{name}");
-            let bs = text.lines().find_map(|l| l.strip_prefix("bs=")).unwrap();
-            let kib: u64 = bs.trim_end_matches('K').parse().unwrap();
-            assert_eq!(u(&job["bs"]), kib << 10, "{name}");
-            assert_eq!(job["ioengine"], "io_uring", "{name}: libaio runs on io_uring");
-            assert_eq!(job["duration"], 1.0, "{name}");
+            let jobs = result["config"]["jobs"].as_array().unwrap();
+            let sections = text
+                .lines()
+                .filter(|l| l.starts_with('[') && !l.starts_with("[global]"));
+            assert_eq!(jobs.len(), sections.count(), "{name}: a job per section");
+            // The file's own settings arrive: its first rw and bs, its engine (libaio runs on
+            // io_uring, fio's default is psync); the size and runtime are the test's.
+            let value = |key: &str| text.lines().find_map(|l| l.strip_prefix(key)).unwrap();
+            assert_eq!(jobs[0]["rw"], value("rw="), "{name}");
+            let bs = text
+                .lines()
+                .find_map(|l| l.strip_prefix("bs=").or(l.strip_prefix("bsrange=")));
+            let kib: u64 = bs
+                .unwrap()
+                .split('-')
+                .next()
+                .unwrap()
+                .trim_end_matches(['k', 'K'])
+                .parse()
+                .unwrap();
+            let engine = if text.contains("ioengine=libaio") {
+                "io_uring"
+            } else {
+                "psync"
+            };
+            for job in jobs {
+                assert_eq!(u(&job["bs"]), kib << 10, "{name}");
+                assert_eq!(
+                    (u(&job["size"]), &job["duration"]),
+                    (256 << 10, &Value::from(1.0)),
+                    "{name}"
+                );
+                assert_eq!(job["ioengine"], engine, "{name}");
+                // runtime without time_based cuts one pass short, as in fio.
+                let capped = !text.contains("time_based");
+                assert_eq!(job["time_based"] == false, capped, "{name}");
+            }
             ran.push(name.to_string());
             continue;
         }

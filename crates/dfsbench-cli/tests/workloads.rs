@@ -616,3 +616,21 @@ fn workload_file_variables() {
     assert_eq!(u(&result["config"]["jobs"][0]["size"]), 64 << 10);
     assert_eq!(u(&result["config"]["jobs"][0]["bs"]), 8 << 10);
 }
+
+/// `--time_based=0` with a duration: one pass over the file, cut short at the duration (fio's
+/// runtime without time_based). 2 ms per operation make a pass of 16384 blocks take 32 s.
+#[test]
+fn io_runtime_without_time_based_cuts_one_pass() {
+    let slow = "mem://?latency=2ms";
+    let base = ["-w", "io", "--rw", "write", "--bs", "4k", "-j", "1", "--time_based=0"];
+    let cut = common::run(slow, &[&base[..], &["--size", "64m", "--runtime", "1s"]].concat());
+    let r = expect_ok(&Target::Mem, &base, cut);
+    let bytes = u(&phase(&r, "write")["bytes"]);
+    assert!(bytes > 0 && bytes < 64 << 20, "cut short: {bytes}");
+    assert_eq!(r["config"]["jobs"][0]["time_based"], false);
+    // A pass that ends before the duration is not repeated.
+    let whole = common::run(slow, &[&base[..], &["--size", "64k", "--runtime", "30s"]].concat());
+    let r = expect_ok(&Target::Mem, &base, whole);
+    assert_eq!(u(&phase(&r, "write")["bytes"]), 64 << 10);
+    assert!(f(&phase(&r, "write")["duration_s"]) < 30.0);
+}

@@ -225,8 +225,8 @@ pub struct JobSettings {
     #[arg(long, visible_alias = "runtime", value_name = "TIME", help_heading = "Workload")]
     pub duration: Option<String>,
 
-    /// fio's time_based: a duration always makes a job time-based, so this only confirms it
-    /// (it needs --duration/--runtime).
+    /// fio's time_based: with --duration/--runtime, 1 (the default) loops until the time is
+    /// over; 0 makes one pass, cut short at the duration, as fio without time_based (io).
     #[arg(long = "time-based", visible_alias = "time_based", value_name = "0|1", num_args = 0..=1, default_missing_value = "1", value_parser = workloads::parse_flag, help_heading = "Workload")]
     #[serde(default, deserialize_with = "flag_or_01", skip_serializing_if = "Option::is_none")]
     pub time_based: Option<bool>,
@@ -398,6 +398,10 @@ pub struct Job {
     pub threads: Option<usize>,
     #[serde(with = "opt_secs")]
     pub duration: Option<Duration>,
+    /// Phases with a duration loop until it is over; false (io only, fio's runtime without
+    /// time_based): they make one pass, cut short at the duration.
+    #[serde(skip_serializing_if = "is_true")]
+    pub time_based: bool,
     #[serde(with = "secs")]
     pub ramp: Duration,
     /// Open-loop rate: total operations per second over all workers (None: closed loop).
@@ -607,12 +611,18 @@ fn validate_job(index: usize, s: &JobSpec, run: &RunSpec) -> Result<Job, ConfigE
             "give a positive duration such as 30s, or leave it out",
         )));
     }
+    let time_based = j.time_based != Some(false);
     match (j.time_based, duration) {
         (Some(true), None) => return Err(ctx("time_based needs a duration: add duration (--runtime/--duration)".into())),
-        (Some(false), Some(_)) => {
+        (Some(false), Some(_)) if name != "io" => {
+            return Err(ctx(format!(
+                "time_based = false (one pass, cut short at the duration) applies to io jobs: remove it from this {name} job"
+            )
+            .into()))
+        }
+        (Some(false), Some(_)) if j.until_stable == Some(true) || j.rate_steps.is_some() => {
             return Err(ctx(
-                "time_based = false with a duration: a duration always makes a job time-based, and no run stops a pass early at it; remove one of them"
-                    .into(),
+                "until_stable and rate_steps need a time-based job: remove time_based = false".into(),
             ))
         }
         _ => {}
@@ -641,6 +651,7 @@ fn validate_job(index: usize, s: &JobSpec, run: &RunSpec) -> Result<Job, ConfigE
         workers,
         threads,
         duration,
+        time_based,
         ramp,
         rate,
         rate_steps,
@@ -716,6 +727,10 @@ fn validate_load(s: &JobSettings, time_based: bool, workload: &Workload) -> Resu
         None
     };
     Ok((rate, steps, arrival, until_stable))
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
 }
 
 pub(crate) mod secs {

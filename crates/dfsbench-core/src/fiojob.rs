@@ -316,10 +316,8 @@ impl Job {
         };
         match (time_based, runtime) {
             (Some(o), None) => refuse(o, "time_based needs runtime"),
-            (None, Some(o)) => refuse(
-                o,
-                "without time_based fio ends the pass over size early at runtime, which dfsbench cannot: add time_based to loop for runtime, or remove runtime for one pass",
-            ),
+            // One pass over size, cut short at runtime.
+            (None, Some(_)) => spec.settings.time_based = Some(false),
             _ => {}
         }
         if let Some(o) = filename.filter(|_| workers > 1) {
@@ -455,7 +453,8 @@ mod tests {
     #[test]
     fn fio_semantics_dfsbench_lacks_are_refused() {
         let e = |t: &str| parse("t.fio", t, no_vars).unwrap_err().to_string();
-        assert!(e("[a]\nsize=1m\nruntime=10\n").contains("without time_based"));
+        let capped = parse("t.fio", "[a]\nsize=1m\nruntime=10\n", no_vars).unwrap();
+        assert_eq!(capped.jobs[0].settings.time_based, Some(false));
         assert!(e("[a]\nsize=1m\nfilename=f\nnumjobs=4\n").contains("sharing one file"));
         assert!(e("[a]\nrw=read\n").contains("no size"));
         assert!(e("[a]\nsize=${NOPE}\n").contains("variable NOPE is not set"));

@@ -472,7 +472,8 @@ impl<C: Client> Worker<C> {
             }
         }
         let key = file_key(ctx, io, owner);
-        let time_based = ctx.job.duration.is_some();
+        // Without time_based a duration only cuts the one pass short (fio's plain runtime).
+        let time_based = ctx.job.duration.is_some() && ctx.job.time_based;
         let total = if time_based { u64::MAX } else { blocks };
         let mut order = BlockOrder::new(blocks, rw.random(), self.rng.next_u64());
         // A time-based read phase reads its blocks again once every block was read (the order
