@@ -7,12 +7,12 @@
 #
 # Settings (environment):
 #   PROPTEST_CASES=100000   inputs per property
-#   PROPERTIES="command_lines target_uris workload_files result_files"   properties to run
+#   PROPERTIES="command_lines target_uris workload_files fio_job_files result_files"   properties to run
 #   CARGO_TARGET_DIR        as for any cargo build
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PROPTEST_CASES="${PROPTEST_CASES:-100000}"
-PROPERTIES="${PROPERTIES:-command_lines target_uris workload_files result_files}"
+PROPERTIES="${PROPERTIES:-command_lines target_uris workload_files fio_job_files result_files}"
 status=0
 for p in $PROPERTIES; do
     start=$(date +%s)

@@ -50,11 +50,11 @@ pub enum Command {
 
 #[derive(Args, Debug, Default)]
 pub struct RunArgs {
-    /// A workload file (TOML with [[job]] tables); see workloads/ for examples.
+    /// A workload file (TOML with [[job]] tables; see workloads/) or a fio job file (job.fio).
     pub workload_file: Option<PathBuf>,
 
     /// Where to run: a directory, file:///path or mem://. Default: the system temp directory.
-    #[arg(short, long, value_name = "URI")]
+    #[arg(short, long, visible_alias = "directory", value_name = "URI")]
     pub target: Option<String>,
 
     #[command(flatten)]
@@ -80,7 +80,7 @@ pub struct RunArgs {
     pub rank_timeout: Option<String>,
 
     /// What to print on stdout.
-    #[arg(long, value_enum, default_value_t = Format::Table, help_heading = "Output")]
+    #[arg(long, visible_alias = "output-format", value_enum, default_value_t = Format::Table, help_heading = "Output")]
     pub format: Format,
 
     /// Result JSON file or directory [default: ./dfsbench-results/<run id>.json].

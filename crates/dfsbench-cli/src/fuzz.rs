@@ -1,5 +1,5 @@
-//! Generated hostile input (issue 13): the command line, target URIs, workload files and
-//! result files. Every input must end in a value or in an error of one line, never a panic.
+//! Generated hostile input (issue 13): the command line, target URIs, workload files, fio job
+//! files and result files. Every input must end in a value or in an error of one line, never a panic.
 //!
 //! `cargo test` runs a bounded slice (256 cases a property); `bench/fuzz.sh` the long run
 //! (`PROPTEST_CASES=100000`). Everything goes through the library functions, not the binary.
@@ -280,6 +280,72 @@ fn parse_workload(text: &str) -> Result<(), String> {
         .map_err(|e| e.to_string())
 }
 
+static FIO_JOBS: Tally = Tally::new("fio job file");
+
+/// A fio job file: sections of options dfsbench reads or refuses, with values that may not fit
+/// (`value()`'s edges, fio's own spellings, variables), or any text at all.
+fn fio_text() -> impl Strategy<Value = String> {
+    let keys = vec![
+        "rw",
+        "readwrite",
+        "bs",
+        "blocksize",
+        "bsrange",
+        "size",
+        "numjobs",
+        "iodepth",
+        "direct",
+        "buffered",
+        "ioengine",
+        "time_based",
+        "runtime",
+        "timeout",
+        "ramp_time",
+        "rwmixread",
+        "rwmixwrite",
+        "stonewall",
+        "new_group",
+        "filename",
+        "directory",
+        "invalidate",
+        "end_fsync",
+        "name",
+        "norandommap",
+        "bssplit",
+    ];
+    let fio_values = prop::sample::select(vec![
+        "read", "randrw", "read:8k", "4k", "4k,8k", "4k-4k", "1MiB", "10G", "50%", "libaio", "null", "${X}",
+        "${X:-1m}", "${", "/dev/sda", "a:b",
+    ]);
+    let value = prop_oneof![
+        Just(None),
+        value().prop_map(Some),
+        fio_values.prop_map(|v| Some(v.to_string())),
+    ];
+    let line = (prop::sample::select(keys), value).prop_map(|(k, v)| match v {
+        Some(v) => format!("{k}={v}\n"),
+        None => format!("{k}\n"),
+    });
+    let section = (
+        prop::sample::select(vec!["[global]", "[job]", "[a b]", "[]", "["]),
+        prop::collection::vec(line, 0..6),
+    )
+        // A size first, so that many jobs get as far as validation.
+        .prop_map(|(name, lines)| format!("{name}\nsize=64k\n{}", lines.concat()));
+    prop_oneof![
+        8 => prop::collection::vec(section, 0..4).prop_map(|s| s.concat()),
+        1 => any::<String>(),
+    ]
+}
+
+fn parse_fio(text: &str) -> Result<(), String> {
+    let set = |name: &str| (name == "X").then(|| "64k".to_string());
+    let file = dfsbench_core::fiojob::parse("job.fio", text, set).map_err(|e| e.to_string())?;
+    dfsbench_core::config::validate(&file.run, &file.jobs)
+        .map(drop)
+        .map_err(|e| e.to_string())
+}
+
 static RESULTS: Tally = Tally::new("result file");
 
 /// A real result document with one generated change: a value replaced, a key removed, or the
@@ -402,6 +468,14 @@ fn workload_files() {
         WORKLOADS.check(parse_workload(&text))?;
     });
     WORKLOADS.report();
+}
+
+#[test]
+fn fio_job_files() {
+    proptest!(config(), |(text in fio_text())| {
+        FIO_JOBS.check(parse_fio(&text))?;
+    });
+    FIO_JOBS.report();
 }
 
 #[test]

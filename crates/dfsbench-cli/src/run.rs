@@ -1,7 +1,7 @@
 //! `dfsbench run`: turn flags and workload files into a run, execute it, write the result.
 
 use dfsbench_core::config::{
-    parse_workload_file, validate, JobSettings, JobSpec, RunConfig, RunSpec, MAX_WORKLOAD_FILE,
+    load_workload_file, validate, JobSettings, JobSpec, RunConfig, RunSpec, MAX_WORKLOAD_FILE,
 };
 use dfsbench_core::runner::Status;
 use dfsbench_core::session::{execute, new_run_id};
@@ -60,19 +60,21 @@ pub(crate) fn build_config(a: &RunArgs) -> Result<(RunConfig, Option<String>), F
                 read_bounded(path, MAX_WORKLOAD_FILE).map_err(|e| Failure::usage(format!("workload file: {e}")))?;
             let text = String::from_utf8(bytes)
                 .map_err(|_| Failure::usage(format!("workload file {} is not UTF-8 text", path.display())))?;
-            let file = parse_workload_file(&path.display().to_string(), &text)?;
+            let file = load_workload_file(&path.display().to_string(), &text)?;
             if a.job.workload.is_some() {
                 return Err(Failure::usage(
                     "give either a workload file or --workload, not both".to_string(),
                 ));
             }
-            let only_common = JobSpec {
+            let mut only_common = JobSpec {
                 settings: flags.settings.clone(),
                 ..Default::default()
             };
+            // --size scales a file's io jobs (fio job files included) to the machine at hand.
+            only_common.workloads.io.size = flags.workloads.io.size.clone();
             if flags != only_common {
                 return Err(Failure::usage(
-                    "with a workload file only --workers, --threads, --duration, --ramp and the load flags \
+                    "with a workload file only --workers, --threads, --duration, --ramp, --size (io jobs) and the load flags \
                      (--rate, --rate-steps, --arrival, --until-stable, --stable-band, --stable-window) apply \
                      to its jobs: set the other keys in the file"
                         .to_string(),

@@ -553,3 +553,84 @@ fn files_cap_a_time_based_create() {
         "later phases work on the files created"
     );
 }
+
+/// workloads/ior-easy.toml writes each worker's file and reads that same file back, with no
+/// layout of a new one in between; its sizes come from the environment.
+#[test]
+fn ior_easy_reads_the_files_it_wrote() {
+    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/../../workloads/ior-easy.toml");
+    let target = Target::temp();
+    let mut cmd = std::process::Command::new(common::bin());
+    cmd.envs([("SIZE", "256k"), ("BS", "64k"), ("WORKERS", "3")]);
+    let args = [file, "--keep"];
+    let r = common::run_with(cmd, &target.uri(), &args);
+    let result = expect_ok(&target, &args, r);
+    assert_eq!(names(&result), ["write", "read"], "no layout phase");
+    for p in phases(&result) {
+        assert_eq!(u(&p["workers"]), 3);
+        assert_eq!(u(&p["bytes"]), 3 * (256 << 10), "{}", p["label"]);
+        assert_eq!(u(&p["ops"]), 3 * 4, "{}", p["label"]);
+    }
+    // The run directory holds the three files the write made and the read read, each whole.
+    let run_dir = &target.run_dirs()[0];
+    let mut files: Vec<(String, u64)> = std::fs::read_dir(run_dir.join("j0-io"))
+        .unwrap()
+        .map(|e| e.unwrap())
+        .map(|e| (e.file_name().into_string().unwrap(), e.metadata().unwrap().len()))
+        .collect();
+    files.sort();
+    assert_eq!(
+        files,
+        [
+            ("w0.dat".into(), 256 << 10),
+            ("w1.dat".into(), 256 << 10),
+            ("w2.dat".into(), 256 << 10)
+        ]
+    );
+}
+
+/// A variable a workload file needs and nobody set is one line naming it, and exit 2;
+/// `${NAME:-default}` takes the default.
+#[test]
+fn workload_file_variables() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("v.toml");
+    std::fs::write(
+        &file,
+        "[[job]]\nworkload = \"io\"\nrw = \"write\"\nsize = \"${DFSBENCH_TEST_UNSET_SIZE}\"\nbs = \"${DFSBENCH_TEST_UNSET_BS:-8k}\"\n",
+    )
+    .unwrap();
+    let r = common::run(&Target::Mem.uri(), &[file.to_str().unwrap()]);
+    assert_eq!(r.code, Some(2), "{}", r.describe());
+    assert_eq!(
+        r.stderr_lines(),
+        [format!(
+            "dfsbench: {}: line 4: variable DFSBENCH_TEST_UNSET_SIZE is not set: export DFSBENCH_TEST_UNSET_SIZE=VALUE, or give a default as ${{DFSBENCH_TEST_UNSET_SIZE:-VALUE}}",
+            file.display()
+        )]
+    );
+    let mut cmd = std::process::Command::new(common::bin());
+    cmd.env("DFSBENCH_TEST_UNSET_SIZE", "64k");
+    let args = [file.to_str().unwrap()];
+    let result = expect_ok(&Target::Mem, &args, common::run_with(cmd, &Target::Mem.uri(), &args));
+    assert_eq!(u(&result["config"]["jobs"][0]["size"]), 64 << 10);
+    assert_eq!(u(&result["config"]["jobs"][0]["bs"]), 8 << 10);
+}
+
+/// `--time_based=0` with a duration: one pass over the file, cut short at the duration (fio's
+/// runtime without time_based). 2 ms per operation make a pass of 16384 blocks take 32 s.
+#[test]
+fn io_runtime_without_time_based_cuts_one_pass() {
+    let slow = "mem://?latency=2ms";
+    let base = ["-w", "io", "--rw", "write", "--bs", "4k", "-j", "1", "--time_based=0"];
+    let cut = common::run(slow, &[&base[..], &["--size", "64m", "--runtime", "1s"]].concat());
+    let r = expect_ok(&Target::Mem, &base, cut);
+    let bytes = u(&phase(&r, "write")["bytes"]);
+    assert!(bytes > 0 && bytes < 64 << 20, "cut short: {bytes}");
+    assert_eq!(r["config"]["jobs"][0]["time_based"], false);
+    // A pass that ends before the duration is not repeated.
+    let whole = common::run(slow, &[&base[..], &["--size", "64k", "--runtime", "30s"]].concat());
+    let r = expect_ok(&Target::Mem, &base, whole);
+    assert_eq!(u(&phase(&r, "write")["bytes"]), 64 << 10);
+    assert!(f(&phase(&r, "write")["duration_s"]) < 30.0);
+}

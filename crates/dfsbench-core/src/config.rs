@@ -199,8 +199,8 @@ fn workload_help() -> String {
 #[derive(clap::Args, Debug, Default, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct JobSettings {
-    /// The job's name in results (workload files).
-    #[arg(skip)]
+    /// The job's name in results (fio: name) [default: the workload's name].
+    #[arg(long, value_name = "NAME", help_heading = "Workload")]
     pub name: Option<String>,
 
     /// Workload to run (the registry's names). Without it and without a file: the default mix.
@@ -224,6 +224,12 @@ pub struct JobSettings {
     /// Make the job time-based: e.g. 30s, 2m (fio: runtime).
     #[arg(long, visible_alias = "runtime", value_name = "TIME", help_heading = "Workload")]
     pub duration: Option<String>,
+
+    /// fio's time_based: with --duration/--runtime, 1 (the default) loops until the time is
+    /// over; 0 makes one pass, cut short at the duration, as fio without time_based (io).
+    #[arg(long = "time-based", visible_alias = "time_based", value_name = "0|1", num_args = 0..=1, default_missing_value = "1", value_parser = workloads::parse_flag, help_heading = "Workload")]
+    #[serde(default, deserialize_with = "flag_or_01", skip_serializing_if = "Option::is_none")]
+    pub time_based: Option<bool>,
 
     /// Unmeasured warm-up before a time-based phase (fio: ramp_time).
     #[arg(long, visible_alias = "ramp_time", value_name = "TIME", help_heading = "Workload")]
@@ -392,6 +398,10 @@ pub struct Job {
     pub threads: Option<usize>,
     #[serde(with = "opt_secs")]
     pub duration: Option<Duration>,
+    /// Phases with a duration loop until it is over; false (io only, fio's runtime without
+    /// time_based): they make one pass, cut short at the duration.
+    #[serde(skip_serializing_if = "is_true")]
+    pub time_based: bool,
     #[serde(with = "secs")]
     pub ramp: Duration,
     /// Open-loop rate: total operations per second over all workers (None: closed loop).
@@ -601,6 +611,22 @@ fn validate_job(index: usize, s: &JobSpec, run: &RunSpec) -> Result<Job, ConfigE
             "give a positive duration such as 30s, or leave it out",
         )));
     }
+    let time_based = j.time_based != Some(false);
+    match (j.time_based, duration) {
+        (Some(true), None) => return Err(ctx("time_based needs a duration: add duration (--runtime/--duration)".into())),
+        (Some(false), Some(_)) if name != "io" => {
+            return Err(ctx(format!(
+                "time_based = false (one pass, cut short at the duration) applies to io jobs: remove it from this {name} job"
+            )
+            .into()))
+        }
+        (Some(false), Some(_)) if j.until_stable == Some(true) || j.rate_steps.is_some() => {
+            return Err(ctx(
+                "until_stable and rate_steps need a time-based job: remove time_based = false".into(),
+            ))
+        }
+        _ => {}
+    }
     let ramp = j.ramp.as_deref().map(parse_duration).transpose();
     let ramp = ramp
         .map_err(|e| ctx(ConfigError::unreadable("ramp", e)))?
@@ -612,12 +638,20 @@ fn validate_job(index: usize, s: &JobSpec, run: &RunSpec) -> Result<Job, ConfigE
     let workload = workloads::validate(name, &s.workloads, &s.shared, run)
         .unwrap_or_else(|| Err(format!("unknown workload '{name}'").into()))
         .map_err(&ctx)?;
+    if let Workload::Io(io) = &workload {
+        if io.filename.is_some() && !io.shared_file && workers > 1 {
+            return Err(ctx(format!(
+                "filename names one file, but the job has {workers} workers: add shared_file (one file, a region per worker) or leave filename out (a file per worker)"
+            ).into()));
+        }
+    }
     let (rate, rate_steps, arrival, until_stable) = validate_load(j, duration.is_some(), &workload).map_err(ctx)?;
     Ok(Job {
         name: j.name.clone().unwrap_or_else(|| workload.name().to_string()),
         workers,
         threads,
         duration,
+        time_based,
         ramp,
         rate,
         rate_steps,
@@ -695,6 +729,10 @@ fn validate_load(s: &JobSettings, time_based: bool, workload: &Workload) -> Resu
     Ok((rate, steps, arrival, until_stable))
 }
 
+fn is_true(b: &bool) -> bool {
+    *b
+}
+
 pub(crate) mod secs {
     use serde::Serializer;
     use std::time::Duration;
@@ -714,8 +752,23 @@ mod opt_secs {
     }
 }
 
-/// Parse a workload file's text; errors name the file's line.
+/// Read a workload file: a fio job file (see [`crate::fiojob`]) or TOML.
+pub fn load_workload_file(name: &str, text: &str) -> Result<WorkloadFile, ConfigError> {
+    if crate::fiojob::is_job_file(name, text) {
+        crate::fiojob::parse(name, text, crate::vars::env)
+    } else {
+        parse_workload_file(name, text)
+    }
+}
+
+/// Parse a workload file's text after expanding its `${VAR:-default}` variables; errors name
+/// the file's line.
 pub fn parse_workload_file(name: &str, text: &str) -> Result<WorkloadFile, ConfigError> {
+    let text = &expand_toml(text).map_err(|(line, e)| ConfigError::File {
+        file: dfsbench_backends::one_line(name),
+        line: Some(line),
+        message: e.to_string(),
+    })?;
     toml::from_str(text).map_err(|e| {
         // TOML's messages can span lines ("invalid array\nexpected `]`"): errors are one line.
         let msg = e
@@ -731,6 +784,38 @@ pub fn parse_workload_file(name: &str, text: &str) -> Result<WorkloadFile, Confi
             message: dfsbench_backends::one_line(&msg),
         }
     })
+}
+
+/// A TOML text with the variables of its values expanded, leaving comments as written (they
+/// may well show `${SIZE}`); an error comes with its line.
+fn expand_toml(text: &str) -> Result<String, (usize, crate::vars::VarError)> {
+    let mut out = String::with_capacity(text.len());
+    for (i, line) in text.split_inclusive('\n').enumerate() {
+        let (code, comment) = line.split_at(comment_start(line));
+        out += &crate::vars::expand(code, true, crate::vars::env).map_err(|e| (i + 1, e))?;
+        out += comment;
+    }
+    Ok(out)
+}
+
+/// Where a TOML line's comment starts: the first `#` outside a quoted string (or the end).
+fn comment_start(line: &str) -> usize {
+    let mut quote = None;
+    let mut escaped = false;
+    for (at, c) in line.char_indices() {
+        match (quote, c) {
+            (Some('"'), '\\') if !escaped => {
+                escaped = true;
+                continue;
+            }
+            (Some(q), c) if c == q && !escaped => quote = None,
+            (None, '"' | '\'') => quote = Some(c),
+            (None, '#') => return at,
+            _ => {}
+        }
+        escaped = false;
+    }
+    line.len()
 }
 
 /// The line of an error at byte `start`: a job's error names its key (`` `workers`: ... ``) and
@@ -751,9 +836,12 @@ fn key_line(text: &str, start: usize, msg: &str) -> usize {
 }
 
 impl WorkloadFile {
-    /// The file as `dfsbench run FILE` reads it back.
+    /// The file as `dfsbench run FILE` reads it back: every `$` doubled, so no value is taken
+    /// for a variable.
     pub fn to_toml(&self) -> String {
-        toml::to_string(self).expect("a workload file serializes to TOML")
+        toml::to_string(self)
+            .expect("a workload file serializes to TOML")
+            .replace('$', "$$")
     }
 }
 
@@ -773,7 +861,8 @@ mod tests {
             },
             jobs: vec![
                 {
-                    let mut job = JobSpec::new("mixture", "mix");
+                    // `$` in a value comes back as written, not as a variable.
+                    let mut job = JobSpec::new("mixture ${NOT_A_VARIABLE} $$1", "mix");
                     job.settings.workers = Some(1);
                     job.settings.duration = Some("1500ms".into());
                     job.workloads.mix.mix = Some(vec!["read=80".into(), "write=20".into()]);
@@ -857,6 +946,24 @@ mod tests {
             panic!()
         };
         assert_eq!(m.phases, vec![MetaPhase::Create, MetaPhase::Stat, MetaPhase::Delete]);
+    }
+
+    #[test]
+    fn variables_expand_in_values_not_in_comments() {
+        let text = "# size = \"${UNSET_IN_A_COMMENT}\"\n[[job]]\nworkload = \"io\" # ${ALSO_UNSET}\nsize = \"${DFSBENCH_T_SIZE:-2m}\" # 2m\nname = \"a#b$$\"\n";
+        let file = parse_workload_file("w.toml", text).unwrap();
+        assert_eq!(file.jobs[0].workloads.io.size.as_deref(), Some("2m"));
+        assert_eq!(file.jobs[0].settings.name.as_deref(), Some("a#b$"));
+        let e = parse_workload_file(
+            "w.toml",
+            "[[job]]\nworkload = \"io\"\n\nsize = \"${DFSBENCH_T_UNSET}\"\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.starts_with("w.toml: line 4: variable DFSBENCH_T_UNSET is not set"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -9,6 +9,7 @@ pub mod dist;
 mod error;
 mod executor;
 pub mod faults;
+pub mod fiojob;
 mod gate;
 pub mod host;
 pub mod load;
@@ -22,5 +23,6 @@ pub mod session;
 pub mod stats;
 /// Sizes and durations as people write them.
 pub use dfsbench_backends::units;
+pub mod vars;
 mod worker;
 pub mod workloads;

@@ -25,8 +25,20 @@ use crate::workloads::{Kind, SharedOptions, Step};
 #[group(id = "io-options")]
 pub struct Options {
     /// Access pattern: read, write, randread, randwrite, readwrite, randrw (io).
-    #[arg(long, value_name = "PATTERN", help_heading = "io")]
+    #[arg(long, visible_alias = "readwrite", value_name = "PATTERN", help_heading = "io")]
     pub rw: Option<String>,
+
+    /// Patterns to run after rw on the same files, in order: `--rw write --then read` writes
+    /// each worker's file and reads it back, as IOR does (io).
+    #[arg(long, value_delimiter = ',', value_name = "LIST", help_heading = "io")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub then: Option<Vec<String>>,
+
+    /// Name of the file in the job's directory (fio's filename): one worker's file, or the
+    /// shared file (io) [default: w<worker>.dat, shared.dat].
+    #[arg(long, value_name = "NAME", help_heading = "io")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filename: Option<String>,
 
     /// File size per worker (io) [default: 64m].
     #[arg(long, value_name = "SIZE", help_heading = "io")]
@@ -53,6 +65,12 @@ pub struct Options {
 #[derive(Debug, Clone, Serialize)]
 pub struct IoJob {
     pub rw: Rw,
+    /// Patterns run after `rw` on the same files.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub then: Vec<Rw>,
+    /// The file's name in the job's directory, instead of `w<worker>.dat` / `shared.dat`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub filename: Option<String>,
     pub bs: usize,
     /// File size per worker (the region of each worker with a shared file).
     pub size: u64,
@@ -98,6 +116,19 @@ impl Rw {
             Rw::Randrw => "randrw",
         }
     }
+    /// The pattern named `name` (fio's `rw` is `readwrite`), for key `key`.
+    fn parse(key: &'static str, name: &str) -> Result<Rw, ConfigError> {
+        match name {
+            "rw" => Ok(Rw::Readwrite),
+            name => Rw::ALL.into_iter().find(|rw| rw.name() == name).ok_or_else(|| {
+                ConfigError::value(
+                    key,
+                    format!("'{name}'"),
+                    "use read, write, randread, randwrite, readwrite or randrw",
+                )
+            }),
+        }
+    }
     pub fn random(self) -> bool {
         matches!(self, Rw::Randread | Rw::Randwrite | Rw::Randrw)
     }
@@ -132,16 +163,27 @@ impl Kind for IoJob {
     type Step = IoStep;
 
     fn validate(own: &Options, s: &SharedOptions, _: &RunSpec) -> Result<IoJob, ConfigError> {
-        let rw = match own.rw.as_deref().unwrap_or("read") {
-            "rw" => Rw::Readwrite,
-            name => Rw::ALL.into_iter().find(|rw| rw.name() == name).ok_or_else(|| {
-                ConfigError::value(
-                    "rw",
-                    format!("'{name}'"),
-                    "use read, write, randread, randwrite, readwrite or randrw",
-                )
-            })?,
-        };
+        let rw = Rw::parse("rw", own.rw.as_deref().unwrap_or("read"))?;
+        let then = own
+            .then
+            .iter()
+            .flatten()
+            .map(|t| Rw::parse("then", t))
+            .collect::<Result<Vec<_>, _>>()?;
+        if own.then.as_ref().is_some_and(Vec::is_empty) {
+            return Err("then is empty: name the patterns to run after rw, e.g. read".into());
+        }
+        let filename = own.filename.clone();
+        if let Some(f) = filename
+            .as_deref()
+            .filter(|f| f.is_empty() || f.contains('/') || *f == "." || *f == "..")
+        {
+            return Err(ConfigError::value(
+                "filename",
+                format!("'{f}'"),
+                "give a plain file name: the file is made in the job's directory under the target",
+            ));
+        }
         let bs = s.block_size(4096)?;
         let size = size_or("size", own.size.as_deref(), 64 << 20)?;
         if size < bs as u64 {
@@ -185,6 +227,8 @@ impl Kind for IoJob {
         }
         Ok(IoJob {
             rw,
+            then,
+            filename,
             bs,
             size,
             iodepth,
@@ -197,7 +241,7 @@ impl Kind for IoJob {
     }
 
     fn phases(&self, index: usize, job: &Job) -> Vec<Phase> {
-        let mut params = vec![
+        let params = vec![
             ("rw", json!(self.rw.name())),
             ("bs", json!(self.bs)),
             ("size", json!(self.size)),
@@ -206,31 +250,30 @@ impl Kind for IoJob {
             ("shared_file", json!(self.shared_file)),
         ];
         let mut out = Vec::new();
-        if self.rw.reads() {
+        // Reads need the file laid out, unless an earlier pattern wrote all of it: one pass by
+        // count writes every block, a time-limited one may not.
+        let later_reads = job.duration.is_some() && self.then.iter().any(|rw| rw.reads());
+        if self.rw.reads() || later_reads {
             let label = format!("layout {}", format_size(self.size));
             let layout = Phase::new(index, job, IoStep::Layout, "layout", label, RW_CLASSES, params.clone());
             out.push(layout.preparation());
         }
-        if matches!(self.rw, Rw::Readwrite | Rw::Randrw) {
-            params.push(("rwmixread", json!(self.rwmixread)));
+        for rw in std::iter::once(self.rw).chain(self.then.iter().copied()) {
+            let mut params = params.clone();
+            if matches!(rw, Rw::Readwrite | Rw::Randrw) {
+                params.push(("rwmixread", json!(self.rwmixread)));
+            }
+            params[0].1 = json!(rw.name());
+            let (name, bs) = (rw.name(), format_size(self.bs as u64));
+            let label = format!("{name} {bs} qd{}", self.iodepth);
+            out.push(Phase::new(index, job, IoStep::Run(rw), name, label, RW_CLASSES, params));
         }
-        let (name, bs) = (self.rw.name(), format_size(self.bs as u64));
-        let label = format!("{name} {bs} qd{}", self.iodepth);
-        out.push(Phase::new(
-            index,
-            job,
-            IoStep::Run(self.rw),
-            name,
-            label,
-            RW_CLASSES,
-            params,
-        ));
         out
     }
 
     fn needs(&self) -> Vec<Capability> {
         let mut needs = vec![Capability::RangedRead];
-        if self.rw.writes() {
+        if self.rw.writes() || self.then.iter().any(|rw| rw.writes()) {
             needs.push(Capability::PositionalWrite);
         }
         if self.direct {
@@ -346,7 +389,9 @@ fn file_and_region(ctx: &JobContext<'_>, io: &IoJob, worker: usize) -> (String, 
 
 /// The file worker `worker` of job `job` reads and writes.
 fn io_file(job: usize, io: &IoJob, worker: usize) -> String {
-    if io.shared_file {
+    if let Some(name) = &io.filename {
+        format!("{}/{name}", io_dir(job))
+    } else if io.shared_file {
         format!("{}/shared.dat", io_dir(job))
     } else {
         format!("{}/w{worker}.dat", io_dir(job))
@@ -427,7 +472,8 @@ impl<C: Client> Worker<C> {
             }
         }
         let key = file_key(ctx, io, owner);
-        let time_based = ctx.job.duration.is_some();
+        // Without time_based a duration only cuts the one pass short (fio's plain runtime).
+        let time_based = ctx.job.duration.is_some() && ctx.job.time_based;
         let total = if time_based { u64::MAX } else { blocks };
         let mut order = BlockOrder::new(blocks, rw.random(), self.rng.next_u64());
         // A time-based read phase reads its blocks again once every block was read (the order

@@ -28,7 +28,7 @@ pub struct SharedOptions {
     pub sizes: Option<Vec<String>>,
 
     /// Block size (io; files: bytes per write/read call) [default: io 4k, files 1m].
-    #[arg(long, value_name = "SIZE", help_heading = "io")]
+    #[arg(long, visible_alias = "blocksize", value_name = "SIZE", help_heading = "io")]
     pub bs: Option<String>,
 
     /// Bypass the page cache with O_DIRECT (--direct or --direct=1).

@@ -1,0 +1,241 @@
+//! fio habits: fio's option names on `dfsbench run`, and fio job files, tried on fio's own
+//! examples (Debian's fio-examples, which scripts/test.sh installs) and against fio itself.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::{bin, expect_ok, measured, run_with, u, Target};
+use serde_json::Value;
+
+const EXAMPLES: &str = "/usr/share/doc/fio/examples";
+
+/// The examples dfsbench runs (README, "Coming from fio"); it refuses every other one.
+const RUNS: [&str; 5] = [
+    "fio-rand-read.fio",
+    "fio-seq-read.fio",
+    "fio-seq-write.fio",
+    "ssd-test.fio",
+    "tiobench-example.fio",
+];
+
+/// Whether `what` is here; its absence fails the test under DFSBENCH_REQUIRE_LAB=1 (CI
+/// installs the packages of scripts/deps.sh).
+fn present(what: &str, found: bool) -> bool {
+    if !found {
+        assert!(
+            std::env::var("DFSBENCH_REQUIRE_LAB").as_deref() != Ok("1"),
+            "{what} is missing: scripts/test.sh installs fio and fio-examples"
+        );
+        eprintln!("{what} not found: skipping (apt-get install fio fio-examples)");
+    }
+    found
+}
+
+/// The option an error names at `line` of `text`: the line holds it (or its section header).
+fn line_holds(text: &str, line: usize, shown: &str) -> bool {
+    let l = text.lines().nth(line - 1).unwrap_or_default();
+    let key = shown.split('=').next().unwrap_or_default();
+    l.trim_start().starts_with(key) || l.contains(shown)
+}
+
+#[test]
+fn fio_examples_run_or_name_what_they_lack() {
+    if !present("fio's example job files", Path::new(EXAMPLES).is_dir()) {
+        return;
+    }
+    let mut files: Vec<_> = std::fs::read_dir(EXAMPLES)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "fio"))
+        .collect();
+    files.sort();
+    assert!(files.len() > 50, "{} examples", files.len());
+    let mut ran = Vec::new();
+    for path in &files {
+        let name = path.file_name().unwrap().to_str().unwrap();
+        let text = std::fs::read_to_string(path).unwrap();
+        let target = Target::temp();
+        // Tiny: 256 KiB files, one second for time-based jobs.
+        let args = [path.to_str().unwrap(), "--size", "256k", "--runtime", "1s"];
+        let r = run_with(Command::new(bin()), &target.uri(), &args);
+        if r.code == Some(0) {
+            let result = expect_ok(&target, &args, r);
+            let jobs = result["config"]["jobs"].as_array().unwrap();
+            let sections = text
+                .lines()
+                .filter(|l| l.starts_with('[') && !l.starts_with("[global]"));
+            assert_eq!(jobs.len(), sections.count(), "{name}: a job per section");
+            // The file's own settings arrive: its first rw and bs, its engine (libaio runs on
+            // io_uring, fio's default is psync); the size and runtime are the test's.
+            let value = |key: &str| text.lines().find_map(|l| l.strip_prefix(key)).unwrap();
+            assert_eq!(jobs[0]["rw"], value("rw="), "{name}");
+            let bs = text
+                .lines()
+                .find_map(|l| l.strip_prefix("bs=").or(l.strip_prefix("bsrange=")));
+            let kib: u64 = bs
+                .unwrap()
+                .split('-')
+                .next()
+                .unwrap()
+                .trim_end_matches(['k', 'K'])
+                .parse()
+                .unwrap();
+            let engine = if text.contains("ioengine=libaio") {
+                "io_uring"
+            } else {
+                "psync"
+            };
+            for job in jobs {
+                assert_eq!(u(&job["bs"]), kib << 10, "{name}");
+                assert_eq!(
+                    (u(&job["size"]), &job["duration"]),
+                    (256 << 10, &Value::from(1.0)),
+                    "{name}"
+                );
+                assert_eq!(job["ioengine"], engine, "{name}");
+                // runtime without time_based cuts one pass short, as in fio.
+                let capped = !text.contains("time_based");
+                assert_eq!(job["time_based"] == false, capped, "{name}");
+            }
+            ran.push(name.to_string());
+            continue;
+        }
+        assert_eq!(r.code, Some(2), "{name}: {}", r.describe());
+        let lines = r.stderr_lines();
+        assert_eq!(lines.len(), 1, "{name}: one line: {}", r.stderr);
+        let e = lines[0];
+        assert!(e.starts_with(&format!("dfsbench: {}:", path.display())), "{name}: {e}");
+        // Every named option is on the line the error gives.
+        let mut named = 0;
+        for part in e.split("] line ").skip(1) {
+            let (n, rest) = part.split_once(' ').unwrap();
+            let shown = rest.split('`').nth(1).unwrap();
+            assert!(
+                line_holds(&text, n.parse().unwrap(), shown),
+                "{name}: line {n} does not hold `{shown}`: {e}"
+            );
+            named += 1;
+        }
+        // ... or the unset variable of a file that needs one.
+        if let Some((_, var)) = e.split_once("variable ") {
+            let (var, _) = var.split_once(' ').unwrap();
+            assert!(text.contains(&format!("${{{var}}}")), "{name}: {e}");
+            named += 1;
+        }
+        assert!(named > 0, "{name}: the error names no option: {e}");
+    }
+    assert_eq!(ran, RUNS, "the examples that run (keep README's list in step)");
+}
+
+/// The fio option names `dfsbench run` takes, and what they set.
+#[test]
+fn fio_option_names_are_flags() {
+    let target = Target::temp();
+    let dir = target.uri();
+    let r = common::dfsbench(&[
+        "run",
+        "-w",
+        "io",
+        "--name",
+        "fio-names",
+        "--readwrite",
+        "randwrite",
+        "--blocksize",
+        "8k",
+        "--size",
+        "64k",
+        "--numjobs",
+        "2",
+        "--iodepth",
+        "2",
+        "--direct=0",
+        "--time_based",
+        "--runtime",
+        "1s",
+        "--directory",
+        &dir,
+        "--output-format=json",
+        "-q",
+    ]);
+    assert_eq!(r.code, Some(0), "{}", r.describe());
+    let result: Value = serde_json::from_str(&r.stdout).expect("--output-format=json prints the result");
+    let job = &result["config"]["jobs"][0];
+    assert_eq!(job["name"], "fio-names");
+    assert_eq!(
+        (job["rw"].as_str(), u(&job["bs"]), u(&job["size"])),
+        (Some("randwrite"), 8192, 65536)
+    );
+    assert_eq!(
+        (u(&job["workers"]), u(&job["iodepth"]), job["direct"].as_bool()),
+        (2, 2, Some(false))
+    );
+    assert_eq!(job["duration"], 1.0);
+    assert!(result["target"]["run_path"].as_str().unwrap().starts_with(&dir));
+
+    let r = common::dfsbench(&["run", "-w", "io", "--time_based", "-t", &dir]);
+    assert_eq!(r.code, Some(2));
+    assert!(r.stderr.contains("time_based needs a duration"), "{}", r.stderr);
+}
+
+/// fio and dfsbench read one job file alike: each job moves the same bytes (fio's io_bytes
+/// against dfsbench's measured phases), sizes read with fio's suffixes (1MiB is 10^6 bytes)
+/// and variables from the environment.
+#[test]
+fn fio_and_dfsbench_agree_on_a_job_file() {
+    let fio = Command::new("fio")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !present("fio", fio) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let job = dir.path().join("agree.fio");
+    std::fs::write(
+        &job,
+        "; write, then read back, then a mix\n[global]\ndirectory=${DIR}\nsize=${SIZE}\nbs=4k\n\n\
+         [seq-write]\nrw=write\nnumjobs=2\n\n[rand-read]\nstonewall\nrw=randread\nnumjobs=2\n\n\
+         [mixed]\nstonewall\nrw=randrw\nrwmixread=70\nbs=8k   # own block size\nioengine=libaio\niodepth=4\n",
+    )
+    .unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let env = [("DIR", work.path().to_str().unwrap()), ("SIZE", "1MiB")];
+
+    let out = Command::new("fio")
+        .args(["--output-format=json", job.to_str().unwrap()])
+        .envs(env)
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "fio: {}", String::from_utf8_lossy(&out.stderr));
+    let fio: Value = serde_json::from_slice(&out.stdout).expect("fio's JSON");
+    let fio_bytes = |name: &str| -> u64 {
+        let jobs = fio["jobs"].as_array().unwrap().iter().filter(|j| j["jobname"] == name);
+        jobs.map(|j| u(&j["read"]["io_bytes"]) + u(&j["write"]["io_bytes"]))
+            .sum()
+    };
+
+    let target = Target::temp();
+    let mut cmd = Command::new(bin());
+    cmd.envs(env);
+    let r = run_with(cmd, &target.uri(), &[job.to_str().unwrap()]);
+    let result = expect_ok(&target, &[], r);
+    for (name, bs) in [("seq-write", 4096), ("rand-read", 4096), ("mixed", 8192)] {
+        let ours: u64 = measured(&result)
+            .iter()
+            .filter(|p| p["job_name"] == name)
+            .map(|p| u(&p["bytes"]))
+            .sum();
+        let workers = if name == "mixed" { 1 } else { 2 };
+        // 1MiB is 1,000,000 bytes to fio, of which whole blocks are moved.
+        assert_eq!(ours, workers * (1_000_000 / bs) * bs, "{name}");
+        assert_eq!(
+            ours,
+            fio_bytes(name),
+            "{name}: dfsbench {ours}, fio {}",
+            fio_bytes(name)
+        );
+    }
+}

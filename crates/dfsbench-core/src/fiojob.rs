@@ -1,0 +1,471 @@
+//! fio job files (`dfsbench run job.fio`): fio's INI format read into a [`WorkloadFile`] of io
+//! jobs, for the options whose meaning dfsbench has. Every other option is named, with its
+//! section and line, in one error: a job file never runs as something it does not say.
+//!
+//! As in fio: `[global]` sections set defaults for the jobs after them, `;` and `#` start
+//! comments, an option without `=` is a flag, `${VAR}` takes the environment's value (an unset
+//! one is an error here; `${VAR:-default}` as in workload files), sizes follow fio's
+//! `kb_base=1024` (`4k` = 4096, `1KiB` = 1000), times are seconds without a unit, the default
+//! engine is psync, and jobs run at the same time unless `stonewall` separates them: dfsbench
+//! runs jobs one after another, so each job after the first needs it.
+
+use crate::config::{ConfigError, JobSpec, RunSpec, WorkloadFile};
+use crate::units::parse_duration;
+use crate::vars;
+
+/// Whether `text` is a fio job file: a `.fio` name, or a first section header `[name]` (a
+/// TOML workload file starts with keys or `[[job]]`).
+pub fn is_job_file(name: &str, text: &str) -> bool {
+    if name.ends_with(".fio") {
+        return true;
+    }
+    if name.ends_with(".toml") {
+        return false;
+    }
+    let first = text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with(['#', ';']));
+    first.is_some_and(|l| l.starts_with('[') && !l.starts_with("[["))
+}
+
+/// One `key[=value]` line.
+#[derive(Debug, Clone)]
+struct Opt {
+    /// The section it is written in (`global` for defaults).
+    section: String,
+    key: String,
+    value: Option<String>,
+    line: usize,
+}
+
+impl Opt {
+    fn shown(&self) -> String {
+        match &self.value {
+            Some(v) => format!("{}={v}", self.key),
+            None => self.key.clone(),
+        }
+    }
+}
+
+#[derive(Debug)]
+struct Section {
+    name: String,
+    line: usize,
+    opts: Vec<Opt>,
+}
+
+/// An option dfsbench does not run, and why when there is more to say than that.
+struct Refused {
+    section: String,
+    line: usize,
+    shown: String,
+    why: Option<String>,
+}
+
+/// Read fio job file `name`; `lookup` gives the variables' values.
+pub fn parse(name: &str, text: &str, lookup: impl Fn(&str) -> Option<String>) -> Result<WorkloadFile, ConfigError> {
+    let file_error = |line: usize, message: String| ConfigError::File {
+        file: dfsbench_backends::one_line(name),
+        line: Some(line),
+        message: dfsbench_backends::one_line(&message),
+    };
+    let sections = sections(text, &lookup).map_err(|(line, m)| file_error(line, m))?;
+    let mut refused = Vec::new();
+    let mut file = WorkloadFile::default();
+    let mut global: Vec<Opt> = Vec::new();
+    let mut jobs = 0;
+    for s in &sections {
+        if s.name == "global" {
+            global.extend(s.opts.iter().cloned());
+            continue;
+        }
+        let opts: Vec<&Opt> = global.iter().chain(&s.opts).collect();
+        let job = Job::read(s, &opts, &mut file, &mut refused);
+        if jobs > 0 && !job.stonewall {
+            refused.push(Refused {
+                section: s.name.clone(),
+                line: s.line,
+                shown: format!("[{}]", s.name),
+                why: Some("fio runs it at the same time as the job before; dfsbench runs jobs one after another: add stonewall".into()),
+            });
+        }
+        jobs += 1;
+        file.jobs.push(job.spec);
+    }
+    if !refused.is_empty() {
+        // A [global] option is refused once, not once per job that inherits it.
+        refused.sort_by_key(|r| r.line);
+        refused.dedup_by(|a, b| a.line == b.line && a.why == b.why);
+        let list: Vec<String> = refused
+            .iter()
+            .map(|r| {
+                let why = r.why.as_deref().map(|w| format!(" ({w})")).unwrap_or_default();
+                format!("[{}] line {} `{}`{why}", r.section, r.line, r.shown)
+            })
+            .collect();
+        return Err(ConfigError::File {
+            file: dfsbench_backends::one_line(name),
+            line: None,
+            message: dfsbench_backends::one_line(&format!(
+                "fio options dfsbench cannot run: {}; remove or change them (README: Coming from fio)",
+                list.join(", ")
+            )),
+        });
+    }
+    if file.jobs.is_empty() {
+        return Err(file_error(
+            1,
+            "no job section: add one such as [seq-read] with rw=read and size=1g".into(),
+        ));
+    }
+    Ok(file)
+}
+
+/// The file's sections with comments stripped and variables expanded; an error is the line
+/// and the message.
+fn sections(text: &str, lookup: &impl Fn(&str) -> Option<String>) -> Result<Vec<Section>, (usize, String)> {
+    let mut out: Vec<Section> = Vec::new();
+    for (i, raw) in text.lines().enumerate() {
+        let line = i + 1;
+        // fio cuts a line at its first `;` or `#`, wherever it is.
+        let body = raw.split([';', '#']).next().unwrap_or_default().trim();
+        if body.is_empty() {
+            continue;
+        }
+        if let Some(rest) = body.strip_prefix('[') {
+            let name = rest
+                .strip_suffix(']')
+                .map(str::trim)
+                .filter(|n| !n.is_empty())
+                .ok_or((line, format!("`{body}` is no section header: write [name]")))?;
+            out.push(Section {
+                name: name.to_string(),
+                line,
+                opts: Vec::new(),
+            });
+            continue;
+        }
+        let Some(section) = out.last_mut() else {
+            return Err((
+                line,
+                format!("`{body}` is outside a section: put it under [global] or a job's [name]"),
+            ));
+        };
+        let expand = |t: &str| vars::expand(t, false, lookup).map_err(|e| (line, e.to_string()));
+        let (key, value) = match body.split_once('=') {
+            Some((k, v)) => (k.trim(), Some(expand(v.trim())?)),
+            None => (body, None),
+        };
+        section.opts.push(Opt {
+            section: section.name.clone(),
+            key: key.to_string(),
+            value,
+            line,
+        });
+    }
+    Ok(out)
+}
+
+/// A job section read into a dfsbench io job.
+struct Job {
+    spec: JobSpec,
+    stonewall: bool,
+}
+
+impl Job {
+    fn read(s: &Section, opts: &[&Opt], file: &mut WorkloadFile, refused: &mut Vec<Refused>) -> Job {
+        let mut spec = JobSpec::new(&s.name, "io");
+        // fio's defaults where dfsbench's differ: one clone, the psync engine.
+        spec.settings.workers = Some(1);
+        spec.workloads.io.ioengine = Some("psync".into());
+        let (mut stonewall, mut time_based) = (false, None::<&Opt>);
+        let (mut runtime, mut filename, mut size) = (None::<&Opt>, None::<&Opt>, None::<&Opt>);
+        let mut workers = 1;
+        for o in opts {
+            let mut refuse = |why: Option<String>| {
+                refused.push(Refused {
+                    section: o.section.clone(),
+                    line: o.line,
+                    shown: o.shown(),
+                    why,
+                })
+            };
+            let v = o.value.as_deref();
+            match (o.key.as_str(), v) {
+                ("name", Some(n)) => spec.settings.name = Some(n.to_string()),
+                ("description" | "group_reporting" | "new_group" | "thread", _) => {}
+                ("stonewall" | "wait_for_previous", _) => match flag(v) {
+                    Some(b) => stonewall = b,
+                    None => refuse(Some("give 0 or 1".into())),
+                },
+                ("rw" | "readwrite", Some(rw)) => match rw {
+                    "read" | "write" | "randread" | "randwrite" | "randrw" => spec.workloads.io.rw = Some(rw.into()),
+                    "rw" | "readwrite" => spec.workloads.io.rw = Some("readwrite".into()),
+                    _ => refuse(Some(
+                        "dfsbench has read, write, randread, randwrite, rw and randrw, without modifiers".into(),
+                    )),
+                },
+                ("bs" | "blocksize", Some(bs)) => match bytes_pair(bs) {
+                    Ok(b) => spec.shared.bs = Some(b.to_string()),
+                    Err(why) => refuse(Some(why)),
+                },
+                ("bsrange" | "blocksize_range", Some(r)) => match bytes_range(r) {
+                    Ok(b) => spec.shared.bs = Some(b.to_string()),
+                    Err(why) => refuse(Some(why)),
+                },
+                ("size", Some(t)) => match size_bytes(t) {
+                    Ok(b) => {
+                        spec.workloads.io.size = Some(b.to_string());
+                        size = Some(o);
+                    }
+                    Err(why) => refuse(Some(why)),
+                },
+                ("numjobs", Some(n)) => match n.parse::<usize>() {
+                    Ok(n) if n > 0 => {
+                        spec.settings.workers = Some(n);
+                        workers = n;
+                    }
+                    _ => refuse(Some("give a number of clones, 1 or more".into())),
+                },
+                ("iodepth", Some(n)) => match n.parse() {
+                    Ok(n) => spec.workloads.io.iodepth = Some(n),
+                    Err(_) => refuse(Some("give a queue depth".into())),
+                },
+                ("rwmixread" | "rwmixwrite", Some(p)) => match p.parse::<u32>() {
+                    Ok(p) if p <= 100 => {
+                        let read = if o.key == "rwmixread" { p } else { 100 - p };
+                        spec.workloads.io.rwmixread = Some(read);
+                    }
+                    _ => refuse(Some("give a percentage".into())),
+                },
+                ("direct" | "buffered", _) => match flag(v) {
+                    Some(b) => spec.shared.direct = Some(b == (o.key == "direct")),
+                    None => refuse(Some("give 0 or 1".into())),
+                },
+                ("end_fsync" | "fsync_on_close", _) => match flag(v) {
+                    Some(b) => spec.shared.fsync = Some(b),
+                    None => refuse(Some("give 0 or 1".into())),
+                },
+                ("ioengine", Some(e)) => match e {
+                    "psync" | "sync" | "pvsync" => spec.workloads.io.ioengine = Some("psync".into()),
+                    // Both keep iodepth requests in flight; dfsbench's asynchronous engine is
+                    // io_uring (README: Coming from fio).
+                    "io_uring" | "libaio" => spec.workloads.io.ioengine = Some("io_uring".into()),
+                    _ => refuse(Some(
+                        "dfsbench's engines are psync/sync, io_uring and libaio (run on io_uring)".into(),
+                    )),
+                },
+                ("time_based", _) => match flag(v) {
+                    Some(true) => time_based = Some(o),
+                    Some(false) => time_based = None,
+                    None => refuse(Some("give 0 or 1".into())),
+                },
+                ("runtime" | "timeout", Some(t)) => match parse_duration(t) {
+                    Ok(_) => {
+                        spec.settings.duration = Some(t.to_string());
+                        runtime = Some(o);
+                    }
+                    Err(e) => refuse(Some(e)),
+                },
+                ("ramp_time", Some(t)) => match parse_duration(t) {
+                    Ok(_) => spec.settings.ramp = Some(t.to_string()),
+                    Err(e) => refuse(Some(e)),
+                },
+                ("filename", Some(f)) => {
+                    if f.contains(['/', ':']) {
+                        refuse(Some("a path or several files: dfsbench works in a fresh directory of the target (-t, directory)".into()));
+                    } else {
+                        spec.workloads.io.filename = Some(f.to_string());
+                        filename = Some(o);
+                    }
+                }
+                ("directory", Some(d)) => {
+                    if d.contains(':') {
+                        refuse(Some("one directory only".into()));
+                    } else if file.target.as_deref().is_some_and(|t| t != d) {
+                        refuse(Some(
+                            "another directory than an earlier job's: dfsbench runs in one target".into(),
+                        ));
+                    } else {
+                        file.target = Some(d.to_string());
+                    }
+                }
+                ("invalidate", _) => match (flag(v), file.run.invalidate) {
+                    (Some(b), Some(was)) if b != was => refuse(Some(
+                        "differs from an earlier job's: dfsbench invalidates for the whole run".into(),
+                    )),
+                    (Some(b), _) => {
+                        file.run = RunSpec {
+                            invalidate: Some(b),
+                            ..std::mem::take(&mut file.run)
+                        }
+                    }
+                    (None, _) => refuse(Some("give 0 or 1".into())),
+                },
+                _ => refuse(None),
+            }
+        }
+        let mut refuse = |o: &Opt, why: &str| {
+            refused.push(Refused {
+                section: o.section.clone(),
+                line: o.line,
+                shown: o.shown(),
+                why: Some(why.into()),
+            })
+        };
+        match (time_based, runtime) {
+            (Some(o), None) => refuse(o, "time_based needs runtime"),
+            // One pass over size, cut short at runtime.
+            (None, Some(_)) => spec.settings.time_based = Some(false),
+            _ => {}
+        }
+        if let Some(o) = filename.filter(|_| workers > 1) {
+            refuse(o, "numjobs clones sharing one file, each over all of it: dfsbench gives every worker its own file (remove filename)");
+        }
+        if size.is_none() {
+            refused.push(Refused {
+                section: s.name.clone(),
+                line: s.line,
+                shown: format!("[{}]", s.name),
+                why: Some("no size: give size= (fio needs it for a regular file too)".into()),
+            });
+        }
+        Job { spec, stonewall }
+    }
+}
+
+/// A fio flag's value: none means set.
+fn flag(v: Option<&str>) -> Option<bool> {
+    match v {
+        None | Some("1") => Some(true),
+        Some("0") => Some(false),
+        Some(_) => None,
+    }
+}
+
+/// A byte count as fio reads it with its default `kb_base=1024`: `k`/`kb` are 1024, and
+/// `kib` is 1000 (fio swaps them: HOWTO, "kb_base"); likewise m, g, t and p. A trailing `b` is
+/// optional, case does not matter.
+pub fn size_bytes(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let end = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, suffix) = t.split_at(end);
+    let bad = || format!("'{text}' is no byte count fio and dfsbench read alike: write 4096, 4k, 1m, 10g");
+    let n: u64 = num.parse().map_err(|_| bad())?;
+    let suffix = suffix.to_ascii_lowercase();
+    let (unit, rest) = match suffix.chars().next() {
+        None => return Ok(n),
+        Some(c) => (c, &suffix[1..]),
+    };
+    let power = match unit {
+        'b' if rest.is_empty() => return Ok(n),
+        'k' => 1,
+        'm' => 2,
+        'g' => 3,
+        't' => 4,
+        'p' => 5,
+        _ => return Err(bad()),
+    };
+    let base: u64 = match rest {
+        "" | "b" => 1024,
+        "ib" => 1000,
+        _ => return Err(bad()),
+    };
+    n.checked_mul(base.pow(power))
+        .ok_or_else(|| format!("'{text}' is too large"))
+}
+
+/// `bs=4k`, or `bs=4k,4k` (reads, writes) when both are the same.
+fn bytes_pair(text: &str) -> Result<u64, String> {
+    let sizes = text.split(',').map(size_bytes).collect::<Result<Vec<_>, _>>()?;
+    match sizes.as_slice() {
+        [one] => Ok(*one),
+        [first, rest @ ..] if rest.iter().all(|s| s == first) => Ok(*first),
+        _ => Err("different block sizes for reads and writes: dfsbench has one bs".into()),
+    }
+}
+
+/// `bsrange=4k-4k`: a range of one size.
+fn bytes_range(text: &str) -> Result<u64, String> {
+    let (lo, hi) = text.split_once(['-', ':']).ok_or("write MIN-MAX")?;
+    match (size_bytes(lo)?, size_bytes(hi)?) {
+        (lo, hi) if lo == hi => Ok(lo),
+        _ => Err("a range of block sizes: dfsbench has one bs".into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::validate;
+
+    fn no_vars(_: &str) -> Option<String> {
+        None
+    }
+
+    #[test]
+    fn sizes_as_fio_reads_them() {
+        assert_eq!(size_bytes("4k").unwrap(), 4096);
+        assert_eq!(size_bytes("4K").unwrap(), 4096);
+        assert_eq!(size_bytes("4KB").unwrap(), 4096);
+        assert_eq!(size_bytes("1MiB").unwrap(), 1_000_000);
+        assert_eq!(size_bytes("10G").unwrap(), 10 << 30);
+        assert_eq!(size_bytes("524288").unwrap(), 524288);
+        assert_eq!(size_bytes("2pb").unwrap(), 2 << 50);
+        assert!(size_bytes("50%").is_err());
+        assert!(size_bytes("1x").is_err());
+    }
+
+    #[test]
+    fn global_and_jobs_become_io_jobs() {
+        let text = "; a comment\n[global]\nbs=4K\nsize=${SIZE}\nioengine=libaio\nstonewall\n\n[w]\nrw=write\nnumjobs=2 # two\n[r]\nrw=randread\niodepth=16\n";
+        let vars = |n: &str| (n == "SIZE").then(|| "1m".to_string());
+        let f = parse("t.fio", text, vars).unwrap();
+        assert_eq!(f.jobs.len(), 2);
+        let (w, r) = (&f.jobs[0], &f.jobs[1]);
+        assert_eq!(w.settings.name.as_deref(), Some("w"));
+        assert_eq!(w.settings.workers, Some(2));
+        assert_eq!(w.shared.bs.as_deref(), Some("4096"));
+        assert_eq!(w.workloads.io.size.as_deref(), Some("1048576"));
+        assert_eq!(r.workloads.io.rw.as_deref(), Some("randread"));
+        assert_eq!(r.workloads.io.ioengine.as_deref(), Some("io_uring"));
+        assert_eq!(r.workloads.io.iodepth, Some(16));
+        validate(&f.run, &f.jobs).unwrap();
+    }
+
+    #[test]
+    fn every_unsupported_option_is_named_with_its_line() {
+        let text = "[global]\nsize=1m\nstartdelay=3\n[a]\nrw=trim\n[b]\nrate_iops=50\n";
+        let e = parse("t.fio", text, no_vars).unwrap_err().to_string();
+        assert!(e.starts_with("t.fio: fio options dfsbench cannot run:"), "{e}");
+        for part in [
+            "[global] line 3 `startdelay=3`",
+            "[a] line 5 `rw=trim`",
+            "[b] line 7 `rate_iops=50`",
+            "[b] line 6 `[b]`",
+        ] {
+            assert!(e.contains(part), "{part} in {e}");
+        }
+        assert!(!e.contains('\n'));
+    }
+
+    #[test]
+    fn fio_semantics_dfsbench_lacks_are_refused() {
+        let e = |t: &str| parse("t.fio", t, no_vars).unwrap_err().to_string();
+        let capped = parse("t.fio", "[a]\nsize=1m\nruntime=10\n", no_vars).unwrap();
+        assert_eq!(capped.jobs[0].settings.time_based, Some(false));
+        assert!(e("[a]\nsize=1m\nfilename=f\nnumjobs=4\n").contains("sharing one file"));
+        assert!(e("[a]\nrw=read\n").contains("no size"));
+        assert!(e("[a]\nsize=${NOPE}\n").contains("variable NOPE is not set"));
+        assert!(e("size=1m\n").contains("outside a section"));
+    }
+
+    #[test]
+    fn detects_job_files() {
+        assert!(is_job_file("x.fio", ""));
+        assert!(is_job_file("job", "; c\n[global]\nbs=4k\n"));
+        assert!(!is_job_file("w", "[[job]]\nworkload = \"io\"\n"));
+        assert!(!is_job_file("w.toml", "[global]\n"));
+    }
+}

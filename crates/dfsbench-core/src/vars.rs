@@ -1,0 +1,117 @@
+//! Variables in workload files and fio job files (expanded a line or a value at a time): `${NAME}` and `${NAME:-default}` take the
+//! environment's value, so one file serves a laptop and a cluster (`SIZE=1t dfsbench run f.toml`).
+//! An unset variable without a default is an error that names it: fio would put an empty
+//! string there and fail later on a value that no longer says why.
+
+/// Why a text's variables could not be expanded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum VarError {
+    /// `${NAME}` with NAME unset and no default.
+    Unset { name: String },
+    /// A `${` without its `}` on the same line.
+    Unclosed,
+    /// `${}` or a name that is not `[A-Za-z_][A-Za-z0-9_]*`.
+    BadName { text: String },
+}
+
+impl std::fmt::Display for VarError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            VarError::Unset { name, .. } => write!(
+                f,
+                "variable {name} is not set: export {name}=VALUE, or give a default as ${{{name}:-VALUE}}"
+            ),
+            VarError::Unclosed => f.write_str("`${` without its closing `}`: write ${NAME} or ${NAME:-default}"),
+            VarError::BadName { text, .. } => write!(
+                f,
+                "`${{{text}}}` is no variable name: use letters, digits and _ (${{SIZE}}, ${{SIZE:-1g}})"
+            ),
+        }
+    }
+}
+
+/// `text` with every `${NAME}` and `${NAME:-default}` replaced by `lookup(NAME)` (or the
+/// default when it is unset or empty, as the shell's `:-`). With `dollar_escape`, `$$` stands
+/// for one `$` (workload files, where a fault command may hold shell variables); fio job files
+/// have no escape, as in fio. A `$` before anything else is kept as it is.
+pub fn expand(text: &str, dollar_escape: bool, lookup: impl Fn(&str) -> Option<String>) -> Result<String, VarError> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find('$') {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 1..];
+        if dollar_escape && after.starts_with('$') {
+            out.push('$');
+            rest = &after[1..];
+        } else if let Some(inner) = after.strip_prefix('{') {
+            let end = inner
+                .find(['}', '\n'])
+                .filter(|&e| inner.as_bytes()[e] == b'}')
+                .ok_or(VarError::Unclosed)?;
+            let body = &inner[..end];
+            let (name, default) = match body.split_once(":-") {
+                Some((n, d)) => (n, Some(d)),
+                None => (body, None),
+            };
+            let valid = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if !valid {
+                return Err(VarError::BadName {
+                    text: dfsbench_backends::one_line(body),
+                });
+            }
+            let value = lookup(name).filter(|v| !v.is_empty() || default.is_none());
+            match (value, default) {
+                (Some(v), _) => out.push_str(&v),
+                (None, Some(d)) => out.push_str(d),
+                (None, None) => return Err(VarError::Unset { name: name.to_string() }),
+            }
+            rest = &inner[end + 1..];
+        } else {
+            out.push('$');
+            rest = after;
+        }
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+/// The environment's value of `name`, when it is set and valid Unicode.
+pub fn env(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with<'a>(vars: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
+        move |n| vars.iter().find(|(k, _)| *k == n).map(|(_, v)| v.to_string())
+    }
+
+    #[test]
+    fn set_unset_and_defaults() {
+        let vars = [("SIZE", "4g"), ("EMPTY", "")];
+        let e = |t: &str| expand(t, true, with(&vars));
+        assert_eq!(e("size = \"${SIZE}\"").unwrap(), "size = \"4g\"");
+        assert_eq!(e("${SIZE:-1g} ${N:-8} ${EMPTY:-x}").unwrap(), "4g 8 x");
+        assert_eq!(e("${EMPTY}").unwrap(), "");
+        assert_eq!(e("b = ${NOPE}").unwrap_err(), VarError::Unset { name: "NOPE".into() });
+        assert!(e("${NOPE}").unwrap_err().to_string().contains("export NOPE=VALUE"));
+    }
+
+    #[test]
+    fn dollars_outside_braces_stay() {
+        let none = |_: &str| None;
+        assert_eq!(
+            expand("kill $PID; echo $$x $${A}", true, none).unwrap(),
+            "kill $PID; echo $x ${A}"
+        );
+        assert_eq!(expand("a$$b", false, none).unwrap(), "a$$b");
+        assert_eq!(expand("${A", false, none).unwrap_err(), VarError::Unclosed);
+        assert!(matches!(
+            expand("${1x}", false, none).unwrap_err(),
+            VarError::BadName { .. }
+        ));
+    }
+}
