@@ -9,8 +9,8 @@ BUILD_DEBS=(build-essential pkg-config)
 # The `mpi` feature: Open MPI, and libclang for the bindings bindgen generates at build time.
 MPI_DEBS=(openmpi-bin libopenmpi-dev libclang-dev)
 # The report tests open the HTML report in headless Chromium; the fault tests stall a bindfs
-# FUSE mount by stopping its daemon.
-TEST_DEBS=(chromium fonts-dejavu-core bindfs)
+# FUSE mount by stopping its daemon; the CLI tests render the man page with `man -l`.
+TEST_DEBS=(chromium fonts-dejavu-core bindfs man-db)
 
 # Print the packages of "$@" that are not installed. Asks dpkg about the package itself: a glob
 # over library files is satisfied by lookalikes (libclang-cpp.so.14 is in the base image, while
