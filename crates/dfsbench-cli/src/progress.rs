@@ -104,6 +104,8 @@ impl Observer for Progress {
             (None, None) => Plan::Open,
         };
         self.window.clear();
+        // The phase starts from nothing: the first line's rate "now" is its rate so far.
+        self.window.push_back(Sample::default());
         match &mut self.mode {
             Mode::Live(b) => {
                 b.set_message(self.label.clone());
@@ -211,8 +213,11 @@ fn line(label: &str, plan: Plan, before: Sample, now: Sample) -> String {
     )
 }
 
-/// Seconds as `42s`, `3m05s` or `2h07m`.
+/// Seconds as `4.2s`, `42s`, `3m05s` or `2h07m`.
 fn clock(secs: f64) -> String {
+    if secs < 9.95 {
+        return format!("{secs:.1}s");
+    }
     let s = secs.round() as u64;
     match s {
         0..60 => format!("{s}s"),
@@ -253,7 +258,7 @@ mod tests {
         let l = line("create (2 workers)", Plan::Ops(4000), at(1.0, 500, 0), at(2.0, 1000, 0));
         assert_eq!(
             l,
-            "create (2 workers)  1000/4000 ops 25%  2.0s  ETA 6s  500 ops/s now, 500 avg  0.0 MiB/s now, 0.0 avg  2 errors"
+            "create (2 workers)  1000/4000 ops 25%  2.0s  ETA 6.0s  500 ops/s now, 500 avg  0.0 MiB/s now, 0.0 avg  2 errors"
         );
         let done = line(
             "create (2 workers)",
@@ -261,7 +266,7 @@ mod tests {
             at(7.0, 3900, 0),
             at(8.0, 4000, 0),
         );
-        assert!(done.contains("4000/4000 ops 100%  8.0s  ETA 0s"), "{done}");
+        assert!(done.contains("4000/4000 ops 100%  8.0s  ETA 0.0s"), "{done}");
         let stuck = line("create (2 workers)", Plan::Ops(4000), at(0.0, 0, 0), at(0.1, 0, 0));
         assert!(stuck.contains("ETA ?"), "{stuck}");
     }
@@ -277,6 +282,7 @@ mod tests {
 
     #[test]
     fn clock_units() {
+        assert_eq!(clock(4.24), "4.2s");
         assert_eq!(clock(42.4), "42s");
         assert_eq!(clock(185.0), "3m05s");
         assert_eq!(clock(7620.0), "2h07m");
