@@ -213,3 +213,63 @@ fn exit_codes() {
     let r = dfsbench(&[]);
     assert_eq!(r.code, Some(2), "no command: {}", r.describe());
 }
+
+/// scripts/install-docs.sh (the end of install.sh) for a binary in `root`/bin, as a user.
+fn install_docs(root: &std::path::Path, home: &std::path::Path, completion_dir: Option<&str>) -> std::process::Output {
+    let mut cmd = Command::new(repo().join("scripts/install-docs.sh"));
+    cmd.arg(root).env("HOME", home).env_remove("XDG_DATA_HOME");
+    match completion_dir {
+        Some(d) => cmd.env("BASH_COMPLETION_USER_DIR", d),
+        None => cmd.env_remove("BASH_COMPLETION_USER_DIR"),
+    };
+    cmd.output().unwrap()
+}
+
+#[test]
+fn install_puts_man_pages_and_completion_where_they_are_found() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (root, home) = (tmp.path().join("root"), tmp.path().join("home"));
+    std::fs::create_dir_all(root.join("bin")).unwrap();
+    std::fs::create_dir_all(&home).unwrap();
+    std::os::unix::fs::symlink(common::bin(), root.join("bin/dfsbench")).unwrap();
+    let completion = home.join(".local/share/bash-completion/completions/dfsbench");
+    let mut first = None;
+    for _ in 0..2 {
+        let out = install_docs(&root, &home, None);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+        let files = (
+            std::fs::read(root.join("share/man/man1/dfsbench-run.1")).unwrap(),
+            std::fs::read(&completion).unwrap(),
+        );
+        assert!(
+            first.as_ref().is_none_or(|f| *f == files),
+            "a second install changes nothing"
+        );
+        first = Some(files);
+    }
+    let leftovers: Vec<_> = std::fs::read_dir(completion.parent().unwrap()).unwrap().collect();
+    assert_eq!(leftovers.len(), 1, "no temporary file left");
+    // man finds the pages from PATH, as it does for ~/.cargo/bin.
+    let path = format!("{}:{}", root.join("bin").display(), std::env::var("PATH").unwrap());
+    let out = Command::new("man")
+        .args(["-w", "dfsbench-run"])
+        .env("PATH", path)
+        .env_remove("MANPATH")
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        root.join("share/man/man1/dfsbench-run.1").display().to_string()
+    );
+    // A directory that cannot be made is a warning, and the rest is still installed.
+    std::fs::remove_dir_all(root.join("share")).unwrap();
+    let out = install_docs(&root, &home, Some("/proc/dfsbench-no-such-dir"));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("warning: could not install the bash completion"),
+        "{stderr}"
+    );
+    assert!(root.join("share/man/man1/dfsbench.1").is_file());
+}
