@@ -1065,6 +1065,18 @@ mod tests {
     use crate::workloads::Workload;
     use proptest::prelude::*;
 
+    #[test]
+    fn progress_totals_of_this_phase_only() {
+        let link = ProgressLink::new(7, 3);
+        let m = link.encode((10, 4096, 1));
+        assert_eq!(link.decode(&m), Some((10, 4096, 1)));
+        assert_eq!(ProgressLink::new(8, 3).decode(&m), None, "another phase's totals");
+        assert_eq!(link.decode(&m[..24]), None, "too short");
+        assert_eq!(link.decode(&[m.clone(), vec![0]].concat()), None, "too long");
+        let mut solo = ProgressLink::new(7, 1);
+        assert_eq!(solo.exchange(&mut Group::solo(), (5, 5, 5)), (0, 0, 0), "no others");
+    }
+
     fn members(n: usize) -> Vec<Member> {
         (0..n)
             .map(|rank| Member {
