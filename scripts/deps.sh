@@ -10,8 +10,8 @@ BUILD_DEBS=(build-essential pkg-config)
 MPI_DEBS=(openmpi-bin libopenmpi-dev libclang-dev)
 # The report tests open the HTML report in headless Chromium; the fault tests stall a bindfs
 # FUSE mount by stopping its daemon; the fio job-file tests run fio's examples and compare
-# with fio itself.
-TEST_DEBS=(chromium fonts-dejavu-core bindfs fio fio-examples)
+# with fio itself; the CLI tests render the man page with `man -l`.
+TEST_DEBS=(chromium fonts-dejavu-core bindfs fio fio-examples man-db)
 
 # Print the packages of "$@" that are not installed. Asks dpkg about the package itself: a glob
 # over library files is satisfied by lookalikes (libclang-cpp.so.14 is in the base image, while

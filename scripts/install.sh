@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Install dfsbench on Debian: build dependencies from apt, the binary with cargo into
-# /usr/local/bin (root) or ~/.cargo/bin. Idempotent: a second run installs no package and only
-# rebuilds what changed. The binary runs under mpirun/srun across machines (the `mpi` feature:
-# Open MPI and libclang for its bindings); DFSBENCH_NO_MPI=1 builds without it (then only
-# --procs N on one machine).
+# /usr/local/bin (root) or ~/.cargo/bin, and (scripts/install-docs.sh) its man pages and bash
+# completion. Idempotent: a second run installs no package and only rebuilds what changed.
+# The binary runs under mpirun/srun across machines (the `mpi` feature: Open MPI and libclang
+# for its bindings); DFSBENCH_NO_MPI=1 builds without it (then only --procs N on one machine).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/deps.sh
@@ -24,3 +24,5 @@ fi
 if [ "$(id -u)" -eq 0 ]; then root=/usr/local; else root="$HOME/.cargo"; fi
 cargo install --locked --quiet --root "$root" --path crates/dfsbench-cli "${features[@]}"
 echo "installed $("$root/bin/dfsbench" --version) in $root/bin"
+
+scripts/install-docs.sh "$root"

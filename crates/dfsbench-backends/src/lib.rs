@@ -1,6 +1,7 @@
 //! Storage backends of dfsbench behind one trait.
 
 mod buf;
+pub mod clean;
 pub mod clock;
 pub mod dal;
 mod error;

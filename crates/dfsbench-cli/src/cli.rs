@@ -9,7 +9,8 @@ use dfsbench_core::workloads::{SharedOptions, WorkloadOptions};
 #[derive(Parser, Debug)]
 #[command(
     name = "dfsbench",
-    version,
+    // `0.1.0 (commit 4f3af94c12ab, features: io_uring, mpi)`: see build.rs.
+    version = env!("DFSBENCH_VERSION"),
     about = "One honest benchmark for file systems, object stores and HDFS",
     long_about = "dfsbench measures storage systems with mdtest-style metadata, whole-file and fio-style \
 block workloads. Latency goes into HDR histograms merged exactly across workers; throughput is \
@@ -42,19 +43,49 @@ pub enum Command {
     Lab(crate::lab::LabArgs),
     /// Remove run directories left by `--keep` or a killed run (only ones dfsbench created).
     Clean {
-        /// Run directories (dfsbench-<run id>) to remove.
-        #[arg(required = true)]
-        paths: Vec<PathBuf>,
+        /// Run directories (dfsbench-<run id>) to remove: a path, or a target URI ending in the
+        /// run's name (s3://bucket/prefix/dfsbench-<run id>?endpoint=..., hdfs://nn:8020/p/dfsbench-...).
+        #[arg(required = true, value_name = "RUN_DIR")]
+        paths: Vec<String>,
+    },
+    /// Print a shell completion script: `dfsbench completions bash > /etc/bash_completion.d/dfsbench`.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff), or write one page per command into a directory.
+    Man {
+        /// Write dfsbench.1 and dfsbench-COMMAND.1 for every command into DIR instead.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
     },
 }
+
+/// The `--target` help: every scheme with an example.
+const TARGET_HELP: &str = "Where to run: a directory or a storage URI. Default: the system temp directory.
+
+  /mnt/cephfs/bench, file:///mnt/x     posix: any mounted file system
+  mem://, mem://?latency=2ms           mem: in-process store (the tool's own ceiling)
+  s3://bucket/prefix?endpoint=http://127.0.0.1:9000
+                                       s3: AWS S3, MinIO, Ceph RGW, SeaweedFS
+  s3://h1:9000,h2:9000/bucket/prefix   s3 behind several gateways: workers round-robin
+  swift://container/prefix             swift: OpenStack Swift (ST_AUTH/ST_USER/ST_KEY or OS_*)
+  hdfs://namenode:8020/bench           hdfs: HDFS native RPC
+  webhdfs://namenode:9870/bench        webhdfs: HDFS through the NameNode's REST API
+  webdav://host:8080/dav/bench         webdav: WebDAV servers (webdavs:// for TLS)
+  alluxio://proxy:39999/bench          alluxio: Alluxio through its REST proxy
+  lab:NAME                             a running `dfsbench lab` cluster
+
+`dfsbench targets` lists what each backend can do.";
 
 #[derive(Args, Debug, Default)]
 pub struct RunArgs {
     /// A workload file (TOML with [[job]] tables; see workloads/) or a fio job file (job.fio).
     pub workload_file: Option<PathBuf>,
 
-    /// Where to run: a directory, file:///path or mem://. Default: the system temp directory.
-    #[arg(short, long, visible_alias = "directory", value_name = "URI")]
+    /// Where to run: a directory, file:///path, mem://, s3://, swift://, hdfs://, webhdfs://,
+    /// webdav://, alluxio:// (examples: --help). Default: the system temp directory.
+    #[arg(short, long, visible_alias = "directory", value_name = "URI", long_help = TARGET_HELP)]
     pub target: Option<String>,
 
     #[command(flatten)]
@@ -83,13 +114,19 @@ pub struct RunArgs {
     #[arg(long, visible_alias = "output-format", value_enum, default_value_t = Format::Table, help_heading = "Output")]
     pub format: Format,
 
-    /// Result JSON file or directory [default: ./dfsbench-results/<run id>.json].
+    /// Result JSON file or directory [default: ./dfsbench-results/<run id>.json]; `-` writes it
+    /// to stdout (the table then goes to stderr: `dfsbench run -o - | jq`).
     #[arg(short, long, value_name = "PATH", help_heading = "Output")]
     pub out: Option<PathBuf>,
 
     /// No progress line.
     #[arg(short, long, help_heading = "Output")]
     pub quiet: bool,
+
+    /// When stderr is not a terminal (CI logs, `tee`), print a progress line this often; 0 turns
+    /// them off.
+    #[arg(long, value_name = "TIME", default_value = "10s", value_parser = dfsbench_backends::units::parse_duration, help_heading = "Output")]
+    pub progress_interval: std::time::Duration,
 
     /// On a failure, print the full text of the error under its one-line message (HTTP
     /// responses, the chain of causes).

@@ -1,5 +1,8 @@
 //! The `dfsbench` command.
 
+#[cfg(test)]
+mod build_info;
+mod clean;
 mod cli;
 mod failure;
 #[cfg(test)]
@@ -15,9 +18,8 @@ mod study;
 
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{CommandFactory, Parser};
 
-use dfsbench_backends::posix::remove_run_dir;
 use dfsbench_backends::redact::redact;
 use dfsbench_backends::{Capability, BACKENDS};
 
@@ -57,20 +59,32 @@ fn targets() {
     row("blocking calls", &|c| c.drive == dfsbench_backends::Drive::Blocking);
 }
 
-fn clean(paths: &[std::path::PathBuf]) -> Result<(), Failure> {
-    let mut refused = Vec::new();
-    for p in paths {
-        match remove_run_dir(p) {
-            Ok(()) => println!("removed {}", p.display()),
-            Err(e) => refused.push(e.message),
+/// The man page on stdout, or every command's page into `dir`.
+fn man(dir: Option<&std::path::Path>) -> Result<(), Failure> {
+    let written = match dir {
+        Some(d) => clap_mangen::generate_to(Cli::command(), d)
+            .map_err(|e| format!("cannot write the man pages into {}: {e}", d.display())),
+        None => {
+            let mut page = Vec::new();
+            clap_mangen::Man::new(Cli::command())
+                .render(&mut page)
+                .expect("rendering into memory does not fail");
+            return print_bytes(&page, "the man page");
         }
+    };
+    written.map_err(Failure::runtime)
+}
+
+/// Generated text on stdout; a reader that stops early (`| head`) is no error.
+fn print_bytes(bytes: &[u8], what: &str) -> Result<(), Failure> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(bytes).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(Failure::runtime(format!("cannot print {what}: {e}")))
+        }
+        _ => Ok(()),
     }
-    // Every refusal but the last goes out here; the last is the command's error line.
-    let last = refused.pop();
-    for r in &refused {
-        eprintln!("dfsbench: {r}");
-    }
-    last.map_or(Ok(()), |r| Err(Failure::runtime(r)))
 }
 
 fn dispatch(command: &Command) -> anyhow::Result<()> {
@@ -81,7 +95,13 @@ fn dispatch(command: &Command) -> anyhow::Result<()> {
         Command::Compare(args) => report::compare(args)?,
         Command::Study(args) => study::study(args)?,
         Command::Lab(args) => lab::lab(args)?,
-        Command::Clean { paths } => clean(paths)?,
+        Command::Clean { paths } => clean::clean(paths)?,
+        Command::Completions { shell } => {
+            let mut script = Vec::new();
+            clap_complete::generate(*shell, &mut Cli::command(), "dfsbench", &mut script);
+            print_bytes(&script, "the completion script")?
+        }
+        Command::Man { dir } => man(dir.as_deref())?,
     }
     Ok(())
 }

@@ -172,7 +172,7 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
         )));
     }
     let root = group.is_root();
-    let mut progress = Progress::new(a.quiet || !root);
+    let mut progress = Progress::new(a.quiet || !root, a.progress_interval);
     let outcome = execute(&config, &target, &run_id, &INTERRUPT, &mut progress, &mut group);
     progress.finish();
     let outcome = match outcome {
@@ -194,65 +194,33 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
         return Ok(());
     }
     let result = &outcome.result;
-    let path = save(result, &result_path(a.out.as_deref(), &result.run_id))?;
-
-    match a.format {
-        Format::Table => {
-            let fs = result
-                .target
-                .details
-                .get("fs_type")
-                .map(|t| format!(", {t}"))
-                .unwrap_or_default();
-            println!(
-                "dfsbench {}  run {}  target {} ({}{fs})",
-                result.tool.version, result.run_id, result.target.run_path, result.target.backend
-            );
-            if let Some(n) = &result.null_tests {
-                print!("{}", null_tests_text(n));
-            }
-            print!("{}", phases_table(result));
-            print!("{}", notes(result));
-            if let Some(t) = rate_table(result) {
-                print!("\n{t}");
-            }
-            if let Some(t) = cpu_table(result) {
-                print!("\n{t}");
-            }
-            if let Some(t) = endpoints_table(result) {
-                print!("\n{t}");
-            }
-            if let Some(t) = faults_table(result) {
-                print!("\n{t}");
-            }
-            for line in stall_lines(result) {
-                println!("{line}");
-            }
-            for p in result.phases.iter().filter_map(|p| p.steady.as_ref().map(|s| (p, s))) {
-                let (p, s) = p;
-                match s.stable_at_s {
-                    Some(t) => println!(
-                        "{}: steady after {t:.1} s (within {:.0}% for {:.0} s)",
-                        p.label,
-                        s.band * 100.0,
-                        s.window_s
-                    ),
-                    None => println!(
-                        "{}: not steady within {:.1} s (band {:.0}%, window {:.0} s)",
-                        p.label,
-                        p.duration_s,
-                        s.band * 100.0,
-                        s.window_s
-                    ),
-                }
-            }
-            print!("{}", stragglers(result));
+    let to_stdout = a.out.as_deref() == Some(std::path::Path::new("-"));
+    let human = match a.format {
+        Format::Table => table_text(result),
+        Format::Json => format!("{}\n", serde_json::to_string_pretty(result).expect("results serialize")),
+        Format::Csv => phases_csv(result),
+    };
+    // With `-o -` stdout carries the result JSON alone; what people read goes to stderr.
+    let path = if to_stdout {
+        if a.format != Format::Json {
+            eprint!("{human}");
         }
-        Format::Json => println!("{}", serde_json::to_string_pretty(result).expect("results serialize")),
-        Format::Csv => print!("{}", phases_csv(result)),
-    }
-    if !a.quiet {
-        eprintln!("results: {}", path.display());
+        match print_result(result) {
+            Ok(()) => "stdout".to_string(),
+            // A closed pipe must not lose the result.
+            Err(e) => {
+                let p = save(result, &result_path(None, &result.run_id))?;
+                eprintln!("dfsbench: {e}; saved it to {} instead", p.display());
+                p.display().to_string()
+            }
+        }
+    } else {
+        let path = save(result, &result_path(a.out.as_deref(), &result.run_id))?;
+        print!("{human}");
+        path.display().to_string()
+    };
+    if !a.quiet && !to_stdout {
+        eprintln!("results: {path}");
     }
     for e in result.null_tests.iter().flat_map(|n| &n.errors) {
         eprintln!("dfsbench: a null test could not run: {e}");
@@ -262,21 +230,80 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
     }
     if group.is_broken() {
         let why = result.status_message.clone().unwrap_or_default();
-        eprintln!("dfsbench: {why}; partial results in {}", path.display());
+        eprintln!("dfsbench: {why}; partial results in {path}");
         group.abort(1);
     }
     let errors: u64 = result.phases.iter().map(|p| p.errors.total).sum();
     match outcome.status {
         Status::Complete if errors == 0 => Ok(()),
         Status::Complete => Err(Failure::runtime(format!(
-            "{errors} operations failed (see errors in {})",
-            path.display()
+            "{errors} operations failed (see errors in {path})"
         ))),
         Status::Interrupted => Err(Failure::Interrupted),
-        Status::Aborted(m) | Status::Failed(m) => {
-            Err(Failure::runtime(format!("{m}; partial results in {}", path.display())))
-        }
+        Status::Aborted(m) | Status::Failed(m) => Err(Failure::runtime(format!("{m}; partial results in {path}"))),
     }
+}
+
+/// The result JSON on stdout (`-o -`).
+fn print_result(result: &RunResult) -> Result<(), Failure> {
+    use std::io::Write;
+    let json = serde_json::to_string_pretty(result).expect("results serialize");
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{json}")
+        .and_then(|()| out.flush())
+        .map_err(|e| Failure::runtime(format!("cannot write the result to stdout: {e}")))
+}
+
+/// The table and the notes under it (`--format table`).
+fn table_text(result: &RunResult) -> String {
+    let mut out = String::new();
+    let fs = result
+        .target
+        .details
+        .get("fs_type")
+        .map(|t| format!(", {t}"))
+        .unwrap_or_default();
+    out += &format!(
+        "dfsbench {}  run {}  target {} ({}{fs})\n",
+        result.tool.version, result.run_id, result.target.run_path, result.target.backend
+    );
+    if let Some(n) = &result.null_tests {
+        out += &null_tests_text(n);
+    }
+    out += &phases_table(result);
+    out += &notes(result);
+    for t in [
+        rate_table(result),
+        cpu_table(result),
+        endpoints_table(result),
+        faults_table(result),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        out += &format!("\n{t}");
+    }
+    for line in stall_lines(result) {
+        out += &format!("{line}\n");
+    }
+    for (p, s) in result.phases.iter().filter_map(|p| p.steady.as_ref().map(|s| (p, s))) {
+        out += &match s.stable_at_s {
+            Some(t) => format!(
+                "{}: steady after {t:.1} s (within {:.0}% for {:.0} s)\n",
+                p.label,
+                s.band * 100.0,
+                s.window_s
+            ),
+            None => format!(
+                "{}: not steady within {:.1} s (band {:.0}%, window {:.0} s)\n",
+                p.label,
+                p.duration_s,
+                s.band * 100.0,
+                s.window_s
+            ),
+        };
+    }
+    out + &stragglers(result)
 }
 
 /// Under the table of a multi-process run: who ran it, and per phase the slowest process when

@@ -81,7 +81,11 @@ fn keep_then_clean() {
 
     let c = dfsbench(&["clean", run_dir.to_str().unwrap()]);
     assert_eq!(c.code, Some(0), "{}", c.describe());
-    assert_eq!(c.stdout.trim(), format!("removed {}", run_dir.display()));
+    // 2 workers x 3 files, and the marker.
+    assert_eq!(
+        c.stdout.trim(),
+        format!("removed {} (7 files, the marker included)", run_dir.display())
+    );
     assert!(!run_dir.exists());
     assert_eq!(snapshot(&dir), before, "clean removed only the run directory");
 }
@@ -149,7 +153,11 @@ fn clean_refuses_what_dfsbench_did_not_create() {
     assert_eq!(c.code, Some(1), "{}", c.describe());
     assert!(!good.exists());
     assert!(plain.join("precious.txt").exists());
-    assert_eq!(c.stdout.trim(), format!("removed {}", good.display()));
+    assert!(
+        c.stdout.trim().starts_with(&format!("removed {} (", good.display())),
+        "{}",
+        c.stdout
+    );
     assert_eq!(c.stderr_lines().len(), 1, "one line per refused path: {}", c.stderr);
     assert!(c.stderr.contains("refusing to remove"), "{}", c.stderr);
 

@@ -30,6 +30,10 @@ pub struct Phase {
     /// A wear-out step (IOR's stoneWallingWearOut): every worker creates or writes files up
     /// to this count, so that later phases find the same number everywhere.
     pub until: Option<u64>,
+    /// Operations each worker makes, when that is known before the phase starts (a count-based
+    /// phase): the progress line's done / total. None for time-based phases and counts that
+    /// depend on an earlier phase.
+    pub ops_per_worker: Option<u64>,
 }
 
 impl Phase {
@@ -57,6 +61,16 @@ impl Phase {
             arrival: job.arrival.unwrap_or(Arrival::Uniform),
             stable: None,
             until: None,
+            ops_per_worker: None,
+        }
+    }
+
+    /// Each worker makes `n` operations, unless the phase is time-based (call it before
+    /// `untimed`: a phase after a time-limited one works on what that one made).
+    pub(crate) fn counted(self, n: u64) -> Phase {
+        Phase {
+            ops_per_worker: self.duration.is_none().then_some(n),
+            ..self
         }
     }
 
@@ -105,6 +119,7 @@ impl Phase {
             ramp: Duration::ZERO,
             prepare: true,
             until: Some(most),
+            ops_per_worker: None,
             ..self.clone()
         })
     }

@@ -19,7 +19,7 @@ use dfsbench_backends::{Capabilities, Client, Drive, Storage};
 use serde::{Deserialize, Serialize};
 
 use crate::bounded::Bounded;
-use crate::cluster::{decode, Group, Member, TAG_STONEWALL};
+use crate::cluster::{decode, Group, Member, TAG_PROGRESS, TAG_STONEWALL};
 use crate::config::{Job, RunConfig};
 use crate::executor::Executor;
 use crate::faults::Timeline;
@@ -313,6 +313,68 @@ impl StonewallLink {
                 self.heard = true;
             }
         }
+    }
+}
+
+/// Rank 0's progress line shows the whole group: every other rank sends its running totals
+/// of the phase about ten times a second, and rank 0 adds the latest of each to its own.
+struct ProgressLink {
+    seq: u64,
+    /// The latest (ops, bytes, errors) of each rank; rank 0 keeps them, the others send theirs.
+    ranks: Vec<Totals>,
+    sent: Option<Instant>,
+}
+
+type Totals = (u64, u64, u64);
+
+impl ProgressLink {
+    fn new(seq: u64, ranks: usize) -> Self {
+        ProgressLink {
+            seq,
+            ranks: vec![(0, 0, 0); ranks],
+            sent: None,
+        }
+    }
+
+    fn encode(&self, t: Totals) -> Vec<u8> {
+        [self.seq, t.0, t.1, t.2].iter().flat_map(|v| v.to_le_bytes()).collect()
+    }
+
+    /// Totals of this phase; anything else (an old phase's, garbage) is ignored.
+    fn decode(&self, m: &[u8]) -> Option<Totals> {
+        let v: Vec<u64> = m
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
+            .collect();
+        match v[..] {
+            [seq, o, b, e] if seq == self.seq && m.len() == 32 => Some((o, b, e)),
+            _ => None,
+        }
+    }
+
+    /// The other ranks' latest totals (rank 0), after sending this rank's own (others).
+    fn exchange(&mut self, group: &mut Group, local: Totals) -> Totals {
+        if group.size() == 1 {
+            return (0, 0, 0);
+        }
+        if !group.is_root() {
+            if self.sent.is_none_or(|t| t.elapsed() >= TICK) {
+                let m = self.encode(local);
+                group.notify(0, TAG_PROGRESS, &m);
+                self.sent = Some(Instant::now());
+            }
+            return (0, 0, 0);
+        }
+        for r in 1..group.size() {
+            for m in group.drain(r, TAG_PROGRESS) {
+                if let Some(t) = self.decode(&m) {
+                    self.ranks[r] = t;
+                }
+            }
+        }
+        self.ranks[1..]
+            .iter()
+            .fold((0, 0, 0), |a, t| (a.0 + t.0, a.1 + t.1, a.2 + t.2))
     }
 }
 
@@ -648,6 +710,8 @@ impl<'a, S: Storage> JobRun<'a, S> {
             told: false,
             heard: false,
         };
+        let mut progress = ProgressLink::new(link.seq, group.size());
+        let others = std::cell::Cell::new((0, 0, 0));
         let poll_every = if group.size() > 1 { STONEWALL_POLL } else { TICK };
         let sampling = Sampling {
             lives: &crew.lives,
@@ -655,12 +719,14 @@ impl<'a, S: Storage> JobRun<'a, S> {
             done_rx,
             stable: phase.stable,
             poll_every,
+            others: &others,
         };
         let stable_at = sample(&ctl, &sampling, observer, &mut |ctl| {
             if crew.barrier.is_broken() {
                 ctl.halt();
             }
             link.poll(group, ctl);
+            others.set(progress.exchange(group, live_totals(&crew.lives)));
             group.relay_interrupt();
         });
         crew.barrier.wait();
@@ -908,6 +974,19 @@ struct Sampling<'a> {
     done_rx: &'a mpsc::Receiver<()>,
     stable: Option<Stable>,
     poll_every: Duration,
+    /// The other ranks' latest totals, which rank 0's progress line adds to its own.
+    others: &'a std::cell::Cell<Totals>,
+}
+
+/// The running (ops, bytes, errors) of this rank's workers.
+fn live_totals(lives: &[Live]) -> Totals {
+    lives.iter().fold((0, 0, 0), |(o, b, e), l| {
+        (
+            o + l.ops.load(Relaxed),
+            b + l.bytes.load(Relaxed),
+            e + l.errors.load(Relaxed),
+        )
+    })
 }
 
 /// Watch a running phase until every thread reports done: the progress line, stonewall
@@ -926,16 +1005,9 @@ fn sample(
         done_rx,
         stable,
         poll_every,
+        others,
     } = *s;
-    let totals = || {
-        lives.iter().fold((0, 0, 0), |(o, b, e), l| {
-            (
-                o + l.ops.load(Relaxed),
-                b + l.bytes.load(Relaxed),
-                e + l.errors.load(Relaxed),
-            )
-        })
-    };
+    let totals = || live_totals(lives);
     // Operations per interval for the steady-state rule, scaled to the time that really passed
     // between two looks, so a late wake-up does not read as a burst.
     let mut rates: Vec<u64> = Vec::new();
@@ -954,8 +1026,8 @@ fn sample(
         poll(ctl);
         let now = Instant::now();
         if now >= next_tick {
-            let (o, b, e) = totals();
-            observer.tick(now - ctl.start, o, b, e);
+            let ((o, b, e), (ro, rb, re)) = (totals(), others.get());
+            observer.tick(now - ctl.start, o + ro, b + rb, e + re);
             next_tick = now + TICK;
         }
         let Some(rule) = stable.filter(|_| stable_at.is_none() && now >= next_sample) else {
@@ -993,6 +1065,18 @@ mod tests {
     use crate::config::{validate, JobSpec, RunSpec};
     use crate::workloads::Workload;
     use proptest::prelude::*;
+
+    #[test]
+    fn progress_totals_of_this_phase_only() {
+        let link = ProgressLink::new(7, 3);
+        let m = link.encode((10, 4096, 1));
+        assert_eq!(link.decode(&m), Some((10, 4096, 1)));
+        assert_eq!(ProgressLink::new(8, 3).decode(&m), None, "another phase's totals");
+        assert_eq!(link.decode(&m[..24]), None, "too short");
+        assert_eq!(link.decode(&[m.clone(), vec![0]].concat()), None, "too long");
+        let mut solo = ProgressLink::new(7, 1);
+        assert_eq!(solo.exchange(&mut Group::solo(), (5, 5, 5)), (0, 0, 0), "no others");
+    }
 
     fn members(n: usize) -> Vec<Member> {
         (0..n)

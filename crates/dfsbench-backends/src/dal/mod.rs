@@ -208,30 +208,9 @@ impl DalStorage {
     /// Open `spec`, check the service answers, and create this run's prefix with its marker;
     /// with `join`, open the prefix another process of the same run created instead.
     pub fn create_run(spec: Spec, run_name: &str, opts: NetOptions, join: bool) -> Result<Self, OpError> {
-        let auth = match &spec.service {
-            Service::Swift { auth_url, .. } => {
-                let client = http_client(1)?;
-                let s = block_on(swift_auth::authenticate(&client, auth_url.as_deref()))?;
-                Auth::Swift {
-                    storage_url: s.storage_url,
-                    token: s.token,
-                }
-            }
-            _ => Auth::None,
-        };
-        let mut storage = DalStorage {
-            spec,
-            auth,
-            run_name: run_name.to_string(),
-            caps: Capabilities::default(),
-            retries: opts.retries,
-        };
-        let admin = storage.operator(&storage.spec.prefix, 4, 0)?;
+        let (mut storage, admin) = Self::connect(spec, run_name, opts)?;
         let cap = admin.info().full_capability();
-        let real_dirs = matches!(
-            storage.spec.service,
-            Service::Hdfs { .. } | Service::Webhdfs { .. } | Service::Webdav { .. } | Service::Alluxio { .. }
-        );
+        let real_dirs = storage.real_dirs();
         storage.caps = Capabilities {
             directories: real_dirs,
             rename: cap.rename,
@@ -293,6 +272,64 @@ impl DalStorage {
             Ok(())
         })?;
         Ok(storage)
+    }
+
+    /// Authenticate (Swift) and open the operator of the target's prefix.
+    fn connect(spec: Spec, run_name: &str, opts: NetOptions) -> Result<(Self, Operator), OpError> {
+        let auth = match &spec.service {
+            Service::Swift { auth_url, .. } => {
+                let client = http_client(1)?;
+                let s = block_on(swift_auth::authenticate(&client, auth_url.as_deref()))?;
+                Auth::Swift {
+                    storage_url: s.storage_url,
+                    token: s.token,
+                }
+            }
+            _ => Auth::None,
+        };
+        let storage = DalStorage {
+            spec,
+            auth,
+            run_name: run_name.to_string(),
+            caps: Capabilities::default(),
+            retries: opts.retries,
+        };
+        let admin = storage.operator(&storage.spec.prefix, 4, 0)?;
+        Ok((storage, admin))
+    }
+
+    /// Services with directories of their own, which a run creates before its marker.
+    fn real_dirs(&self) -> bool {
+        matches!(
+            self.spec.service,
+            Service::Hdfs { .. } | Service::Webhdfs { .. } | Service::Webdav { .. } | Service::Alluxio { .. }
+        )
+    }
+
+    /// `dfsbench clean`: remove the run `run_name` under `spec`'s prefix, only if its marker
+    /// names it; the number of files (objects) it held, the marker included.
+    pub fn clean_run(spec: Spec, run_name: &str) -> Result<u64, OpError> {
+        let (storage, admin) = Self::connect(spec, run_name, NetOptions::default())?;
+        let what = storage.spec.redacted.clone();
+        let run_dir = format!("{run_name}/");
+        let files = block_on(async {
+            match admin.read(&format!("{run_dir}{RUN_MARKER}")).await {
+                Ok(m) if String::from_utf8_lossy(&m.to_vec()).trim() == run_name => {}
+                Ok(_) => return Err(refuse_clean(&what, "its marker file names another run")),
+                Err(e) if e.kind() == ErrorKind::NotFound => {
+                    return Err(refuse_clean(&what, "it has no .dfsbench-run marker"))
+                }
+                Err(e) => return Err(explain(op_error(e), &what)),
+            }
+            let entries = admin
+                .list_with(&run_dir)
+                .recursive(true)
+                .await
+                .map_err(|e| explain(op_error(e), &what))?;
+            Ok::<_, OpError>(entries.iter().filter(|e| !e.metadata().is_dir()).count() as u64)
+        })?;
+        storage.remove_run()?;
+        Ok(files)
     }
 
     /// Create the bucket with a signed CreateBucket request (OpenDAL has no such call).
@@ -447,6 +484,14 @@ impl Storage for DalStorage {
             admin.remove_all(&run_dir).await.map_err(op_error)
         })
     }
+}
+
+/// Why `dfsbench clean` leaves a prefix alone.
+fn refuse_clean(what: &str, why: &str) -> OpError {
+    OpError::new(
+        "refused",
+        format!("refusing to remove {what}: {why}; dfsbench only removes run directories it created"),
+    )
 }
 
 /// `remove_all` for a service that deletes a directory only when it is empty: Alluxio's REST

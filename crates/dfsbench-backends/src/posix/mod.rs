@@ -141,6 +141,34 @@ fn open_dir(path: &Path) -> Result<OwnedFd, OpError> {
 /// Remove a run directory after checking that dfsbench made it: its name starts with
 /// `dfsbench-` and it holds a marker naming it. Anything else is refused.
 pub fn remove_run_dir(dir: &Path) -> Result<(), OpError> {
+    check_run_dir(dir)?;
+    // remove_dir_all does not follow symbolic links, so nothing outside the run is touched.
+    // The marker goes last: when several ranks remove the run at once (rank 0 died and every
+    // rank left cleans up), one that fails on a file another rank made meanwhile leaves the
+    // marker for the one that finishes.
+    let gone_ok = |r: std::io::Result<()>| match r {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(OpError::from(e)),
+        _ => Ok(()),
+    };
+    for entry in std::fs::read_dir(dir).map_err(OpError::from)? {
+        let entry = entry.map_err(OpError::from)?;
+        if entry.file_name() == RUN_MARKER {
+            continue;
+        }
+        let is_dir = entry.file_type().map_err(OpError::from)?.is_dir();
+        gone_ok(if is_dir {
+            std::fs::remove_dir_all(entry.path())
+        } else {
+            std::fs::remove_file(entry.path())
+        })?;
+    }
+    gone_ok(std::fs::remove_file(dir.join(RUN_MARKER)))?;
+    gone_ok(std::fs::remove_dir(dir))
+}
+
+/// Whether `dir` is a run directory dfsbench made: its name starts with `dfsbench-`, it is a
+/// directory (not a link to one) and it holds a marker naming it.
+pub fn check_run_dir(dir: &Path) -> Result<(), OpError> {
     let name = dir
         .file_name()
         .and_then(|n| n.to_str())
@@ -169,28 +197,7 @@ pub fn remove_run_dir(dir: &Path) -> Result<(), OpError> {
         Ok(_) => return Err(refuse("its marker file names another run")),
         Err(_) => return Err(refuse("it has no .dfsbench-run marker")),
     }
-    // remove_dir_all does not follow symbolic links, so nothing outside the run is touched.
-    // The marker goes last: when several ranks remove the run at once (rank 0 died and every
-    // rank left cleans up), one that fails on a file another rank made meanwhile leaves the
-    // marker for the one that finishes.
-    let gone_ok = |r: std::io::Result<()>| match r {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(OpError::from(e)),
-        _ => Ok(()),
-    };
-    for entry in std::fs::read_dir(dir).map_err(OpError::from)? {
-        let entry = entry.map_err(OpError::from)?;
-        if entry.file_name() == RUN_MARKER {
-            continue;
-        }
-        let is_dir = entry.file_type().map_err(OpError::from)?.is_dir();
-        gone_ok(if is_dir {
-            std::fs::remove_dir_all(entry.path())
-        } else {
-            std::fs::remove_file(entry.path())
-        })?;
-    }
-    gone_ok(std::fs::remove_file(dir.join(RUN_MARKER)))?;
-    gone_ok(std::fs::remove_dir(dir))
+    Ok(())
 }
 
 /// The file system type of an open file, for result files.

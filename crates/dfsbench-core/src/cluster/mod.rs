@@ -24,8 +24,10 @@ pub const TAG_STONEWALL: u8 = 2;
 const TAG_SYNC: u8 = 3;
 /// Rank 0 tells every rank that the user interrupted the run.
 const TAG_STOP: u8 = 4;
+/// A rank's running totals of the phase, for rank 0's progress line.
+pub const TAG_PROGRESS: u8 = 5;
 /// Every kind of message; anything else is not from this program.
-pub const TAGS: [u8; 4] = [TAG_ROUND, TAG_STONEWALL, TAG_SYNC, TAG_STOP];
+pub const TAGS: [u8; 5] = [TAG_ROUND, TAG_STONEWALL, TAG_SYNC, TAG_STOP, TAG_PROGRESS];
 /// This program's version, in every rank's member record.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// Clock exchanges with each rank at join; the shortest round trip sets its offset.

@@ -161,7 +161,8 @@ impl Kind for FilesJob {
                     label,
                     p.class(),
                     params,
-                );
+                )
+                .counted(s.count);
                 out.push(if p == FilePhase::Delete { phase.untimed() } else { phase });
             }
         }

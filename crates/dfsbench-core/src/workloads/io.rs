@@ -266,7 +266,11 @@ impl Kind for IoJob {
             params[0].1 = json!(rw.name());
             let (name, bs) = (rw.name(), format_size(self.bs as u64));
             let label = format!("{name} {bs} qd{}", self.iodepth);
-            out.push(Phase::new(index, job, IoStep::Run(rw), name, label, RW_CLASSES, params));
+            out.push(
+                Phase::new(index, job, IoStep::Run(rw), name, label, RW_CLASSES, params)
+                    // One pass over the worker's file (or region) in whole blocks.
+                    .counted(self.size / self.bs as u64),
+            );
         }
         out
     }

@@ -173,7 +173,8 @@ impl Kind for MetaJob {
             .map(|&p| {
                 let count = if p.on_dirs() { self.dirs } else { self.files };
                 let params = vec![("items_per_worker", json!(count)), ("layout", json!(self.layout))];
-                let phase = Phase::new(index, job, p, p.name(), p.name().to_string(), p.class(), params);
+                let ops = if p == MetaPhase::List { 1 } else { count };
+                let phase = Phase::new(index, job, p, p.name(), p.name().to_string(), p.class(), params).counted(ops);
                 // Only create is time-limited, as in mdtest's stonewall option: later phases
                 // work on the files that exist.
                 if p == MetaPhase::Create {

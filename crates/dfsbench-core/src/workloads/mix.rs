@@ -132,7 +132,9 @@ impl Kind for MixJob {
             ("bs", json!(self.bs)),
         ];
         let label = format!("fill {} files", self.files);
-        let fill = Phase::new(index, job, MixStep::Fill, "fill", label, &["write"], fill_params).preparation();
+        let fill = Phase::new(index, job, MixStep::Fill, "fill", label, &["write"], fill_params)
+            .preparation()
+            .counted(self.files);
         let weights = self.mix.0.iter().map(|(op, w)| (op.name(), w));
         let mut params = vec![
             (
@@ -152,7 +154,7 @@ impl Kind for MixJob {
         );
         vec![
             fill,
-            Phase::new(index, job, MixStep::Mix, "mix", label, MIX_CLASSES, params),
+            Phase::new(index, job, MixStep::Mix, "mix", label, MIX_CLASSES, params).counted(self.ops),
         ]
     }
 
