@@ -117,6 +117,9 @@ pub struct FigureSpec {
     pub series: Vec<SeriesSpec>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub caption: Option<String>,
+    /// The bars' row names (bar figures); default: the rows' labels.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub categories: Vec<String>,
 }
 
 /// Cells of `tables[table]`, column `column`, in `rows`; `x` holds the x of each row (line
@@ -196,7 +199,10 @@ fn draw(doc: &StudyTables, f: &FigureSpec) -> Result<Option<String>, RenderError
         FigureKind::Bars => {
             let s = &f.series[0];
             let table = &doc.tables[s.table];
-            let categories = s.rows.iter().map(|&r| table.rows[r].labels.join(" x ")).collect();
+            let categories = match f.categories.is_empty() {
+                true => s.rows.iter().map(|&r| table.rows[r].labels.join(", ")).collect(),
+                false => f.categories.clone(),
+            };
             let groups = doc
                 .systems
                 .iter()

@@ -266,6 +266,7 @@ pub fn line(title: String, x_label: &str, x_axis: XAxis, y_label: &str, series: 
         y_label: y_label.into(),
         series,
         caption: None,
+        categories: Vec::new(),
     }
 }
 
@@ -285,6 +286,7 @@ pub fn bars(title: String, y_label: &str, table: usize, column: usize, rows: Vec
             dashed: false,
         }],
         caption: None,
+        categories: Vec::new(),
     }
 }
 

@@ -35,10 +35,8 @@ pub fn short(why: &str) -> String {
         Some("one process only".into())
     } else if rest.starts_with("LocalFS is the single-node baseline") {
         Some("single node only".into())
-    } else if let Some(backend) = between(rest, " on the ", " backend") {
-        Some(format!("not on {backend}"))
     } else {
-        None
+        between(rest, " on the ", " backend").map(|backend| format!("not on {backend}"))
     };
     match code {
         Some(c) => format!("{kind}: {c}"),

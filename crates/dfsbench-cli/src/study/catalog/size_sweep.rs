@@ -46,8 +46,13 @@ pub fn size_sweep(scale: Scale, nodes: &[usize]) -> Study {
             if let Spread::Nodes { nodes, .. } = spread {
                 cells.extend(["write", "read"].map(|op| Cell::new(&id, PhaseSel::op(op), metric).per_node(*nodes)));
             }
+            // N as it ran: the publication's N x scale files.
+            let n_label = match files {
+                Some(k) if k != n => format!("{k} of {n}"),
+                _ => n.to_string(),
+            };
             rows.push(Row {
-                labels: vec![n.to_string(), pub_size(s), metric.unit().into()],
+                labels: vec![n_label, pub_size(s), metric.unit().into()],
                 cells,
             });
             let left_out = files.is_none().then(|| {
@@ -151,8 +156,13 @@ pub fn size_sweep(scale: Scale, nodes: &[usize]) -> Study {
             _ => "one client".into(),
         };
         for (c, op) in ["write", "read"].into_iter().enumerate() {
-            let rows = (0..SETS.len()).filter(|&r| SETS[r].1 > 0).collect();
-            figures.push(bars(format!("{op} MiB/s per (N, S), {who}"), "MiB/s", t, c, rows));
+            let rows: Vec<usize> = (0..SETS.len()).filter(|&r| SETS[r].1 > 0).collect();
+            let mut f = bars(format!("{op} MiB/s per (N, S), {who}"), "MiB/s", t, c, rows.clone());
+            f.categories = rows
+                .iter()
+                .map(|&r| format!("{} x {}", tables[t].rows[r].labels[0], pub_size(SETS[r].1)))
+                .collect();
+            figures.push(f);
         }
     }
     Study {
