@@ -1030,6 +1030,13 @@ fn scale_keeps_the_sizes_of_the_rows() {
         ran.push(id.to_string());
     }
     assert_eq!(ran.len(), 6, "{ran:?}");
+    // The page draws MiB/s per (N, S) row, a bar per system, from tables.json, or from the
+    // manifest and results when the folder has none.
+    let (_, page) = study_page(&dir);
+    assert_eq!(page.matches("data-kind=\"study-bars\"").count(), 2, "write and read");
+    std::fs::remove_file(dir.join("tables.json")).unwrap();
+    let (_, again) = study_page(&dir);
+    assert_eq!(again.matches("data-kind=\"study-bars\"").count(), 2);
     for (row, least) in [
         ("| 100 | 100 MB |", "0.005"),
         ("| 10 | 1 GB |", "0.05"),

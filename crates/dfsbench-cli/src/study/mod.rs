@@ -59,28 +59,25 @@ fn show(m: &Manifest, dir: &Path, format: StudyFormat, write: bool) -> Result<()
 
 /// The tables of the study folder `dir` as data, for `dfsbench report DIR`: its tables.json,
 /// or, when it has none (a study still running or from before tables.json), rendered from its
-/// manifest and result files. None when `dir` is not a study folder.
+/// manifest and result files. None when `dir` holds no study manifest (a folder of results).
 pub fn tables_of(dir: &Path) -> Result<Option<dfsbench_report::study_page::StudyTables>, Failure> {
     use dfsbench_report::study_page::{StudyTables, FILE, SCHEMA};
-    if !dir.join(manifest::FILE).is_file() {
+    let Ok(m) = Manifest::load(dir) else {
         return Ok(None);
-    }
+    };
     let json = dir.join(FILE);
     if let Ok(text) = std::fs::read(&json) {
         let doc: StudyTables = serde_json::from_slice(&text)
             .map_err(|e| Failure::usage(format!("{} is not a study's tables: {e}", json.display())))?;
         if doc.schema != SCHEMA {
             return Err(Failure::usage(format!(
-                "{} has schema {}, this dfsbench reads {SCHEMA}: rewrite it with `dfsbench study {} --from {}`",
+                "{} has schema {}, this dfsbench reads {SCHEMA}: remove it to render the tables from the results",
                 json.display(),
-                doc.schema,
-                doc.study,
-                dir.display()
+                doc.schema
             )));
         }
         return Ok(Some(doc));
     }
-    let m = Manifest::load(dir).map_err(Failure::usage)?;
     let scale = Scale::parse(&m.scale.to_string()).map_err(Failure::usage)?;
     let study = catalog::build(&m.study, scale, &m.nodes).ok_or_else(|| unknown(&m.study))?;
     Ok(Some(render::render(&study, &m, dir).doc))
