@@ -1037,6 +1037,16 @@ fn scale_keeps_the_sizes_of_the_rows() {
     std::fs::remove_file(dir.join("tables.json")).unwrap();
     let (_, again) = study_page(&dir);
     assert_eq!(again.matches("data-kind=\"study-bars\"").count(), 2);
+    // tables.json of another schema: one line naming it, exit 2.
+    std::fs::write(dir.join("tables.json"), r#"{"schema": "dfsbench.study-tables/9"}"#).unwrap();
+    let r = Command::new(bin())
+        .args(["report", dir.to_str().unwrap(), "-o", "-"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(r.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("has schema \"dfsbench.study-tables/9\""), "{stderr}");
     for (row, least) in [
         ("| 100 | 100 MB |", "0.005"),
         ("| 10 | 1 GB |", "0.05"),

@@ -67,16 +67,16 @@ pub fn tables_of(dir: &Path) -> Result<Option<dfsbench_report::study_page::Study
     };
     let json = dir.join(FILE);
     if let Ok(text) = std::fs::read(&json) {
-        let doc: StudyTables = serde_json::from_slice(&text)
-            .map_err(|e| Failure::usage(format!("{} is not a study's tables: {e}", json.display())))?;
-        if doc.schema != SCHEMA {
+        let bad = |e: serde_json::Error| Failure::usage(format!("{} is not a study's tables: {e}", json.display()));
+        let v: serde_json::Value = serde_json::from_slice(&text).map_err(bad)?;
+        if v["schema"] != SCHEMA {
             return Err(Failure::usage(format!(
                 "{} has schema {}, this dfsbench reads {SCHEMA}: remove it to render the tables from the results",
                 json.display(),
-                doc.schema
+                v["schema"]
             )));
         }
-        return Ok(Some(doc));
+        return Ok(Some(serde_json::from_value::<StudyTables>(v).map_err(bad)?));
     }
     let scale = Scale::parse(&m.scale.to_string()).map_err(Failure::usage)?;
     let study = catalog::build(&m.study, scale, &m.nodes).ok_or_else(|| unknown(&m.study))?;
