@@ -498,3 +498,96 @@ pub fn render(
     out.push_str(footer);
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn num(v: f64) -> CellDoc {
+        CellDoc {
+            value: Some(v),
+            text: v.to_string(),
+            unit: "MiB/s".into(),
+            ..Default::default()
+        }
+    }
+
+    fn gap() -> CellDoc {
+        CellDoc {
+            text: "n/a: no positional writes on s3".into(),
+            unit: "MiB/s".into(),
+            footnote: Some(1),
+            ..Default::default()
+        }
+    }
+
+    /// Two systems, one of them without numbers; a figure over both rows of column 0 and one
+    /// over column 1, which has none.
+    fn doc() -> StudyTables {
+        let row = |t: &str, a: f64| RowDoc {
+            labels: vec![t.into()],
+            cells: vec![vec![num(a), gap()], vec![gap(), gap()]],
+        };
+        let fig = |column: usize| FigureSpec {
+            kind: FigureKind::Line,
+            title: format!("column {column}"),
+            x_label: "threads".into(),
+            x_axis: XAxis::Count,
+            y_label: "MiB/s".into(),
+            series: vec![SeriesSpec {
+                table: 0,
+                column,
+                rows: vec![0, 1],
+                x: vec![1.0, 2.0],
+                dashed: false,
+            }],
+            caption: None,
+            categories: Vec::new(),
+        };
+        StudyTables {
+            schema: SCHEMA.into(),
+            study: "fio-matrix".into(),
+            title: "t".into(),
+            publication: "p".into(),
+            study_id: "id".into(),
+            status: "complete".into(),
+            scale: 0.01,
+            systems: ["disk", "s3"]
+                .map(|l| SystemColumn {
+                    label: l.into(),
+                    target: format!("{l}://x"),
+                })
+                .into(),
+            tables: vec![TableDoc {
+                title: "write".into(),
+                row_header: vec!["threads".into()],
+                columns: vec!["4K".into(), "128K".into()],
+                rows: vec![row("1", 10.0), row("2", 20.0)],
+            }],
+            figures: vec![fig(0), fig(1)],
+            footnotes: vec!["n/a: job 'write' needs positional writes but the s3 backend does not support it".into()],
+            notes: Vec::new(),
+            warnings: Vec::new(),
+            points: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_figure_names_every_system_once_and_the_ones_without_numbers() {
+        let d = doc();
+        let svg = draw(&d, &d.figures[0]).unwrap().expect("disk has numbers");
+        // The legend: one entry per system, each in its colour.
+        for (k, l) in ["disk", "s3"].iter().enumerate() {
+            assert!(
+                svg.contains(&format!(">\n{l}\n</text>")) || svg.contains(&format!(">{l}</text>")),
+                "{svg}"
+            );
+            assert!(svg.contains(&system_colour(k).to_uppercase()[1..]), "{l}'s colour");
+        }
+        assert_eq!(gaps(&d, &d.figures[0]), ["s3: n/a: no positional writes on s3 [1]"]);
+        assert!(draw(&d, &d.figures[1]).unwrap().is_none(), "no numbers, no figure");
+        let html = figures(&d).unwrap();
+        assert_eq!(html.matches("<figure").count(), 1);
+        assert!(html.contains("Not drawn, no system has a number in them: column 1."));
+    }
+}
