@@ -729,7 +729,7 @@ const ids = ['figures', 'tables', 'per-run', 'run-cards'];
 for (let i = 0; i + 1 < ids.length; i++)
   out.order.push(!!(at(ids[i]) && at(ids[i + 1]) &&
     (at(ids[i]).compareDocumentPosition(at(ids[i + 1])) & Node.DOCUMENT_POSITION_FOLLOWING)));
-out.folded = at('run-cards') ? at('run-cards').tagName === 'DETAILS' && !at('run-cards').open : null;
+out.folded = ['run-cards', 'run-charts'].every(id => at(id) && at(id).tagName === 'DETAILS' && !at(id).open);
 document.querySelectorAll('#systems .system').forEach(s =>
   out.legend[s.querySelector('b').textContent] = s.dataset.colour.toUpperCase());
 document.querySelectorAll('figure.study').forEach(f => {
@@ -802,7 +802,10 @@ fn check_page(v: &Value, systems: &[&str], figures: usize) {
         serde_json::json!([true, true, true]),
         "figures, tables, per run, run cards"
     );
-    assert_eq!(v["folded"], true, "the run cards are folded");
+    assert_eq!(
+        v["folded"], true,
+        "the run cards and the charts with a legend entry per run are folded"
+    );
     let legend = v["legend"].as_object().unwrap();
     assert_eq!(legend.len(), systems.len(), "the page legend: {legend:?}");
     let colours: Vec<&str> = systems.iter().map(|s| legend[*s].as_str().unwrap()).collect();

@@ -437,6 +437,26 @@ fn cut<'a>(page: &'a str, marker: &str) -> Result<(&'a str, &'a str), RenderErro
         .ok_or_else(|| RenderError::Drawing(format!("the run report has no '{marker}'")))
 }
 
+const THROUGHPUT: &str = "<h2 id=\"throughput\">";
+const TIMELINE: &str = "<h2 id=\"timeline\">";
+
+/// The run report's charts over all runs (throughput, latency, comparison) have a legend entry
+/// per run: on a study page they are folded, the study's figures come first.
+fn fold_run_charts(data: &str) -> String {
+    let (Some(a), Some(b)) = (data.find(THROUGHPUT), data.find(TIMELINE)) else {
+        return data.to_string();
+    };
+    if a > b {
+        return data.to_string();
+    }
+    format!(
+        "{}<details id=\"run-charts\"><summary>Throughput, latency and comparison charts of every run (a legend entry per run)</summary>\n{}</details>\n{}",
+        &data[..a],
+        &data[a..b],
+        &data[b..]
+    )
+}
+
 /// The study page: the per-run report of `runs` (coloured by system) around the study's
 /// figures and tables. `system_of[i]` is the index of run i's system.
 pub fn render(
@@ -486,7 +506,7 @@ pub fn render(
     out.push_str(&tables(doc));
     out.push_str(warnings);
     out.push_str("<section id=\"per-run\"><h2>dfsbench's data per run</h2>\n<p class=\"note\">What the tables are made of: every run's phases, latency and time lines.</p>\n");
-    out.push_str(data);
+    out.push_str(&fold_run_charts(data));
     out.push_str("</section>\n");
     let _ = writeln!(
         out,
