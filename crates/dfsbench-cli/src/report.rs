@@ -97,9 +97,31 @@ fn command_line() -> String {
     html::shell_words(&dfsbench_backends::redact::command_line())
 }
 
+/// The study folder given alone, with its tables: its page opens with the publication's
+/// figures.
+fn study_folder(paths: &[PathBuf]) -> Result<Option<(PathBuf, dfsbench_report::study_page::StudyTables)>, Failure> {
+    match paths {
+        [dir] if dir.is_dir() => Ok(crate::study::tables_of(dir)?.map(|doc| (dir.clone(), doc))),
+        _ => Ok(None),
+    }
+}
+
+/// Each run's system in the study: results are at `DIR/LABEL/POINT.json`.
+fn systems_of(runs: &[runs::Run], dir: &Path, doc: &dfsbench_report::study_page::StudyTables) -> Vec<usize> {
+    runs.iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let label = r.path.strip_prefix(dir).ok().and_then(|p| p.components().next());
+            label
+                .and_then(|l| doc.systems.iter().position(|s| l.as_os_str() == s.label.as_str()))
+                .unwrap_or(doc.systems.len() + i)
+        })
+        .collect()
+}
+
 pub fn report(args: &ReportArgs) -> Result<(), Failure> {
     let loaded = load(&args.paths)?;
-    let runs = runs::runs(&loaded);
+    let mut runs = runs::runs(&loaded);
     let out = args.out.as_deref();
     match args.format {
         ReportFormat::Html => {
@@ -108,7 +130,13 @@ pub fn report(args: &ReportArgs) -> Result<(), Failure> {
                 command: command_line(),
                 generated_at: humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
             };
-            let text = html::render(&runs, &page)?;
+            let text = match study_folder(&args.paths)? {
+                Some((dir, doc)) => {
+                    let system_of = systems_of(&runs, &dir, &doc);
+                    dfsbench_report::study_page::render(&doc, &mut runs, &system_of, &page)?
+                }
+                None => html::render(&runs, &page)?,
+            };
             let path = out.unwrap_or(Path::new("report.html"));
             write_out(Some(path), &text)?;
             if path != Path::new("-") {

@@ -16,6 +16,7 @@ pub mod latency;
 pub mod markdown;
 pub mod noise;
 pub mod runs;
+pub mod study_page;
 pub mod summary;
 pub mod sweep;
 pub mod synthetic;

@@ -375,16 +375,19 @@ pub fn execute(
     on_interrupt();
     let total = study.points.len() * systems.len();
     let (mut done, mut failed) = (0, 0);
+    // Systems whose null tests are still to run: with the first point that runs on each, so a
+    // system the first point skips (S3 and positional writes) still has them.
+    let mut null_pending: Vec<&str> = Vec::new();
     'points: for point in &study.points {
         let mut record = PointRecord {
             id: point.id.clone(),
             params: point.params.clone(),
             runs: Vec::new(),
         };
-        let spec = RunSpec {
-            null_tests: point.null_tests.then_some(true),
-            ..run_spec.clone()
-        };
+        if point.null_tests {
+            null_pending = systems.iter().map(|s| s.label.as_str()).collect();
+        }
+        let spec = run_spec.clone();
         let config = validate(&spec, &point.jobs).map_err(|e| Failure::usage(format!("{}: {e}", point.id)))?;
         let workload = (point.spread != Spread::Threads)
             .then(|| write_workload(&dir, point, spec.clone()))
@@ -396,13 +399,16 @@ pub fn execute(
             }
             done += 1;
             let started = Instant::now();
-            let config = match (&point.disruption, point.one_way_delay_ms, &sys.lab) {
-                (_, Some(_), None) => Err("needs a lab target (-t lab:NAME) to add network delay".into()),
-                (None, _, _) => Ok(config.clone()),
-                (Some(d), _, _) => {
-                    disruption_spec(d, sys, a, &spec).and_then(|s| validate(&s, &point.jobs).map_err(|e| e.to_string()))
-                }
-            };
+            let left_out = point.left_out.clone().map(Err);
+            let config =
+                left_out
+                    .unwrap_or(Ok(()))
+                    .and_then(|()| match (&point.disruption, point.one_way_delay_ms, &sys.lab) {
+                        (_, Some(_), None) => Err("needs a lab target (-t lab:NAME) to add network delay".into()),
+                        (None, _, _) => Ok(config.clone()),
+                        (Some(d), _, _) => disruption_spec(d, sys, a, &spec)
+                            .and_then(|s| validate(&s, &point.jobs).map_err(|e| e.to_string())),
+                    });
             // A lab's daemons are the server whose CPU a point records (--server-pid wins),
             // read again for each point: a fault point restarts some of them.
             let config = config.and_then(|mut c| {
@@ -432,7 +438,13 @@ pub fn execute(
                 .map_err(|e| Failure::runtime(format!("cannot create {}: {e}", dir.join(&sys.label).display())))?;
             // Between points no run is under way: nothing reads the environment meanwhile.
             env.switch_to(sys);
-            let config = config.map_err(Failure::runtime)?;
+            let mut config = config.map_err(Failure::runtime)?;
+            // (In this process: a child's workload file has its own settings.)
+            let pending = null_pending.iter().position(|l| *l == sys.label);
+            if let Some(at) = pending.filter(|_| workload.is_none()) {
+                null_pending.remove(at);
+                config.null_tests = true;
+            }
             let delayed = point.one_way_delay_ms.zip(sys.lab.as_deref());
             let (run, status) = match delayed.map(|(ms, lab)| set_delay(lab, ms)) {
                 Some(Err(why)) => (

@@ -7,6 +7,7 @@ mod exec;
 mod launch;
 mod manifest;
 mod model;
+mod reasons;
 mod render;
 mod scale;
 
@@ -43,6 +44,8 @@ fn show(m: &Manifest, dir: &Path, format: StudyFormat, write: bool) -> Result<()
         };
         put("tables.md", &r.markdown)?;
         put("tables.csv", &r.cells_csv)?;
+        let json = serde_json::to_string_pretty(&r.doc).expect("JSON of the tables");
+        put(dfsbench_report::study_page::FILE, &(json + "\n"))?;
         for (i, t) in r.tables_csv.iter().enumerate() {
             put(&format!("table-{}.csv", i + 1), t)?;
         }
@@ -52,6 +55,32 @@ fn show(m: &Manifest, dir: &Path, format: StudyFormat, write: bool) -> Result<()
         StudyFormat::Csv => print!("{}", r.cells_csv),
     }
     Ok(())
+}
+
+/// The tables of the study folder `dir` as data, for `dfsbench report DIR`: its tables.json,
+/// or, when it has none (a study still running or from before tables.json), rendered from its
+/// manifest and result files. None when `dir` holds no study manifest (a folder of results).
+pub fn tables_of(dir: &Path) -> Result<Option<dfsbench_report::study_page::StudyTables>, Failure> {
+    use dfsbench_report::study_page::{StudyTables, FILE, SCHEMA};
+    let Ok(m) = Manifest::load(dir) else {
+        return Ok(None);
+    };
+    let json = dir.join(FILE);
+    if let Ok(text) = std::fs::read(&json) {
+        let bad = |e: serde_json::Error| Failure::usage(format!("{} is not a study's tables: {e}", json.display()));
+        let v: serde_json::Value = serde_json::from_slice(&text).map_err(bad)?;
+        if v["schema"] != SCHEMA {
+            return Err(Failure::usage(format!(
+                "{} has schema {}, this dfsbench reads {SCHEMA}: remove it to render the tables from the results",
+                json.display(),
+                v["schema"]
+            )));
+        }
+        return Ok(Some(serde_json::from_value::<StudyTables>(v).map_err(bad)?));
+    }
+    let scale = Scale::parse(&m.scale.to_string()).map_err(Failure::usage)?;
+    let study = catalog::build(&m.study, scale, &m.nodes).ok_or_else(|| unknown(&m.study))?;
+    Ok(Some(render::render(&study, &m, dir).doc))
 }
 
 /// `*` matches any run of characters: `read-*-t1`.
@@ -87,9 +116,14 @@ fn select(study: &mut model::Study, only: &[String]) -> Result<(), Failure> {
             )));
         }
     }
+    let null_tests = study.points.iter().any(|p| p.null_tests);
     study
         .points
         .retain(|p| only.iter().any(|pat| matches(pat.trim(), &p.id)));
+    // The null tests go with the first point that runs, whichever that is.
+    if let Some(first) = study.points.first_mut().filter(|_| null_tests) {
+        first.null_tests = true;
+    }
     Ok(())
 }
 

@@ -1,15 +1,18 @@
 //! What a study is: runs to make (points) and tables to fill from their result files.
 
 use dfsbench_core::config::JobSpec;
+pub use dfsbench_report::study_page::{FigureKind, FigureSpec, SeriesSpec, XAxis};
 
 /// A named, reproducible evaluation.
 pub struct Study {
     pub name: &'static str,
-    /// The publication it reproduces and its seed file.
     pub title: &'static str,
-    pub source: &'static str,
+    /// The publication it reproduces: authors, title, kind of document.
+    pub publication: &'static str,
     pub points: Vec<Point>,
     pub tables: Vec<Table>,
+    /// The publication's figures, drawn from the tables by `dfsbench report`.
+    pub figures: Vec<FigureSpec>,
     /// Parts of the publication this study cannot run here, and why.
     pub notes: Vec<String>,
     /// Also run every point on a local directory (DFS-Perf measures LocalFS as its baseline).
@@ -32,6 +35,9 @@ pub struct Point {
     /// One-way delay added on every node link of a lab target for the whole run, in ms (10:
     /// 20 ms more round trip).
     pub one_way_delay_ms: Option<u64>,
+    /// Why the point does not run at this scale (its files would be other than the
+    /// publication's): every system's cells say so.
+    pub left_out: Option<String>,
 }
 
 /// A fault a point injects: a node of a role taken out during a phase and brought back, as
@@ -107,6 +113,8 @@ pub struct Cell {
     pub baseline: Option<String>,
     /// Divide by this many nodes: the mean per node of an aggregate.
     pub per_node: Option<usize>,
+    /// Why this cell is not measured at the study's scale (every system's cell says so).
+    pub left_out: Option<String>,
 }
 
 /// Which phase of a result: its operation name, the job's name when the run has several, and
@@ -230,7 +238,12 @@ impl Cell {
             metric,
             baseline: None,
             per_node: None,
+            left_out: None,
         }
+    }
+    pub fn left_out(mut self, why: Option<&String>) -> Self {
+        self.left_out = why.cloned();
+        self
     }
     pub fn speedup(mut self, baseline: &str) -> Self {
         self.baseline = Some(baseline.to_string());
@@ -239,5 +252,51 @@ impl Cell {
     pub fn per_node(mut self, nodes: usize) -> Self {
         self.per_node = Some(nodes);
         self
+    }
+}
+
+/// A line figure: for each system, the cells of `table`'s `column` over the rows `rows`, at x
+/// `x` (one per row).
+pub fn line(title: String, x_label: &str, x_axis: XAxis, y_label: &str, series: Vec<SeriesSpec>) -> FigureSpec {
+    FigureSpec {
+        kind: FigureKind::Line,
+        title,
+        x_label: x_label.into(),
+        x_axis,
+        y_label: y_label.into(),
+        series,
+        caption: None,
+        categories: Vec::new(),
+    }
+}
+
+/// A bar figure: a bar per system in each of `rows` of `table`'s `column`.
+pub fn bars(title: String, y_label: &str, table: usize, column: usize, rows: Vec<usize>) -> FigureSpec {
+    FigureSpec {
+        kind: FigureKind::Bars,
+        title,
+        x_label: String::new(),
+        x_axis: XAxis::Linear,
+        y_label: y_label.into(),
+        series: vec![SeriesSpec {
+            table,
+            column,
+            rows,
+            x: Vec::new(),
+            dashed: false,
+        }],
+        caption: None,
+        categories: Vec::new(),
+    }
+}
+
+/// The cells of `column` of `table` in `rows`, at x values `x`.
+pub fn series(table: usize, column: usize, rows: Vec<usize>, x: Vec<f64>) -> SeriesSpec {
+    SeriesSpec {
+        table,
+        column,
+        rows,
+        x,
+        dashed: false,
     }
 }

@@ -9,8 +9,11 @@ use std::path::Path;
 use dfsbench_backends::redact::redact;
 use dfsbench_result::{PhaseResult, RunResult};
 
+use dfsbench_report::study_page::{self as page, CellDoc, PointDoc, RowDoc, StudyTables, SystemColumn, TableDoc};
+
 use super::manifest::Manifest;
 use super::model::{Cell, Metric, NullField, PhaseSel, Study};
+use super::reasons;
 
 /// A cell's number and where it came from.
 struct Source {
@@ -32,11 +35,33 @@ enum Value {
     Missing(String),
 }
 
-/// Result files by (point, system), or why a point has none.
-type Loaded = BTreeMap<(String, String), Result<(String, RunResult), String>>;
+/// Result files by (point, system), or why a point has none, and the points in the order they
+/// ran.
+struct Loaded {
+    runs: BTreeMap<(String, String), Result<(String, RunResult), String>>,
+    order: Vec<String>,
+}
+
+impl Loaded {
+    fn get(&self, point: &str, system: &str) -> Option<&Result<(String, RunResult), String>> {
+        self.runs.get(&(point.to_string(), system.to_string()))
+    }
+
+    /// The first result of `system` with null tests: they run once per system, with its first
+    /// point that runs.
+    fn null_tests(&self, system: &str) -> Option<&(String, RunResult)> {
+        self.order
+            .iter()
+            .filter_map(|p| self.get(p, system)?.as_ref().ok())
+            .find(|(_, r)| r.null_tests.is_some())
+    }
+}
 
 fn load(m: &Manifest, dir: &Path) -> Loaded {
-    let mut out = Loaded::new();
+    let mut out = Loaded {
+        runs: BTreeMap::new(),
+        order: m.points.iter().map(|p| p.id.clone()).collect(),
+    };
     for p in &m.points {
         for r in &p.runs {
             let v = match (&r.result, &r.error) {
@@ -48,7 +73,7 @@ fn load(m: &Manifest, dir: &Path) -> Loaded {
                 (None, Some(e)) => Err(format!("error: {e}")),
                 (None, None) => Err("not run".into()),
             };
-            out.insert((p.id.clone(), r.system.clone()), v);
+            out.runs.insert((p.id.clone(), r.system.clone()), v);
         }
     }
     out
@@ -98,11 +123,17 @@ fn raw(p: &PhaseResult, metric: Metric) -> Option<(f64, f64)> {
 }
 
 fn source(loaded: &Loaded, point: &str, system: &str, cell: &Cell) -> Result<(Source, f64), String> {
-    let (file, r) = loaded
-        .get(&(point.to_string(), system.to_string()))
-        .ok_or_else(|| "not run".to_string())?
-        .as_ref()
-        .map_err(Clone::clone)?;
+    let at_point = || {
+        loaded
+            .get(point, system)
+            .ok_or_else(|| "not run".to_string())?
+            .as_ref()
+            .map_err(Clone::clone)
+    };
+    let (file, r) = match cell.metric {
+        Metric::Null(_) => loaded.null_tests(system).map_or_else(at_point, Ok)?,
+        _ => at_point()?,
+    };
     if cell.metric == Metric::RecoverySecs {
         return Ok((
             Source {
@@ -178,7 +209,7 @@ fn recovery_secs(r: &RunResult) -> Result<f64, String> {
 /// What the run's first fault did to the I/O of its phase: continued, stalled for the longest
 /// gap without a completed operation (at least the stall threshold), or failed with errors.
 fn outcome(loaded: &Loaded, system: &str, cell: &Cell) -> Value {
-    let (file, r) = match loaded.get(&(cell.point.clone(), system.to_string())) {
+    let (file, r) = match loaded.get(&cell.point, system) {
         Some(Ok(found)) => found,
         Some(Err(why)) => return Value::Missing(why.clone()),
         None => return Value::Missing("not run".into()),
@@ -217,6 +248,9 @@ fn outcome(loaded: &Loaded, system: &str, cell: &Cell) -> Value {
 }
 
 fn value(loaded: &Loaded, system: &str, cell: &Cell) -> Value {
+    if let Some(why) = &cell.left_out {
+        return Value::Missing(format!("n/a: {why}"));
+    }
     if cell.metric == Metric::FaultOutcome {
         return outcome(loaded, system, cell);
     }
@@ -280,39 +314,198 @@ pub struct Rendered {
     pub cells_csv: String,
     /// Wide format, a file per table in the publication's shape.
     pub tables_csv: Vec<String>,
+    /// The tables as data, with the publication's figures: `tables.json`.
+    pub doc: StudyTables,
 }
 
 /// Header of the long CSV.
 pub const CELLS_HEADER: &str =
     "table,row,column,system,value,unit,result,phase,field,raw,factor,baseline_result,baseline_raw,note";
 
-pub fn render(study: &Study, m: &Manifest, dir: &Path) -> Rendered {
+/// Footnotes numbered in order of first use, one per distinct reason.
+#[derive(Default)]
+struct Footnotes(Vec<String>);
+
+impl Footnotes {
+    fn number(&mut self, why: &str) -> usize {
+        match self.0.iter().position(|f| f == why) {
+            Some(i) => i + 1,
+            None => {
+                self.0.push(why.to_string());
+                self.0.len()
+            }
+        }
+    }
+}
+
+/// A cell for people and its line of the long CSV.
+fn cell_doc(v: &Value, ratio: bool, unit: &str, notes: &mut Footnotes) -> (CellDoc, Vec<String>) {
+    let mut doc = CellDoc {
+        unit: unit.to_string(),
+        ..Default::default()
+    };
+    let long = match v {
+        Value::Num {
+            value,
+            src,
+            factor,
+            baseline,
+        } => {
+            doc.value = Some(*value);
+            doc.text = short(*value, ratio);
+            doc.result = Some(src.file.clone());
+            vec![
+                value.to_string(),
+                unit.into(),
+                src.file.clone(),
+                src.phase.clone(),
+                String::new(),
+                src.raw.to_string(),
+                factor.to_string(),
+                baseline.as_ref().map(|b| b.file.clone()).unwrap_or_default(),
+                baseline.as_ref().map(|b| b.raw.to_string()).unwrap_or_default(),
+                String::new(),
+            ]
+        }
+        Value::Text { text, src } => {
+            doc.text = text.clone();
+            doc.result = Some(src.file.clone());
+            vec![
+                text.clone(),
+                unit.into(),
+                src.file.clone(),
+                src.phase.clone(),
+                String::new(),
+                src.raw.to_string(),
+                "1".into(),
+                String::new(),
+                String::new(),
+                String::new(),
+            ]
+        }
+        Value::Missing(why) => {
+            doc.text = reasons::short(why);
+            if doc.text != *why {
+                doc.footnote = Some(notes.number(why));
+            }
+            let mut long = vec![String::new(), unit.into()];
+            long.extend(std::iter::repeat_n(String::new(), 7));
+            long.push(why.clone());
+            long
+        }
+    };
+    (doc, long)
+}
+
+/// The tables of the study from its files: as data, and the long CSV of their cells.
+fn tables(study: &Study, m: &Manifest, dir: &Path) -> (StudyTables, String) {
     let loaded = load(m, dir);
-    let systems: Vec<&str> = m.systems.iter().map(|s| s.label.as_str()).collect();
+    let mut notes = Footnotes::default();
+    let mut cells_csv = format!("{CELLS_HEADER}\n");
+    let mut tables = Vec::new();
+    for (ti, t) in study.tables.iter().enumerate() {
+        let mut rows = Vec::new();
+        for r in &t.rows {
+            let mut cells = Vec::new();
+            for (c, cell) in t.columns.iter().zip(&r.cells) {
+                let ratio = cell.baseline.is_some();
+                let unit = if ratio { "x" } else { cell.metric.unit() };
+                let mut per_system = Vec::new();
+                for s in &m.systems {
+                    let v = value(&loaded, &s.label, cell);
+                    let (doc, mut long) = cell_doc(&v, ratio, unit, &mut notes);
+                    if !long[2].is_empty() {
+                        long[4] = cell.metric.field();
+                    }
+                    let mut line = vec![(ti + 1).to_string(), r.labels.join(" / "), c.clone(), s.label.clone()];
+                    line.extend(long);
+                    cells_csv.push_str(&csv_line(&line));
+                    per_system.push(doc);
+                }
+                cells.push(per_system);
+            }
+            rows.push(RowDoc {
+                labels: r.labels.clone(),
+                cells,
+            });
+        }
+        tables.push(TableDoc {
+            title: t.title.clone(),
+            row_header: t.row_header.clone(),
+            columns: t.columns.clone(),
+            rows,
+        });
+    }
+    let mut warnings: BTreeMap<(&str, &str), Vec<&str>> = BTreeMap::new();
+    for p in &m.points {
+        for r in &p.runs {
+            if let Some(w) = &r.warning {
+                warnings.entry((&r.system, w)).or_default().push(&p.id);
+            }
+        }
+    }
+    let doc = StudyTables {
+        schema: page::SCHEMA.into(),
+        study: study.name.into(),
+        title: study.title.into(),
+        publication: study.publication.into(),
+        study_id: m.study_id.clone(),
+        status: m.status.clone(),
+        scale: m.scale,
+        systems: m
+            .systems
+            .iter()
+            .map(|s| SystemColumn {
+                label: s.label.clone(),
+                target: redact(&s.target),
+            })
+            .collect(),
+        tables,
+        figures: study.figures.clone(),
+        footnotes: notes.0,
+        notes: study.notes.clone(),
+        warnings: warnings
+            .iter()
+            .map(|((system, w), ids)| format!("`{system}`, {}: {w}", ids.join(", ")))
+            .collect(),
+        points: m
+            .points
+            .iter()
+            .map(|p| PointDoc {
+                id: p.id.clone(),
+                params: p.params.clone(),
+            })
+            .collect(),
+    };
+    (doc, cells_csv)
+}
+
+pub fn render(study: &Study, m: &Manifest, dir: &Path) -> Rendered {
+    let (doc, cells_csv) = tables(study, m, dir);
+    let several = doc.systems.len() > 1;
     let mut md = String::new();
     let _ = writeln!(md, "# {}: {}\n", study.name, study.title);
     let _ = writeln!(
         md,
-        "Study {} ({}), scale {}, from {}. Systems: {}.\n",
-        m.study_id,
-        m.status,
-        m.scale,
-        study.source,
-        m.systems
+        "Study {} ({}), scale {}, reproducing {}. Systems: {}.\n",
+        doc.study_id,
+        doc.status,
+        doc.scale,
+        doc.publication,
+        doc.systems
             .iter()
-            .map(|s| format!("`{}` = `{}`", s.label, redact(&s.target)))
+            .map(|s| format!("`{}` = `{}`", s.label, s.target))
             .collect::<Vec<_>>()
             .join(", ")
     );
-    let mut cells_csv = format!("{CELLS_HEADER}\n");
     let mut tables_csv = Vec::new();
-    for (ti, t) in study.tables.iter().enumerate() {
+    for t in &doc.tables {
         let _ = writeln!(md, "## {}\n", t.title);
         let mut header: Vec<String> = t.row_header.clone();
         for c in &t.columns {
-            for s in &systems {
-                header.push(if systems.len() > 1 {
-                    format!("{c} ({s})")
+            for s in &doc.systems {
+                header.push(if several {
+                    format!("{c} ({})", s.label)
                 } else {
                     c.clone()
                 });
@@ -323,67 +516,14 @@ pub fn render(study: &Study, m: &Manifest, dir: &Path) -> Rendered {
             "| {} |",
             header.iter().map(|h| md_escape(h)).collect::<Vec<_>>().join(" | ")
         );
-        let align: Vec<&str> = header
-            .iter()
-            .enumerate()
-            .map(|(i, _)| if i < t.row_header.len() { "---" } else { "---:" })
+        let align: Vec<&str> = (0..header.len())
+            .map(|i| if i < t.row_header.len() { "---" } else { "---:" })
             .collect();
         let _ = writeln!(md, "|{}|", align.join("|"));
         let mut wide = csv_line(&header);
         for r in &t.rows {
             let mut line = r.labels.clone();
-            for (c, cell) in t.columns.iter().zip(&r.cells) {
-                for s in &systems {
-                    let v = value(&loaded, s, cell);
-                    let ratio = cell.baseline.is_some();
-                    let unit = if ratio { "x" } else { cell.metric.unit() };
-                    let mut long = vec![(ti + 1).to_string(), r.labels.join(" / "), c.clone(), s.to_string()];
-                    match &v {
-                        Value::Num {
-                            value,
-                            src,
-                            factor,
-                            baseline,
-                        } => {
-                            line.push(short(*value, ratio));
-                            long.extend([
-                                value.to_string(),
-                                unit.into(),
-                                src.file.clone(),
-                                src.phase.clone(),
-                                cell.metric.field(),
-                                src.raw.to_string(),
-                                factor.to_string(),
-                                baseline.as_ref().map(|b| b.file.clone()).unwrap_or_default(),
-                                baseline.as_ref().map(|b| b.raw.to_string()).unwrap_or_default(),
-                                String::new(),
-                            ]);
-                        }
-                        Value::Text { text, src } => {
-                            line.push(text.clone());
-                            long.extend([
-                                text.clone(),
-                                unit.into(),
-                                src.file.clone(),
-                                src.phase.clone(),
-                                cell.metric.field(),
-                                src.raw.to_string(),
-                                "1".into(),
-                                String::new(),
-                                String::new(),
-                                String::new(),
-                            ]);
-                        }
-                        Value::Missing(why) => {
-                            line.push(why.clone());
-                            long.extend([String::new(), unit.into()]);
-                            long.extend(std::iter::repeat_n(String::new(), 7));
-                            long.push(why.clone());
-                        }
-                    }
-                    cells_csv.push_str(&csv_line(&long));
-                }
-            }
+            line.extend(r.cells.iter().flatten().map(page::with_mark));
             let _ = writeln!(
                 md,
                 "| {} |",
@@ -394,35 +534,34 @@ pub fn render(study: &Study, m: &Manifest, dir: &Path) -> Rendered {
         md.push('\n');
         tables_csv.push(wide);
     }
-    if !study.notes.is_empty() {
-        let _ = writeln!(md, "Notes:\n");
-        for n in &study.notes {
-            let _ = writeln!(md, "- {n}");
-        }
-        md.push('\n');
-    }
-    let mut warnings: BTreeMap<(&str, &str), Vec<&str>> = BTreeMap::new();
-    for p in &m.points {
-        for r in &p.runs {
-            if let Some(w) = &r.warning {
-                warnings.entry((&r.system, w)).or_default().push(&p.id);
+    for (title, lines) in [
+        (
+            "Cells without a number",
+            doc.footnotes
+                .iter()
+                .enumerate()
+                .map(|(i, f)| format!("- [{}] {f}", i + 1))
+                .collect::<Vec<_>>(),
+        ),
+        ("Notes", doc.notes.iter().map(|n| format!("- {n}")).collect()),
+        ("Warnings", doc.warnings.iter().map(|w| format!("- {w}")).collect()),
+    ] {
+        if !lines.is_empty() {
+            let _ = writeln!(md, "{title}:\n");
+            for l in lines {
+                let _ = writeln!(md, "{}", md_escape(&l));
             }
+            md.push('\n');
         }
     }
-    if !warnings.is_empty() {
-        let _ = writeln!(md, "Warnings:\n");
-        for ((system, w), ids) in &warnings {
-            let _ = writeln!(md, "- `{system}`, {}: {w}", ids.join(", "));
-        }
-        md.push('\n');
-    }
-    let _ = writeln!(md, "Points (effective parameters at scale {}):\n", m.scale);
-    for p in &m.points {
+    let _ = writeln!(md, "Points (effective parameters at scale {}):\n", doc.scale);
+    for p in &doc.points {
         let _ = writeln!(md, "- `{}`: {}", p.id, p.params);
     }
     Rendered {
         markdown: md,
         cells_csv,
         tables_csv,
+        doc,
     }
 }

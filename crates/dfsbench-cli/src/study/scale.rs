@@ -1,6 +1,7 @@
-//! `--scale F`: the publications' counts, sizes and durations multiplied by F, with floors that
-//! keep every point a real measurement. Block and record sizes, worker counts and ratios are the
-//! studies' independent variables and never scale.
+//! `--scale F`: the publications' counts, io volumes and durations multiplied by F, with floors
+//! that keep every point a real measurement. File, block and record sizes, worker counts and
+//! ratios are the studies' independent variables and never scale: a row of files too few to
+//! make one file at this scale is left out, not run with smaller files.
 
 /// Shortest time-based phase; a point whose scaled duration is shorter runs by count instead.
 const MIN_DURATION_S: f64 = 1.0;
@@ -31,18 +32,22 @@ impl Scale {
         ((n as f64 * self.0).round() as u64).max(1)
     }
 
-    /// A file size: 0 stays 0 (a create), anything else at least 1 byte.
-    pub fn size(self, bytes: u64) -> u64 {
-        if bytes == 0 {
-            0
-        } else {
-            ((bytes as f64 * self.0).round() as u64).max(1)
-        }
+    /// The files of a row that are its subject (N files of size S): None when N x F rounds to
+    /// no file, so the row is left out.
+    pub fn files(self, n: u64) -> Option<u64> {
+        let c = (n as f64 * self.0).round() as u64;
+        (c >= 1).then_some(c)
     }
 
-    /// A file of whole `block`s: at least one block.
+    /// The smallest scale at which `n` files make at least one.
+    pub fn least_for(n: u64) -> f64 {
+        0.5 / n as f64
+    }
+
+    /// The bytes an io job covers (a volume, not the size of a row's files): whole `block`s,
+    /// at least one.
     pub fn blocks(self, bytes: u64, block: u64) -> u64 {
-        (self.size(bytes) / block).max(1) * block
+        ((bytes as f64 * self.0).round() as u64 / block).max(1) * block
     }
 
     /// A duration in seconds, or None when it would be under a second: the point then runs by
@@ -68,9 +73,9 @@ mod tests {
         let s = Scale::parse("0.001").unwrap();
         assert_eq!(s.count(10000), 10);
         assert_eq!(s.count(10), 1);
-        assert_eq!(s.size(0), 0);
-        assert_eq!(s.size(1024), 1);
-        assert_eq!(s.size(10_240_000_000), 10_240_000);
+        assert_eq!(s.files(10000), Some(10));
+        assert_eq!(s.files(100), None);
+        assert!(Scale::parse(&Scale::least_for(100).to_string()).unwrap().files(100) == Some(1));
         assert_eq!(s.blocks(1 << 30, 1 << 20), 1 << 20);
         assert_eq!(s.duration(180.0), None);
         assert_eq!(Scale::parse("1").unwrap().duration(180.0), Some(180.0));

@@ -4,7 +4,7 @@ use dfsbench_core::config::JobSpec;
 
 use dfsbench_lab::Role;
 
-use super::super::model::{Cell, Disruption, Metric, PhaseSel, Point, Row, Spread, Study, Table};
+use super::super::model::{line, series, Cell, Disruption, Metric, PhaseSel, Point, Row, Spread, Study, Table, XAxis};
 use super::super::scale::Scale;
 use super::common::{copy_job, files_job, pub_size, steady, timed, timing, KB, MB};
 
@@ -19,7 +19,16 @@ pub fn clients_sweep(scale: Scale) -> Study {
     const IOPS_STEPS: [f64; 8] = [3000.0, 4000.0, 5000.0, 6000.0, 7000.0, 8000.0, 9000.0, 10000.0];
     const STEP_SECS: f64 = 60.0;
     let large_secs = scale.duration(LARGE_SECS);
+    // Large files run by time: below a second they are left out rather than run by count with
+    // another meaning.
+    let large_out = large_secs.is_none().then(|| {
+        format!(
+            "left out at scale {scale}: large files run until steady (at most {LARGE_SECS} s x scale), under 1 s here; run with --scale {} or more",
+            (1e4 / LARGE_SECS).ceil() / 1e4
+        )
+    });
     let all: Vec<u64> = SMALL.iter().chain(&LARGE).copied().collect();
+    let runs = |s: u64| !LARGE.contains(&s) || large_out.is_none();
     // A job per size, so every phase is found by its job's name whatever the scale.
     let job_name = |s: u64| format!("size-{s}");
     let mut points = Vec::new();
@@ -36,8 +45,9 @@ pub fn clients_sweep(scale: Scale) -> Study {
         let per_client = (scale.count(OPS) / c as u64).max(1);
         let jobs = all
             .iter()
+            .filter(|&&s| runs(s))
             .map(|&s| {
-                let job = files_job(&job_name(s), c, &[(per_client, scale.size(s))]);
+                let job = files_job(&job_name(s), c, &[(per_client, s)]);
                 if LARGE.contains(&s) {
                     steady(timed(job, large_secs))
                 } else {
@@ -48,21 +58,27 @@ pub fn clients_sweep(scale: Scale) -> Study {
         points.push(Point {
             disruption: None,
             one_way_delay_ms: None,
+            left_out: None,
             null_tests: false,
             spread: Spread::Threads,
             id: id.clone(),
             params: format!(
                 "{c} clients x {per_client} files of each size ({} B); large files {}",
                 all.iter()
-                    .map(|&s| scale.size(s).to_string())
+                    .filter(|&&s| runs(s))
+                    .map(|&s| s.to_string())
                     .collect::<Vec<_>>()
                     .join(", "),
-                timing(large_secs)
+                large_out
+                    .as_deref()
+                    .map_or_else(|| timing(large_secs), |_| "left out".into())
             ),
             jobs,
         });
-        let cell =
-            |op: &'static str, s: u64, metric: Metric| Cell::new(&id, PhaseSel::of_job(op, &job_name(s)), metric);
+        let cell = |op: &'static str, s: u64, metric: Metric| {
+            let why = if runs(s) { None } else { large_out.as_ref() };
+            Cell::new(&id, PhaseSel::of_job(op, &job_name(s)), metric).left_out(why)
+        };
         let rate = |s: u64| if s == 0 { Metric::OpsPerSec } else { Metric::MibPerSec };
         row(&mut write, c, all.iter().map(|&s| cell("write", s, rate(s))).collect());
         row(&mut read, c, all.iter().map(|&s| cell("read", s, rate(s))).collect());
@@ -101,17 +117,18 @@ pub fn clients_sweep(scale: Scale) -> Study {
     iops.settings.duration = Some(format!("{}ms", (step_secs * 1000.0).round() as u64));
     iops.settings.rate_steps = Some(IOPS_STEPS.to_vec());
     iops.shared.files = Some(scale.count(100));
-    iops.shared.file_size = Some(scale.size(10 * KB).to_string());
+    iops.shared.file_size = Some((10 * KB).to_string());
     iops.workloads.mix.mix = Some(vec!["read=80".into(), "write=20".into()]);
     points.push(Point {
         disruption: None,
         one_way_delay_ms: None,
+        left_out: None,
         null_tests: false,
         spread: Spread::Threads,
         id: "iops".into(),
         params: format!(
             "{IOPS_CLIENTS} clients, 80/20 reads/writes of {} B files, {step_secs:.0} s per requested rate",
-            scale.size(10 * KB)
+            10 * KB
         ),
         jobs: vec![iops],
     });
@@ -157,6 +174,7 @@ pub fn clients_sweep(scale: Scale) -> Study {
             null_tests: false,
             spread: Spread::Threads,
             one_way_delay_ms: None,
+            left_out: None,
             disruption: Some(Disruption {
                 role: Role::Storage,
                 action: "wipe",
@@ -179,8 +197,27 @@ pub fn clients_sweep(scale: Scale) -> Study {
     Study {
         name: "clients-sweep",
         title: "Performance Evaluation of Distributed Storage Systems (BTH)",
-        source: "seeds/001_fa73fd1af02ac1e0.txt",
+        publication: "S. Shirinbab, L. Lundberg, D. Erman: Performance Evaluation of Distributed Storage Systems, Blekinge Institute of Technology",
         points,
+        figures: {
+            // Throughput over clients, a chart per file size (Figures 3-12), and the open-loop
+            // IOPS and response time over the requested rate (Figure 14).
+            let x: Vec<f64> = CLIENTS.iter().map(|&c| c as f64).collect();
+            let rows: Vec<usize> = (0..CLIENTS.len()).collect();
+            let mut f = Vec::new();
+            for (t, op) in [(0, "write"), (1, "read")] {
+                for (c, &s) in all.iter().enumerate() {
+                    let unit = if s == 0 { "ops/s" } else { "MiB/s" };
+                    let what = if s == 0 { format!("{op} 0 KB files ({})", if op == "write" { "create" } else { "open" }) } else { format!("{op} {} files", pub_size(s)) };
+                    f.push(line(format!("{what}, {unit}"), "clients", XAxis::Count, unit, vec![series(t, c, rows.clone(), x.clone())]));
+                }
+            }
+            let steps: Vec<f64> = IOPS_STEPS.to_vec();
+            let rows: Vec<usize> = (0..steps.len()).collect();
+            f.push(line("achieved IOPS over requested IOPS".into(), "requested IOPS", XAxis::Linear, "achieved ops/s", vec![series(7, 0, rows.clone(), steps.clone())]));
+            f.push(line("mean response time over requested IOPS".into(), "requested IOPS", XAxis::Linear, "response time, ms", vec![series(7, 1, rows, steps)]));
+            f
+        },
         tables: vec![
             table("Write (open+write+close), MiB/s; 0 KB = create, ops/s", size_cols(true, 0), write),
             table("Read (open+read+close), MiB/s; 0 KB = open, ops/s", size_cols(true, 0), read),

@@ -94,4 +94,11 @@ pub(super) fn copy_job(name: &str, clients: usize, secs: f64, rate: f64, read: b
     job.shared.phases = Some(phases.iter().map(|p| p.to_string()).collect());
     job
 }
-pub(super) const NODES_OFF: &str = "not run: give `--nodes 4,16,64 --launcher 'mpirun --hostfile HOSTS --map-by ppr:{ppn}:node -np {np}'` (or an srun line) to run the node points across machines (docs/studies.md)";
+/// Why the node points did not run, with the flags that run them: `nodes` as `--nodes` takes
+/// them, `per_node` client processes on each.
+pub(super) fn nodes_off(nodes: &str, per_node: usize) -> String {
+    let ppn = if per_node == 1 { "1" } else { "{ppn}" };
+    format!(
+        "not run: give `--nodes {nodes} --launcher 'mpirun --hostfile hosts --map-by ppr:{ppn}:node -np {{np}}'` (hosts: a file naming one machine per line) or `--launcher 'srun -N {{nodes}} --ntasks-per-node {ppn}'` to run them across machines (docs/studies.md)"
+    )
+}

@@ -3,9 +3,9 @@
 
 use dfsbench_core::config::JobSpec;
 
-use super::super::model::{Cell, Metric, PhaseSel, Point, Row, Spread, Study, Table};
+use super::super::model::{line, series, Cell, FigureSpec, Metric, PhaseSel, Point, Row, Spread, Study, Table, XAxis};
 use super::super::scale::Scale;
-use super::common::{files_job, timed, timing, MB, NODES_OFF};
+use super::common::{files_job, nodes_off, timed, timing, MB};
 
 /// Threads, or processes, of one node in the workload tables and the node scaling.
 const CLIENTS: usize = 16;
@@ -82,7 +82,8 @@ pub fn dfsperf(scale: Scale, nodes: &[usize]) -> Study {
     let meta_files = scale.count(1000);
     let mix_secs = scale.duration(MIX_SECS);
     let files = scale.count(100);
-    let file_size = scale.size(MB);
+    // DFS-Perf gives no size: 1 MB files, at every scale (the count scales).
+    let file_size = MB;
     let mut points = Vec::new();
     // A point of `clients` clients of `mode` on each of `nodes` nodes (None: this machine).
     let mut point = |id: String, params: String, mode: Mode, clients: usize, nodes: Option<usize>, job: JobSpec| {
@@ -94,6 +95,7 @@ pub fn dfsperf(scale: Scale, nodes: &[usize]) -> Study {
         points.push(Point {
             disruption: None,
             one_way_delay_ms: None,
+            left_out: None,
             null_tests: false,
             id,
             params: format!("{params}; {who}"),
@@ -299,7 +301,7 @@ pub fn dfsperf(scale: Scale, nodes: &[usize]) -> Study {
     ];
     tables.extend(scale_tables);
     let nodes_note = if node_rows.is_empty() {
-        format!("1..16 nodes: {NODES_OFF}.")
+        format!("1..16 nodes: {}.", nodes_off("2,4,8,16", CLIENTS))
     } else {
         tables.push(Table {
             title: format!(
@@ -316,8 +318,9 @@ pub fn dfsperf(scale: Scale, nodes: &[usize]) -> Study {
     Study {
         name: "dfsperf",
         title: "DFS-Perf performance report",
-        source: "seeds/002_f9927a88126f4750.txt",
+        publication: "DFS-Perf performance report (the DFS-Perf project's Perf Report)",
         points,
+        figures: speedup_figures(&tables, SCALING.len(), node_counts.len()),
         tables,
         notes: vec![
             "LocalFS is measured as the single-node baseline (the `localfs` column, a directory under the system temp directory) unless a target is labelled localfs.".into(),
@@ -326,4 +329,35 @@ pub fn dfsperf(scale: Scale, nodes: &[usize]) -> Study {
         ],
         localfs_baseline: true,
     }
+}
+
+/// Figure 4: speedup over threads and processes on one node (tables 3 and 4) and over nodes
+/// (table 5, threads rows then processes rows), write and read, a line per system.
+fn speedup_figures(tables: &[Table], scaling: usize, nodes: usize) -> Vec<FigureSpec> {
+    let mut out = Vec::new();
+    let x_of = |t: &Table, rows: &[usize]| -> Vec<f64> {
+        rows.iter()
+            .map(|&r| t.rows[r].labels[0].parse().unwrap_or(f64::NAN))
+            .collect()
+    };
+    let mut sets = vec![(3, "threads", (0..scaling).collect::<Vec<_>>(), "one node".to_string())];
+    sets.push((4, "processes", (0..scaling).collect(), "one node".into()));
+    if nodes > 0 {
+        for (i, mode) in Mode::BOTH.iter().enumerate() {
+            let rows = (i * nodes..(i + 1) * nodes).collect();
+            sets.push((5, "nodes", rows, format!("{CLIENTS} {} per node", mode.word())));
+        }
+    }
+    for (t, x_label, rows, who) in sets {
+        for (c, op) in [(1, "write"), (3, "read")] {
+            out.push(line(
+                format!("{op} speedup over {x_label}, {who}"),
+                x_label,
+                XAxis::Count,
+                "speedup (x)",
+                vec![series(t, c, rows.clone(), x_of(&tables[t], &rows))],
+            ));
+        }
+    }
+    out
 }

@@ -1,6 +1,6 @@
 //! fio-matrix (seed 004): 4 patterns x 3 block sizes x 4 thread counts, iodepth 32, 180 s.
 
-use super::super::model::{Cell, Metric, PhaseSel, Point, Row, Spread, Study, Table};
+use super::super::model::{line, series, Cell, Metric, PhaseSel, Point, Row, Spread, Study, Table, XAxis};
 use super::super::scale::Scale;
 use super::common::{fio_size, io_job, timed, timing};
 
@@ -17,7 +17,23 @@ pub fn fio_matrix(scale: Scale) -> Study {
     let secs = scale.duration(SECS);
     let mut points = Vec::new();
     let mut tables = Vec::new();
-    for (rw, title) in PATTERNS {
+    let mut figures = Vec::new();
+    for (t, (rw, title)) in PATTERNS.into_iter().enumerate() {
+        // A chart per (pattern, block size): threads on x, a line per system.
+        for (c, &bs) in BS.iter().enumerate() {
+            figures.push(line(
+                format!("{title}, bs {}: MiB/s over threads", fio_size(bs)),
+                "threads",
+                XAxis::Count,
+                "MiB/s",
+                vec![series(
+                    t,
+                    c,
+                    (0..THREADS.len()).collect(),
+                    THREADS.map(|n| n as f64).into(),
+                )],
+            ));
+        }
         let mut rows = Vec::new();
         for t in THREADS {
             let mut cells = Vec::new();
@@ -29,6 +45,7 @@ pub fn fio_matrix(scale: Scale) -> Study {
                 points.push(Point {
                     disruption: None,
                     one_way_delay_ms: None,
+                    left_out: None,
                     null_tests: false,
                     spread: Spread::Threads,
                     id: id.clone(),
@@ -56,9 +73,10 @@ pub fn fio_matrix(scale: Scale) -> Study {
     Study {
         name: "fio-matrix",
         title: "Performance evaluation of distributed file systems for data-intensive computing",
-        source: "seeds/004_ae6fccd7e65edd80.txt",
+        publication: "Performance evaluation of distributed file systems for data-intensive computing (Ceph, GlusterFS, Lustre, EOS and others; fio with plain and erasure-coded layouts)",
         points,
         tables,
+        figures,
         notes: vec![
             "Layouts plain vs erasure-coded 4+2: give both as labelled targets, e.g. `--target plain=/mnt/plain --target ec=/mnt/ec42`; each table then has a column per layout.".into(),
         ],

@@ -2,9 +2,9 @@
 
 use dfsbench_core::config::JobSpec;
 
-use super::super::model::{Cell, Metric, PhaseSel, Point, Row, Spread, Study, Table};
+use super::super::model::{bars, Cell, Metric, PhaseSel, Point, Row, Spread, Study, Table};
 use super::super::scale::Scale;
-use super::common::{files_job, pub_size, GB, KB, MB, NODES_OFF};
+use super::common::{files_job, nodes_off, pub_size, GB, KB, MB};
 
 /// `nodes`: the client node counts above 1 to run besides the single client (the publication's
 /// 4, 16 and 64), one client process per node.
@@ -36,7 +36,8 @@ pub fn size_sweep(scale: Scale, nodes: &[usize]) -> Study {
     for (suffix, spread, who) in &counts {
         let mut rows = Vec::new();
         for (n, s) in SETS {
-            let (n2, s2) = (scale.count(n), scale.size(s));
+            let files = scale.files(n);
+            let n2 = files.unwrap_or(1);
             let id = format!("n{n}-s{s}{suffix}");
             let metric = if s == 0 { Metric::OpsPerSec } else { Metric::MibPerSec };
             let mut cells: Vec<Cell> = ["write", "read"]
@@ -45,16 +46,32 @@ pub fn size_sweep(scale: Scale, nodes: &[usize]) -> Study {
             if let Spread::Nodes { nodes, .. } = spread {
                 cells.extend(["write", "read"].map(|op| Cell::new(&id, PhaseSel::op(op), metric).per_node(*nodes)));
             }
+            // N as it ran: the publication's N x scale files.
+            let n_label = match files {
+                Some(k) if k != n => format!("{k} of {n}"),
+                _ => n.to_string(),
+            };
             rows.push(Row {
-                labels: vec![n.to_string(), pub_size(s), metric.unit().into()],
+                labels: vec![n_label, pub_size(s), metric.unit().into()],
                 cells,
+            });
+            let left_out = files.is_none().then(|| {
+                format!(
+                    "left out at scale {scale}: {n} x {scale} is no whole file of {} (sizes never scale); run with --scale {} or more",
+                    pub_size(s),
+                    Scale::least_for(n)
+                )
             });
             points.push(Point {
                 disruption: None,
                 one_way_delay_ms: None,
+                params: match &left_out {
+                    Some(why) => why.clone(),
+                    None => format!("{n2} x {s} B files{who}"),
+                },
+                left_out,
                 null_tests: false,
-                params: format!("{n2} x {s2} B files{who}"),
-                jobs: vec![files_job("files", 1, &[(n2, s2)])],
+                jobs: vec![files_job("files", 1, &[(n2, s)])],
                 spread: *spread,
                 id,
             });
@@ -83,6 +100,7 @@ pub fn size_sweep(scale: Scale, nodes: &[usize]) -> Study {
         points.push(Point {
             disruption: None,
             one_way_delay_ms: None,
+            left_out: None,
             null_tests: false,
             id: id.clone(),
             params: format!("create, open and delete {touch} empty files{who}"),
@@ -123,19 +141,37 @@ pub fn size_sweep(scale: Scale, nodes: &[usize]) -> Study {
         }
     });
     let nodes_note = if multi.is_empty() {
-        format!("Scale 1, 4, 16, 64 nodes: {NODES_OFF}.")
+        format!("Scale 1, 4, 16, 64 nodes: {}.", nodes_off("4,16,64", 1))
     } else {
         format!(
             "Nodes {}: every node writes and reads its own N files of size S (one client process per node, started by --launcher); \"per node\" is the aggregate divided by the nodes.",
             multi.iter().map(usize::to_string).collect::<Vec<_>>().join(", ")
         )
     };
+    // The publication's figures: MB/s per (N, S) row, a bar per system; the 0 B row is ops/s.
+    let mut figures = Vec::new();
+    for (t, (_, spread, _)) in counts.iter().enumerate() {
+        let who = match spread {
+            Spread::Nodes { nodes, .. } => format!("{nodes} nodes, aggregate"),
+            _ => "one client".into(),
+        };
+        for (c, op) in ["write", "read"].into_iter().enumerate() {
+            let rows: Vec<usize> = (0..SETS.len()).filter(|&r| SETS[r].1 > 0).collect();
+            let mut f = bars(format!("{op} MiB/s per (N, S), {who}"), "MiB/s", t, c, rows.clone());
+            f.categories = rows
+                .iter()
+                .map(|&r| format!("{} x {}", tables[t].rows[r].labels[0], pub_size(SETS[r].1)))
+                .collect();
+            figures.push(f);
+        }
+    }
     Study {
         name: "size-sweep",
         title: "An Evaluation of Distributed Storage Systems (CS597 report)",
-        source: "seeds/000_529a54b9192bcd68.txt",
+        publication: "A. Mahakode, S. Lakshminarasaiah: An Evaluation of Distributed Storage Systems, Benchmarking Storage Systems (CS597 course report)",
         points,
         tables,
+        figures,
         notes: vec![nodes_note],
         localfs_baseline: false,
     }

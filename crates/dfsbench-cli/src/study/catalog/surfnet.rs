@@ -2,7 +2,9 @@
 
 use dfsbench_lab::Role;
 
-use super::super::model::{Cell, Disruption, Metric, NullField, PhaseSel, Point, Row, Spread, Study, Table};
+use super::super::model::{
+    line, series, Cell, Disruption, Metric, NullField, PhaseSel, Point, Row, Spread, Study, Table, XAxis,
+};
 use super::super::scale::Scale;
 use super::common::{copy_job, fio_size, io_job, timed, timing, FAULT_PHASE_S};
 
@@ -37,6 +39,7 @@ pub fn surfnet(scale: Scale) -> Study {
                 points.push(Point {
                     disruption: None,
                     one_way_delay_ms: delay,
+                    left_out: None,
                     null_tests: points.is_empty(),
                     spread: Spread::Threads,
                     id: id.clone(),
@@ -50,12 +53,14 @@ pub fn surfnet(scale: Scale) -> Study {
                 }
             }
         }
+        // The file the records cover, as it ran (2 GB at scale 1).
+        let file = dfsbench_report::fmt::bytes(size as f64);
         rows.push(Row {
-            labels: vec![fio_size(rec)],
+            labels: vec![fio_size(rec), file.clone()],
             cells,
         });
         delayed_rows.push(Row {
-            labels: vec![fio_size(rec)],
+            labels: vec![fio_size(rec), file],
             cells: delayed_cells,
         });
     }
@@ -69,6 +74,7 @@ pub fn surfnet(scale: Scale) -> Study {
     points.push(Point {
         disruption: None,
         one_way_delay_ms: None,
+        left_out: None,
         null_tests: false,
         spread: Spread::Threads,
         id: "seeks".into(),
@@ -101,6 +107,7 @@ pub fn surfnet(scale: Scale) -> Study {
             null_tests: false,
             spread: Spread::Threads,
             one_way_delay_ms: None,
+            left_out: None,
             disruption: Some(Disruption {
                 role,
                 action,
@@ -123,8 +130,30 @@ pub fn surfnet(scale: Scale) -> Study {
     Study {
         name: "surfnet",
         title: "Distributed file system on the SURFnet network",
-        source: "seeds/003_58e89ffa19cf4598.txt",
+        publication: "J. Klaver, R. van der Jagt: Distributed file system on the SURFnet network, report, July 2010",
         points,
+        figures: PATTERNS
+            .iter()
+            .enumerate()
+            .map(|(c, (_, what))| {
+                let rows: Vec<usize> = (0..RECORDS.len()).collect();
+                let x: Vec<f64> = RECORDS.iter().map(|&r| r as f64).collect();
+                let mut delayed = series(2, c, rows.clone(), x.clone());
+                delayed.dashed = true;
+                let mut f = line(
+                    format!("{what}, MiB/s over record size"),
+                    "record size",
+                    XAxis::Bytes,
+                    "MiB/s",
+                    vec![series(1, c, rows, x), delayed],
+                );
+                f.caption = Some(format!(
+                    "Solid: as the network is; dashed: {} ms more round trip (lab targets only).",
+                    2 * DELAYED_MS
+                ));
+                f
+            })
+            .collect(),
         tables: vec![
             Table {
                 title: "Null tests: what the client's disk and the network to the target can do".into(),
@@ -145,8 +174,8 @@ pub fn surfnet(scale: Scale) -> Study {
                 .into(),
             },
             Table {
-                title: "Sequential and random I/O on a 2 GB file, MiB/s".into(),
-                row_header: vec!["record".into()],
+                title: "Sequential and random I/O on one file (2 GiB at scale 1), MiB/s".into(),
+                row_header: vec!["record".into(), "file".into()],
                 columns: PATTERNS.iter().map(|p| p.1.to_string()).collect(),
                 rows,
             },
@@ -155,7 +184,7 @@ pub fn surfnet(scale: Scale) -> Study {
                     "The same with {} ms more round trip between client and servers, MiB/s",
                     2 * DELAYED_MS
                 ),
-                row_header: vec!["record".into()],
+                row_header: vec!["record".into(), "file".into()],
                 columns: PATTERNS.iter().map(|p| p.1.to_string()).collect(),
                 rows: delayed_rows,
             },
@@ -176,7 +205,7 @@ pub fn surfnet(scale: Scale) -> Study {
             },
         ],
         notes: vec![
-            "Null tests run once, before the first point (`write-8k`); a TCP connect time exists only for network targets.".into(),
+            "Null tests run once per system, with the first point that runs on it (on S3, whose write points are n/a, the first read); a TCP connect time exists only for network targets.".into(),
             "20 ms more round trip: on lab targets (`-t lab:NAME`) dfsbench adds 10 ms each way on every node link with `dfsbench lab delay` for those points and removes it after; other targets say n/a.".into(),
             "Failure matrix: runs on lab targets (`-t lab:NAME`), whose nodes dfsbench takes out with `dfsbench lab fault`; the client's own failure is not run, since the client is the machine dfsbench runs on.".into(),
         ],
