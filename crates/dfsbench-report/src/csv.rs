@@ -78,7 +78,7 @@ pub fn long_csv(runs: &[crate::runs::Run]) -> String {
                     quote(&res.started_at),
                     quote(&p.job_name),
                     quote(&p.name),
-                    quote(&p.label),
+                    quote(&crate::runs::label(p)),
                     quote(op),
                     quote(&p.workload),
                     p.workers.to_string(),

@@ -10,8 +10,10 @@ use crate::charts::{self, RenderError};
 use crate::figures::{self, Figure};
 use crate::flags;
 use crate::fmt;
+use crate::lines;
 use crate::noise;
 use crate::runs::{self, Run};
+use crate::stonewall;
 use crate::sweep;
 
 /// Page-level facts the result files do not hold.
@@ -62,6 +64,11 @@ th, td { padding: 4px 8px; border-bottom: 1px solid var(--line); text-align: rig
 th { background: var(--soft); font-weight: 600; font-size: 13px; }
 th.l, td.l { text-align: left; }
 tbody tr.first td { border-top: 1px solid #c9ced4; }
+tr.kind td { color: var(--muted); border-bottom-style: dotted; }
+table.summary { font-size: 12.5px; }
+table.summary th, table.summary td { padding: 4px 5px; }
+table.summary th { white-space: normal; vertical-align: bottom; }
+.op { padding-left: 14px; }
 .swatch { display: inline-block; width: 12px; height: 12px; border-radius: 3px; margin-right: 7px; vertical-align: -1px; }
 .runs { display: grid; grid-template-columns: repeat(auto-fit, minmax(480px, 1fr)); gap: 14px; }
 .run { border: 1px solid var(--line); border-radius: 8px; padding: 12px 16px; }
@@ -78,6 +85,8 @@ details { margin: 8px 0; }
 details > summary { cursor: pointer; font-weight: 600; }
 .status { display: inline-block; padding: 0 7px; border-radius: 9px; font-size: 12px; background: #e6f4ea; color: #1e6b34; }
 .status.bad { background: #fde8e8; color: var(--alert); }
+.sample ul { margin: 0; padding-left: 16px; white-space: normal; }
+.warn ul { margin: 4px 0 0; padding-left: 18px; }
 .warn { border-left: 4px solid var(--alert); background: #fdf1f1; padding: 8px 12px; margin: 12px 0; }
 .bad { color: var(--alert); font-weight: 600; }
 footer { margin-top: 44px; padding-top: 10px; border-top: 1px solid var(--line); color: var(--muted); font-size: 12.5px; }
@@ -248,62 +257,139 @@ pub fn shell_words(argv: &[String]) -> String {
         .join(" ")
 }
 
-fn lat(p: &PhaseResult, v: u64) -> String {
-    if p.latency.count == 0 {
-        "–".into()
-    } else {
-        fmt::latency(v as f64)
-    }
+/// Which optional columns the summary has: job (several jobs in a run), run (several runs),
+/// server CPU (some phase watched server processes).
+struct Columns {
+    job: bool,
+    run: bool,
+    server_cpu: bool,
 }
 
-fn summary_row(out: &mut String, first: bool, phase_cell: &str, run: Option<&Run>, p: &PhaseResult) {
-    let l = &p.latency;
+fn cores(v: f64) -> String {
+    format!("{v:.2}")
+}
+
+fn summary_rows(out: &mut String, cols: &Columns, first: bool, title: &str, run: &Run, p: &PhaseResult) {
     let noise = noise::ops_cv(p).map_or("–".into(), |cv| format!("±{:.1}%", cv * 100.0));
     let errors = if p.errors.total > 0 {
         format!("<span class=\"bad\">{}</span>", p.errors.total)
     } else {
         "0".into()
     };
-    let _ = writeln!(
-        out,
-        "<tr{}><td class=\"l\">{}</td>{}<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-        if first { " class=\"first\"" } else { "" },
-        phase_cell.to_string() + &mark_spans(p),
-        run.map(|r| format!("<td class=\"l\">{}{}</td>", swatch(r), esc(&r.label)))
-            .unwrap_or_default(),
-        p.workers,
-        p.ops,
-        fmt::rate(p.ops_per_sec),
-        if runs::moves_data(p) { fmt::mib_s(p.bytes_per_sec) } else { "–".into() },
-        lat(p, l.p50_ns),
-        lat(p, l.p99_ns),
-        lat(p, l.p99_9_ns),
-        lat(p, l.max_ns),
-        fmt::seconds(p.duration_s),
-        noise,
-        errors,
-    );
+    let stonewall = match stonewall::gap(p) {
+        Some(g) if g.abs() > stonewall::GAP => format!(
+            "<span class=\"bad\" title=\"differs from the phase rate by {}: see the note under the table\">{}</span>",
+            fmt::change(g * 100.0),
+            stonewall::rate(p, "–")
+        ),
+        _ => stonewall::rate(p, "–"),
+    };
+    for (i, l) in lines::lines(p).iter().enumerate() {
+        let own = i == 0;
+        let mut row = String::new();
+        let _ = write!(
+            row,
+            "<tr class=\"{}{}\">",
+            if own { "phase" } else { "kind" },
+            if first && own { " first" } else { "" }
+        );
+        let phase_cell = match l.op {
+            None if first => format!("{}{}", esc(title), mark_spans(p)),
+            None => String::new(),
+            Some(op) => format!("<span class=\"op\">↳ {}</span>", esc(op)),
+        };
+        let _ = write!(row, "<td class=\"l\">{phase_cell}</td>");
+        if cols.job {
+            let _ = write!(
+                row,
+                "<td class=\"l\">{}</td>",
+                if own && first { esc(&p.job_name) } else { String::new() }
+            );
+        }
+        if cols.run {
+            let cell = if own {
+                format!("{}{}", swatch(run), esc(&run.label))
+            } else {
+                String::new()
+            };
+            let _ = write!(row, "<td class=\"l\">{cell}</td>");
+        }
+        let opt = |own_text: String| if own { own_text } else { String::new() };
+        let cells = [
+            opt(p.workers.to_string()),
+            l.ops.to_string(),
+            fmt::rate(l.ops_per_sec),
+            opt(stonewall.clone()),
+            l.bytes_per_sec.map_or("–".into(), fmt::mib_s),
+            lines::lat(l.latency, l.latency.p50_ns, "–"),
+            lines::lat(l.latency, l.latency.p99_ns, "–"),
+            lines::lat(l.latency, l.latency.p99_9_ns, "–"),
+            lines::lat(l.latency, l.latency.max_ns, "–"),
+            opt(fmt::seconds(p.duration_s)),
+            opt(noise.clone()),
+            opt(cores(p.cpu.cores)),
+        ];
+        for c in cells {
+            let _ = write!(row, "<td>{c}</td>");
+        }
+        if cols.server_cpu {
+            let server = match &p.server_cpu {
+                Some(s) if s.missing_pids.is_empty() => cores(s.cores),
+                Some(s) => format!(
+                    "{} <span class=\"bad\" title=\"server processes that ended during the phase\">(pid {} gone)</span>",
+                    cores(s.cores),
+                    s.missing_pids.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
+                ),
+                None => "–".into(),
+            };
+            let _ = write!(row, "<td>{}</td>", opt(server));
+        }
+        let _ = write!(row, "<td>{}</td></tr>", opt(errors.clone()));
+        out.push_str(&row);
+        out.push('\n');
+    }
 }
 
 fn summary(out: &mut String, runs: &[Run], keys: &[(String, String)], ambiguous: bool) {
-    let several = runs.len() > 1;
-    let _ = writeln!(
+    let cols = Columns {
+        job: runs::several_jobs(runs),
+        run: runs.len() > 1,
+        server_cpu: runs.iter().any(|r| r.phases().any(|p| p.server_cpu.is_some())),
+    };
+    let _ = write!(
         out,
-        "<div class=\"scroll\"><table><thead><tr><th class=\"l\">phase</th>{}<th>workers</th><th>ops</th><th>ops/s</th><th>MiB/s</th>\
-         <th>p50</th><th>p99</th><th>p99.9</th><th>max</th><th>time</th><th title=\"{}\">noise</th><th>errors</th></tr></thead><tbody>",
-        if several { "<th class=\"l\">run</th>" } else { "" },
+        "<div class=\"scroll\"><table class=\"summary\"><thead><tr><th class=\"l\">phase</th>"
+    );
+    if cols.job {
+        out.push_str("<th class=\"l\">job</th>");
+    }
+    if cols.run {
+        out.push_str("<th class=\"l\">run</th>");
+    }
+    let _ = write!(
+        out,
+        "<th>workers</th><th>ops</th><th>ops/s</th><th title=\"all workers at once: what every worker had done when the first one finished\">stonewall<br>ops/s</th><th>MiB/s</th>\
+         <th>p50</th><th>p99</th><th>p99.9</th><th>max</th><th>time</th><th title=\"{}\">noise</th>\
+         <th title=\"cores busy in the client processes\">client<br>CPU</th>",
         esc(noise::RULE),
     );
+    if cols.server_cpu {
+        out.push_str("<th title=\"cores busy in the watched server processes (--server-pid)\">server<br>CPU</th>");
+    }
+    out.push_str("<th>errors</th></tr></thead><tbody>\n");
+    let mut gaps = Vec::new();
     for k in keys {
         let mut first = true;
         for r in runs {
             if let Some(p) = runs::find(r, k) {
-                let cell = if first {
-                    esc(&runs::phase_title(k, ambiguous))
+                let title = runs::phase_title(k, ambiguous && !cols.job);
+                summary_rows(out, &cols, first, &title, r, p);
+                let who = if cols.run {
+                    format!("{} {title}", r.label)
                 } else {
-                    String::new()
+                    title
                 };
-                summary_row(out, first, &cell, several.then_some(r), p);
+                gaps.extend(stonewall::explain(p, &who));
                 first = false;
             }
         }
@@ -311,10 +397,18 @@ fn summary(out: &mut String, runs: &[Run], keys: &[(String, String)], ambiguous:
     out.push_str("</tbody></table></div>\n");
     let _ = writeln!(
         out,
-        "<p class=\"note\">Rates over each phase's measured time; latency of successful operations from the \
-         merged HDR histogram; noise: {}.</p>",
+        "<p class=\"note\">Rates over each phase's measured time; ↳ lines are a mixed phase's operation kinds, \
+         each with its own rates and latency; latency of successful operations from the merged HDR histogram; \
+         stonewall: the rate of all workers at once, up to when the first one finished; CPU in cores busy; noise: {}.</p>",
         esc(noise::RULE)
     );
+    if !gaps.is_empty() {
+        out.push_str("<div class=\"warn stonewall\"><b>Stonewall and phase rate differ by more than 10%</b><ul>");
+        for g in gaps {
+            let _ = write!(out, "<li>{}</li>", esc(&g));
+        }
+        out.push_str("</ul></div>\n");
+    }
 }
 
 /// A phase's marks as highlighted spans whose title gives the reasons.
@@ -351,7 +445,7 @@ fn flags_section(out: &mut String, runs: &[Run]) {
                 "<tr><td class=\"l\">{}{}</td><td class=\"l\">{}{}</td><td class=\"l\">{}</td><td class=\"l\" style=\"white-space:normal\">{}</td></tr>",
                 swatch(r),
                 esc(&r.label),
-                esc(&p.label),
+                esc(&runs::label(p)),
                 mark_spans(p),
                 esc(&flags::cache(p)),
                 esc(&flags::reasons(p))
@@ -361,42 +455,67 @@ fn flags_section(out: &mut String, runs: &[Run]) {
     out.push_str("</tbody></table>\n<p class=\"note\">[cache?]: the reads may have come from the client's page cache, not the storage. [weak]: shorter than 1 s, fewer than 1000 operations, a stonewall window under half of the phase, or latencies clustered at 40 ms (Nagle and delayed ACKs on the server); the marks column says which.</p>\n");
 }
 
-fn errors(out: &mut String, runs: &[Run]) -> bool {
-    let any = runs.iter().any(|r| r.phases().any(|p| p.errors.total > 0));
-    if !any {
-        return false;
+/// Requested against achieved rate and response time of every paced phase.
+fn rate_steps_table(out: &mut String, runs: &[Run]) {
+    out.push_str(
+        "<table class=\"rates\"><thead><tr><th class=\"l\">run</th><th class=\"l\">phase</th><th>requested/s</th>\
+         <th>achieved/s</th><th>mean</th><th>p50</th><th>p99</th><th>service p50</th></tr></thead><tbody>\n",
+    );
+    for r in runs {
+        for p in r.phases() {
+            let Some(rate) = &p.rate else { continue };
+            let l = &p.latency;
+            let _ = writeln!(
+                out,
+                "<tr><td class=\"l\">{}{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                swatch(r),
+                esc(&r.label),
+                esc(&runs::label(p)),
+                fmt::rate(rate.requested_ops_per_sec),
+                fmt::rate(rate.achieved_ops_per_sec),
+                lines::lat(l, l.mean_ns.round() as u64, "–"),
+                lines::lat(l, l.p50_ns, "–"),
+                lines::lat(l, l.p99_ns, "–"),
+                lines::lat(&rate.service_latency, rate.service_latency.p50_ns, "–"),
+            );
+        }
     }
-    out.push_str("<h2 id=\"errors\">Errors</h2>\n<table><thead><tr><th class=\"l\">run</th><th class=\"l\">phase</th><th class=\"l\">kind</th><th>count</th><th class=\"l\">first error</th></tr></thead><tbody>\n");
+    out.push_str("</tbody></table>\n");
+}
+
+/// Errors by kind, each kind's first few samples in full.
+fn errors(out: &mut String, runs: &[Run]) {
+    if !runs.iter().any(|r| r.phases().any(|p| p.errors.total > 0)) {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "<h2 id=\"errors\">Errors</h2>\n<table class=\"errors\"><thead><tr><th class=\"l\">run</th><th class=\"l\">phase</th>\
+         <th class=\"l\">kind</th><th>count</th><th class=\"l\">first {} in full</th></tr></thead><tbody>",
+        crate::errors::SHOWN
+    );
     for r in runs {
         for p in r.phases().filter(|p| p.errors.total > 0) {
             for (kind, n) in &p.errors.by_kind {
-                let first = p
-                    .errors
-                    .samples
-                    .iter()
-                    .find(|s| &s.kind == kind)
-                    .map(|s| {
-                        format!(
-                            "{:.2} s, worker {}, {} {}: {}",
-                            s.time_s, s.worker, s.op, s.path, s.message
-                        )
-                    })
-                    .unwrap_or_default();
+                let samples: Vec<String> = crate::errors::first(p, kind)
+                    .into_iter()
+                    .map(|s| format!("<li><code>{}</code></li>", esc(&crate::errors::sample(s))))
+                    .collect();
                 let _ = writeln!(
                     out,
-                    "<tr><td class=\"l\">{}{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"bad\">{}</td><td class=\"l\" style=\"white-space:normal\">{}</td></tr>",
+                    "<tr><td class=\"l\">{}{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"bad\">{}</td>\
+                     <td class=\"l sample\"><ul>{}</ul></td></tr>",
                     swatch(r),
                     esc(&r.label),
-                    esc(&p.label),
+                    esc(&runs::label(p)),
                     esc(kind),
                     n,
-                    esc(&first)
+                    samples.join("")
                 );
             }
         }
     }
     out.push_str("</tbody></table>\n");
-    true
 }
 
 /// The whole page.
@@ -418,6 +537,7 @@ pub fn render(runs: &[Run], page: &Page) -> Result<String, RenderError> {
     let throughput = figures::throughput(runs, &keys, ambiguous)?;
     let latency = figures::latency(runs, &keys, ambiguous)?;
     let sweeps = sweep::figures(runs)?;
+    let rate_steps = figures::rate_steps(runs)?;
     let mut timelines = Vec::new();
     let mut workers = Vec::new();
     for r in runs {
@@ -449,8 +569,14 @@ pub fn render(runs: &[Run], page: &Page) -> Result<String, RenderError> {
         env!("CARGO_PKG_VERSION")
     );
     out.push_str("<nav><a href=\"#runs\">runs</a><a href=\"#summary\">summary</a><a href=\"#throughput\">throughput</a><a href=\"#latency\">latency</a>");
+    if !rate_steps.is_empty() {
+        out.push_str("<a href=\"#rate-steps\">rate steps</a>");
+    }
     if !sweeps.is_empty() {
         out.push_str("<a href=\"#comparison\">comparison</a>");
+    }
+    if runs.iter().any(|r| r.phases().any(|p| p.errors.total > 0)) {
+        out.push_str("<a href=\"#errors\">errors</a>");
     }
     out.push_str("<a href=\"#timeline\">over time</a><a href=\"#workers\">per worker</a>");
     out.push_str("</nav></header>\n");
@@ -491,6 +617,15 @@ pub fn render(runs: &[Run], page: &Page) -> Result<String, RenderError> {
         up to the max; right: the share of operations at or below a latency.</p>\n",
     );
     grid(&mut out, &latency, &mut id);
+    if !rate_steps.is_empty() {
+        out.push_str(
+            "<h2 id=\"rate-steps\">Rate steps</h2>\n<p class=\"note\">Open-loop phases run at each rate of \
+            <code>--rate-steps</code>: what was asked against what the target achieved, and the response time \
+            that bought (the SPECsfs curve).</p>\n",
+        );
+        rate_steps_table(&mut out, runs);
+        grid(&mut out, &rate_steps, &mut id);
+    }
     if !sweeps.is_empty() {
         out.push_str(
             "<h2 id=\"comparison\">Comparison</h2>\n<p class=\"note\">Charts chosen from what the \
