@@ -334,21 +334,8 @@ pub fn text(c: &Comparison) -> String {
     let _ = writeln!(out, "{}", run_line("A", c.a));
     let _ = writeln!(out, "{}\n", run_line("B", c.b));
     let rows = rows(c);
-    let widths: Vec<usize> = (0..rows[0].len())
-        .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
-        .collect();
-    for r in &rows {
-        let mut line = String::new();
-        for (i, cell) in r.iter().enumerate() {
-            let w = widths[i];
-            if i <= 1 || i == r.len() - 1 {
-                let _ = write!(line, "{cell:<w$}  ");
-            } else {
-                let _ = write!(line, "{cell:>w$}  ");
-            }
-        }
-        let _ = writeln!(out, "{}", line.trim_end());
-    }
+    let last = rows[0].len() - 1;
+    out.push_str(&crate::table::text_table(&rows, &[0, 1, last]));
     out.push('\n');
     for n in notes(c) {
         let _ = writeln!(out, "note: {n}");

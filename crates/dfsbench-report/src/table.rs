@@ -129,21 +129,46 @@ pub fn cpu_table(result: &RunResult) -> Option<String> {
 }
 
 pub(crate) fn align<const N: usize>(rows: &[[String; N]]) -> String {
-    let widths: Vec<usize> = (0..N)
-        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
-        .collect();
-    let mut out = String::new();
+    let rows: Vec<Vec<String>> = rows.iter().map(|r| r.to_vec()).collect();
+    text_table(&rows, &[0])
+}
+
+/// Rows as aligned text (comfy-table without borders): the columns in `left` aligned left, the
+/// others right, two spaces between columns, no trailing blanks.
+pub(crate) fn text_table(rows: &[Vec<String>], left: &[usize]) -> String {
+    let mut t = comfy_table::Table::new();
+    t.load_preset(comfy_table::presets::NOTHING);
     for r in rows {
-        let mut line = String::new();
-        for (c, cell) in r.iter().enumerate() {
-            if c == 0 {
-                line.push_str(&format!("{cell:<w$}", w = widths[c]));
-            } else {
-                line.push_str(&format!("  {cell:>w$}", w = widths[c]));
-            }
+        t.add_row(r.clone());
+    }
+    for (i, col) in t.column_iter_mut().enumerate() {
+        col.set_padding((if i == 0 { 0 } else { 2 }, 0));
+        if !left.contains(&i) {
+            col.set_cell_alignment(comfy_table::CellAlignment::Right);
         }
+    }
+    let mut out = String::new();
+    for line in t.lines() {
         out.push_str(line.trim_end());
         out.push('\n');
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn columns_align_without_borders() {
+        let rows = [
+            ["phase".to_string(), "ops".into(), "p99".into()],
+            ["write 4 KiB".into(), "12".into(), "1.5 µs".into()],
+            ["  read".into(), "1200".into(), "-".into()],
+        ];
+        assert_eq!(
+            align(&rows),
+            "phase         ops     p99\nwrite 4 KiB    12  1.5 µs\n  read       1200       -\n"
+        );
+    }
 }
