@@ -1036,6 +1036,15 @@ fn html_report_of_issue_17_features_in_chromium() {
     let row = &errors["rows"][0];
     assert_eq!(row["cells"][2], "timeout");
     assert_eq!(row["items"], 3, "the first three samples in full: {row}");
+    // Page cache and marks: every weak phase with its reasons.
+    let marks = tables.iter().find(|t| t["cls"] == "marks").expect("the marks table");
+    let weak = marks["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["cells"][1].as_str().unwrap().ends_with("[weak]"))
+        .expect("a weak phase");
+    assert!(weak["cells"][3].as_str().unwrap().starts_with("weak: "), "{weak}");
     // The rate steps table: a row per step.
     let rates = tables
         .iter()

@@ -4,17 +4,12 @@
 
 use std::fmt::Write as _;
 
-use dfsbench_result::PhaseResult;
-
-use crate::charts::{self, RenderError};
+use crate::charts::RenderError;
 use crate::figures::{self, Figure};
-use crate::flags;
 use crate::fmt;
-use crate::lines;
-use crate::noise;
 use crate::runs::{self, Run};
-use crate::stonewall;
 use crate::sweep;
+use crate::tables;
 
 /// Page-level facts the result files do not hold.
 pub struct Page {
@@ -46,7 +41,7 @@ const CSS: &str = r#"
 * { box-sizing: border-box; }
 body { margin: 0; background: #eef0f3; color: var(--fg);
   font: 14px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", "Helvetica Neue", Arial, sans-serif; }
-main { max-width: 1120px; margin: 0 auto; padding: 28px 36px 48px; background: #fff; }
+main { max-width: 1200px; margin: 0 auto; padding: 28px 36px 48px; background: #fff; }
 h1 { font-size: 26px; margin: 0 0 2px; }
 h2 { font-size: 20px; margin: 40px 0 12px; padding-bottom: 6px; border-bottom: 2px solid var(--line); }
 h3 { font-size: 16px; margin: 24px 0 8px; }
@@ -65,8 +60,8 @@ th { background: var(--soft); font-weight: 600; font-size: 13px; }
 th.l, td.l { text-align: left; }
 tbody tr.first td { border-top: 1px solid #c9ced4; }
 tr.kind td { color: var(--muted); border-bottom-style: dotted; }
-table.summary { font-size: 12.5px; }
-table.summary th, table.summary td { padding: 4px 5px; }
+table.summary { font-size: 12px; }
+table.summary th, table.summary td { padding: 3px 4px; }
 table.summary th { white-space: normal; vertical-align: bottom; }
 .op { padding-left: 14px; }
 .swatch { display: inline-block; width: 12px; height: 12px; border-radius: 3px; margin-right: 7px; vertical-align: -1px; }
@@ -95,10 +90,7 @@ footer { margin-top: 44px; padding-top: 10px; border-top: 1px solid var(--line);
 "#;
 
 fn swatch(run: &Run) -> String {
-    format!(
-        r#"<span class="swatch" style="background:{}"></span>"#,
-        charts::hex(charts::colour(run.colour))
-    )
+    tables::swatch(run).into_string()
 }
 
 fn figure(out: &mut String, f: &Figure, id: usize) {
@@ -257,267 +249,6 @@ pub fn shell_words(argv: &[String]) -> String {
         .join(" ")
 }
 
-/// Which optional columns the summary has: job (several jobs in a run), run (several runs),
-/// server CPU (some phase watched server processes).
-struct Columns {
-    job: bool,
-    run: bool,
-    server_cpu: bool,
-}
-
-fn cores(v: f64) -> String {
-    format!("{v:.2}")
-}
-
-fn summary_rows(out: &mut String, cols: &Columns, first: bool, title: &str, run: &Run, p: &PhaseResult) {
-    let noise = noise::ops_cv(p).map_or("–".into(), |cv| format!("±{:.1}%", cv * 100.0));
-    let errors = if p.errors.total > 0 {
-        format!("<span class=\"bad\">{}</span>", p.errors.total)
-    } else {
-        "0".into()
-    };
-    let stonewall = match stonewall::gap(p) {
-        Some(g) if g.abs() > stonewall::GAP => format!(
-            "<span class=\"bad\" title=\"differs from the phase rate by {}: see the note under the table\">{}</span>",
-            fmt::change(g * 100.0),
-            stonewall::rate(p, "–")
-        ),
-        _ => stonewall::rate(p, "–"),
-    };
-    for (i, l) in lines::lines(p).iter().enumerate() {
-        let own = i == 0;
-        let mut row = String::new();
-        let _ = write!(
-            row,
-            "<tr class=\"{}{}\">",
-            if own { "phase" } else { "kind" },
-            if first && own { " first" } else { "" }
-        );
-        let phase_cell = match l.op {
-            None if first => format!("{}{}", esc(title), mark_spans(p)),
-            None => String::new(),
-            Some(op) => format!("<span class=\"op\">↳ {}</span>", esc(op)),
-        };
-        let _ = write!(row, "<td class=\"l\">{phase_cell}</td>");
-        if cols.job {
-            let _ = write!(
-                row,
-                "<td class=\"l\">{}</td>",
-                if own && first { esc(&p.job_name) } else { String::new() }
-            );
-        }
-        if cols.run {
-            let cell = if own {
-                format!("{}{}", swatch(run), esc(&run.label))
-            } else {
-                String::new()
-            };
-            let _ = write!(row, "<td class=\"l\">{cell}</td>");
-        }
-        let opt = |own_text: String| if own { own_text } else { String::new() };
-        let cells = [
-            opt(p.workers.to_string()),
-            l.ops.to_string(),
-            fmt::rate(l.ops_per_sec),
-            opt(stonewall.clone()),
-            l.bytes_per_sec.map_or("–".into(), fmt::mib_s),
-            lines::lat(l.latency, l.latency.p50_ns, "–"),
-            lines::lat(l.latency, l.latency.p99_ns, "–"),
-            lines::lat(l.latency, l.latency.p99_9_ns, "–"),
-            lines::lat(l.latency, l.latency.max_ns, "–"),
-            opt(fmt::seconds(p.duration_s)),
-            opt(noise.clone()),
-            opt(cores(p.cpu.cores)),
-        ];
-        for c in cells {
-            let _ = write!(row, "<td>{c}</td>");
-        }
-        if cols.server_cpu {
-            let server = match &p.server_cpu {
-                Some(s) if s.missing_pids.is_empty() => cores(s.cores),
-                Some(s) => format!(
-                    "{} <span class=\"bad\" title=\"server processes that ended during the phase\">(pid {} gone)</span>",
-                    cores(s.cores),
-                    s.missing_pids.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
-                ),
-                None => "–".into(),
-            };
-            let _ = write!(row, "<td>{}</td>", opt(server));
-        }
-        let _ = write!(row, "<td>{}</td></tr>", opt(errors.clone()));
-        out.push_str(&row);
-        out.push('\n');
-    }
-}
-
-fn summary(out: &mut String, runs: &[Run], keys: &[(String, String)], ambiguous: bool) {
-    let cols = Columns {
-        job: runs::several_jobs(runs),
-        run: runs.len() > 1,
-        server_cpu: runs.iter().any(|r| r.phases().any(|p| p.server_cpu.is_some())),
-    };
-    let _ = write!(
-        out,
-        "<div class=\"scroll\"><table class=\"summary\"><thead><tr><th class=\"l\">phase</th>"
-    );
-    if cols.job {
-        out.push_str("<th class=\"l\">job</th>");
-    }
-    if cols.run {
-        out.push_str("<th class=\"l\">run</th>");
-    }
-    let _ = write!(
-        out,
-        "<th>workers</th><th>ops</th><th>ops/s</th><th title=\"all workers at once: what every worker had done when the first one finished\">stonewall<br>ops/s</th><th>MiB/s</th>\
-         <th>p50</th><th>p99</th><th>p99.9</th><th>max</th><th>time</th><th title=\"{}\">noise</th>\
-         <th title=\"cores busy in the client processes\">client<br>CPU</th>",
-        esc(noise::RULE),
-    );
-    if cols.server_cpu {
-        out.push_str("<th title=\"cores busy in the watched server processes (--server-pid)\">server<br>CPU</th>");
-    }
-    out.push_str("<th>errors</th></tr></thead><tbody>\n");
-    let mut gaps = Vec::new();
-    for k in keys {
-        let mut first = true;
-        for r in runs {
-            if let Some(p) = runs::find(r, k) {
-                let title = runs::phase_title(k, ambiguous && !cols.job);
-                summary_rows(out, &cols, first, &title, r, p);
-                let who = if cols.run {
-                    format!("{} {title}", r.label)
-                } else {
-                    title
-                };
-                gaps.extend(stonewall::explain(p, &who));
-                first = false;
-            }
-        }
-    }
-    out.push_str("</tbody></table></div>\n");
-    let _ = writeln!(
-        out,
-        "<p class=\"note\">Rates over each phase's measured time; ↳ lines are a mixed phase's operation kinds, \
-         each with its own rates and latency; latency of successful operations from the merged HDR histogram; \
-         stonewall: the rate of all workers at once, up to when the first one finished; CPU in cores busy; noise: {}.</p>",
-        esc(noise::RULE)
-    );
-    if !gaps.is_empty() {
-        out.push_str("<div class=\"warn stonewall\"><b>Stonewall and phase rate differ by more than 10%</b><ul>");
-        for g in gaps {
-            let _ = write!(out, "<li>{}</li>", esc(&g));
-        }
-        out.push_str("</ul></div>\n");
-    }
-}
-
-/// A phase's marks as highlighted spans whose title gives the reasons.
-fn mark_spans(p: &PhaseResult) -> String {
-    let mut out = String::new();
-    if !p.cache_suspect.is_empty() {
-        out += &format!(
-            " <span class=\"bad\" title=\"{}\">{}</span>",
-            esc(&p.cache_suspect.join("; ")),
-            flags::SUSPECT_MARK
-        );
-    }
-    if !p.validity.is_empty() {
-        out += &format!(
-            " <span class=\"bad\" title=\"{}\">{}</span>",
-            esc(&p.validity.join(", ")),
-            flags::WEAK_MARK
-        );
-    }
-    out
-}
-
-/// Each read phase's page cache policy and every marked phase with its reasons.
-fn flags_section(out: &mut String, runs: &[Run]) {
-    let marked = |p: &PhaseResult| p.cache.is_some() || !p.cache_suspect.is_empty() || !p.validity.is_empty();
-    if !runs.iter().any(|r| r.phases().any(marked)) {
-        return;
-    }
-    out.push_str("<h2 id=\"marks\">Page cache and marks</h2>\n<table><thead><tr><th class=\"l\">run</th><th class=\"l\">phase</th><th class=\"l\">page cache</th><th class=\"l\">marks</th></tr></thead><tbody>\n");
-    for r in runs {
-        for p in r.phases().filter(|p| marked(p)) {
-            let _ = writeln!(
-                out,
-                "<tr><td class=\"l\">{}{}</td><td class=\"l\">{}{}</td><td class=\"l\">{}</td><td class=\"l\" style=\"white-space:normal\">{}</td></tr>",
-                swatch(r),
-                esc(&r.label),
-                esc(&runs::label(p)),
-                mark_spans(p),
-                esc(&flags::cache(p)),
-                esc(&flags::reasons(p))
-            );
-        }
-    }
-    out.push_str("</tbody></table>\n<p class=\"note\">[cache?]: the reads may have come from the client's page cache, not the storage. [weak]: shorter than 1 s, fewer than 1000 operations, a stonewall window under half of the phase, or latencies clustered at 40 ms (Nagle and delayed ACKs on the server); the marks column says which.</p>\n");
-}
-
-/// Requested against achieved rate and response time of every paced phase.
-fn rate_steps_table(out: &mut String, runs: &[Run]) {
-    out.push_str(
-        "<table class=\"rates\"><thead><tr><th class=\"l\">run</th><th class=\"l\">phase</th><th>requested/s</th>\
-         <th>achieved/s</th><th>mean</th><th>p50</th><th>p99</th><th>service p50</th></tr></thead><tbody>\n",
-    );
-    for r in runs {
-        for p in r.phases() {
-            let Some(rate) = &p.rate else { continue };
-            let l = &p.latency;
-            let _ = writeln!(
-                out,
-                "<tr><td class=\"l\">{}{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                swatch(r),
-                esc(&r.label),
-                esc(&runs::label(p)),
-                fmt::rate(rate.requested_ops_per_sec),
-                fmt::rate(rate.achieved_ops_per_sec),
-                lines::lat(l, l.mean_ns.round() as u64, "–"),
-                lines::lat(l, l.p50_ns, "–"),
-                lines::lat(l, l.p99_ns, "–"),
-                lines::lat(&rate.service_latency, rate.service_latency.p50_ns, "–"),
-            );
-        }
-    }
-    out.push_str("</tbody></table>\n");
-}
-
-/// Errors by kind, each kind's first few samples in full.
-fn errors(out: &mut String, runs: &[Run]) {
-    if !runs.iter().any(|r| r.phases().any(|p| p.errors.total > 0)) {
-        return;
-    }
-    let _ = writeln!(
-        out,
-        "<h2 id=\"errors\">Errors</h2>\n<table class=\"errors\"><thead><tr><th class=\"l\">run</th><th class=\"l\">phase</th>\
-         <th class=\"l\">kind</th><th>count</th><th class=\"l\">first {} in full</th></tr></thead><tbody>",
-        crate::errors::SHOWN
-    );
-    for r in runs {
-        for p in r.phases().filter(|p| p.errors.total > 0) {
-            for (kind, n) in &p.errors.by_kind {
-                let samples: Vec<String> = crate::errors::first(p, kind)
-                    .into_iter()
-                    .map(|s| format!("<li><code>{}</code></li>", esc(&crate::errors::sample(s))))
-                    .collect();
-                let _ = writeln!(
-                    out,
-                    "<tr><td class=\"l\">{}{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"bad\">{}</td>\
-                     <td class=\"l sample\"><ul>{}</ul></td></tr>",
-                    swatch(r),
-                    esc(&r.label),
-                    esc(&runs::label(p)),
-                    esc(kind),
-                    n,
-                    samples.join("")
-                );
-            }
-        }
-    }
-    out.push_str("</tbody></table>\n");
-}
-
 /// The whole page.
 pub fn render(runs: &[Run], page: &Page) -> Result<String, RenderError> {
     let (keys, ambiguous) = runs::phase_keys(runs);
@@ -605,8 +336,8 @@ pub fn render(runs: &[Run], page: &Page) -> Result<String, RenderError> {
         run_card(&mut out, r);
     }
     out.push_str("</div>\n<h2 id=\"summary\">Summary</h2>\n");
-    summary(&mut out, runs, &keys, ambiguous);
-    flags_section(&mut out, runs);
+    out.push_str(&tables::summary(runs, &keys, ambiguous).into_string());
+    out.push_str(&tables::marks_section(runs).into_string());
 
     let mut id = 0;
     out.push_str("<h2 id=\"throughput\">Throughput per phase</h2>\n");
@@ -623,7 +354,7 @@ pub fn render(runs: &[Run], page: &Page) -> Result<String, RenderError> {
             <code>--rate-steps</code>: what was asked against what the target achieved, and the response time \
             that bought (the SPECsfs curve).</p>\n",
         );
-        rate_steps_table(&mut out, runs);
+        out.push_str(&tables::rate_steps(runs).into_string());
         grid(&mut out, &rate_steps, &mut id);
     }
     if !sweeps.is_empty() {
@@ -667,7 +398,7 @@ pub fn render(runs: &[Run], page: &Page) -> Result<String, RenderError> {
         grid(&mut out, figs, &mut id);
         out.push_str("</details>\n");
     }
-    errors(&mut out, runs);
+    out.push_str(&tables::errors(runs).into_string());
     let _ = writeln!(
         out,
         "<footer>Made with <code>{}</code> from {} result file{} (schema {}). Every number on this page comes from \

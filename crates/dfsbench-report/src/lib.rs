@@ -23,6 +23,7 @@ pub mod summary;
 pub mod sweep;
 pub mod synthetic;
 mod table;
+mod tables;
 
 pub use csv::{long_csv, phases_csv};
 pub use faults::{faults_table, stall_lines};
