@@ -104,6 +104,34 @@ mod tests {
     use super::*;
 
     #[test]
+    fn notes_list_stonewall_gaps_and_errors_with_samples() {
+        let mut r = crate::synthetic::long_run(30, 8);
+        let p = &mut r.phases[0];
+        p.stonewall.ops_per_sec = p.ops_per_sec * 1.5;
+        let label = p.label.clone();
+        let text = notes(&r);
+        assert!(text.contains(&format!("[stonewall] {label}: stonewall")), "{text}");
+        let failed = r
+            .phases
+            .iter()
+            .find(|p| !p.prepare && p.errors.total > 0)
+            .expect("a phase with errors");
+        let (label, kinds) = (failed.label.clone(), failed.errors.by_kind.clone());
+        assert!(!kinds.is_empty());
+        for (kind, n) in kinds {
+            assert!(
+                text.contains(&format!("[errors] errors in {label}: {n} {kind}")),
+                "{text}"
+            );
+        }
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with("[errors]   ") && l.contains("worker")),
+            "{text}"
+        );
+    }
+
+    #[test]
     fn reasons_split_into_rule_and_figure() {
         let cases = [
             ("shorter than 1 s (0.010 s)", "shorter than 1 s", Some("0.010 s")),

@@ -17,13 +17,42 @@ fn cell(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
 }
 
+/// Columns of words, aligned left (the others hold numbers).
+const TEXT_COLUMNS: [&str; 14] = [
+    "run",
+    "run id",
+    "status",
+    "started",
+    "target",
+    "host",
+    "dfsbench",
+    "command",
+    "job",
+    "phase",
+    "paced phase",
+    "kind",
+    "page cache",
+    "marks",
+];
+
 fn table(out: &mut String, header: &[String], rows: &[Vec<String>]) {
     let _ = writeln!(
         out,
         "| {} |",
         header.iter().map(|h| cell(h)).collect::<Vec<_>>().join(" | ")
     );
-    let align: Vec<&str> = (0..header.len()).map(|i| if i == 0 { "---" } else { "---:" }).collect();
+    // Words left, numbers right.
+    let align: Vec<&str> = header
+        .iter()
+        .enumerate()
+        .map(|(i, h)| {
+            if i == 0 || TEXT_COLUMNS.contains(&h.as_str()) || h.starts_with("first ") {
+                "---"
+            } else {
+                "---:"
+            }
+        })
+        .collect();
     let _ = writeln!(out, "|{}|", align.join("|"));
     for r in rows {
         let _ = writeln!(out, "| {} |", r.iter().map(|c| cell(c)).collect::<Vec<_>>().join(" | "));
