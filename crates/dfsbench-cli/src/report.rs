@@ -70,6 +70,27 @@ pub struct CompareArgs {
     /// Output file [default: stdout].
     #[arg(short, long, value_name = "FILE")]
     pub out: Option<PathBuf>,
+
+    /// Exit with code 1 when a phase got worse by more than PCT percent (and beyond the runs'
+    /// noise) in ops/s, MiB/s, p50, p99 or errors, naming each on stderr: a CI gate. Without
+    /// it compare exits 0 whatever changed.
+    #[arg(long, value_name = "PCT", value_parser = parse_threshold)]
+    pub threshold: Option<f64>,
+}
+
+/// `5%` or `5`: a percentage of 0 or more.
+fn parse_threshold(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .trim_end_matches('%')
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}' is not a percentage; give one such as 5%"))?;
+    if v.is_finite() && v >= 0.0 {
+        Ok(v)
+    } else {
+        Err(format!("'{s}' is not a percentage of 0 or more; give one such as 5%"))
+    }
 }
 
 fn load(paths: &[PathBuf]) -> Result<Vec<Loaded>, Failure> {
@@ -178,5 +199,27 @@ pub fn compare(args: &CompareArgs) -> Result<(), Failure> {
         CompareFormat::Md => compare::markdown(&c),
         CompareFormat::Json => serde_json::to_string_pretty(&compare::json(&c)).expect("JSON of a comparison") + "\n",
     };
-    write_out(args.out.as_deref(), &text)
+    write_out(args.out.as_deref(), &text)?;
+    let Some(threshold) = args.threshold else {
+        return Ok(());
+    };
+    let worse = compare::regressions(&c, threshold);
+    if worse.is_empty() {
+        return Ok(());
+    }
+    Err(Failure::runtime(format!(
+        "{} worse in {} than in {} beyond --threshold {threshold}% and the noise: {}",
+        if worse.len() == 1 {
+            "1 metric".to_string()
+        } else {
+            format!("{} metrics", worse.len())
+        },
+        args.b.display(),
+        args.a.display(),
+        worse
+            .iter()
+            .map(compare::Regression::describe)
+            .collect::<Vec<_>>()
+            .join("; ")
+    )))
 }

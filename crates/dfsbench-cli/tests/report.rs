@@ -147,6 +147,11 @@ document.querySelectorAll('figure.chart').forEach(f => {{
   out.figures.push({{ kind: f.dataset.kind, title: f.dataset.title, width: box.width, height: box.height,
     plotted, texts }});
 }});
+out.tables = [...document.querySelectorAll('table')].map(t => ({{ cls: t.className,
+  head: [...t.querySelectorAll('th')].map(c => c.textContent.trim()),
+  rows: [...t.querySelectorAll('tbody tr')].map(r => ({{ cls: r.className,
+    cells: [...r.cells].map(c => c.textContent.trim()), items: r.querySelectorAll('li').length }})) }}));
+out.warnings = [...document.querySelectorAll('.warn')].map(w => w.textContent.trim());
 const pre = document.createElement('pre');
 pre.id = 'dfsbench-check';
 pre.textContent = JSON.stringify(out);
@@ -271,6 +276,7 @@ fn check_figures(v: &Value, expect: &[&str]) {
         assert!(texts.len() >= 6, "chart '{title}' lacks axis text: {texts:?}");
         let units = [
             "ops/s",
+            "response time",
             "MiB/s",
             "latency",
             "percentile",
@@ -452,7 +458,7 @@ fn markdown_tables_are_the_json_numbers() {
             .find(|l| l.starts_with(&format!("| {label} |")) || l.starts_with(&format!("| {label} [")))
             .unwrap_or_else(|| panic!("no row for {label}:\n{md}"));
         let cells: Vec<&str> = row.trim_matches('|').split('|').map(str::trim).collect();
-        // phase, workers, ops, ops/s, MiB/s, p50, p99, p99.9, max, errors
+        // phase, workers, ops, ops/s, MiB/s, p50, p99, p99.9, max, stonewall ops/s, client CPU, errors
         assert_eq!(cells[1], p["workers"].to_string());
         assert_eq!(cells[2], p["ops"].to_string());
         assert_eq!(cells[3], dfsbench_report::rate_si(p["ops_per_sec"].as_f64().unwrap()));
@@ -460,7 +466,7 @@ fn markdown_tables_are_the_json_numbers() {
         assert_eq!(cells[5], lat("p50_ns"));
         assert_eq!(cells[6], lat("p99_ns"));
         assert_eq!(cells[8], lat("max_ns"));
-        assert_eq!(cells[9], p["errors"]["total"].to_string());
+        assert_eq!(cells[11], p["errors"]["total"].to_string());
     }
     // Several runs: a table per metric with a column per run.
     let (a, b) = (path("mem-randread-j1.json"), path("mem-randread-j2.json"));
@@ -659,4 +665,439 @@ fn synthetic_long_run_is_schema_valid_and_reports() {
         let v = open_in_chromium(&chrome, &out, "synthetic");
         check_figures(&v, &["timeline-ops", "timeline-mib", "workers", "latency-cdf"]);
     }
+}
+
+// ---------------------------------------------------------------- issue 17: what the reports show
+
+/// Result files of the report features of issue 17, made once by short real runs: a randrw
+/// phase asked for iodepth 8 on mem:// (psync: queue depth 1), `--rate-steps`, a workload file
+/// with two jobs, operations that time out (errors), and a run watching a server process.
+struct Extra {
+    dir: tempfile::TempDir,
+}
+
+fn extra() -> &'static Extra {
+    static E: OnceLock<Extra> = OnceLock::new();
+    E.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let mem = Target::Mem;
+        let rw = run_ok(
+            &mem,
+            &[
+                "-w",
+                "io",
+                "--rw",
+                "randrw",
+                "--bs",
+                "4k",
+                "--size",
+                "2m",
+                "-j",
+                "2",
+                "--iodepth",
+                "8",
+                "--duration",
+                "2s",
+            ],
+        );
+        write(dir.path(), "randrw.json", &rw);
+        let steps = run_ok(
+            &Target::Mem,
+            &[
+                "-w",
+                "meta",
+                "--phases",
+                "create",
+                "--files",
+                "100000000",
+                "-j",
+                "2",
+                "--duration",
+                "1s",
+                "--rate-steps",
+                "200,400",
+            ],
+        );
+        write(dir.path(), "steps.json", &steps);
+        let toml = dir.path().join("two.toml");
+        std::fs::write(
+            &toml,
+            "[[job]]\nname = \"small\"\nworkload = \"files\"\nsizes = [\"20x4k\"]\nworkers = 1\n\n\
+             [[job]]\nname = \"meta\"\nworkload = \"meta\"\nfiles = 20\nworkers = 1\n",
+        )
+        .unwrap();
+        let two = common::run("mem://", &[toml.to_str().unwrap()]);
+        assert_eq!(two.code, Some(0), "{}", two.describe());
+        write(dir.path(), "two-jobs.json", two.result());
+        // Operations slower than --op-timeout fail as `timeout`: errors with samples.
+        let err = common::run(
+            "mem://?latency=2ms",
+            &[
+                "-w",
+                "meta",
+                "--phases",
+                "create",
+                "--files",
+                "10",
+                "-j",
+                "1",
+                "--op-timeout",
+                "1ms",
+            ],
+        );
+        assert!(err.result().as_object().is_some(), "{}", err.describe());
+        write(dir.path(), "errors.json", err.result());
+        let mut server = Command::new("sleep").arg("60").spawn().unwrap();
+        let watched = common::run(
+            "mem://",
+            &[
+                "-w",
+                "meta",
+                "--files",
+                "20",
+                "-j",
+                "1",
+                "--server-pid",
+                &server.id().to_string(),
+            ],
+        );
+        let _ = server.kill();
+        let _ = server.wait();
+        assert_eq!(watched.code, Some(0), "{}", watched.describe());
+        write(dir.path(), "server.json", watched.result());
+        Extra { dir }
+    })
+}
+
+fn extra_path(name: &str) -> String {
+    extra().dir.path().join(name).display().to_string()
+}
+
+fn md_row<'a>(md: &'a str, first_cell: &str) -> Vec<&'a str> {
+    let line = md
+        .lines()
+        // The cell, and the phase's marks ([weak], [cache?]) when it has any.
+        .find(|l| l.starts_with(&format!("| {first_cell} |")) || l.starts_with(&format!("| {first_cell} [")))
+        .unwrap_or_else(|| panic!("no row '{first_cell}':\n{md}"));
+    line.trim_matches('|').split('|').map(str::trim).collect()
+}
+
+#[test]
+fn mixed_phases_show_reads_and_writes_apart_and_psync_its_real_depth() {
+    let f = extra_path("randrw.json");
+    let r = json(Path::new(&f));
+    let p = measured(&r)[0];
+    assert_eq!(p["params"]["ioengine"], "psync", "mem:// block I/O is psync");
+    let label = "randrw 4 KiB qd1 (psync)";
+    let md = ok(&["report", "--format", "md", &f]);
+    assert!(
+        !md.contains("qd8"),
+        "psync ran at queue depth 1, not the 8 asked for: {md}"
+    );
+    let own = md_row(&md, label);
+    assert_eq!(own[2], p["ops"].to_string(), "{md}");
+    // phase, workers, ops, ops/s, MiB/s, p50, p99, p99.9, max, ...
+    for k in p["ops_by_kind"].as_array().unwrap() {
+        let row = md_row(&md, &format!("{label}: {}", k["op"].as_str().unwrap()));
+        assert_eq!(row[2], k["ops"].to_string());
+        assert_eq!(row[3], dfsbench_report::rate_si(k["ops_per_sec"].as_f64().unwrap()));
+        assert_eq!(
+            row[4],
+            dfsbench_report::fmt::mib_s(k["bytes_per_sec"].as_f64().unwrap())
+        );
+        assert_eq!(
+            row[5],
+            dfsbench_report::fmt::latency(k["latency"]["p50_ns"].as_f64().unwrap())
+        );
+        assert_eq!(
+            row[6],
+            dfsbench_report::fmt::latency(k["latency"]["p99_ns"].as_f64().unwrap())
+        );
+    }
+    // Long CSV: a row per operation kind and metric, with the kind in `op`.
+    let csv = ok(&["report", "--format", "csv", &f]);
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let col = |n: &str| header.iter().position(|h| *h == n).unwrap();
+    for k in p["ops_by_kind"].as_array().unwrap() {
+        let row: Vec<&str> = csv
+            .lines()
+            .map(|l| l.split(',').collect::<Vec<&str>>())
+            .find(|c| c[col("op")] == k["op"].as_str().unwrap() && c[col("metric")] == "lat_p99_ns")
+            .unwrap_or_else(|| panic!("no p99 row of {}:\n{csv}", k["op"]));
+        assert_eq!(row[col("label")], label);
+        assert_eq!(
+            row[col("value")].parse::<f64>().unwrap(),
+            k["latency"]["p99_ns"].as_f64().unwrap()
+        );
+    }
+    // compare shows the real depth too.
+    let out = ok(&["compare", &f, &f]);
+    assert!(out.contains(label) && !out.contains("qd8"), "{out}");
+}
+
+#[test]
+fn markdown_shows_jobs_server_cpu_rate_steps_and_errors() {
+    // Two jobs: a job column.
+    let two = json(Path::new(&extra_path("two-jobs.json")));
+    let md = ok(&["report", "--format", "md", &extra_path("two-jobs.json")]);
+    assert!(md.contains("| phase | job | workers |"), "{md}");
+    for p in measured(&two) {
+        let row = md
+            .lines()
+            .find(|l| {
+                l.starts_with(&format!("| {} |", p["label"].as_str().unwrap()))
+                    || l.starts_with(&format!("| {} [", p["label"].as_str().unwrap()))
+            })
+            .unwrap_or_else(|| panic!("no row for {}: {md}", p["label"]));
+        assert!(
+            row.contains(&format!("| {} |", p["job_name"].as_str().unwrap())),
+            "{row}"
+        );
+    }
+    // Server CPU beside client CPU.
+    let srv = json(Path::new(&extra_path("server.json")));
+    let md = ok(&["report", "--format", "md", &extra_path("server.json")]);
+    assert!(md.contains("| client CPU | server CPU | errors |"), "{md}");
+    let p = measured(&srv)[0];
+    let row = md_row(&md, p["label"].as_str().unwrap());
+    assert_eq!(
+        row[row.len() - 3],
+        format!("{:.2}", p["cpu"]["cores"].as_f64().unwrap())
+    );
+    assert_eq!(
+        row[row.len() - 2],
+        format!("{:.2}", p["server_cpu"]["cores"].as_f64().unwrap())
+    );
+    // Rate steps: requested against achieved, per step.
+    let steps = json(Path::new(&extra_path("steps.json")));
+    let md = ok(&["report", "--format", "md", &extra_path("steps.json")]);
+    assert!(md.contains("## Rate steps"), "{md}");
+    for p in measured(&steps) {
+        let rate = &p["rate"];
+        let row = md
+            .lines()
+            .find(|l| l.starts_with(&format!("| steps | {} |", p["label"].as_str().unwrap())))
+            .unwrap_or_else(|| panic!("no rate row for {}: {md}", p["label"]));
+        let cells: Vec<&str> = row.trim_matches('|').split('|').map(str::trim).collect();
+        assert_eq!(
+            cells[2],
+            dfsbench_report::rate_si(rate["requested_ops_per_sec"].as_f64().unwrap())
+        );
+        assert_eq!(
+            cells[3],
+            dfsbench_report::rate_si(rate["achieved_ops_per_sec"].as_f64().unwrap())
+        );
+    }
+    // Errors by kind, the first samples in full.
+    let err = json(Path::new(&extra_path("errors.json")));
+    let p = measured(&err)[0];
+    let md = ok(&["report", "--format", "md", &extra_path("errors.json")]);
+    assert!(md.contains("## Errors"), "{md}");
+    let row = md
+        .lines()
+        .find(|l| l.starts_with("| errors | create |"))
+        .unwrap_or_else(|| panic!("no error row: {md}"));
+    assert!(
+        row.contains(&format!("| timeout | {} |", p["errors"]["by_kind"]["timeout"])),
+        "{row}"
+    );
+    let first = &p["errors"]["samples"][0];
+    assert!(
+        row.contains(first["message"].as_str().unwrap()) && row.contains(first["path"].as_str().unwrap()),
+        "{row}"
+    );
+    assert_eq!(row.matches("worker ").count(), 3, "the first three samples: {row}");
+}
+
+/// A copy of a real result with its stonewall rate raised past the phase rate by `factor`.
+fn with_stonewall(name: &str, factor: f64) -> PathBuf {
+    let mut r = json(Path::new(&extra_path("randrw.json")));
+    let p = r["phases"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|p| p["prepare"] != true)
+        .unwrap();
+    p["stonewall"]["ops_per_sec"] = (p["ops_per_sec"].as_f64().unwrap() * factor).into();
+    write(results().out.path(), name, &r)
+}
+
+#[test]
+fn stonewall_beside_the_phase_rate_and_gaps_explained() {
+    let near = with_stonewall("sw-near.json", 1.05);
+    let far = with_stonewall("sw-far.json", 1.3);
+    let md = ok(&["report", "--format", "md", near.to_str().unwrap()]);
+    assert!(
+        md.contains("stonewall ops/s") && !md.contains("differ by more than 10%"),
+        "{md}"
+    );
+    let md = ok(&["report", "--format", "md", far.to_str().unwrap()]);
+    assert!(
+        md.contains("## Stonewall and phase rate differ by more than 10%"),
+        "{md}"
+    );
+    assert!(md.contains("(+30.0%)") && md.contains("stragglers"), "{md}");
+    let r = json(&far);
+    let sw = dfsbench_report::rate_si(measured(&r)[0]["stonewall"]["ops_per_sec"].as_f64().unwrap());
+    assert!(md_row(&md, "randrw 4 KiB qd1 (psync)").contains(&sw.as_str()), "{md}");
+}
+
+#[test]
+fn sizes_sort_by_value() {
+    // File names put 64k first; the phases come out 4 KiB first.
+    let md = ok(&[
+        "report",
+        "--format",
+        "md",
+        &path("mem-read-64k.json"),
+        &path("mem-read-4k.json"),
+    ]);
+    let at = |label: &str| {
+        md.find(&format!("| {label} |"))
+            .unwrap_or_else(|| panic!("no {label}: {md}"))
+    };
+    assert!(at("read 4 KiB qd1") < at("read 64 KiB qd1"), "{md}");
+}
+
+#[test]
+fn html_report_of_issue_17_features_in_chromium() {
+    let dir = extra().dir.path().display().to_string();
+    let (out, html) = report_html(&[&dir], "issue-17");
+    self_contained(&html);
+    assert!(html.contains("5 runs"), "five runs on the page");
+    assert!(!html.contains("log scale, as phases"), "throughput bars are linear");
+    let Some(chrome) = chromium() else {
+        println!("SKIP: chromium not found (apt-get install chromium): the page was not opened in a browser");
+        return;
+    };
+    let v = open_in_chromium(&chrome, &out, "issue-17");
+    check_figures(
+        &v,
+        &[
+            "throughput-ops",
+            "throughput-mib",
+            "rate-steps-throughput",
+            "rate-steps-response",
+            "latency-cdf",
+        ],
+    );
+    // Throughput bars on a linear axis from 0; latency on a log axis, said so.
+    let figs = v["figures"].as_array().unwrap();
+    for f in figs
+        .iter()
+        .filter(|f| f["kind"].as_str().unwrap().starts_with("throughput"))
+    {
+        let texts: Vec<&str> = f["texts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t.as_str().unwrap())
+            .collect();
+        assert!(
+            texts.contains(&"0") && !texts.iter().any(|t| t.contains("log scale")),
+            "{texts:?}"
+        );
+    }
+    let resp = figs.iter().find(|f| f["kind"] == "rate-steps-response").unwrap();
+    assert!(
+        resp["texts"].to_string().contains("response time (log scale)"),
+        "{resp}"
+    );
+    let tables = v["tables"].as_array().unwrap();
+    let summary = tables
+        .iter()
+        .find(|t| t["cls"] == "summary")
+        .expect("the summary table");
+    let head: Vec<&str> = summary["head"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h.as_str().unwrap())
+        .collect();
+    for h in ["job", "run", "stonewallops/s", "clientCPU", "serverCPU", "errors"] {
+        assert!(head.contains(&h), "no '{h}' column: {head:?}");
+    }
+    // The randrw phase's reads and writes are rows of their own under it.
+    let rows = summary["rows"].as_array().unwrap();
+    let i = rows
+        .iter()
+        .position(|r| r["cells"][0].as_str().unwrap().starts_with("randrw 4 KiB qd1 (psync)"))
+        .expect("the randrw row");
+    let rw = json(Path::new(&extra_path("randrw.json")));
+    for (k, kind) in measured(&rw)[0]["ops_by_kind"].as_array().unwrap().iter().enumerate() {
+        let row = &rows[i + 1 + k];
+        assert_eq!(row["cls"], "kind");
+        assert_eq!(row["cells"][0], format!("↳ {}", kind["op"].as_str().unwrap()));
+        let ops_col = head.iter().position(|h| *h == "ops").unwrap();
+        assert_eq!(row["cells"][ops_col], kind["ops"].to_string());
+    }
+    // Errors: the kind, its count and the first samples as list items.
+    let errors = tables.iter().find(|t| t["cls"] == "errors").expect("the errors table");
+    let row = &errors["rows"][0];
+    assert_eq!(row["cells"][2], "timeout");
+    assert_eq!(row["items"], 3, "the first three samples in full: {row}");
+    // Page cache and marks: every weak phase with its reasons.
+    let marks = tables.iter().find(|t| t["cls"] == "marks").expect("the marks table");
+    let weak = marks["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["cells"][1].as_str().unwrap().ends_with("[weak]"))
+        .expect("a weak phase");
+    assert!(weak["cells"][3].as_str().unwrap().starts_with("weak: "), "{weak}");
+    // The rate steps table: a row per step.
+    let rates = tables
+        .iter()
+        .find(|t| t["cls"] == "rates")
+        .expect("the rate steps table");
+    assert_eq!(rates["rows"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn compare_threshold_gates_a_pipeline() {
+    let a = path("mem-randread-j1.json");
+    let ra = json(Path::new(&a));
+    let noise = cv(&ra);
+    // B: ops/s and MiB/s down by 20% plus three times the noise: worse beyond a 5% threshold.
+    let drop = 0.2 + 3.0 * noise;
+    let mut rb = ra.clone();
+    let p = rb["phases"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|p| p["prepare"] != true)
+        .unwrap();
+    for k in ["ops_per_sec", "bytes_per_sec"] {
+        p[k] = (p[k].as_f64().unwrap() * (1.0 - drop)).into();
+    }
+    let b = write(results().out.path(), "slower.json", &rb);
+    let b = b.to_str().unwrap();
+    // Without --threshold: exit 0, whatever changed.
+    ok(&["compare", &a, b]);
+    // Within a threshold larger than the drop: exit 0.
+    let wide = format!("{}%", (drop * 100.0 + 10.0).ceil());
+    ok(&["compare", &a, b, "--threshold", &wide]);
+    // Beyond it: exit 1, the table still on stdout, and one line naming what got worse.
+    let r = dfsbench(&["compare", &a, b, "--threshold", "5%"]);
+    assert_eq!(r.code, Some(1), "{}", r.describe());
+    assert!(
+        r.stdout.contains("randread 4 KiB qd1"),
+        "the comparison is printed: {}",
+        r.describe()
+    );
+    let lines = r.stderr_lines();
+    assert_eq!(lines.len(), 1, "{}", r.describe());
+    assert!(
+        lines[0].starts_with("dfsbench: 2 metrics worse in")
+            && lines[0].contains("randread 4 KiB qd1 ops/s -")
+            && lines[0].contains("randread 4 KiB qd1 MiB/s -"),
+        "{}",
+        lines[0]
+    );
+    // Better is never a failure.
+    let r = dfsbench(&["compare", b, &a, "--threshold", "5"]);
+    assert_eq!(r.code, Some(0), "{}", r.describe());
+    // A threshold that is not a percentage: one line, exit 2.
+    one_line_failure(&["compare", &a, b, "--threshold", "five"], "not a percentage");
+    one_line_failure(&["compare", &a, b, "--threshold=-5%"], "not a percentage of 0 or more");
 }

@@ -239,17 +239,15 @@ pub enum Marker {
     Cross,
 }
 
-/// A throughput axis: log10 when the values span more than two decades, else linear from 0.
+/// A throughput axis: linear from 0 with a little room above the largest value, so bar lengths
+/// and line heights compare as the rates do (log axes are kept for latency and sizes).
 pub fn rate_axis(unit: &str, values: impl IntoIterator<Item = f64>) -> Axis {
-    let (mut lo, mut hi) = (f64::INFINITY, 0.0f64);
-    for v in values.into_iter().filter(|v| *v > 0.0 && v.is_finite()) {
-        lo = lo.min(v);
-        hi = hi.max(v);
-    }
-    if hi / lo > 100.0 {
-        Axis::log10(format!("{unit} (log scale)"), Ticks::Si)
+    let hi = values.into_iter().filter(|v| v.is_finite()).fold(0.0f64, f64::max);
+    let axis = Axis::linear(unit, Ticks::Si);
+    if hi > 0.0 {
+        axis.with_range(0.0, hi * 1.08)
     } else {
-        Axis::linear(unit, Ticks::Si)
+        axis
     }
 }
 

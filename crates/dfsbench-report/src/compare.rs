@@ -206,6 +206,57 @@ pub fn compare<'a>(a: &'a Run<'a>, b: &'a Run<'a>) -> Comparison<'a> {
     }
 }
 
+/// The metrics a `--threshold` gate judges: throughput, the body of the latency distribution and
+/// errors. p99.9 and max rest on a handful of operations and move by more than the per-second
+/// noise says, so they are shown but do not fail a pipeline.
+pub const GATED: [&str; 5] = ["ops/s", "MiB/s", "p50", "p99", "errors"];
+
+/// One metric of one phase that got worse beyond a threshold.
+pub struct Regression {
+    pub phase: String,
+    pub metric: &'static str,
+    /// (B - A) / A in percent; None when A was 0 (errors where there were none).
+    pub change_pct: Option<f64>,
+    /// False when the phase had no noise estimate: the threshold alone judged it.
+    pub noise_known: bool,
+}
+
+impl Regression {
+    pub fn describe(&self) -> String {
+        let change = self.change_pct.map_or("from 0".into(), fmt::change);
+        let noise = if self.noise_known { "" } else { ", no noise estimate" };
+        format!("{} {} {change}{noise}", self.phase, self.metric)
+    }
+}
+
+/// The gated metrics ([`GATED`]) that got worse by more than `threshold_pct` percent and,
+/// where the phases have a noise estimate, beyond the noise (verdict `worse`).
+pub fn regressions(c: &Comparison, threshold_pct: f64) -> Vec<Regression> {
+    let mut out = Vec::new();
+    for p in &c.phases {
+        for m in p.metrics.iter().filter(|m| GATED.contains(&m.name)) {
+            let verdict = p.verdict(m);
+            let worse = match (verdict, m.change_pct()) {
+                (Verdict::Worse, Some(pct)) => pct.abs() > threshold_pct,
+                // Errors where there were none.
+                (Verdict::Worse, None) => true,
+                // No noise estimate: the threshold alone decides.
+                (Verdict::Unknown, Some(pct)) => (pct > 0.0) != m.higher_is_better && pct.abs() > threshold_pct,
+                _ => false,
+            };
+            if worse {
+                out.push(Regression {
+                    phase: p.title.clone(),
+                    metric: m.name,
+                    change_pct: m.change_pct(),
+                    noise_known: p.noise().is_some(),
+                });
+            }
+        }
+    }
+    out
+}
+
 fn run_line(tag: &str, r: &Run) -> String {
     let res = r.result;
     format!(
@@ -283,21 +334,8 @@ pub fn text(c: &Comparison) -> String {
     let _ = writeln!(out, "{}", run_line("A", c.a));
     let _ = writeln!(out, "{}\n", run_line("B", c.b));
     let rows = rows(c);
-    let widths: Vec<usize> = (0..rows[0].len())
-        .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
-        .collect();
-    for r in &rows {
-        let mut line = String::new();
-        for (i, cell) in r.iter().enumerate() {
-            let w = widths[i];
-            if i <= 1 || i == r.len() - 1 {
-                let _ = write!(line, "{cell:<w$}  ");
-            } else {
-                let _ = write!(line, "{cell:>w$}  ");
-            }
-        }
-        let _ = writeln!(out, "{}", line.trim_end());
-    }
+    let last = rows[0].len() - 1;
+    out.push_str(&crate::table::text_table(&rows, &[0, 1, last]));
     out.push('\n');
     for n in notes(c) {
         let _ = writeln!(out, "note: {n}");
@@ -391,5 +429,17 @@ mod tests {
             t.contains("~ within noise") && t.contains("coefficient of variation"),
             "{t}"
         );
+        // The gate: MiB/s fell by 2x the noise and errors rose by one; ops/s rose within the
+        // noise and p99 got better, so neither counts.
+        let drop = cv * 200.0;
+        let more_errors = 100.0 / c.a.result.phases[0].errors.total as f64;
+        let names = |t: f64| -> Vec<&str> { regressions(&c, t).iter().map(|r| r.metric).collect() };
+        assert_eq!(names(drop.min(more_errors) / 2.0), ["MiB/s", "errors"]);
+        assert_eq!(
+            names(drop.max(more_errors) * 2.0),
+            Vec::<&str>::new(),
+            "beyond the threshold only"
+        );
+        assert!(regressions(&c, 0.0)[0].describe().starts_with("write 1 MiB MiB/s -"));
     }
 }

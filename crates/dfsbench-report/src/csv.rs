@@ -1,29 +1,56 @@
-//! One CSV row per measured phase, for spreadsheets and pandas.
+//! One CSV row per measured phase, for spreadsheets and pandas, and the long format of the
+//! reports; written with the `csv` crate, which quotes what needs it.
 
 use dfsbench_result::RunResult;
 
-const COLUMNS: &str = "run_id,job,phase,label,workers,ops,bytes,duration_s,ops_per_sec,bytes_per_sec,\
-stonewall_ops_per_sec,stonewall_bytes_per_sec,lat_min_ns,lat_mean_ns,lat_p50_ns,lat_p90_ns,lat_p99_ns,\
-lat_p99_9_ns,lat_max_ns,errors,cache,cache_files,cache_suspect,validity";
+const COLUMNS: [&str; 24] = [
+    "run_id",
+    "job",
+    "phase",
+    "label",
+    "workers",
+    "ops",
+    "bytes",
+    "duration_s",
+    "ops_per_sec",
+    "bytes_per_sec",
+    "stonewall_ops_per_sec",
+    "stonewall_bytes_per_sec",
+    "lat_min_ns",
+    "lat_mean_ns",
+    "lat_p50_ns",
+    "lat_p90_ns",
+    "lat_p99_ns",
+    "lat_p99_9_ns",
+    "lat_max_ns",
+    "errors",
+    "cache",
+    "cache_files",
+    "cache_suspect",
+    "validity",
+];
 
-fn quote(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
+/// A CSV writer into memory: writing to a Vec cannot fail, and every record has the header's
+/// number of fields.
+fn writer() -> csv::Writer<Vec<u8>> {
+    csv::Writer::from_writer(Vec::new())
+}
+
+fn finish(w: csv::Writer<Vec<u8>>) -> String {
+    let bytes = w.into_inner().expect("flushing into memory");
+    String::from_utf8(bytes).expect("CSV of UTF-8 strings")
 }
 
 pub fn phases_csv(result: &RunResult) -> String {
-    let mut out = String::from(COLUMNS);
-    out.push('\n');
+    let mut w = writer();
+    w.write_record(COLUMNS).expect("a CSV record into memory");
     for p in result.phases.iter().filter(|p| !p.prepare) {
         let l = &p.latency;
         let cells = [
-            quote(&result.run_id),
-            quote(&p.job_name),
-            quote(&p.name),
-            quote(&p.label),
+            result.run_id.clone(),
+            p.job_name.clone(),
+            p.name.clone(),
+            p.label.clone(),
             p.workers.to_string(),
             p.ops.to_string(),
             p.bytes.to_string(),
@@ -40,24 +67,43 @@ pub fn phases_csv(result: &RunResult) -> String {
             l.p99_9_ns.to_string(),
             l.max_ns.to_string(),
             p.errors.total.to_string(),
-            quote(&p.cache.as_ref().map_or(String::new(), |c| c.policy.clone())),
+            p.cache.as_ref().map_or(String::new(), |c| c.policy.clone()),
             p.cache.as_ref().map_or(String::new(), |c| c.files.to_string()),
-            quote(&p.cache_suspect.join("; ")),
-            quote(&p.validity.join("; ")),
+            p.cache_suspect.join("; "),
+            p.validity.join("; "),
         ];
-        out.push_str(&cells.join(","));
-        out.push('\n');
+        w.write_record(&cells).expect("a CSV record into memory");
     }
-    out
+    finish(w)
 }
 
 /// Long-format CSV for pandas: one row per run x phase (x operation kind) x metric, with the
 /// run's and phase's identity in every row (`df.pivot_table(index="label", columns="run",
 /// values="value")` gives the wide shape back).
 pub fn long_csv(runs: &[crate::runs::Run]) -> String {
-    let mut out = String::from(
-        "run,run_id,system,backend,host,started_at,job,phase,label,op,workload,workers,threads,file_size,bs,iodepth,metric,value,unit\n",
-    );
+    let mut w = writer();
+    w.write_record([
+        "run",
+        "run_id",
+        "system",
+        "backend",
+        "host",
+        "started_at",
+        "job",
+        "phase",
+        "label",
+        "op",
+        "workload",
+        "workers",
+        "threads",
+        "file_size",
+        "bs",
+        "iodepth",
+        "metric",
+        "value",
+        "unit",
+    ])
+    .expect("a CSV record into memory");
     for r in runs {
         let res = r.result;
         for p in r.phases() {
@@ -68,29 +114,30 @@ pub fn long_csv(runs: &[crate::runs::Run]) -> String {
                     .map(|v| v.to_string())
                     .unwrap_or_default()
             };
-            let ident = |op: &str| {
-                [
-                    quote(&r.label),
-                    quote(&res.run_id),
-                    quote(&r.system),
-                    quote(&res.target.backend),
-                    quote(&res.host.hostname),
-                    quote(&res.started_at),
-                    quote(&p.job_name),
-                    quote(&p.name),
-                    quote(&p.label),
-                    quote(op),
-                    quote(&p.workload),
-                    p.workers.to_string(),
-                    p.threads.to_string(),
-                    param("file_size"),
-                    param("bs"),
-                    param("iodepth"),
-                ]
-                .join(",")
-            };
+            let label = crate::runs::label(p);
             let mut row = |op: &str, metric: &str, value: String, unit: &str| {
-                out.push_str(&format!("{},{metric},{value},{unit}\n", ident(op)));
+                w.write_record([
+                    r.label.as_str(),
+                    &res.run_id,
+                    &r.system,
+                    &res.target.backend,
+                    &res.host.hostname,
+                    &res.started_at,
+                    &p.job_name,
+                    &p.name,
+                    &label,
+                    op,
+                    &p.workload,
+                    &p.workers.to_string(),
+                    &p.threads.to_string(),
+                    &param("file_size"),
+                    &param("bs"),
+                    &param("iodepth"),
+                    metric,
+                    &value,
+                    unit,
+                ])
+                .expect("a CSV record into memory");
             };
             let l = &p.latency;
             let op = p.name.as_str();
@@ -172,18 +219,31 @@ pub fn long_csv(runs: &[crate::runs::Run]) -> String {
             }
         }
         if let Some(t) = res.recovery.as_ref().and_then(|r| r.recovery_time_s) {
-            out.push_str(&format!(
-                "{},{},{},{},{},{},,,recovery,recovery,,,,,,,recovery_time_s,{t},s\n",
-                quote(&r.label),
-                quote(&res.run_id),
-                quote(&r.system),
-                quote(&res.target.backend),
-                quote(&res.host.hostname),
-                quote(&res.started_at)
-            ));
+            w.write_record([
+                r.label.as_str(),
+                &res.run_id,
+                &r.system,
+                &res.target.backend,
+                &res.host.hostname,
+                &res.started_at,
+                "",
+                "",
+                "recovery",
+                "recovery",
+                "",
+                "",
+                "",
+                "",
+                "",
+                "",
+                "recovery_time_s",
+                &t.to_string(),
+                "s",
+            ])
+            .expect("a CSV record into memory");
         }
     }
-    out
+    finish(w)
 }
 
 fn latency_rows(row: &mut impl FnMut(&str, &str, String, &str), op: &str, l: &dfsbench_result::Latency) {
@@ -199,5 +259,36 @@ fn latency_rows(row: &mut impl FnMut(&str, &str, String, &str), op: &str, l: &df
         ("lat_max_ns", l.max_ns as f64),
     ] {
         row(op, m, v.to_string(), "ns");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::input::Loaded;
+
+    #[test]
+    fn fields_with_commas_and_quotes_read_back() {
+        let mut r = crate::synthetic::long_run(5, 2);
+        r.phases[0].job_name = "a, \"quoted\" job".into();
+        let back = |text: String| -> Vec<csv::StringRecord> {
+            csv::Reader::from_reader(text.as_bytes())
+                .records()
+                .map(|r| r.expect("a CSV record"))
+                .collect()
+        };
+        let rows = back(phases_csv(&r));
+        assert_eq!(rows[0].get(1), Some("a, \"quoted\" job"));
+        assert!(rows.iter().all(|row| row.len() == COLUMNS.len()));
+        let loaded = [Loaded {
+            path: "x.json".into(),
+            result: r,
+        }];
+        let rows = back(long_csv(&crate::runs::runs(&loaded)));
+        assert!(rows.iter().any(|row| row.get(6) == Some("a, \"quoted\" job")));
+        // The mixed phase's kinds are rows of their own, `op` = the kind.
+        assert!(rows
+            .iter()
+            .any(|row| row.get(9) == Some("read") && row.get(16) == Some("lat_p99_ns")));
     }
 }

@@ -72,16 +72,8 @@ pub fn throughput(runs: &[Run], keys: &[(String, String)], ambiguous: bool) -> R
                 values: rows.iter().map(|&i| value(r, &keys[i], f)).collect(),
             })
             .collect();
-        let vals: Vec<f64> = groups.iter().flat_map(|g| g.values.iter().flatten().copied()).collect();
-        let lo = vals.iter().copied().filter(|v| *v > 0.0).fold(f64::INFINITY, f64::min);
-        let hi = vals.iter().copied().fold(0.0, f64::max);
-        // Phases often differ by decades (a listing vs a stat): log scale then.
-        let log = hi / lo > 50.0;
-        let axis = if log {
-            Axis::log10(format!("{unit} (log scale)"), Ticks::Si)
-        } else {
-            Axis::linear(unit, Ticks::Si)
-        };
+        // Linear from 0 whatever the spread: bar lengths compare as the rates do.
+        let axis = Axis::linear(unit, Ticks::Si);
         let chart = BarChart {
             title: title.to_string(),
             categories: rows.iter().map(|&i| cats[i].clone()).collect(),
@@ -99,12 +91,7 @@ pub fn throughput(runs: &[Run], keys: &[(String, String)], ambiguous: bool) -> R
             svg: charts::bar_chart(&chart)?,
             wide: true,
             note: Some(format!(
-                "{unit} over each phase's measured time (ramp-up excluded){}.",
-                if log {
-                    "; log scale, as phases differ by orders of magnitude"
-                } else {
-                    ""
-                }
+                "{unit} over each phase's measured time (ramp-up excluded); linear axis from 0."
             )),
         });
     }
@@ -199,7 +186,7 @@ pub fn latency(runs: &[Run], keys: &[(String, String)], ambiguous: bool) -> Resu
                 .filter(|p| p.job_name == job)
                 .enumerate()
                 .map(|(i, p)| LatencyLine {
-                    name: p.label.clone(),
+                    name: runs::label(p),
                     colour: charts::colour(i),
                     phase: p,
                 })
@@ -285,7 +272,7 @@ fn timeline_chart(run: &Run, phases: &[&PhaseResult], mib: bool, title: String, 
                 x0: p.start_s / div,
                 x1: (p.start_s + len) / div,
                 colour: shade.mix(if i % 2 == 0 { 0.12 } else { 0.24 }),
-                label: (phases.len() > 1).then(|| p.label.clone()),
+                label: (phases.len() > 1).then(|| runs::label(p)),
             },
         );
     }
@@ -351,7 +338,13 @@ pub fn timeline(run: &Run) -> Result<Vec<Figure>> {
         for p in phases.iter().filter(|p| p.series.ops.len() >= 10) {
             let mib = p.bytes > 0;
             let metric = if mib { "MiB/s" } else { "ops/s" };
-            let chart = timeline_chart(run, &[p], mib, format!("{}: {metric} per interval", p.label), HALF);
+            let chart = timeline_chart(
+                run,
+                &[p],
+                mib,
+                format!("{}: {metric} per interval", runs::label(p)),
+                HALF,
+            );
             out.push(Figure {
                 kind: "timeline-phase",
                 title: chart.title.clone(),
@@ -472,7 +465,7 @@ pub fn workers(run: &Run) -> Result<Vec<Figure>> {
             }
             let wide = values.len() > 64;
             let chart = WorkerBars {
-                title: format!("{}: {unit} per {item}", p.label),
+                title: format!("{}: {unit} per {item}", runs::label(p)),
                 item,
                 values,
                 colour: charts::colour(run.colour),
@@ -489,6 +482,102 @@ pub fn workers(run: &Run) -> Result<Vec<Figure>> {
                 note: None,
             });
         }
+    }
+    Ok(out)
+}
+
+/// A paced line of the rate-steps charts: one run's phases of one job and operation.
+struct Steps<'a> {
+    name: String,
+    colour: RGBColor,
+    phases: Vec<&'a PhaseResult>,
+}
+
+/// The `--rate-steps` curve, as SPECsfs draws it: achieved against requested ops/s (with the
+/// line where they are equal), and response time (mean and p99, from the intended start)
+/// against achieved ops/s. A line per run, job and operation with two steps or more.
+pub fn rate_steps(runs: &[Run]) -> Result<Vec<Figure>> {
+    let mut steps: Vec<Steps> = Vec::new();
+    for r in runs {
+        for p in r.phases().filter(|p| p.rate.is_some()) {
+            let name = if runs.len() > 1 {
+                format!("{} {}", r.label, p.name)
+            } else {
+                p.name.clone()
+            };
+            match steps
+                .iter_mut()
+                .find(|s| s.name == name && s.phases[0].job_name == p.job_name)
+            {
+                Some(s) => s.phases.push(p),
+                None => steps.push(Steps {
+                    name,
+                    colour: charts::colour(if runs.len() > 1 { r.colour } else { steps.len() }),
+                    phases: vec![p],
+                }),
+            }
+        }
+    }
+    steps.retain(|s| s.phases.len() >= 2);
+    if steps.is_empty() {
+        return Ok(Vec::new());
+    }
+    let requested = |p: &PhaseResult| p.rate.as_ref().map_or(0.0, |r| r.requested_ops_per_sec);
+    let achieved = |p: &PhaseResult| p.rate.as_ref().map_or(0.0, |r| r.achieved_ops_per_sec);
+    let top = steps
+        .iter()
+        .flat_map(|s| s.phases.iter().map(|p| requested(p).max(achieved(p))))
+        .fold(0.0, f64::max);
+    let mut thr = LineChart::new(
+        "rate steps: achieved vs requested ops/s",
+        charts::rate_axis("requested ops/s", [top]),
+        charts::rate_axis("achieved ops/s", [top]),
+        HALF,
+    );
+    let mut resp = LineChart::new(
+        "rate steps: response time vs achieved ops/s",
+        charts::rate_axis("achieved ops/s", [top]),
+        Axis::log10("response time (log scale)", Ticks::Latency),
+        HALF,
+    );
+    thr.series
+        .push(Series::line("achieved = requested", charts::REFERENCE, vec![(0.0, 0.0), (top, top)]).dashed());
+    for s in &steps {
+        let mut ps = s.phases.clone();
+        ps.sort_by(|a, b| requested(a).total_cmp(&requested(b)));
+        let curve: Vec<(f64, f64)> = ps.iter().map(|p| (requested(p), achieved(p))).collect();
+        thr.series
+            .push(Series::line(s.name.clone(), s.colour, curve).with_marker(charts::Marker::Circle));
+        let timed: Vec<&&PhaseResult> = ps.iter().filter(|p| p.latency.count > 0).collect();
+        let mean: Vec<(f64, f64)> = timed.iter().map(|p| (achieved(p), p.latency.mean_ns)).collect();
+        let p99: Vec<(f64, f64)> = timed.iter().map(|p| (achieved(p), p.latency.p99_ns as f64)).collect();
+        resp.series
+            .push(Series::line(format!("{} mean", s.name), s.colour, mean).with_marker(charts::Marker::Circle));
+        resp.series.push(
+            Series::line(format!("{} p99", s.name), s.colour, p99)
+                .with_marker(charts::Marker::Triangle)
+                .dashed(),
+        );
+    }
+    let mut out = vec![Figure {
+        kind: "rate-steps-throughput",
+        title: thr.title.clone(),
+        svg: charts::line_chart(&thr)?,
+        wide: false,
+        note: Some("A point per rate step; below the dashed line the target could not keep up.".into()),
+    }];
+    if resp.has_data() {
+        out.push(Figure {
+            kind: "rate-steps-response",
+            title: resp.title.clone(),
+            svg: charts::line_chart(&resp)?,
+            wide: false,
+            note: Some(
+                "Response time from each operation's intended start, so a backlog shows as latency \
+                 (no coordinated omission)."
+                    .into(),
+            ),
+        });
     }
     Ok(out)
 }

@@ -3,6 +3,8 @@
 
 use dfsbench_result::{PhaseResult, RunResult};
 
+use crate::runs;
+
 /// Mark of a read phase that may have been served from the client's cache.
 pub const SUSPECT_MARK: &str = "[cache?]";
 /// Mark of a phase whose figures are weak (too short, too few operations, short stonewall).
@@ -36,24 +38,26 @@ pub fn reasons(p: &PhaseResult) -> String {
     all.join("; ")
 }
 
-/// Lines under a run's table: each read phase's cache policy, each suspect read, and the weak
-/// phases grouped by the rule they break, so a run of many small phases stays readable:
-/// `[weak] shorter than 1 s: stat (0.010 s), open (0.014 s)`.
+/// Lines under a run's table: each read phase's cache policy, each suspect read, the weak
+/// phases grouped by the rule they break, so a run of many small phases stays readable
+/// (`[weak] shorter than 1 s: stat (0.010 s), open (0.014 s)`), phases whose stonewall and
+/// phase rates differ by more than 10% (`[stonewall]`), and errors by kind with their first
+/// samples (`[errors]`).
 pub fn notes(result: &RunResult) -> String {
     let mut out = String::new();
     let mut weak: Vec<(String, Vec<String>)> = Vec::new();
     for p in result.phases.iter().filter(|p| !p.prepare) {
         if p.cache.is_some() {
-            out += &format!("page cache before {}: {}\n", p.label, cache(p));
+            out += &format!("page cache before {}: {}\n", runs::label(p), cache(p));
         }
         for s in &p.cache_suspect {
-            out += &format!("{SUSPECT_MARK} {}: {s}\n", p.label);
+            out += &format!("{SUSPECT_MARK} {}: {s}\n", runs::label(p));
         }
         for reason in &p.validity {
             let (rule, detail) = split_reason(reason);
             let item = match detail {
-                Some(d) => format!("{} ({d})", p.label),
-                None => p.label.clone(),
+                Some(d) => format!("{} ({d})", runs::label(p)),
+                None => runs::label(p),
             };
             match weak.iter_mut().find(|(r, _)| *r == rule) {
                 Some((_, items)) => items.push(item),
@@ -63,6 +67,14 @@ pub fn notes(result: &RunResult) -> String {
     }
     for (rule, items) in weak {
         out += &format!("{WEAK_MARK} {rule}: {}\n", items.join(", "));
+    }
+    for p in result.phases.iter().filter(|p| !p.prepare) {
+        if let Some(n) = crate::stonewall::explain(p, &runs::label(p)) {
+            out += &format!("[stonewall] {n}\n");
+        }
+        for line in crate::errors::lines(p, &runs::label(p)) {
+            out += &format!("[errors] {line}\n");
+        }
     }
     out
 }
@@ -90,6 +102,34 @@ fn split_reason(reason: &str) -> (String, Option<String>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn notes_list_stonewall_gaps_and_errors_with_samples() {
+        let mut r = crate::synthetic::long_run(30, 8);
+        let p = &mut r.phases[0];
+        p.stonewall.ops_per_sec = p.ops_per_sec * 1.5;
+        let label = p.label.clone();
+        let text = notes(&r);
+        assert!(text.contains(&format!("[stonewall] {label}: stonewall")), "{text}");
+        let failed = r
+            .phases
+            .iter()
+            .find(|p| !p.prepare && p.errors.total > 0)
+            .expect("a phase with errors");
+        let (label, kinds) = (failed.label.clone(), failed.errors.by_kind.clone());
+        assert!(!kinds.is_empty());
+        for (kind, n) in kinds {
+            assert!(
+                text.contains(&format!("[errors] errors in {label}: {n} {kind}")),
+                "{text}"
+            );
+        }
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with("[errors]   ") && l.contains("worker")),
+            "{text}"
+        );
+    }
 
     #[test]
     fn reasons_split_into_rule_and_figure() {

@@ -59,16 +59,14 @@ pub fn mib_s(bytes_per_sec: f64) -> String {
 
 pub const MIB: f64 = 1024.0 * 1024.0;
 
-/// A byte count in binary units for ticks and labels: `0 B`, `512 B`, `4 KiB`, `1.5 MiB`.
+/// A byte count in binary units for ticks and labels: `0 B`, `512 B`, `4 KiB`, `1.5 MiB`
+/// (humansize with two decimals; the zeros it keeps after a fraction, `1.50`, are dropped).
 pub fn bytes(v: f64) -> String {
-    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
-    let mut v = v;
-    let mut unit = 0;
-    while v.abs() >= 1024.0 && unit < UNITS.len() - 1 {
-        v /= 1024.0;
-        unit += 1;
+    let s = humansize::format_size(v.max(0.0).round() as u64, humansize::BINARY);
+    match s.split_once(' ') {
+        Some((n, unit)) if n.contains('.') => format!("{} {unit}", n.trim_end_matches('0').trim_end_matches('.')),
+        _ => s,
     }
-    format!("{} {}", sig(v, 3), UNITS[unit])
 }
 
 /// A latency in ns for ticks and tables: `850 ns`, `1 µs`, `12.5 µs`, `4.56 ms`, `1.2 s`.
@@ -134,6 +132,9 @@ mod tests {
         assert_eq!(bytes(4096.0), "4 KiB");
         assert_eq!(bytes(1.5 * MIB), "1.5 MiB");
         assert_eq!(bytes(100.0), "100 B");
+        assert_eq!(bytes(0.0), "0 B");
+        assert_eq!(bytes(2.0 * 1024.0 * MIB), "2 GiB");
+        assert_eq!(bytes(1.25 * MIB), "1.25 MiB");
         assert_eq!(latency(850.0), "850 ns");
         assert_eq!(latency(1000.0), "1 µs");
         assert_eq!(latency(12_500.0), "12.5 µs");

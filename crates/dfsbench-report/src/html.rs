@@ -4,15 +4,12 @@
 
 use std::fmt::Write as _;
 
-use dfsbench_result::PhaseResult;
-
-use crate::charts::{self, RenderError};
+use crate::charts::RenderError;
 use crate::figures::{self, Figure};
-use crate::flags;
 use crate::fmt;
-use crate::noise;
 use crate::runs::{self, Run};
 use crate::sweep;
+use crate::tables;
 
 /// Page-level facts the result files do not hold.
 pub struct Page {
@@ -44,7 +41,7 @@ const CSS: &str = r#"
 * { box-sizing: border-box; }
 body { margin: 0; background: #eef0f3; color: var(--fg);
   font: 14px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", "Helvetica Neue", Arial, sans-serif; }
-main { max-width: 1120px; margin: 0 auto; padding: 28px 36px 48px; background: #fff; }
+main { max-width: 1200px; margin: 0 auto; padding: 28px 36px 48px; background: #fff; }
 h1 { font-size: 26px; margin: 0 0 2px; }
 h2 { font-size: 20px; margin: 40px 0 12px; padding-bottom: 6px; border-bottom: 2px solid var(--line); }
 h3 { font-size: 16px; margin: 24px 0 8px; }
@@ -62,6 +59,11 @@ th, td { padding: 4px 8px; border-bottom: 1px solid var(--line); text-align: rig
 th { background: var(--soft); font-weight: 600; font-size: 13px; }
 th.l, td.l { text-align: left; }
 tbody tr.first td { border-top: 1px solid #c9ced4; }
+tr.kind td { color: var(--muted); border-bottom-style: dotted; }
+table.summary { font-size: 12px; }
+table.summary th, table.summary td { padding: 3px 4px; }
+table.summary th { white-space: normal; vertical-align: bottom; }
+.op { padding-left: 14px; }
 .swatch { display: inline-block; width: 12px; height: 12px; border-radius: 3px; margin-right: 7px; vertical-align: -1px; }
 .runs { display: grid; grid-template-columns: repeat(auto-fit, minmax(480px, 1fr)); gap: 14px; }
 .run { border: 1px solid var(--line); border-radius: 8px; padding: 12px 16px; }
@@ -78,6 +80,8 @@ details { margin: 8px 0; }
 details > summary { cursor: pointer; font-weight: 600; }
 .status { display: inline-block; padding: 0 7px; border-radius: 9px; font-size: 12px; background: #e6f4ea; color: #1e6b34; }
 .status.bad { background: #fde8e8; color: var(--alert); }
+.sample ul { margin: 0; padding-left: 16px; white-space: normal; }
+.warn ul { margin: 4px 0 0; padding-left: 18px; }
 .warn { border-left: 4px solid var(--alert); background: #fdf1f1; padding: 8px 12px; margin: 12px 0; }
 .bad { color: var(--alert); font-weight: 600; }
 footer { margin-top: 44px; padding-top: 10px; border-top: 1px solid var(--line); color: var(--muted); font-size: 12.5px; }
@@ -86,10 +90,7 @@ footer { margin-top: 44px; padding-top: 10px; border-top: 1px solid var(--line);
 "#;
 
 fn swatch(run: &Run) -> String {
-    format!(
-        r#"<span class="swatch" style="background:{}"></span>"#,
-        charts::hex(charts::colour(run.colour))
-    )
+    tables::swatch(run).into_string()
 }
 
 fn figure(out: &mut String, f: &Figure, id: usize) {
@@ -248,189 +249,6 @@ pub fn shell_words(argv: &[String]) -> String {
         .join(" ")
 }
 
-fn lat(p: &PhaseResult, v: u64) -> String {
-    if p.latency.count == 0 {
-        "–".into()
-    } else {
-        fmt::latency(v as f64)
-    }
-}
-
-fn summary_row(out: &mut String, first: bool, phase_cell: &str, run: Option<&Run>, p: &PhaseResult) {
-    let l = &p.latency;
-    let noise = noise::ops_cv(p).map_or("–".into(), |cv| format!("±{:.1}%", cv * 100.0));
-    let errors = if p.errors.total > 0 {
-        format!("<span class=\"bad\">{}</span>", p.errors.total)
-    } else {
-        "0".into()
-    };
-    let _ = writeln!(
-        out,
-        "<tr{}><td class=\"l\">{}</td>{}<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-        if first { " class=\"first\"" } else { "" },
-        phase_cell.to_string() + &mark_spans(p),
-        run.map(|r| format!("<td class=\"l\">{}{}</td>", swatch(r), esc(&r.label)))
-            .unwrap_or_default(),
-        p.workers,
-        p.ops,
-        fmt::rate(p.ops_per_sec),
-        if runs::moves_data(p) { fmt::mib_s(p.bytes_per_sec) } else { "–".into() },
-        lat(p, l.p50_ns),
-        lat(p, l.p99_ns),
-        lat(p, l.p99_9_ns),
-        lat(p, l.max_ns),
-        fmt::seconds(p.duration_s),
-        noise,
-        errors,
-    );
-}
-
-fn summary(out: &mut String, runs: &[Run], keys: &[(String, String)], ambiguous: bool) {
-    let several = runs.len() > 1;
-    let _ = writeln!(
-        out,
-        "<div class=\"scroll\"><table><thead><tr><th class=\"l\">phase</th>{}<th>workers</th><th>ops</th><th>ops/s</th><th>MiB/s</th>\
-         <th>p50</th><th>p99</th><th>p99.9</th><th>max</th><th>time</th><th title=\"{}\">noise</th><th>errors</th></tr></thead><tbody>",
-        if several { "<th class=\"l\">run</th>" } else { "" },
-        esc(noise::RULE),
-    );
-    for k in keys {
-        let mut first = true;
-        for r in runs {
-            if let Some(p) = runs::find(r, k) {
-                let cell = if first {
-                    esc(&runs::phase_title(k, ambiguous))
-                } else {
-                    String::new()
-                };
-                summary_row(out, first, &cell, several.then_some(r), p);
-                first = false;
-            }
-        }
-    }
-    out.push_str("</tbody></table></div>\n");
-    let _ = writeln!(
-        out,
-        "<p class=\"note\">Rates over each phase's measured time; latency of successful operations from the \
-         merged HDR histogram; noise: {}.</p>",
-        esc(noise::RULE)
-    );
-}
-
-/// A phase's marks as highlighted spans whose title gives the reasons.
-fn mark_spans(p: &PhaseResult) -> String {
-    let mut out = String::new();
-    if !p.cache_suspect.is_empty() {
-        out += &format!(
-            " <span class=\"bad\" title=\"{}\">{}</span>",
-            esc(&p.cache_suspect.join("; ")),
-            flags::SUSPECT_MARK
-        );
-    }
-    if !p.validity.is_empty() {
-        out += &format!(
-            " <span class=\"bad\" title=\"{}\">{}</span>",
-            esc(&p.validity.join(", ")),
-            flags::WEAK_MARK
-        );
-    }
-    out
-}
-
-/// Each read phase's page cache policy and every marked phase with its reasons.
-fn flags_section(out: &mut String, runs: &[Run]) {
-    let marked = |p: &PhaseResult| p.cache.is_some() || !p.cache_suspect.is_empty() || !p.validity.is_empty();
-    if !runs.iter().any(|r| r.phases().any(marked)) {
-        return;
-    }
-    out.push_str("<h2 id=\"marks\">Page cache and marks</h2>\n<table><thead><tr><th class=\"l\">run</th><th class=\"l\">phase</th><th class=\"l\">page cache</th><th class=\"l\">marks</th></tr></thead><tbody>\n");
-    for r in runs {
-        for p in r.phases().filter(|p| marked(p)) {
-            let _ = writeln!(
-                out,
-                "<tr><td class=\"l\">{}{}</td><td class=\"l\">{}{}</td><td class=\"l\">{}</td><td class=\"l\" style=\"white-space:normal\">{}</td></tr>",
-                swatch(r),
-                esc(&r.label),
-                esc(&p.label),
-                mark_spans(p),
-                esc(&flags::cache(p)),
-                esc(&flags::reasons(p))
-            );
-        }
-    }
-    out.push_str("</tbody></table>\n<p class=\"note\">[cache?]: the reads may have come from the client's page cache, not the storage. [weak]: shorter than 1 s, fewer than 1000 operations, a stonewall window under half of the phase, or latencies clustered at 40 ms (Nagle and delayed ACKs on the server); the marks column says which.</p>\n");
-}
-
-/// Runs over several gateways: what the workers of each one did.
-fn endpoints(out: &mut String, runs: &[Run]) {
-    if !runs.iter().any(|r| r.phases().any(|p| !p.endpoints.is_empty())) {
-        return;
-    }
-    out.push_str("<h2 id=\"endpoints\">Per endpoint</h2>\n<p class=\"note\">The target's gateways: worker <i>w</i> talks to gateway <i>w</i> mod <i>n</i>. Rates over the phase's measured time; latency from the gateway's merged histograms.</p>\n<table><thead><tr><th class=\"l\">run</th><th class=\"l\">phase</th><th class=\"l\">endpoint</th><th>workers</th><th>ops</th><th>ops/s</th><th>MiB/s</th><th>p50</th><th>p99</th><th>errors</th><th>share</th></tr></thead><tbody>\n");
-    for r in runs {
-        for p in r.phases() {
-            for e in &p.endpoints {
-                let _ = writeln!(
-                    out,
-                    "<tr><td class=\"l\">{}{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{}</td><td>{}</td><td{}>{}</td><td>{:.0}%</td></tr>",
-                    swatch(r),
-                    esc(&r.label),
-                    esc(&p.label),
-                    esc(&e.endpoint),
-                    e.workers,
-                    e.ops,
-                    crate::rate_si(e.ops_per_sec),
-                    e.bytes_per_sec / (1024.0 * 1024.0),
-                    dfsbench_result::format_ns(e.latency.p50_ns),
-                    dfsbench_result::format_ns(e.latency.p99_ns),
-                    if e.errors > 0 { " class=\"bad\"" } else { "" },
-                    e.errors,
-                    100.0 * e.ops as f64 / p.ops.max(1) as f64
-                );
-            }
-        }
-    }
-    out.push_str("</tbody></table>\n");
-}
-
-fn errors(out: &mut String, runs: &[Run]) -> bool {
-    let any = runs.iter().any(|r| r.phases().any(|p| p.errors.total > 0));
-    if !any {
-        return false;
-    }
-    out.push_str("<h2 id=\"errors\">Errors</h2>\n<table><thead><tr><th class=\"l\">run</th><th class=\"l\">phase</th><th class=\"l\">kind</th><th>count</th><th class=\"l\">first error</th></tr></thead><tbody>\n");
-    for r in runs {
-        for p in r.phases().filter(|p| p.errors.total > 0) {
-            for (kind, n) in &p.errors.by_kind {
-                let first = p
-                    .errors
-                    .samples
-                    .iter()
-                    .find(|s| &s.kind == kind)
-                    .map(|s| {
-                        format!(
-                            "{:.2} s, worker {}, {} {}: {}",
-                            s.time_s, s.worker, s.op, s.path, s.message
-                        )
-                    })
-                    .unwrap_or_default();
-                let _ = writeln!(
-                    out,
-                    "<tr><td class=\"l\">{}{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"bad\">{}</td><td class=\"l\" style=\"white-space:normal\">{}</td></tr>",
-                    swatch(r),
-                    esc(&r.label),
-                    esc(&p.label),
-                    esc(kind),
-                    n,
-                    esc(&first)
-                );
-            }
-        }
-    }
-    out.push_str("</tbody></table>\n");
-    true
-}
-
 /// The whole page.
 pub fn render(runs: &[Run], page: &Page) -> Result<String, RenderError> {
     let (keys, ambiguous) = runs::phase_keys(runs);
@@ -450,6 +268,7 @@ pub fn render(runs: &[Run], page: &Page) -> Result<String, RenderError> {
     let throughput = figures::throughput(runs, &keys, ambiguous)?;
     let latency = figures::latency(runs, &keys, ambiguous)?;
     let sweeps = sweep::figures(runs)?;
+    let rate_steps = figures::rate_steps(runs)?;
     let mut timelines = Vec::new();
     let mut workers = Vec::new();
     for r in runs {
@@ -481,8 +300,14 @@ pub fn render(runs: &[Run], page: &Page) -> Result<String, RenderError> {
         env!("CARGO_PKG_VERSION")
     );
     out.push_str("<nav><a href=\"#runs\">runs</a><a href=\"#summary\">summary</a><a href=\"#throughput\">throughput</a><a href=\"#latency\">latency</a>");
+    if !rate_steps.is_empty() {
+        out.push_str("<a href=\"#rate-steps\">rate steps</a>");
+    }
     if !sweeps.is_empty() {
         out.push_str("<a href=\"#comparison\">comparison</a>");
+    }
+    if runs.iter().any(|r| r.phases().any(|p| p.errors.total > 0)) {
+        out.push_str("<a href=\"#errors\">errors</a>");
     }
     out.push_str("<a href=\"#timeline\">over time</a><a href=\"#workers\">per worker</a>");
     out.push_str("</nav></header>\n");
@@ -511,8 +336,8 @@ pub fn render(runs: &[Run], page: &Page) -> Result<String, RenderError> {
         run_card(&mut out, r);
     }
     out.push_str("</div>\n<h2 id=\"summary\">Summary</h2>\n");
-    summary(&mut out, runs, &keys, ambiguous);
-    flags_section(&mut out, runs);
+    out.push_str(&tables::summary(runs, &keys, ambiguous).into_string());
+    out.push_str(&tables::marks_section(runs).into_string());
 
     let mut id = 0;
     out.push_str("<h2 id=\"throughput\">Throughput per phase</h2>\n");
@@ -523,6 +348,15 @@ pub fn render(runs: &[Run], page: &Page) -> Result<String, RenderError> {
         up to the max; right: the share of operations at or below a latency.</p>\n",
     );
     grid(&mut out, &latency, &mut id);
+    if !rate_steps.is_empty() {
+        out.push_str(
+            "<h2 id=\"rate-steps\">Rate steps</h2>\n<p class=\"note\">Open-loop phases run at each rate of \
+            <code>--rate-steps</code>: what was asked against what the target achieved, and the response time \
+            that bought (the SPECsfs curve).</p>\n",
+        );
+        out.push_str(&tables::rate_steps(runs).into_string());
+        grid(&mut out, &rate_steps, &mut id);
+    }
     if !sweeps.is_empty() {
         out.push_str(
             "<h2 id=\"comparison\">Comparison</h2>\n<p class=\"note\">Charts chosen from what the \
@@ -564,8 +398,8 @@ pub fn render(runs: &[Run], page: &Page) -> Result<String, RenderError> {
         grid(&mut out, figs, &mut id);
         out.push_str("</details>\n");
     }
-    endpoints(&mut out, runs);
-    errors(&mut out, runs);
+    out.push_str(&tables::endpoints(runs).into_string());
+    out.push_str(&tables::errors(runs).into_string());
     let _ = writeln!(
         out,
         "<footer>Made with <code>{}</code> from {} result file{} (schema {}). Every number on this page comes from \

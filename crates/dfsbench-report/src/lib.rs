@@ -6,6 +6,7 @@
 pub mod charts;
 pub mod compare;
 mod csv;
+pub mod errors;
 pub mod faults;
 pub mod figures;
 pub mod flags;
@@ -13,14 +14,17 @@ pub mod fmt;
 pub mod html;
 pub mod input;
 pub mod latency;
+pub mod lines;
 pub mod markdown;
 pub mod noise;
 pub mod runs;
+pub mod stonewall;
 pub mod study_page;
 pub mod summary;
 pub mod sweep;
 pub mod synthetic;
 mod table;
+mod tables;
 
 pub use csv::{long_csv, phases_csv};
 pub use faults::{faults_table, stall_lines};

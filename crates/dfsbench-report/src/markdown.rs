@@ -8,12 +8,32 @@ use dfsbench_result::PhaseResult;
 use crate::flags;
 use crate::fmt;
 use crate::html::shell_words;
+use crate::lines::{self, Line};
 use crate::runs::{self, Run};
+use crate::stonewall;
 
 /// A table cell: `|` escaped, newlines flattened.
 fn cell(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
 }
+
+/// Columns of words, aligned left (the others hold numbers).
+const TEXT_COLUMNS: [&str; 14] = [
+    "run",
+    "run id",
+    "status",
+    "started",
+    "target",
+    "host",
+    "dfsbench",
+    "command",
+    "job",
+    "phase",
+    "paced phase",
+    "kind",
+    "page cache",
+    "marks",
+];
 
 fn table(out: &mut String, header: &[String], rows: &[Vec<String>]) {
     let _ = writeln!(
@@ -21,7 +41,18 @@ fn table(out: &mut String, header: &[String], rows: &[Vec<String>]) {
         "| {} |",
         header.iter().map(|h| cell(h)).collect::<Vec<_>>().join(" | ")
     );
-    let align: Vec<&str> = (0..header.len()).map(|i| if i == 0 { "---" } else { "---:" }).collect();
+    // Words left, numbers right.
+    let align: Vec<&str> = header
+        .iter()
+        .enumerate()
+        .map(|(i, h)| {
+            if i == 0 || TEXT_COLUMNS.contains(&h.as_str()) || h.starts_with("first ") {
+                "---"
+            } else {
+                "---:"
+            }
+        })
+        .collect();
     let _ = writeln!(out, "|{}|", align.join("|"));
     for r in rows {
         let _ = writeln!(out, "| {} |", r.iter().map(|c| cell(c)).collect::<Vec<_>>().join(" | "));
@@ -29,33 +60,34 @@ fn table(out: &mut String, header: &[String], rows: &[Vec<String>]) {
     out.push('\n');
 }
 
-fn lat(p: &PhaseResult, v: u64) -> String {
-    if p.latency.count == 0 {
-        "-".into()
-    } else {
-        fmt::latency(v as f64)
+type Metric = (&'static str, fn(&Line) -> String);
+
+/// The metrics of a phase's (or operation kind's) line, in column order.
+pub const METRICS: [Metric; 7] = [
+    ("ops", |l| l.ops.to_string()),
+    ("ops/s", |l| fmt::rate(l.ops_per_sec)),
+    ("MiB/s", |l| l.bytes_per_sec.map_or("-".into(), fmt::mib_s)),
+    ("p50", |l| lines::lat(l.latency, l.latency.p50_ns, "-")),
+    ("p99", |l| lines::lat(l.latency, l.latency.p99_ns, "-")),
+    ("p99.9", |l| lines::lat(l.latency, l.latency.p99_9_ns, "-")),
+    ("max", |l| lines::lat(l.latency, l.latency.max_ns, "-")),
+];
+
+/// The row title of a line: the phase, or `phase: read` for an operation kind of a mixed phase.
+fn line_title(title: &str, l: &Line) -> String {
+    match l.op {
+        None => title.to_string(),
+        Some(op) => format!("{title}: {op}"),
     }
 }
 
-type Metric = (&'static str, fn(&PhaseResult) -> String);
-
-/// The metrics of the tables, in column order of the single-run table.
-pub const METRICS: [Metric; 8] = [
-    ("ops", |p| p.ops.to_string()),
-    ("ops/s", |p| fmt::rate(p.ops_per_sec)),
-    ("MiB/s", |p| {
-        if runs::moves_data(p) {
-            fmt::mib_s(p.bytes_per_sec)
-        } else {
-            "-".into()
-        }
-    }),
-    ("p50", |p| lat(p, p.latency.p50_ns)),
-    ("p99", |p| lat(p, p.latency.p99_ns)),
-    ("p99.9", |p| lat(p, p.latency.p99_9_ns)),
-    ("max", |p| lat(p, p.latency.max_ns)),
-    ("errors", |p| p.errors.total.to_string()),
-];
+fn server_cpu(p: &PhaseResult) -> String {
+    match &p.server_cpu {
+        Some(s) if s.missing_pids.is_empty() => format!("{:.2}", s.cores),
+        Some(s) => format!("{:.2} (pid {:?} gone)", s.cores, s.missing_pids),
+        None => "-".into(),
+    }
+}
 
 pub fn report(runs: &[Run]) -> String {
     let mut out = String::from("# dfsbench report\n\n");
@@ -83,30 +115,108 @@ pub fn report(runs: &[Run]) -> String {
     table(&mut out, &header, &rows);
 
     let (keys, ambiguous) = runs::phase_keys(runs);
+    let jobs = runs::several_jobs(runs);
+    let title = |k: &(String, String)| runs::phase_title(k, ambiguous && !jobs);
+    let servers = runs.iter().any(|r| r.phases().any(|p| p.server_cpu.is_some()));
     if runs.len() == 1 {
         let r = &runs[0];
-        let mut header = vec!["phase".to_string(), "workers".to_string()];
+        let mut header = vec!["phase".to_string()];
+        if jobs {
+            header.push("job".into());
+        }
+        header.push("workers".into());
         header.extend(METRICS.iter().map(|m| m.0.to_string()));
-        let rows: Vec<Vec<String>> = keys
-            .iter()
-            .filter_map(|k| runs::find(r, k).map(|p| (k, p)))
-            .map(|(k, p)| {
-                let title = format!("{}{}", runs::phase_title(k, ambiguous), flags::marks(p));
-                let mut row = vec![title, p.workers.to_string()];
-                row.extend(METRICS.iter().map(|m| (m.1)(p)));
-                row
-            })
-            .collect();
+        header.extend(["stonewall ops/s", "client CPU"].map(String::from));
+        if servers {
+            header.push("server CPU".into());
+        }
+        header.push("errors".into());
+        let mut rows: Vec<Vec<String>> = Vec::new();
+        for (k, p) in keys.iter().filter_map(|k| runs::find(r, k).map(|p| (k, p))) {
+            for l in lines::lines(p) {
+                let own = l.op.is_none();
+                let blank = |s: String| if own { s } else { String::new() };
+                let mut row = vec![if own {
+                    format!("{}{}", title(k), flags::marks(p))
+                } else {
+                    line_title(&title(k), &l)
+                }];
+                if jobs {
+                    row.push(blank(p.job_name.clone()));
+                }
+                row.push(blank(p.workers.to_string()));
+                row.extend(METRICS.iter().map(|m| (m.1)(&l)));
+                row.push(blank(stonewall::rate(p, "-")));
+                row.push(blank(format!("{:.2}", p.cpu.cores)));
+                if servers {
+                    row.push(blank(server_cpu(p)));
+                }
+                row.push(blank(p.errors.total.to_string()));
+                rows.push(row);
+            }
+        }
         table(&mut out, &header, &rows);
     } else {
+        type RunMetric = (&'static str, fn(&PhaseResult) -> String);
+        let phase_metrics: [RunMetric; 4] = [
+            ("stonewall ops/s", |p| stonewall::rate(p, "-")),
+            ("client CPU", |p| format!("{:.2}", p.cpu.cores)),
+            ("server CPU", server_cpu),
+            ("errors", |p| p.errors.total.to_string()),
+        ];
+        let mut header = vec!["phase".to_string()];
+        if jobs {
+            header.push("job".into());
+        }
+        header.extend(runs.iter().map(|r| r.label.clone()));
         for (name, f) in METRICS.iter().skip(1) {
             let _ = writeln!(out, "## {name}\n");
-            let mut header = vec!["phase".to_string()];
-            header.extend(runs.iter().map(|r| r.label.clone()));
+            let mut rows: Vec<Vec<String>> = Vec::new();
+            for k in &keys {
+                // The phase's own line, then its operation kinds as any run has them.
+                let mut ops: Vec<Option<String>> = vec![None];
+                for r in runs {
+                    for kind in runs::find(r, k).iter().flat_map(|p| &p.ops_by_kind) {
+                        if !ops.contains(&Some(kind.op.clone())) {
+                            ops.push(Some(kind.op.clone()));
+                        }
+                    }
+                }
+                for op in ops {
+                    let mut row = vec![match &op {
+                        None => title(k),
+                        Some(op) => format!("{}: {op}", title(k)),
+                    }];
+                    if jobs {
+                        row.push(k.0.clone());
+                    }
+                    row.extend(runs.iter().map(|r| {
+                        runs::find(r, k)
+                            .and_then(|p| {
+                                lines::lines(p)
+                                    .into_iter()
+                                    .find(|l| l.op == op.as_deref())
+                                    .map(|l| f(&l))
+                            })
+                            .unwrap_or_else(|| "-".into())
+                    }));
+                    rows.push(row);
+                }
+            }
+            table(&mut out, &header, &rows);
+        }
+        for (name, f) in phase_metrics {
+            if name == "server CPU" && !servers {
+                continue;
+            }
+            let _ = writeln!(out, "## {name}\n");
             let rows: Vec<Vec<String>> = keys
                 .iter()
                 .map(|k| {
-                    let mut row = vec![runs::phase_title(k, ambiguous)];
+                    let mut row = vec![title(k)];
+                    if jobs {
+                        row.push(k.0.clone());
+                    }
                     row.extend(runs.iter().map(|r| runs::find(r, k).map_or("-".into(), f)));
                     row
                 })
@@ -114,11 +224,122 @@ pub fn report(runs: &[Run]) -> String {
             table(&mut out, &header, &rows);
         }
     }
+    stonewall_notes(&mut out, runs, &keys, &title);
+    rate_steps(&mut out, runs);
     flags_table(&mut out, runs);
+    errors(&mut out, runs);
     faults_tables(&mut out, runs);
     endpoints_tables(&mut out, runs);
-    out.push_str("Rates over each phase's measured time; latency percentiles from the merged HDR histograms.\n");
+    out.push_str(
+        "Rates over each phase's measured time; `phase: read` rows are a mixed phase's operation kinds; \
+         latency percentiles from the merged HDR histograms; stonewall: the rate of all workers at once, up to \
+         when the first one finished; CPU in cores busy.\n",
+    );
     out
+}
+
+/// Phases whose stonewall and phase rate differ by more than 10%, with why.
+fn stonewall_notes(
+    out: &mut String,
+    runs: &[Run],
+    keys: &[(String, String)],
+    title: &dyn Fn(&(String, String)) -> String,
+) {
+    let mut notes = Vec::new();
+    for k in keys {
+        for r in runs {
+            if let Some(p) = runs::find(r, k) {
+                let who = if runs.len() > 1 {
+                    format!("{} {}", r.label, title(k))
+                } else {
+                    title(k)
+                };
+                notes.extend(stonewall::explain(p, &who));
+            }
+        }
+    }
+    if notes.is_empty() {
+        return;
+    }
+    out.push_str("## Stonewall and phase rate differ by more than 10%\n\n");
+    for n in notes {
+        let _ = writeln!(out, "- {}", n.replace('|', "\\|"));
+    }
+    out.push('\n');
+}
+
+/// Requested against achieved rate and response time of the paced phases (`--rate`,
+/// `--rate-steps`).
+fn rate_steps(out: &mut String, runs: &[Run]) {
+    let rows: Vec<Vec<String>> = runs
+        .iter()
+        .flat_map(|r| r.phases().map(move |p| (r, p)))
+        .filter_map(|(r, p)| {
+            let rate = p.rate.as_ref()?;
+            let l = &p.latency;
+            Some(vec![
+                r.label.clone(),
+                runs::label(p),
+                fmt::rate(rate.requested_ops_per_sec),
+                fmt::rate(rate.achieved_ops_per_sec),
+                lines::lat(l, l.mean_ns.round() as u64, "-"),
+                lines::lat(l, l.p50_ns, "-"),
+                lines::lat(l, l.p99_ns, "-"),
+                lines::lat(&rate.service_latency, rate.service_latency.p50_ns, "-"),
+            ])
+        })
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    out.push_str("## Rate steps\n\n");
+    let header = [
+        "run",
+        "paced phase",
+        "requested/s",
+        "achieved/s",
+        "mean",
+        "p50",
+        "p99",
+        "service p50",
+    ]
+    .map(String::from);
+    table(out, &header, &rows);
+}
+
+/// Errors by kind with each kind's first samples in full.
+fn errors(out: &mut String, runs: &[Run]) {
+    let rows: Vec<Vec<String>> = runs
+        .iter()
+        .flat_map(|r| r.phases().map(move |p| (r, p)))
+        .flat_map(|(r, p)| {
+            p.errors.by_kind.iter().map(move |(kind, n)| {
+                let samples: Vec<String> = crate::errors::first(p, kind)
+                    .into_iter()
+                    .map(|s| format!("`{}`", crate::errors::sample(s).replace('`', "'")))
+                    .collect();
+                vec![
+                    r.label.clone(),
+                    runs::label(p),
+                    kind.clone(),
+                    n.to_string(),
+                    samples.join("<br>"),
+                ]
+            })
+        })
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    out.push_str("## Errors\n\n");
+    let header = [
+        "run".to_string(),
+        "phase".to_string(),
+        "kind".to_string(),
+        "count".to_string(),
+        format!("first {} in full", crate::errors::SHOWN),
+    ];
+    table(out, &header, &rows);
 }
 
 /// Runs over several gateways: a row per phase and gateway.
@@ -138,10 +359,14 @@ fn endpoints_tables(out: &mut String, runs: &[Run]) {
                     e.endpoint.clone(),
                     e.workers.to_string(),
                     e.ops.to_string(),
-                    crate::rate_si(e.ops_per_sec),
-                    format!("{:.1}", e.bytes_per_sec / (1024.0 * 1024.0)),
-                    dfsbench_result::format_ns(e.latency.p50_ns),
-                    dfsbench_result::format_ns(e.latency.p99_ns),
+                    fmt::rate(e.ops_per_sec),
+                    if runs::moves_data(p) {
+                        fmt::mib_s(e.bytes_per_sec)
+                    } else {
+                        "-".into()
+                    },
+                    lines::lat(&e.latency, e.latency.p50_ns, "-"),
+                    lines::lat(&e.latency, e.latency.p99_ns, "-"),
                     e.errors.to_string(),
                 ]
             })
@@ -159,7 +384,7 @@ fn flags_table(out: &mut String, runs: &[Run]) {
         .map(|(r, p)| {
             vec![
                 r.label.clone(),
-                format!("{}{}", p.label, flags::marks(p)),
+                format!("{}{}", runs::label(p), flags::marks(p)),
                 flags::cache(p),
                 flags::reasons(p),
             ]
@@ -206,9 +431,29 @@ mod tests {
         }];
         let md = report(&runs::runs(&loaded));
         let p = &loaded[0].result.phases[0];
-        let row = format!("| {} | 2 | {} | {} |", p.label, p.ops, fmt::rate(p.ops_per_sec));
+        // Two jobs: a job column.
+        let row = format!("| {} | files | 2 | {} | {} |", p.label, p.ops, fmt::rate(p.ops_per_sec));
         assert!(md.contains(&row), "{md}");
         assert!(!md.contains("| layout"), "no prepare phase: {md}");
+        // The mixed phase's reads and writes apart, each with its own figures.
+        let mixed = loaded[0]
+            .result
+            .phases
+            .iter()
+            .find(|p| !p.ops_by_kind.is_empty())
+            .unwrap();
+        for k in &mixed.ops_by_kind {
+            let row = format!(
+                "| {}: {} |  |  | {} | {} | {} | {} |",
+                mixed.label,
+                k.op,
+                k.ops,
+                fmt::rate(k.ops_per_sec),
+                fmt::mib_s(k.bytes_per_sec),
+                fmt::latency(k.latency.p50_ns as f64)
+            );
+            assert!(md.contains(&row), "no {row}: {md}");
+        }
         let two = [
             Loaded {
                 path: "a.json".into(),
@@ -220,6 +465,17 @@ mod tests {
             },
         ];
         let md = report(&runs::runs(&two));
-        assert!(md.contains("## p99.9") && md.contains("| phase | a | b |"), "{md}");
+        assert!(
+            md.contains("## p99.9") && md.contains("| phase | job | a | b |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("## stonewall ops/s") && md.contains("## client CPU"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| randrw 4 KiB qd16: write | io |"),
+            "kinds in the per-metric tables: {md}"
+        );
     }
 }

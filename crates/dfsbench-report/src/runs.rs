@@ -30,9 +30,40 @@ impl Run<'_> {
     }
 }
 
-/// The key that matches a phase across runs: job name and label.
+/// The key that matches a phase across runs: job name and label (as [`label`] shows it).
 pub fn phase_key(p: &PhaseResult) -> (String, String) {
-    (p.job_name.clone(), p.label.clone())
+    (p.job_name.clone(), label(p))
+}
+
+/// The queue depth the phase really had: psync issues one block at a time whatever iodepth
+/// asked for (as in fio), which the engine the run recorded (`params.ioengine`) tells.
+pub fn queue_depth(p: &PhaseResult) -> Option<u64> {
+    let asked = p.params.get("iodepth").and_then(|v| v.as_u64())?;
+    let psync = p.params.get("ioengine").and_then(|v| v.as_str()) == Some("psync");
+    Some(if psync { 1 } else { asked })
+}
+
+/// The phase's label for people: an io label's `qdN` says the real queue depth, so a psync
+/// run asked for iodepth 8 reads `randread 4 KiB qd1 (psync)`, not `qd8`.
+pub fn label(p: &PhaseResult) -> String {
+    let asked = p.params.get("iodepth").and_then(|v| v.as_u64());
+    match (asked, queue_depth(p)) {
+        (Some(a), Some(real)) if a != real => {
+            let token = format!("qd{a}");
+            p.label
+                .split(' ')
+                .map(|w| {
+                    if w == token {
+                        format!("qd{real} (psync)")
+                    } else {
+                        w.to_string()
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
+        }
+        _ => p.label.clone(),
+    }
 }
 
 /// The phase for people: its label, with the job name in front when one run has two jobs
@@ -102,25 +133,53 @@ pub fn runs(loaded: &[Loaded]) -> Vec<Run<'_>> {
         .collect()
 }
 
-/// The phase keys of all runs, in first-seen order, and whether any label is used by two jobs
-/// (then titles carry the job name).
+/// The phase keys of all runs and whether any label is used by two jobs (then titles carry
+/// the job name). Keys keep the order the phases ran in, except that phases of the same job,
+/// operation and workload that differ in size (file size, block size, queue depth, workers)
+/// are sorted by those values: `read 4 KiB` before `read 64 KiB`, whatever the file names'
+/// order.
 pub fn phase_keys(runs: &[Run]) -> (Vec<(String, String)>, bool) {
-    let mut keys: Vec<(String, String)> = Vec::new();
+    // (key, group rank, sizes)
+    let mut keys: Vec<((String, String), usize, [u64; 4])> = Vec::new();
+    let mut groups: Vec<(String, String, String)> = Vec::new();
     for r in runs {
         for p in r.phases() {
             let k = phase_key(p);
-            if !keys.contains(&k) {
-                keys.push(k);
+            if keys.iter().any(|e| e.0 == k) {
+                continue;
             }
+            let group = (p.job_name.clone(), p.name.clone(), p.workload.clone());
+            let rank = groups.iter().position(|g| *g == group).unwrap_or_else(|| {
+                groups.push(group);
+                groups.len() - 1
+            });
+            let param = |n: &str| p.params.get(n).and_then(|v| v.as_u64()).unwrap_or(0);
+            let sizes = [
+                param("file_size"),
+                param("bs"),
+                queue_depth(p).unwrap_or(0),
+                p.workers as u64,
+            ];
+            keys.push((k, rank, sizes));
         }
     }
+    keys.sort_by_key(|e| (e.1, e.2));
+    let keys: Vec<(String, String)> = keys.into_iter().map(|e| e.0).collect();
     let ambiguous = keys.iter().any(|k| keys.iter().any(|m| m.1 == k.1 && m.0 != k.0));
     (keys, ambiguous)
 }
 
 /// The phase of `run` matching `key`, when it has one.
 pub fn find<'r>(run: &'r Run, key: &(String, String)) -> Option<&'r PhaseResult> {
-    run.phases().find(|p| p.job_name == key.0 && p.label == key.1)
+    run.phases().find(|p| p.job_name == key.0 && label(p) == key.1)
+}
+
+/// True when any run has phases of more than one job (then tables get a job column).
+pub fn several_jobs(runs: &[Run]) -> bool {
+    runs.iter().any(|r| {
+        let mut jobs = r.phases().map(|p| p.job_name.as_str());
+        jobs.next().is_some_and(|first| jobs.any(|j| j != first))
+    })
 }
 
 /// True when the phase moves data (MiB/s makes sense for it).

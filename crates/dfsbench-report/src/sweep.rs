@@ -115,12 +115,12 @@ fn rate(p: &PhaseResult) -> (f64, &'static str) {
 
 /// Throughput and speedup vs workers, per phase label, a line per system.
 fn vs_workers(pts: &[Point], systems: &[(&str, RGBColor)]) -> Result<Vec<Figure>> {
-    let mut groups: BTreeMap<(&str, &str), Vec<&Point>> = BTreeMap::new();
-    let mut order: Vec<(&str, &str)> = Vec::new();
+    let mut groups: BTreeMap<(String, String), Vec<&Point>> = BTreeMap::new();
+    let mut order: Vec<(String, String)> = Vec::new();
     for pt in pts {
-        let key = (pt.p.workload.as_str(), pt.p.label.as_str());
+        let key = (pt.p.workload.clone(), runs::label(pt.p));
         if !groups.contains_key(&key) {
-            order.push(key);
+            order.push(key.clone());
         }
         groups.entry(key).or_default().push(pt);
     }
@@ -277,7 +277,7 @@ fn vs_file_size(pts: &[Point], systems: &[(&str, RGBColor)]) -> Result<Vec<Figur
 fn vs_block_size(pts: &[Point], systems: &[(&str, RGBColor)]) -> Result<Vec<Figure>> {
     let mut groups: BTreeMap<(usize, String, u64), Vec<&Point>> = BTreeMap::new();
     for pt in pts.iter().filter(|pt| pt.p.workload == "io") {
-        let qd = param(pt.p, "iodepth").unwrap_or(1);
+        let qd = runs::queue_depth(pt.p).unwrap_or(1);
         groups.entry((pt.system, pt.p.name.clone(), qd)).or_default().push(pt);
     }
     let mut out = Vec::new();

@@ -31,7 +31,7 @@ fn row(p: &PhaseResult) -> [String; 10] {
     let l = &p.latency;
     let lat = |v: u64| if l.count == 0 { "-".to_string() } else { format_ns(v) };
     [
-        format!("{}{}", p.label, crate::flags::marks(p)),
+        format!("{}{}", crate::runs::label(p), crate::flags::marks(p)),
         p.workers.to_string(),
         p.ops.to_string(),
         rate_si(p.ops_per_sec),
@@ -47,10 +47,17 @@ fn row(p: &PhaseResult) -> [String; 10] {
 /// Measured phases as an aligned text table; mixed phases get a line per operation kind.
 /// Marked phases ([`crate::flags`]) carry their mark after the label; the reasons and every
 /// read phase's page cache policy are listed by [`crate::flags::notes`].
+/// With phases of several jobs, the label carries the job's name (`files: write 4 KiB`).
 pub fn phases_table(result: &RunResult) -> String {
     let mut rows: Vec<[String; 10]> = vec![HEADER.map(String::from)];
-    for p in result.phases.iter().filter(|p| !p.prepare) {
-        rows.push(row(p));
+    let measured = || result.phases.iter().filter(|p| !p.prepare);
+    let jobs = measured().any(|p| measured().any(|q| q.job_name != p.job_name));
+    for p in measured() {
+        let mut r = row(p);
+        if jobs {
+            r[0] = format!("{}: {}", p.job_name, r[0]);
+        }
+        rows.push(r);
         for k in &p.ops_by_kind {
             let l = &k.latency;
             rows.push([
@@ -89,7 +96,7 @@ pub fn rate_table(result: &RunResult) -> Option<String> {
         let l = &p.latency;
         let lat = |v: u64| if l.count == 0 { "-".to_string() } else { format_ns(v) };
         rows.push([
-            p.label.clone(),
+            crate::runs::label(p),
             rate_si(r.requested_ops_per_sec),
             rate_si(r.achieved_ops_per_sec),
             lat(l.mean_ns.round() as u64),
@@ -116,7 +123,7 @@ pub fn cpu_table(result: &RunResult) -> Option<String> {
             Some(s) => format!("{:.2} (pid {:?} gone)", s.cores, s.missing_pids),
             None => "-".into(),
         };
-        rows.push([p.label.clone(), format!("{:.2}", p.cpu.cores), server]);
+        rows.push([crate::runs::label(p), format!("{:.2}", p.cpu.cores), server]);
     }
     Some(align(&rows))
 }
@@ -167,21 +174,46 @@ pub fn endpoints_table(result: &RunResult) -> Option<String> {
 }
 
 pub(crate) fn align<const N: usize>(rows: &[[String; N]]) -> String {
-    let widths: Vec<usize> = (0..N)
-        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
-        .collect();
-    let mut out = String::new();
+    let rows: Vec<Vec<String>> = rows.iter().map(|r| r.to_vec()).collect();
+    text_table(&rows, &[0])
+}
+
+/// Rows as aligned text (comfy-table without borders): the columns in `left` aligned left, the
+/// others right, two spaces between columns, no trailing blanks.
+pub(crate) fn text_table(rows: &[Vec<String>], left: &[usize]) -> String {
+    let mut t = comfy_table::Table::new();
+    t.load_preset(comfy_table::presets::NOTHING);
     for r in rows {
-        let mut line = String::new();
-        for (c, cell) in r.iter().enumerate() {
-            if c == 0 {
-                line.push_str(&format!("{cell:<w$}", w = widths[c]));
-            } else {
-                line.push_str(&format!("  {cell:>w$}", w = widths[c]));
-            }
+        t.add_row(r.clone());
+    }
+    for (i, col) in t.column_iter_mut().enumerate() {
+        col.set_padding((if i == 0 { 0 } else { 2 }, 0));
+        if !left.contains(&i) {
+            col.set_cell_alignment(comfy_table::CellAlignment::Right);
         }
+    }
+    let mut out = String::new();
+    for line in t.lines() {
         out.push_str(line.trim_end());
         out.push('\n');
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn columns_align_without_borders() {
+        let rows = [
+            ["phase".to_string(), "ops".into(), "p99".into()],
+            ["write 4 KiB".into(), "12".into(), "1.5 µs".into()],
+            ["  read".into(), "1200".into(), "-".into()],
+        ];
+        assert_eq!(
+            align(&rows),
+            "phase         ops     p99\nwrite 4 KiB    12  1.5 µs\n  read       1200       -\n"
+        );
+    }
 }
