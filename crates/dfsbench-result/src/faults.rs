@@ -4,10 +4,11 @@
 
 use std::collections::BTreeMap;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Something that happened on the run's clock (seconds after the run started).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Event {
     pub time_s: f64,
     /// `fault-start`, `fault-end`, `fault-skipped`, `probe-start`, `probe`, `recovered`,
@@ -21,7 +22,7 @@ pub struct Event {
 }
 
 /// One interval without a completed operation, on the run's clock.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Interval {
     pub from_s: f64,
     pub to_s: f64,
@@ -37,7 +38,7 @@ impl Interval {
 pub const MAX_STALLS_LISTED: usize = 1000;
 
 /// The intervals of a phase in which no operation completed anywhere.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Stalls {
     /// Gaps shorter than this were not recorded (per worker, to keep memory bounded): a
     /// `longest_s` of 0 means no gap reached it.
@@ -62,7 +63,7 @@ pub struct Stalls {
 }
 
 /// A fault command as it ran.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct FaultRun {
     /// Started, and ended, on the run's clock; None when it never started.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -81,7 +82,7 @@ pub struct FaultRun {
 }
 
 /// Throughput and errors in one window around a fault.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Window {
     pub from_s: f64,
     pub to_s: f64,
@@ -91,7 +92,7 @@ pub struct Window {
 }
 
 /// One `--fault` and what the phase it fell in measured around it.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct FaultImpact {
     /// As given: `30s`, `read+10s`.
     pub at: String,
@@ -136,7 +137,7 @@ pub struct FaultImpact {
 }
 
 /// Probing for recovery after the faults.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Recovery {
     pub command: String,
     /// `last-fault` or `end` (of the workload).
@@ -170,7 +171,7 @@ pub struct Recovery {
 /// At most this many probes are listed; `probes` stays exact.
 pub const MAX_PROBES_LISTED: usize = 3600;
 
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Probe {
     pub time_s: f64,
     pub duration_s: f64,

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub mod faults;
@@ -12,7 +13,7 @@ pub mod histogram;
 /// Schema identifier written into every result file.
 pub const SCHEMA: &str = "dfsbench.result/1";
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct RunResult {
     pub schema: String,
     pub tool: Tool,
@@ -51,7 +52,7 @@ pub struct RunResult {
 }
 
 /// Null tests, measured before the jobs.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct NullTests {
     /// A temporary file in the local temp directory: write + fsync, read with its pages
     /// dropped from the page cache.
@@ -71,7 +72,7 @@ pub struct NullTests {
     pub errors: Vec<String>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Bandwidth {
     pub bytes: u64,
     pub write_bytes_per_sec: f64,
@@ -84,7 +85,7 @@ pub struct Bandwidth {
     pub cached_read_bytes_per_sec: Option<f64>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct RoundTrips {
     pub op: String,
     pub count: usize,
@@ -94,7 +95,7 @@ pub struct RoundTrips {
 }
 
 /// Who ran a multi-process run.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Cluster {
     /// `procs` (local processes) or `mpi`.
     pub mode: String,
@@ -109,20 +110,20 @@ pub struct Cluster {
     pub members: Vec<Member>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Member {
     pub rank: usize,
     pub host: String,
     pub pid: u32,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Tool {
     pub name: String,
     pub version: String,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Host {
     pub hostname: String,
     pub os: String,
@@ -131,7 +132,7 @@ pub struct Host {
     pub memory_bytes: u64,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Target {
     pub uri: String,
     pub backend: String,
@@ -140,7 +141,7 @@ pub struct Target {
     pub details: BTreeMap<String, String>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct PhaseResult {
     /// Operation of the phase: `create`, `write`, `randread`, ...
     pub name: String,
@@ -228,7 +229,7 @@ pub struct PhaseResult {
 }
 
 /// What was done before a read phase so that its reads reach the storage.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct PhaseCache {
     /// `invalidated` (every file's cached pages written back and dropped), `failed` (some
     /// could not be), `disabled` (`--invalidate 0`) or `not_applicable` (the backend keeps no
@@ -358,7 +359,7 @@ pub fn cache_suspects(p: &PhaseResult, null_tests: Option<&NullTests>) -> Vec<St
 
 const MIB: f64 = 1024.0 * 1024.0;
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct RateResult {
     /// Operations per second requested over all workers.
     pub requested_ops_per_sec: f64,
@@ -371,7 +372,7 @@ pub struct RateResult {
     pub service_latency: Latency,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Steady {
     /// Every per-second sample of the window within this fraction of the window's mean.
     pub band: f64,
@@ -384,7 +385,7 @@ pub struct Steady {
 
 /// What one process (rank) did in a phase. Times are seconds after the run started, on rank
 /// 0's clock.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct ProcessSummary {
     pub rank: usize,
     pub host: String,
@@ -406,7 +407,7 @@ pub struct ProcessSummary {
 }
 
 /// The processes of one host in a phase, with their exactly merged latency.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct NodeSummary {
     pub host: String,
     pub ranks: Vec<usize>,
@@ -428,7 +429,7 @@ fn is_zero(v: &u64) -> bool {
 /// Error details kept per phase; counts stay exact beyond it.
 pub const MAX_ERROR_SAMPLES: usize = 100;
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct Errors {
     pub total: u64,
     pub by_kind: BTreeMap<String, u64>,
@@ -436,7 +437,7 @@ pub struct Errors {
     pub samples: Vec<ErrorSample>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct ErrorSample {
     /// Seconds after the phase started.
     pub time_s: f64,
@@ -449,7 +450,7 @@ pub struct ErrorSample {
     pub message: String,
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct Stonewall {
     pub duration_s: f64,
     pub ops: u64,
@@ -473,7 +474,7 @@ pub fn format_ns(ns: u64) -> String {
 }
 
 /// Latency of successful operations in nanoseconds, from the exactly merged histogram.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct Latency {
     pub count: u64,
     pub min_ns: u64,
@@ -491,7 +492,7 @@ pub struct Latency {
 }
 
 /// What the workers of one gateway did, in a run spread over several (`s3://h1,h2/bucket`).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct EndpointResult {
     pub endpoint: String,
     pub workers: usize,
@@ -504,7 +505,7 @@ pub struct EndpointResult {
     pub latency: Latency,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct OpKind {
     pub op: String,
     pub ops: u64,
@@ -516,7 +517,7 @@ pub struct OpKind {
 
 /// Per-interval counts, interval `i` covering [i * interval_s, (i + 1) * interval_s) after the
 /// phase started; the last interval may be shorter.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct Series {
     pub interval_s: f64,
     pub ops: Vec<u64>,
@@ -528,7 +529,7 @@ pub struct Series {
 }
 
 /// CPU used by the dfsbench process during the phase.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct Cpu {
     pub user_s: f64,
     pub sys_s: f64,
@@ -537,7 +538,7 @@ pub struct Cpu {
 }
 
 /// CPU used by the watched server processes during the phase, all their threads.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct ServerCpu {
     pub pids: Vec<u32>,
     pub user_s: f64,
@@ -549,7 +550,7 @@ pub struct ServerCpu {
     pub missing_pids: Vec<u32>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct WorkerSummary {
     pub worker: usize,
     pub ops: u64,
@@ -566,7 +567,7 @@ pub struct WorkerSummary {
     pub read_from: Option<usize>,
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct Verify {
     pub checked_bytes: u64,
     pub mismatches: u64,
