@@ -37,12 +37,18 @@ fn csv_has_a_row_per_measured_phase() {
     let file = dir.path().join("w.toml");
     std::fs::write(
         &file,
-        "[[job]]\nname = \"md, quoted\"\nworkload = \"meta\"\nfiles = 4\nworkers = 2\n\n[[job]]\nworkload = \"files\"\nsizes = [\"2x0\", \"2x3000\"]\nworkers = 2\n",
+        "[[job]]\nname = \"md, quoted\"\nworkload = \"meta\"\nfiles = 4\nworkers = 2\n\n[[job]]\nworkload = \"files\"\nsizes = [\"2x0\", \"2x3000\"]\nworkers = 2\n\n[[job]]\nworkload = \"io\"\nrw = \"randrw\"\nsize = \"64k\"\nworkers = 2\n",
     )
     .unwrap();
     let r = run(&Target::Mem.uri(), &[file.to_str().unwrap(), "--format", "csv"]);
     assert_eq!(r.code, Some(0), "{}", r.describe());
     check_csv(&r.stdout, r.result());
+    // The randrw job's reads and writes have rows of their own.
+    assert!(
+        r.stdout.contains(",read,") && r.stdout.contains(",write,"),
+        "{}",
+        r.stdout
+    );
 }
 
 /// Split one CSV line, honouring double quotes.
@@ -67,9 +73,8 @@ fn cells(line: &str) -> Vec<String> {
 fn check_csv(stdout: &str, result: &Value) {
     let mut lines = stdout.lines();
     let header = cells(lines.next().expect("a header row"));
-    let rows: Vec<Vec<String>> = lines.map(cells).collect();
+    let all: Vec<Vec<String>> = lines.map(cells).collect();
     let phases = measured(result);
-    assert_eq!(rows.len(), phases.len(), "one row per measured phase:\n{stdout}");
     let col = |row: &Vec<String>, name: &str| -> String {
         let i = header
             .iter()
@@ -77,6 +82,23 @@ fn check_csv(stdout: &str, result: &Value) {
             .unwrap_or_else(|| panic!("no column {name}"));
         row[i].clone()
     };
+    // A mixed phase's row is followed by a row per operation kind, with that kind's figures.
+    let kinds: Vec<&Value> = phases
+        .iter()
+        .flat_map(|p| p["ops_by_kind"].as_array().into_iter().flatten())
+        .collect();
+    let (rows, kind_rows): (Vec<Vec<String>>, Vec<Vec<String>>) = all.into_iter().partition(|r| col(r, "op") == "all");
+    assert_eq!(rows.len(), phases.len(), "one row per measured phase:\n{stdout}");
+    assert_eq!(kind_rows.len(), kinds.len(), "one row per operation kind:\n{stdout}");
+    for (row, k) in kind_rows.iter().zip(kinds) {
+        assert_eq!(col(row, "op"), k["op"].as_str().unwrap());
+        assert_eq!(col(row, "ops").parse::<u64>().unwrap(), u(&k["ops"]));
+        assert_eq!(col(row, "bytes").parse::<u64>().unwrap(), u(&k["bytes"]));
+        assert_eq!(
+            col(row, "lat_p99_ns").parse::<u64>().unwrap(),
+            u(&k["latency"]["p99_ns"])
+        );
+    }
     for (row, p) in rows.iter().zip(phases) {
         assert_eq!(row.len(), header.len(), "{row:?}");
         assert_eq!(col(row, "run_id"), result["run_id"].as_str().unwrap());

@@ -1,13 +1,15 @@
-//! One CSV row per measured phase, for spreadsheets and pandas, and the long format of the
-//! reports; written with the `csv` crate, which quotes what needs it.
+//! One CSV row per measured phase (and per operation kind of a mixed phase), for spreadsheets
+//! and pandas, and the long format of the reports; written with the `csv` crate, which quotes
+//! what needs it.
 
 use dfsbench_result::RunResult;
 
-const COLUMNS: [&str; 24] = [
+const COLUMNS: [&str; 25] = [
     "run_id",
     "job",
     "phase",
     "label",
+    "op",
     "workers",
     "ops",
     "bytes",
@@ -41,6 +43,9 @@ fn finish(w: csv::Writer<Vec<u8>>) -> String {
     String::from_utf8(bytes).expect("CSV of UTF-8 strings")
 }
 
+/// A row per measured phase (`op` = `all`), and after a mixed phase (randrw, readwrite, mix,
+/// iterate) a row per operation kind (`op` = `read`, `write`, ...) with that kind's figures;
+/// `df[df.op == "all"]` gives the phases alone.
 pub fn phases_csv(result: &RunResult) -> String {
     let mut w = writer();
     w.write_record(COLUMNS).expect("a CSV record into memory");
@@ -51,6 +56,7 @@ pub fn phases_csv(result: &RunResult) -> String {
             p.job_name.clone(),
             p.name.clone(),
             p.label.clone(),
+            "all".into(),
             p.workers.to_string(),
             p.ops.to_string(),
             p.bytes.to_string(),
@@ -73,6 +79,38 @@ pub fn phases_csv(result: &RunResult) -> String {
             p.validity.join("; "),
         ];
         w.write_record(&cells).expect("a CSV record into memory");
+        // A kind's own figures; what is the phase's alone (stonewall, errors, cache) stays empty.
+        for k in &p.ops_by_kind {
+            let l = &k.latency;
+            let cells = [
+                result.run_id.clone(),
+                p.job_name.clone(),
+                p.name.clone(),
+                p.label.clone(),
+                k.op.clone(),
+                p.workers.to_string(),
+                k.ops.to_string(),
+                k.bytes.to_string(),
+                format!("{:.6}", p.duration_s),
+                format!("{:.3}", k.ops_per_sec),
+                format!("{:.3}", k.bytes_per_sec),
+                String::new(),
+                String::new(),
+                l.min_ns.to_string(),
+                format!("{:.1}", l.mean_ns),
+                l.p50_ns.to_string(),
+                l.p90_ns.to_string(),
+                l.p99_ns.to_string(),
+                l.p99_9_ns.to_string(),
+                l.max_ns.to_string(),
+                String::new(),
+                String::new(),
+                String::new(),
+                String::new(),
+                String::new(),
+            ];
+            w.write_record(&cells).expect("a CSV record into memory");
+        }
     }
     finish(w)
 }
