@@ -63,7 +63,7 @@ peak_kib() {
 import resource, subprocess, sys
 r = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 if r.returncode:
-    sys.exit(f"failed ({r.returncode}): {\" \".join(sys.argv[1:])}\n{r.stderr}")
+    sys.exit("failed (%d): %s\n%s" % (r.returncode, " ".join(sys.argv[1:]), r.stderr))
 print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "$@"
 }
 mib() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
@@ -81,9 +81,12 @@ uri_of() {
     case $1 in
         mem) echo "mem://" ;;
         file) echo "$WORK" ;;
-        minio) need_minio && echo "$S3" ;;
+        minio) echo "$S3" ;;
     esac
 }
+
+# MinIO starts here, not in the subshell of $(uri_of ...), so its variables stay set.
+case " $TARGETS " in *" minio "*) need_minio ;; esac
 
 echo "machine:  $(nproc) CPUs, $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo) RAM, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "dfsbench: $BIN ($("$BIN" --version))"
