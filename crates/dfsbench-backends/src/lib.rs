@@ -13,10 +13,10 @@ mod storage;
 mod target;
 pub mod units;
 
-pub use buf::{AlignedBuf, ALIGN};
+pub use buf::{AlignedBuf, SharedData, ALIGN};
 pub use error::{errno_name, one_line, take_detail, OpError};
 pub use storage::{
     BlockIo, BlockOp, BlockOpts, Capabilities, Capability, Check, Client, Completion, Drive, FileOpts, FileRead, Fill,
-    IoEngine, OpResult, Storage, TargetInfo,
+    IoEngine, OpResult, Source, Storage, TargetInfo,
 };
 pub use target::{AnyStorage, BackendInfo, Target, BACKENDS};

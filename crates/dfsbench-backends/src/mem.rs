@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use crate::storage::{
-    BlockIo, BlockOp, BlockOpts, Capabilities, Check, Client, Completion, FileOpts, FileRead, Fill, IoEngine, OpResult,
-    Storage, TargetInfo,
+    BlockIo, BlockOp, BlockOpts, Capabilities, Check, Client, Completion, FileOpts, FileRead, IoEngine, OpResult,
+    Source, Storage, TargetInfo,
 };
 use crate::{AlignedBuf, OpError};
 
@@ -284,14 +284,7 @@ impl Client for MemClient {
         }
     }
 
-    async fn write_file(
-        &mut self,
-        path: &str,
-        size: u64,
-        _opts: FileOpts,
-        buf: &mut AlignedBuf,
-        mut fill: Option<Fill<'_>>,
-    ) -> OpResult<()> {
+    async fn write_file(&mut self, path: &str, size: u64, _opts: FileOpts, mut src: Source<'_>) -> OpResult<()> {
         self.delay();
         {
             let nodes = self.tree.nodes.read().expect("mem lock");
@@ -299,11 +292,8 @@ impl Client for MemClient {
         }
         let mut data = Vec::with_capacity(size as usize);
         while (data.len() as u64) < size {
-            let len = (size - data.len() as u64).min(buf.len() as u64) as usize;
-            if let Some(f) = fill.as_deref_mut() {
-                f(&mut buf[..len], data.len() as u64);
-            }
-            data.extend_from_slice(&buf[..len]);
+            let len = (size - data.len() as u64).min(src.chunk_len() as u64) as usize;
+            data.extend_from_slice(src.chunk(data.len() as u64, len));
         }
         let mut nodes = self.tree.nodes.write().expect("mem lock");
         self.tree.check_parent(&nodes, path)?;
@@ -452,7 +442,7 @@ mod tests {
                 .enumerate()
                 .for_each(|(i, x)| *x = ((off as usize + i) % 251) as u8)
         };
-        block_on(c.write_file("f", 10_000, FileOpts::default(), &mut buf, Some(&mut fill))).unwrap();
+        block_on(c.write_file("f", 10_000, FileOpts::default(), Source::Fill(&mut buf, &mut fill))).unwrap();
         assert_eq!(block_on(c.stat("f")).unwrap(), 10_000);
         let mut ok = true;
         let mut check = |b: &[u8], off: u64| {

@@ -13,7 +13,7 @@
 use serde::Serialize;
 use std::collections::BTreeMap;
 
-use crate::{AlignedBuf, OpError};
+use crate::{AlignedBuf, OpError, SharedData};
 
 /// Result of one storage operation.
 pub type OpResult<T> = Result<T, OpError>;
@@ -223,6 +223,38 @@ pub type Fill<'a> = &'a mut dyn FnMut(&mut [u8], u64);
 /// Sees every chunk read, with its file offset.
 pub type Check<'a> = &'a mut dyn FnMut(&[u8], u64);
 
+/// What a whole-file write writes.
+pub enum Source<'a> {
+    /// This data again and again, in chunks of its length; read-only and shared, so nothing
+    /// is copied per worker.
+    Repeat(&'a SharedData),
+    /// Chunks of the buffer, each set by `fill(chunk, offset)` first (the verify pattern,
+    /// generated data).
+    Fill(&'a mut AlignedBuf, Fill<'a>),
+}
+
+impl Source<'_> {
+    /// Bytes per chunk (at least 1).
+    pub fn chunk_len(&self) -> usize {
+        match self {
+            Source::Repeat(d) => d.len(),
+            Source::Fill(b, _) => b.len(),
+        }
+        .max(1)
+    }
+
+    /// The `len` bytes (at most [`chunk_len`](Self::chunk_len)) to write at file offset `offset`.
+    pub fn chunk(&mut self, offset: u64, len: usize) -> &[u8] {
+        match self {
+            Source::Repeat(d) => &d[..len],
+            Source::Fill(b, f) => {
+                f(&mut b[..len], offset);
+                &b[..len]
+            }
+        }
+    }
+}
+
 /// The operations of one worker. All paths are relative to the run directory and use `/`.
 pub trait Client {
     type Block: BlockIo;
@@ -239,17 +271,8 @@ pub trait Client {
     /// List a directory; returns the number of entries.
     async fn list(&mut self, dir: &str) -> OpResult<u64>;
     async fn delete(&mut self, path: &str) -> OpResult<()>;
-    /// Write a whole file of `size` bytes (open, write, close), `buf` at a time. With `fill`,
-    /// `fill(chunk, offset)` sets each chunk's content first; without it the content of `buf`
-    /// is written as it is, again and again.
-    async fn write_file(
-        &mut self,
-        path: &str,
-        size: u64,
-        opts: FileOpts,
-        buf: &mut AlignedBuf,
-        fill: Option<Fill<'_>>,
-    ) -> OpResult<()>;
+    /// Write a whole file of `size` bytes (open, write, close), a chunk of `src` at a time.
+    async fn write_file(&mut self, path: &str, size: u64, opts: FileOpts, src: Source<'_>) -> OpResult<()>;
     /// Read a whole file (open, read, close), `buf` at a time; `check(chunk, offset)` sees every
     /// chunk when given.
     async fn read_file(

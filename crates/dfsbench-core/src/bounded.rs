@@ -6,7 +6,7 @@ use std::future::Future;
 use std::time::Duration;
 
 use dfsbench_backends::clock::Instant;
-use dfsbench_backends::{AlignedBuf, BlockOpts, Check, Client, FileOpts, FileRead, Fill, OpError, OpResult};
+use dfsbench_backends::{AlignedBuf, BlockOpts, Check, Client, FileOpts, FileRead, OpError, OpResult, Source};
 
 /// The error kind of an operation over the limit.
 pub const TIMEOUT: &str = "timeout";
@@ -87,15 +87,8 @@ impl<C: Client> Client for Bounded<C> {
         within(self.limit, self.inner.delete(path)).await
     }
 
-    async fn write_file(
-        &mut self,
-        path: &str,
-        size: u64,
-        opts: FileOpts,
-        buf: &mut AlignedBuf,
-        fill: Option<Fill<'_>>,
-    ) -> OpResult<()> {
-        within(self.limit, self.inner.write_file(path, size, opts, buf, fill)).await
+    async fn write_file(&mut self, path: &str, size: u64, opts: FileOpts, src: Source<'_>) -> OpResult<()> {
+        within(self.limit, self.inner.write_file(path, size, opts, src)).await
     }
 
     async fn read_file(

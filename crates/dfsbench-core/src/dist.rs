@@ -1,7 +1,9 @@
-//! Random choices of the mix workload: operation kinds by weight and file sizes from a
-//! distribution, both drawn from a worker's seeded generator so a run can be repeated.
+//! Random choices: operation kinds by weight and file sizes of the mix workload, and the
+//! hot-set access of `--random-distribution` (which block or file a random pick lands on), all
+//! drawn from a worker's seeded generator so a run can be repeated.
 
 use rand::Rng;
+use rand_distr::{Distribution, Normal, Zipf};
 use serde::Serialize;
 
 use crate::units::parse_size;
@@ -219,6 +221,140 @@ impl SizeDist {
     }
 }
 
+/// How random picks of blocks (io) and files (reads of files and mix) spread over their range,
+/// as fio's `random_distribution`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum Access {
+    /// Every item equally likely (io: each block once per pass, fio's random map).
+    Random,
+    /// Zipf with exponent `theta`: item k is picked in proportion to 1 / k^theta.
+    Zipf { theta: f64 },
+    /// fio's Pareto: (n - 1) * u^(ln h / ln(1 - h)) for a uniform u; h = 0.2 puts ~80 % of the
+    /// picks on ~20 % of the items.
+    Pareto { h: f64 },
+    /// Normal around the middle of the range with a standard deviation of `dev` percent of it.
+    Normal { dev: f64 },
+}
+
+/// Standard deviation of `normal` without one, in percent of the range.
+const NORMAL_DEV: f64 = 10.0;
+
+impl Access {
+    /// Parse `random`, `zipf:1.2`, `pareto:0.9` or `normal[:DEV]`.
+    pub fn parse(text: &str) -> Result<Access, DistError> {
+        let bad = |why: &str| -> DistError {
+            format!("random_distribution '{text}': {why}; give random, zipf:THETA (e.g. zipf:1.2), pareto:H (e.g. pareto:0.9) or normal[:DEV%]").into()
+        };
+        let (kind, value) = match text.split_once(':') {
+            Some((k, v)) => (k.trim(), Some(v.trim().trim_end_matches('%'))),
+            None => (text.trim(), None),
+        };
+        let number = |what: &str| -> Result<f64, DistError> {
+            let v = value.ok_or_else(|| bad(&format!("{kind} needs its {what}")))?;
+            v.parse::<f64>()
+                .ok()
+                .filter(|x| x.is_finite())
+                .ok_or_else(|| bad(&format!("'{v}' is not a number")))
+        };
+        match kind {
+            "random" | "uniform" if value.is_none() => Ok(Access::Random),
+            "zipf" => match number("exponent")? {
+                t if t > 0.0 && t != 1.0 => Ok(Access::Zipf { theta: t }),
+                _ => Err(bad("the zipf exponent must be above 0 and not 1 (as fio's)")),
+            },
+            "pareto" => match number("power")? {
+                h if h > 0.0 && h < 1.0 => Ok(Access::Pareto { h }),
+                _ => Err(bad("the pareto power must be between 0 and 1")),
+            },
+            "normal" | "gauss" => {
+                let dev = if value.is_some() {
+                    number("deviation")?
+                } else {
+                    NORMAL_DEV
+                };
+                if dev > 0.0 && dev <= 100.0 {
+                    Ok(Access::Normal { dev })
+                } else {
+                    Err(bad(
+                        "the normal deviation is a percentage of the range above 0 and at most 100",
+                    ))
+                }
+            }
+            _ => Err(bad("unknown distribution")),
+        }
+    }
+
+    pub fn is_random(&self) -> bool {
+        *self == Access::Random
+    }
+}
+
+/// Picks items of `0..n` by an [`Access`] distribution. The ranks it draws are scattered over
+/// the range by a fixed permutation (as fio hashes them), so the hot items are not all at the
+/// start of a file.
+#[derive(Debug, Clone)]
+pub struct Picker {
+    n: u64,
+    how: How,
+    /// rank -> item: (rank * mul + add) mod n, mul coprime to n.
+    mul: u64,
+    add: u64,
+}
+
+#[derive(Debug, Clone)]
+enum How {
+    Random,
+    Zipf(Zipf<f64>),
+    Pareto(f64),
+    Normal(Normal<f64>),
+}
+
+fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+impl Picker {
+    /// A picker over `n` (at least 1) items; `seed` places the permutation.
+    pub fn new(access: Access, n: u64, seed: u64) -> Picker {
+        let n = n.max(1);
+        let how = match access {
+            Access::Random => How::Random,
+            Access::Zipf { theta } => How::Zipf(Zipf::new(n, theta).expect("n >= 1, theta > 0")),
+            Access::Pareto { h } => How::Pareto(h.ln() / (1.0 - h).ln()),
+            Access::Normal { dev } => {
+                How::Normal(Normal::new(n as f64 / 2.0, n as f64 * dev / 100.0).expect("finite deviation"))
+            }
+        };
+        // A multiplier near n / phi that shares no factor with n makes the map a permutation.
+        let mut mul = ((n as f64 * 0.618_033_988_7) as u64).max(1);
+        while gcd(mul, n) != 1 {
+            mul += 1;
+        }
+        Picker {
+            n,
+            how,
+            mul,
+            add: seed % n,
+        }
+    }
+
+    /// The next item.
+    #[inline]
+    pub fn pick(&self, rng: &mut impl Rng) -> u64 {
+        let rank = match &self.how {
+            How::Random => return rng.gen_range(0..self.n),
+            How::Zipf(z) => z.sample(rng) as u64 - 1,
+            How::Pareto(power) => ((self.n - 1) as f64 * rng.gen::<f64>().powf(*power)) as u64,
+            How::Normal(d) => d.sample(rng).clamp(0.0, (self.n - 1) as f64) as u64,
+        };
+        ((u128::from(rank.min(self.n - 1)) * u128::from(self.mul) + u128::from(self.add)) % u128::from(self.n)) as u64
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -292,5 +428,56 @@ mod tests {
             .to_string()
             .contains("goes down"));
         assert!(SizeDist::parse(&strings(&["4k", "1m"])).is_err());
+    }
+
+    #[test]
+    fn access_distributions_concentrate_on_a_hot_set() {
+        let n = 10_000;
+        let distinct = |a: Access| {
+            let p = Picker::new(a, n, 99);
+            let mut rng = SmallRng::seed_from_u64(3);
+            let mut seen = std::collections::HashSet::new();
+            for _ in 0..n {
+                let x = p.pick(&mut rng);
+                assert!(x < n);
+                seen.insert(x);
+            }
+            seen.len()
+        };
+        let uniform = distinct(Access::Random);
+        // n draws of n items touch 1 - 1/e of them, 63 %.
+        assert!((6000..6600).contains(&uniform), "{uniform}");
+        // Share of the uniform's distinct items each may reach at most.
+        for (text, share) in [
+            ("zipf:1.2", 0.5),
+            ("pareto:0.9", 0.5),
+            ("pareto:0.2", 0.5),
+            ("normal", 0.75),
+            ("normal:5", 0.5),
+        ] {
+            let d = distinct(Access::parse(text).unwrap());
+            assert!(
+                (d as f64) < uniform as f64 * share,
+                "{text}: {d} distinct of {n} picks, uniform {uniform}"
+            );
+        }
+        assert_eq!(Access::parse("random").unwrap(), Access::Random);
+        assert_eq!(Access::parse("normal").unwrap(), Access::Normal { dev: 10.0 });
+        for bad in ["zipf", "zipf:1", "zipf:x", "pareto:1.5", "normal:0", "lognormal:2"] {
+            let e = Access::parse(bad).unwrap_err().to_string();
+            assert!(e.starts_with(&format!("random_distribution '{bad}'")), "{e}");
+        }
+    }
+
+    #[test]
+    fn the_scatter_is_a_permutation() {
+        for n in [1u64, 2, 6, 64, 1000] {
+            let p = Picker::new(Access::Zipf { theta: 1.2 }, n, 7);
+            let mut items: Vec<u64> = (0..n)
+                .map(|r| ((u128::from(r) * u128::from(p.mul) + u128::from(p.add)) % u128::from(n)) as u64)
+                .collect();
+            items.sort();
+            assert_eq!(items, (0..n).collect::<Vec<_>>(), "n = {n}");
+        }
     }
 }

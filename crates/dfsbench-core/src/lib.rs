@@ -5,6 +5,7 @@ mod bounded;
 mod cache;
 pub mod cluster;
 pub mod config;
+pub mod data;
 pub mod dist;
 mod error;
 mod executor;

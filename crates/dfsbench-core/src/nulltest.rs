@@ -15,7 +15,7 @@ use dfsbench_backends::clock::Instant;
 
 use rand::RngCore;
 
-use dfsbench_backends::{AlignedBuf, Client, FileOpts, Storage};
+use dfsbench_backends::{AlignedBuf, Client, FileOpts, SharedData, Source, Storage};
 
 use crate::executor::Executor;
 use dfsbench_result::{Bandwidth, NullTests, RoundTrips};
@@ -113,11 +113,11 @@ async fn target_tests<S: Storage>(storage: &S) -> Result<(RoundTrips, Bandwidth)
     if storage.capabilities().directories {
         c.mkdir(dir).await.map_err(|e| format!("mkdir {dir}: {e}"))?;
     }
+    let data = SharedData::new(CHUNK, |b| rand::thread_rng().fill_bytes(b));
     let mut buf = AlignedBuf::new(CHUNK);
-    rand::thread_rng().fill_bytes(&mut buf);
     let opts = FileOpts::default();
     let start = Instant::now();
-    c.write_file(blob, BLOB_BYTES, opts, &mut buf, None)
+    c.write_file(blob, BLOB_BYTES, opts, Source::Repeat(&data))
         .await
         .map_err(|e| format!("write {blob}: {e}"))?;
     let write = start.elapsed();

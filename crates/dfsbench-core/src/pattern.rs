@@ -4,6 +4,8 @@
 //! run, the file and the sector's offset, followed by words derived from those three. The
 //! content of any byte range depends only on (run, file, offset), so any block size can write
 //! it and any block size can check it, and a mismatch says whose data was found instead.
+//! With `--compress-percentage C`, the last C % of every sector (after its 24-byte header) are
+//! zeros, checked like the rest.
 
 use std::fmt;
 
@@ -22,7 +24,7 @@ pub struct FileKey {
 }
 
 impl FileKey {
-    fn pack(self) -> u64 {
+    pub(crate) fn pack(self) -> u64 {
         (u64::from(self.job & 0xff) << 56)
             | (u64::from(self.set & 0xff) << 48)
             | (u64::from(self.worker & 0xf_ffff) << 28)
@@ -53,7 +55,12 @@ impl fmt::Display for FileKey {
 #[derive(Debug, Clone, Copy)]
 pub struct Pattern {
     run_tag: u32,
+    /// Bytes of each sector that are not zeros: the header and the words after it.
+    random_bytes: usize,
 }
+
+/// Bytes of a sector's header (magic and run tag, file, offset).
+const HEADER: usize = 24;
 
 /// The first byte that differs from the expected pattern.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -64,7 +71,7 @@ pub struct Mismatch {
     pub found: String,
 }
 
-fn splitmix(mut z: u64) -> u64 {
+pub(crate) fn splitmix(mut z: u64) -> u64 {
     z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
@@ -73,7 +80,19 @@ fn splitmix(mut z: u64) -> u64 {
 
 impl Pattern {
     pub fn new(run_tag: u32) -> Self {
-        Pattern { run_tag }
+        Pattern {
+            run_tag,
+            random_bytes: SECTOR as usize,
+        }
+    }
+
+    /// The pattern with only the first `n` bytes of each sector set (at least its header), the
+    /// rest zeros: compressible data that is still checked.
+    pub fn with_random_bytes(self, n: usize) -> Self {
+        Pattern {
+            random_bytes: n.clamp(HEADER, SECTOR as usize),
+            ..self
+        }
     }
 
     fn sector(&self, file: u64, sector_off: u64, out: &mut [u64; WORDS]) {
@@ -99,6 +118,7 @@ impl Pattern {
             for (chunk, w) in bytes.chunks_exact_mut(8).zip(words) {
                 chunk.copy_from_slice(&w.to_le_bytes());
             }
+            bytes[self.random_bytes..].fill(0);
             let from = (pos - sector_off) as usize;
             let n = (SECTOR as usize - from).min(len - done);
             if !f(done, &bytes[from..from + n]) {
@@ -207,5 +227,19 @@ mod tests {
 
         let m = p.check(KEY, 0, &[0u8; 600]).unwrap_err();
         assert_eq!((m.offset, m.found.as_str()), (0, "zeros"));
+    }
+
+    #[test]
+    fn compressible_pattern_is_checked_whole() {
+        let p = Pattern::new(7).with_random_bytes(100);
+        let mut buf = vec![0u8; 2048];
+        p.fill(KEY, 0, &mut buf);
+        assert!(buf[100..512].iter().all(|&b| b == 0));
+        assert!(buf[..100].iter().any(|&b| b != 0));
+        p.check(KEY, 0, &buf).unwrap();
+        buf[300] = 1;
+        assert_eq!(p.check(KEY, 0, &buf).unwrap_err().offset, 300);
+        // The whole random pattern is not the compressible one.
+        assert!(Pattern::new(7).check(KEY, 0, &buf).is_err());
     }
 }

@@ -453,12 +453,7 @@ fn run_job<S: Storage>(
         collected: Mutex::new(Vec::new()),
         client_error: Mutex::new(None),
     };
-    let ctx = JobContext {
-        config,
-        job,
-        job_index: index,
-        total_workers: run.total_workers,
-    };
+    let ctx = JobContext::new(config, job, index, run.total_workers);
     let (done_tx, done_rx) = mpsc::channel::<()>();
     std::thread::scope(|scope| {
         // A panic on this thread must release the workers, or the scope would wait for them.

@@ -5,9 +5,10 @@ use dfsbench_backends::clock::Instant;
 use rand::rngs::SmallRng;
 use rand::{RngCore, SeedableRng};
 
-use dfsbench_backends::{AlignedBuf, Client, Completion};
+use dfsbench_backends::{AlignedBuf, Client, Completion, SharedData};
 
 use crate::config::{Job, RunConfig};
+use crate::data::{Content, Generator};
 use crate::load::Pacer;
 use crate::pattern::Pattern;
 use crate::plan::Phase;
@@ -22,11 +23,16 @@ pub struct Worker<C: Client> {
     pub(crate) src: usize,
     pub(crate) src_existing: Vec<u64>,
     pub(crate) client: C,
-    /// Buffer of whole-file reads and writes, filled with random bytes once.
+    /// Buffer of whole-file reads and of filled writes: the workload's chunk size, no larger
+    /// than its largest file (its pages are touched only when used).
     pub(crate) buf: AlignedBuf,
     pub(crate) path: String,
     pub(crate) path2: String,
     pub(crate) rng: SmallRng,
+    /// How written data is made: the verify pattern or the data options; None: the job's
+    /// shared random data.
+    pub(crate) content: Option<Content>,
+    /// The pattern reads are checked against (`--verify`).
     pub(crate) pattern: Option<Pattern>,
     /// Files that exist after the create/write phase, per file set (meta uses set 0).
     pub(crate) existing: Vec<u64>,
@@ -49,24 +55,52 @@ pub struct JobContext<'a> {
     pub job_index: usize,
     /// Workers of the job over all ranks.
     pub total_workers: usize,
+    /// Random bytes every worker of this process writes from when no [`Content`] is made:
+    /// one allocation for the job, not one per worker.
+    pub data: Option<SharedData>,
+}
+
+impl<'a> JobContext<'a> {
+    pub fn new(config: &'a RunConfig, job: &'a Job, job_index: usize, total_workers: usize) -> Self {
+        let w = job.workload.written();
+        let shared = w.chunk > 0 && !config.verify && !w.shape.generated();
+        let seed = config.seed ^ ((job_index as u64) << 40);
+        JobContext {
+            config,
+            job,
+            job_index,
+            total_workers,
+            data: shared.then(|| SharedData::new(w.chunk, |b| SmallRng::seed_from_u64(seed).fill_bytes(b))),
+        }
+    }
 }
 
 impl<C: Client> Worker<C> {
     pub fn new(id: usize, client: C, ctx: &JobContext<'_>, run_tag: u32) -> Self {
-        let mut rng = SmallRng::seed_from_u64(ctx.config.seed ^ ((ctx.job_index as u64) << 32) ^ id as u64);
-        let mut buf = AlignedBuf::new(ctx.job.workload.file_bs());
-        // Random content defeats compression and deduplication in the storage.
-        rng.fill_bytes(&mut buf);
+        let rng = SmallRng::seed_from_u64(ctx.config.seed ^ ((ctx.job_index as u64) << 32) ^ id as u64);
+        let w = ctx.job.workload.written();
+        let content = if ctx.config.verify {
+            Some(Content::Verify(
+                Pattern::new(run_tag).with_random_bytes(w.shape.random_bytes()),
+            ))
+        } else if w.shape.generated() {
+            // The same seed on every rank: duplicate blocks match across processes.
+            let seed = ctx.config.seed ^ ((ctx.job_index as u64) << 40);
+            Some(Content::Generated(Generator::new(w.shape, w.block, seed)))
+        } else {
+            None
+        };
         Worker {
             id,
             src: id,
             src_existing: Vec::new(),
             client,
-            buf,
+            buf: AlignedBuf::new(ctx.job.workload.file_bs()),
             path: String::with_capacity(256),
             path2: String::with_capacity(256),
             rng,
-            pattern: ctx.config.verify.then(|| Pattern::new(run_tag)),
+            pattern: content.and_then(|c| c.pattern()),
+            content,
             existing: Vec::new(),
             lost: Vec::new(),
             completions: Vec::new(),

@@ -21,8 +21,8 @@ use opendal::{services, Buffer, ErrorKind, Operator};
 use crate::clock::Instant;
 use crate::posix::{RUN_MARKER, RUN_PREFIX};
 use crate::storage::{
-    BlockIo, BlockOp, BlockOpts, Capabilities, Check, Client, Completion, Drive, FileOpts, FileRead, Fill, IoEngine,
-    OpResult, Storage, TargetInfo,
+    BlockIo, BlockOp, BlockOpts, Capabilities, Check, Client, Completion, Drive, FileOpts, FileRead, IoEngine,
+    OpResult, Source, Storage, TargetInfo,
 };
 use crate::{AlignedBuf, OpError};
 
@@ -456,7 +456,6 @@ impl Storage for DalStorage {
             part_concurrency: self.spec.part_concurrency,
             retries: self.retries,
             retried: 0,
-            data: Bytes::new(),
         })
     }
 
@@ -529,8 +528,6 @@ pub struct DalClient {
     part_concurrency: usize,
     retries: u32,
     retried: u64,
-    /// Random content shared by every write without --verify (cloning Bytes copies nothing).
-    data: Bytes,
 }
 
 /// Retry temporary failures up to `$self.retries` times, counting every retry.
@@ -557,100 +554,103 @@ macro_rules! retry {
     }};
 }
 
+// Every call is boxed: a worker's future then holds a pointer, not the largest of OpenDAL's
+// request futures (hundreds of KiB per worker at -j 256), and the heap holds only the future of
+// the request in flight.
 impl Client for DalClient {
     type Block = DalBlock;
 
     async fn mkdir(&mut self, path: &str) -> OpResult<()> {
-        let dir = format!("{path}/");
-        retry!(self, self.op.create_dir(&dir))
+        Box::pin(async move {
+            let dir = format!("{path}/");
+            retry!(self, self.op.create_dir(&dir))
+        })
+        .await
     }
 
     async fn rmdir(&mut self, path: &str) -> OpResult<()> {
-        let dir = format!("{path}/");
-        retry!(self, self.op.delete(&dir))
+        Box::pin(async move {
+            let dir = format!("{path}/");
+            retry!(self, self.op.delete(&dir))
+        })
+        .await
     }
 
     async fn create(&mut self, path: &str) -> OpResult<()> {
-        retry!(self, self.op.write(path, Buffer::new())).map(|_| ())
+        Box::pin(async move { retry!(self, self.op.write(path, Buffer::new())).map(|_| ()) }).await
     }
 
     async fn stat(&mut self, path: &str) -> OpResult<u64> {
-        retry!(self, self.op.stat(path)).map(|m| m.content_length())
+        Box::pin(async move { retry!(self, self.op.stat(path)).map(|m| m.content_length()) }).await
     }
 
     async fn open_close(&mut self, path: &str) -> OpResult<()> {
-        retry!(self, self.op.read(path)).map(|_| ())
+        Box::pin(async move { retry!(self, self.op.read(path)).map(|_| ()) }).await
     }
 
     async fn rename(&mut self, from: &str, to: &str) -> OpResult<()> {
-        retry!(self, self.op.rename(from, to))
+        Box::pin(async move { retry!(self, self.op.rename(from, to)) }).await
     }
 
     async fn list(&mut self, dir: &str) -> OpResult<u64> {
-        let d = format!("{dir}/");
-        let entries = retry!(self, self.op.list(&d))?;
-        Ok(entries.iter().filter(|e| e.path() != d).count() as u64)
+        Box::pin(async move {
+            let d = format!("{dir}/");
+            let entries = retry!(self, self.op.list(&d))?;
+            Ok(entries.iter().filter(|e| e.path() != d).count() as u64)
+        })
+        .await
     }
 
     async fn delete(&mut self, path: &str) -> OpResult<()> {
-        retry!(self, self.op.delete(path))
+        Box::pin(async move { retry!(self, self.op.delete(path)) }).await
     }
 
-    async fn write_file(
-        &mut self,
-        path: &str,
-        size: u64,
-        _opts: FileOpts,
-        buf: &mut AlignedBuf,
-        mut fill: Option<Fill<'_>>,
-    ) -> OpResult<()> {
-        if fill.is_none() && self.data.len() != buf.len() {
-            self.data = Bytes::copy_from_slice(buf);
-        }
-        // The content, chunk by chunk: clones of the shared random buffer (no copy), or the
-        // verify pattern of each chunk.
-        let mut chunks = Vec::with_capacity(size.div_ceil(buf.len().max(1) as u64) as usize);
-        let mut off = 0u64;
-        while off < size {
-            let len = (size - off).min(buf.len() as u64) as usize;
-            chunks.push(match fill.as_deref_mut() {
-                Some(f) => {
-                    f(&mut buf[..len], off);
-                    Bytes::copy_from_slice(&buf[..len])
-                }
-                None => self.data.slice(..len),
-            });
-            off += len as u64;
-        }
-        let body = Buffer::from(chunks);
-        match self.part_size {
-            // One request: a PUT on object stores, one upload on file services.
-            None => retry!(self, self.op.write(path, body.clone())).map(|_| ()),
-            // A multipart upload of part_size parts, part_concurrency in flight.
-            Some(part) => {
-                let mut attempt = 0;
-                loop {
-                    let upload = async {
-                        let mut w = self
-                            .op
-                            .writer_with(path)
-                            .chunk(part)
-                            .concurrent(self.part_concurrency)
-                            .await?;
-                        w.write(body.clone()).await?;
-                        w.close().await.map(|_| ())
-                    };
-                    match upload.await {
-                        Ok(()) => return Ok(()),
-                        Err(e) if e.is_temporary() && attempt < self.retries => {
-                            attempt += 1;
-                            self.retried += 1;
+    async fn write_file(&mut self, path: &str, size: u64, _opts: FileOpts, mut src: Source<'_>) -> OpResult<()> {
+        Box::pin(async move {
+            // The content, chunk by chunk: slices of the job's shared data (no copy), or each
+            // filled chunk copied into the request body.
+            let step = src.chunk_len();
+            let mut chunks = Vec::with_capacity(size.div_ceil(step as u64) as usize);
+            let mut off = 0u64;
+            while off < size {
+                let len = (size - off).min(step as u64) as usize;
+                chunks.push(match &mut src {
+                    Source::Repeat(d) => d.bytes().slice(..len),
+                    filled => Bytes::copy_from_slice(filled.chunk(off, len)),
+                });
+                off += len as u64;
+            }
+            let body = Buffer::from(chunks);
+            match self.part_size {
+                // One request: a PUT on object stores, one upload on file services.
+                None => retry!(self, self.op.write(path, body.clone())).map(|_| ()),
+                // A multipart upload of part_size parts, part_concurrency in flight.
+                Some(part) => {
+                    let mut attempt = 0;
+                    loop {
+                        let upload = async {
+                            let mut w = self
+                                .op
+                                .writer_with(path)
+                                .chunk(part)
+                                .concurrent(self.part_concurrency)
+                                .await?;
+                            w.write(body.clone()).await?;
+                            w.close().await.map(|_| ())
+                        };
+                        match upload.await {
+                            Ok(()) => return Ok(()),
+                            Err(e) if e.is_temporary() && attempt < self.retries => {
+                                attempt += 1;
+                                self.retried += 1;
+                            }
+                            Err(e) => return Err(op_error(e)),
                         }
-                        Err(e) => return Err(op_error(e)),
                     }
                 }
             }
-        }
+        })
+        .await
     }
 
     async fn read_file(
@@ -660,31 +660,37 @@ impl Client for DalClient {
         _buf: &mut AlignedBuf,
         check: Option<Check<'_>>,
     ) -> OpResult<FileRead> {
-        let mut check = check;
-        let reader = retry!(self, self.op.reader(path))?;
-        let mut stream = reader.into_bytes_stream(..).await.map_err(op_error)?;
-        let mut read = FileRead::default();
-        while let Some(chunk) = stream.next().await {
-            let chunk = chunk.map_err(stream_error)?;
-            if read.first_byte.is_none() {
-                read.first_byte = Some(Instant::now());
+        Box::pin(async move {
+            let mut check = check;
+            let reader = retry!(self, self.op.reader(path))?;
+            let mut stream = reader.into_bytes_stream(..).await.map_err(op_error)?;
+            let mut read = FileRead::default();
+            while let Some(chunk) = stream.next().await {
+                let chunk = chunk.map_err(stream_error)?;
+                if read.first_byte.is_none() {
+                    read.first_byte = Some(Instant::now());
+                }
+                if let Some(c) = check.as_deref_mut() {
+                    c(&chunk, read.bytes);
+                }
+                read.bytes += chunk.len() as u64;
             }
-            if let Some(c) = check.as_deref_mut() {
-                c(&chunk, read.bytes);
-            }
-            read.bytes += chunk.len() as u64;
-        }
-        Ok(read)
+            Ok(read)
+        })
+        .await
     }
 
     async fn open_block(&mut self, path: &str, opts: BlockOpts) -> OpResult<DalBlock> {
-        let reader = retry!(self, self.op.reader(path))?;
-        let depth = opts.queue_depth.max(1);
-        Ok(DalBlock {
-            reader,
-            bufs: (0..depth).map(|_| AlignedBuf::new(opts.block_size)).collect(),
-            inflight: FuturesUnordered::new(),
+        Box::pin(async move {
+            let reader = retry!(self, self.op.reader(path))?;
+            let depth = opts.queue_depth.max(1);
+            Ok(DalBlock {
+                reader,
+                bufs: (0..depth).map(|_| AlignedBuf::new(opts.block_size)).collect(),
+                inflight: FuturesUnordered::new(),
+            })
         })
+        .await
     }
 
     fn take_retries(&mut self) -> u64 {

@@ -13,7 +13,9 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::storage::{BlockOpts, Capabilities, Check, Client, FileOpts, FileRead, Fill, OpResult, Storage, TargetInfo};
+use crate::storage::{
+    BlockOpts, Capabilities, Check, Client, FileOpts, FileRead, OpResult, Source, Storage, TargetInfo,
+};
 use crate::{AlignedBuf, OpError};
 
 pub use block::{PosixBlock, PSYNC_DEPTH};
@@ -440,25 +442,15 @@ impl Client for PosixClient {
         check(unsafe { libc::unlinkat(self.dirfd(), p, 0) }).map(|_| ())
     }
 
-    async fn write_file(
-        &mut self,
-        path: &str,
-        size: u64,
-        opts: FileOpts,
-        buf: &mut AlignedBuf,
-        mut fill: Option<Fill<'_>>,
-    ) -> OpResult<()> {
+    async fn write_file(&mut self, path: &str, size: u64, opts: FileOpts, mut src: Source<'_>) -> OpResult<()> {
         let direct = if opts.direct { libc::O_DIRECT } else { 0 };
         let fd = self.open(path, libc::O_CREAT | libc::O_TRUNC | libc::O_WRONLY | direct)?;
         let result = (|| {
             let mut off = 0u64;
             let mut direct_on = opts.direct;
             while off < size {
-                let len = (size - off).min(buf.len() as u64) as usize;
-                let chunk = &mut buf[..len];
-                if let Some(f) = fill.as_deref_mut() {
-                    f(chunk, off);
-                }
+                let len = (size - off).min(src.chunk_len() as u64) as usize;
+                let chunk = src.chunk(off, len);
                 if direct_on && !len.is_multiple_of(SECTOR) {
                     clear_direct(fd)?;
                     direct_on = false;

@@ -3,17 +3,20 @@
 use dfsbench_backends::clock::Instant;
 
 use dfsbench_backends::{Capability, Client, FileOpts};
+use rand::RngCore;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::config::{ConfigError, Job, RunSpec};
+use crate::data::{DataShape, Written};
+use crate::dist::{Access, Picker};
 use crate::pattern::FileKey;
 use crate::plan::Phase;
 use crate::stats::Recorder;
 use crate::units::format_size;
 use crate::worker::{push_num, JobContext, Worker};
 use crate::workloads::shared::{parse_phases, size_key, size_or};
-use crate::workloads::whole::{read_whole, whole_file_needs, write_whole};
+use crate::workloads::whole::{chunk_for, read_whole, whole_file_needs, write_whole};
 use crate::workloads::{Kind, SharedOptions, Step};
 
 /// The files workload has no keys of its own: it reads the shared file keys.
@@ -31,6 +34,11 @@ pub struct FilesJob {
     pub direct: bool,
     pub fsync: bool,
     pub phases: Vec<FilePhase>,
+    #[serde(flatten)]
+    pub data: DataShape,
+    /// Which file each read picks; None: every file in turn.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub random_distribution: Option<Access>,
 }
 
 /// `count` files of `size` bytes per worker.
@@ -98,11 +106,22 @@ fn parse_set(text: &str) -> Result<FileSet, ConfigError> {
 
 impl Kind for FilesJob {
     const NAME: &'static str = "files";
-    const SHARED: &'static [&'static str] = &["files", "phases", "file_size", "sizes", "bs", "direct", "fsync"];
+    const SHARED: &'static [&'static str] = &[
+        "files",
+        "phases",
+        "file_size",
+        "sizes",
+        "bs",
+        "direct",
+        "fsync",
+        "compress_percentage",
+        "dedupe_percentage",
+        "random_distribution",
+    ];
     type Options = Options;
     type Step = FilesStep;
 
-    fn validate(_: &Options, s: &SharedOptions, _: &RunSpec) -> Result<FilesJob, ConfigError> {
+    fn validate(_: &Options, s: &SharedOptions, run: &RunSpec) -> Result<FilesJob, ConfigError> {
         let sets = match (&s.sizes, &s.file_size) {
             (Some(_), Some(_)) => return Err("give either sizes or file_size/files, not both".into()),
             (Some(list), None) => {
@@ -140,6 +159,8 @@ impl Kind for FilesJob {
             direct: s.direct.unwrap_or(false),
             fsync: s.fsync.unwrap_or(false),
             phases,
+            data: s.data_shape(run)?,
+            random_distribution: s.access()?,
         })
     }
 
@@ -201,7 +222,15 @@ impl Kind for FilesJob {
     }
 
     fn file_bs(&self) -> usize {
-        self.bs
+        chunk_for(self.bs, self.sets.iter().map(|s| s.size).max().unwrap_or(0))
+    }
+
+    fn written(&self) -> Written {
+        Written {
+            shape: self.data,
+            block: self.bs,
+            chunk: self.file_bs(),
+        }
     }
 }
 
@@ -268,15 +297,20 @@ impl<C: Client> Worker<C> {
             }
             return;
         }
-        let pattern = self.pattern;
+        let (pattern, content) = (self.pattern, self.content);
         let mut done = if until.is_some() { existing } else { 0 };
         let mut newly_lost = Vec::new();
+        // Reads pick files by the access distribution, when one is given.
+        let picker = match (phase, f.random_distribution) {
+            (FilePhase::Read, Some(a)) => Some(Picker::new(a, existing, self.rng.next_u64())),
+            _ => None,
+        };
         while done < count {
             // Time-based reads go round the written files again and again.
-            let i = if phase == FilePhase::Read {
-                done % existing
-            } else {
-                done
+            let i = match (&picker, phase) {
+                (Some(p), _) => p.pick(&mut self.rng),
+                (None, FilePhase::Read) => done % existing,
+                (None, _) => done,
             };
             let was_lost = phase != FilePhase::Write && lost.binary_search(&i).is_ok();
             if was_lost && phase == FilePhase::Read {
@@ -295,9 +329,19 @@ impl<C: Client> Worker<C> {
             };
             let result = match phase {
                 FilePhase::Write => {
-                    write_whole(&mut self.client, &self.path, fs.size, opts, &mut self.buf, pattern, key)
-                        .await
-                        .map_err(|e| (e, None))
+                    let data = ctx.data.as_ref();
+                    write_whole(
+                        &mut self.client,
+                        &self.path,
+                        fs.size,
+                        opts,
+                        &mut self.buf,
+                        content,
+                        data,
+                        key,
+                    )
+                    .await
+                    .map_err(|e| (e, None))
                 }
                 FilePhase::Read => {
                     let r = read_whole(&mut self.client, &self.path, fs.size, opts, &mut self.buf, pattern, key).await;

@@ -5,18 +5,21 @@ use dfsbench_backends::clock::Instant;
 use rand::{Rng, RngCore};
 
 use dfsbench_backends::{
-    AlignedBuf, BlockIo, BlockOp, BlockOpts, Capability, Client, FileOpts, Fill, IoEngine, OpError,
+    AlignedBuf, BlockIo, BlockOp, BlockOpts, Capability, Client, FileOpts, IoEngine, OpError, Source,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::config::{ConfigError, Job, RunSpec};
+use crate::data::{DataShape, Written};
+use crate::dist::{Access, Picker};
 use crate::pattern::FileKey;
 use crate::plan::Phase;
 use crate::stats::Recorder;
 use crate::units::format_size;
 use crate::worker::{JobContext, Worker};
 use crate::workloads::shared::{size_or, READ, RW_CLASSES, WRITE};
+use crate::workloads::whole::chunk_for;
 use crate::workloads::{Kind, SharedOptions, Step};
 
 /// The io workload's own flags and workload-file keys (fio's names).
@@ -82,6 +85,11 @@ pub struct IoJob {
     pub fsync: bool,
     pub shared_file: bool,
     pub ioengine: IoEngine,
+    #[serde(flatten)]
+    pub data: DataShape,
+    /// Offsets of random patterns; None or random: every block once per pass.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub random_distribution: Option<Access>,
 }
 
 /// Access pattern, named as fio's `rw`.
@@ -158,11 +166,18 @@ impl Step for IoStep {
 
 impl Kind for IoJob {
     const NAME: &'static str = "io";
-    const SHARED: &'static [&'static str] = &["bs", "direct", "fsync"];
+    const SHARED: &'static [&'static str] = &[
+        "bs",
+        "direct",
+        "fsync",
+        "compress_percentage",
+        "dedupe_percentage",
+        "random_distribution",
+    ];
     type Options = Options;
     type Step = IoStep;
 
-    fn validate(own: &Options, s: &SharedOptions, _: &RunSpec) -> Result<IoJob, ConfigError> {
+    fn validate(own: &Options, s: &SharedOptions, run: &RunSpec) -> Result<IoJob, ConfigError> {
         let rw = Rw::parse("rw", own.rw.as_deref().unwrap_or("read"))?;
         let then = own
             .then
@@ -225,7 +240,17 @@ impl Kind for IoJob {
         if direct && bs % 512 != 0 {
             return Err(format!("direct I/O needs bs in whole 512-byte sectors, got {bs}").into());
         }
+        let random_distribution = s.access()?;
+        if random_distribution.is_some() && !rw.random() {
+            return Err(format!(
+                "random_distribution places random offsets, and rw = {} is sequential: use randread, randwrite or randrw, or leave random_distribution out",
+                rw.name()
+            )
+            .into());
+        }
         Ok(IoJob {
+            data: s.data_shape(run)?,
+            random_distribution,
             rw,
             then,
             filename,
@@ -316,6 +341,19 @@ impl Kind for IoJob {
 
     fn queue_depth(&self) -> usize {
         self.iodepth
+    }
+
+    fn written(&self) -> Written {
+        Written {
+            shape: self.data,
+            block: self.bs,
+            // The layout writes the file whole, from the shared data.
+            chunk: if self.rw.reads() {
+                chunk_for(LAYOUT_CHUNK, self.size)
+            } else {
+                0
+            },
+        }
     }
 
     fn check_paced(&self) -> Result<(), ConfigError> {
@@ -423,22 +461,19 @@ impl<C: Client> Worker<C> {
         let regions = if io.shared_file { ctx.total_workers as u64 } else { 1 };
         let size = (io.size / io.bs as u64) * io.bs as u64 * regions;
         let key = file_key(ctx, io, self.id);
-        let mut buf = AlignedBuf::new(LAYOUT_CHUNK);
-        let pattern = self.pattern;
-        if pattern.is_none() {
-            self.rng.fill_bytes(&mut buf);
-        }
-        let mut fill = |b: &mut [u8], off: u64| pattern.expect("verify").fill(key, off, b);
-        let fill: Option<Fill<'_>> = match pattern {
-            Some(_) => Some(&mut fill),
-            None => None,
+        let content = self.content;
+        let mut buf = AlignedBuf::new(if content.is_some() { LAYOUT_CHUNK } else { 0 });
+        let mut fill = |b: &mut [u8], off: u64| content.expect("content").fill(key, off, b);
+        let src = match content {
+            Some(_) => Source::Fill(&mut buf, &mut fill),
+            None => Source::Repeat(ctx.data.as_ref().expect("a job with a layout has its shared data")),
         };
         let opts = FileOpts {
             direct: io.direct,
             fsync: false,
         };
         let start = Instant::now();
-        let result = self.client.write_file(&path, size, opts, &mut buf, fill).await;
+        let result = self.client.write_file(&path, size, opts, src).await;
         let end = Instant::now();
         rec.add_retries(self.client.take_retries());
         match result {
@@ -470,7 +505,7 @@ impl<C: Client> Worker<C> {
         };
         rec.note_engine(file.engine());
         let depth = file.depth();
-        if rw.writes() && self.pattern.is_none() {
+        if rw.writes() && self.content.is_none() {
             for slot in 0..depth {
                 self.rng.fill_bytes(file.buffer(slot));
             }
@@ -480,6 +515,11 @@ impl<C: Client> Worker<C> {
         let time_based = ctx.job.duration.is_some() && ctx.job.time_based;
         let total = if time_based { u64::MAX } else { blocks };
         let mut order = BlockOrder::new(blocks, rw.random(), self.rng.next_u64());
+        // A hot set instead of every block once per pass (fio drops its random map too).
+        let picker = io
+            .random_distribution
+            .filter(|a| rw.random() && !a.is_random())
+            .map(|a| Picker::new(a, blocks, self.rng.next_u64()));
         // A time-based read phase reads its blocks again once every block was read (the order
         // is a permutation): drop the cached pages at each such pass, as fio does when it loops,
         // or every pass after the first reads the client's memory. Backends without a page
@@ -512,7 +552,11 @@ impl<C: Client> Worker<C> {
                     now
                 };
                 let slot = free.pop().expect("a free slot when fewer than depth are in flight");
-                let offset = region + order.next() * bs;
+                let block = match &picker {
+                    Some(p) => p.pick(&mut self.rng),
+                    None => order.next(),
+                };
+                let offset = region + block * bs;
                 let op = match rw {
                     Rw::Read | Rw::Randread => BlockOp::Read,
                     Rw::Write | Rw::Randwrite => BlockOp::Write,
@@ -525,8 +569,8 @@ impl<C: Client> Worker<C> {
                     }
                 };
                 if op == BlockOp::Write {
-                    if let Some(p) = &self.pattern {
-                        p.fill(key, offset, file.buffer(slot));
+                    if let Some(c) = &self.content {
+                        c.fill(key, offset, file.buffer(slot));
                     }
                 }
                 if let Err(e) = file.submit(slot, op, offset, io.bs) {

@@ -9,13 +9,14 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::config::{ConfigError, Job, RunSpec};
+use crate::data::{DataShape, Written};
 use crate::pattern::FileKey;
 use crate::plan::Phase;
 use crate::stats::Recorder;
 use crate::units::format_size;
 use crate::worker::{push_num, JobContext, Worker};
 use crate::workloads::shared::{size_or, READ, RW_CLASSES, WRITE};
-use crate::workloads::whole::{read_whole, whole_file_needs, write_whole};
+use crate::workloads::whole::{chunk_for, read_whole, whole_file_needs, write_whole};
 use crate::workloads::{Kind, SharedOptions, Step};
 
 /// Most iterations of an iterate job: each is a phase of its own with its own result.
@@ -48,6 +49,8 @@ pub struct IterateJob {
     pub bs: usize,
     pub direct: bool,
     pub fsync: bool,
+    #[serde(flatten)]
+    pub data: DataShape,
 }
 
 /// Iteration `n`: the first writes, later ones read the previous iteration's files and write
@@ -67,7 +70,15 @@ impl Step for Iteration {
 
 impl Kind for IterateJob {
     const NAME: &'static str = "iterate";
-    const SHARED: &'static [&'static str] = &["files", "file_size", "bs", "direct", "fsync"];
+    const SHARED: &'static [&'static str] = &[
+        "files",
+        "file_size",
+        "bs",
+        "direct",
+        "fsync",
+        "compress_percentage",
+        "dedupe_percentage",
+    ];
     const TIMED: bool = false;
     type Options = Options;
     type Step = Iteration;
@@ -98,6 +109,7 @@ impl Kind for IterateJob {
             bs,
             direct: s.direct.unwrap_or(false),
             fsync: s.fsync.unwrap_or(false),
+            data: s.data_shape(run)?,
         })
     }
 
@@ -160,7 +172,15 @@ impl Kind for IterateJob {
     }
 
     fn file_bs(&self) -> usize {
-        self.bs
+        chunk_for(self.bs, self.file_size)
+    }
+
+    fn written(&self) -> Written {
+        Written {
+            shape: self.data,
+            block: self.bs,
+            chunk: self.file_bs(),
+        }
     }
 
     fn shuffles(&self) -> bool {
@@ -204,7 +224,7 @@ impl<C: Client> Worker<C> {
         // With shuffle the runner hands every worker another one's files (`src`): the next
         // worker, or in a run of several processes the same worker of another process.
         let src = self.src;
-        let pattern = self.pattern;
+        let (pattern, content) = (self.pattern, self.content);
         for i in 0..it.files {
             if n > 0 {
                 let Some((intended, start)) = self.begin(rec.ctl()).await else {
@@ -243,7 +263,8 @@ impl<C: Client> Worker<C> {
                 it.file_size,
                 opts,
                 &mut self.buf,
-                pattern,
+                content,
+                ctx.data.as_ref(),
                 k,
             )
             .await;

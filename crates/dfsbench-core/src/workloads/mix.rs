@@ -6,20 +6,21 @@
 
 use dfsbench_backends::clock::Instant;
 
-use rand::Rng;
+use rand::{Rng, RngCore};
 
 use dfsbench_backends::{Capability, Client, FileOpts};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::config::{ConfigError, Job, RunSpec};
-use crate::dist::{Mix, MixOp, SizeDist};
+use crate::data::{DataShape, Written};
+use crate::dist::{Access, Mix, MixOp, Picker, SizeDist};
 use crate::pattern::FileKey;
 use crate::plan::Phase;
 use crate::stats::Recorder;
 use crate::worker::{push_num, JobContext, Worker};
 use crate::workloads::shared::size_or;
-use crate::workloads::whole::{read_whole, whole_file_needs, write_whole};
+use crate::workloads::whole::{chunk_for, read_whole, whole_file_needs, write_whole};
 use crate::workloads::{Kind, SharedOptions, Step};
 
 /// Most files in a mix job's pool per worker: the pool's sizes are kept in memory (16 bytes
@@ -53,6 +54,11 @@ pub struct MixJob {
     pub bs: usize,
     pub direct: bool,
     pub fsync: bool,
+    #[serde(flatten)]
+    pub data: DataShape,
+    /// Which slot of the pool each operation picks; None: any, equally likely.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub random_distribution: Option<Access>,
 }
 
 /// The unmeasured fill of the pools, then the mix.
@@ -81,11 +87,21 @@ const MIX_CLASSES: &[&str] = &{
 
 impl Kind for MixJob {
     const NAME: &'static str = "mix";
-    const SHARED: &'static [&'static str] = &["files", "file_size", "sizes", "bs", "direct", "fsync"];
+    const SHARED: &'static [&'static str] = &[
+        "files",
+        "file_size",
+        "sizes",
+        "bs",
+        "direct",
+        "fsync",
+        "compress_percentage",
+        "dedupe_percentage",
+        "random_distribution",
+    ];
     type Options = Options;
     type Step = MixStep;
 
-    fn validate(own: &Options, s: &SharedOptions, _: &RunSpec) -> Result<MixJob, ConfigError> {
+    fn validate(own: &Options, s: &SharedOptions, run: &RunSpec) -> Result<MixJob, ConfigError> {
         let mix = Mix::parse(
             own.mix
                 .as_deref()
@@ -122,6 +138,8 @@ impl Kind for MixJob {
             bs: s.block_size(1 << 20)?,
             direct: s.direct.unwrap_or(false),
             fsync: s.fsync.unwrap_or(false),
+            data: s.data_shape(run)?,
+            random_distribution: s.access()?,
         })
     }
 
@@ -195,7 +213,15 @@ impl Kind for MixJob {
     }
 
     fn file_bs(&self) -> usize {
-        self.bs
+        chunk_for(self.bs, self.sizes.max())
+    }
+
+    fn written(&self) -> Written {
+        Written {
+            shape: self.data,
+            block: self.bs,
+            chunk: self.file_bs(),
+        }
     }
 }
 
@@ -218,13 +244,13 @@ fn slot_path(s: &mut String, job: usize, worker: usize, slot: u64) {
     push_num(s, slot);
 }
 
-/// A slot that holds a file, probing from a random one; None when the pool is empty.
-fn live_slot(pool: &[Option<u64>], rng: &mut impl Rng) -> Option<(usize, u64)> {
+/// A slot that holds a file, probing from one `picker` picks; None when the pool is empty.
+fn live_slot(pool: &[Option<u64>], picker: &Picker, rng: &mut impl Rng) -> Option<(usize, u64)> {
     let n = pool.len();
     if n == 0 {
         return None;
     }
-    let from = rng.gen_range(0..n);
+    let from = picker.pick(rng) as usize % n;
     (0..n)
         .map(|k| (from + k) % n)
         .find_map(|i| pool[i].map(|size| (i, size)))
@@ -253,7 +279,8 @@ impl<C: Client> Worker<C> {
                 size,
                 opts,
                 &mut self.buf,
-                self.pattern,
+                self.content,
+                ctx.data.as_ref(),
                 key,
             )
             .await;
@@ -288,6 +315,8 @@ impl<C: Client> Worker<C> {
         };
         let count = if ctx.job.duration.is_some() { u64::MAX } else { m.ops };
         let mut done = 0u64;
+        let access = m.random_distribution.unwrap_or(Access::Random);
+        let picker = Picker::new(access, self.pool.len() as u64, self.rng.next_u64());
         while done < count {
             let Some((intended, start)) = self.begin(rec.ctl()).await else {
                 break;
@@ -297,9 +326,12 @@ impl<C: Client> Worker<C> {
             let (slot, size) = match op {
                 // Writes overwrite or refill a slot of the pool the fill phase made.
                 MixOp::Write if self.pool.is_empty() => continue,
-                MixOp::Write => (self.rng.gen_range(0..self.pool.len()), m.sizes.sample(&mut self.rng)),
+                MixOp::Write => (
+                    picker.pick(&mut self.rng) as usize % self.pool.len(),
+                    m.sizes.sample(&mut self.rng),
+                ),
                 MixOp::List => (0, 0),
-                MixOp::Read | MixOp::Stat | MixOp::Delete => match live_slot(&self.pool, &mut self.rng) {
+                MixOp::Read | MixOp::Stat | MixOp::Delete => match live_slot(&self.pool, &picker, &mut self.rng) {
                     Some(found) => found,
                     // Deletes emptied the pool: nothing to read until a write refills it.
                     None => continue,
@@ -310,7 +342,7 @@ impl<C: Client> Worker<C> {
                 _ => slot_path(&mut self.path, ctx.job_index, self.id, slot as u64),
             }
             let key = self.mix_key(ctx, slot as u64);
-            let pattern = self.pattern;
+            let (pattern, content) = (self.pattern, self.content);
             let r = match op {
                 MixOp::Read => {
                     let r = read_whole(&mut self.client, &self.path, size, opts, &mut self.buf, pattern, key).await;
@@ -319,9 +351,21 @@ impl<C: Client> Worker<C> {
                         bytes
                     })
                 }
-                MixOp::Write => write_whole(&mut self.client, &self.path, size, opts, &mut self.buf, pattern, key)
+                MixOp::Write => {
+                    let data = ctx.data.as_ref();
+                    write_whole(
+                        &mut self.client,
+                        &self.path,
+                        size,
+                        opts,
+                        &mut self.buf,
+                        content,
+                        data,
+                        key,
+                    )
                     .await
-                    .map_err(|e| (e, None)),
+                    .map_err(|e| (e, None))
+                }
                 MixOp::Stat => self.client.stat(&self.path).await.map(|_| 0).map_err(|e| (e, None)),
                 MixOp::Delete => self.client.delete(&self.path).await.map(|_| 0).map_err(|e| (e, None)),
                 MixOp::List => match self.client.list(&self.path).await {
@@ -359,11 +403,12 @@ mod tests {
     fn live_slots_skip_deleted_files() {
         let mut rng = SmallRng::seed_from_u64(1);
         let pool = [None, Some(10), None, Some(30)];
+        let picker = Picker::new(Access::Random, 4, 0);
         for _ in 0..100 {
-            let (slot, size) = live_slot(&pool, &mut rng).unwrap();
+            let (slot, size) = live_slot(&pool, &picker, &mut rng).unwrap();
             assert_eq!(pool[slot], Some(size));
         }
-        assert_eq!(live_slot(&[None, None], &mut rng), None);
+        assert_eq!(live_slot(&[None, None], &picker, &mut rng), None);
         let mut s = String::new();
         slot_path(&mut s, 1, 2, 3);
         assert_eq!(s, "j1-mix/w2/f3");

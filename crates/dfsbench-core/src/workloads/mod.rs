@@ -13,6 +13,7 @@ use dfsbench_backends::{Capabilities, Capability, Client};
 use serde::{Deserialize, Serialize};
 
 use crate::config::{ConfigError, Job, RunSpec};
+use crate::data::Written;
 use crate::plan::Phase;
 use crate::stats::Recorder;
 use crate::worker::{JobContext, Worker};
@@ -80,6 +81,10 @@ pub trait Kind: Sized + Clone + Debug + Serialize + Send + Sync {
     /// Bytes of a worker's whole-file buffer (0: it moves no whole files).
     fn file_bs(&self) -> usize {
         0
+    }
+    /// What it writes: the data options and the chunk of shared data it writes from.
+    fn written(&self) -> Written {
+        Written::default()
     }
     /// Whether its read phases read another worker's data even without `--shuffle`.
     fn shuffles(&self) -> bool {
@@ -268,6 +273,11 @@ macro_rules! registry {
             pub(crate) fn file_bs(&self) -> usize {
                 match self {
                     $($(#[$attr])* Workload::$variant(w) => w.file_bs()),*
+                }
+            }
+            pub(crate) fn written(&self) -> Written {
+                match self {
+                    $($(#[$attr])* Workload::$variant(w) => w.written()),*
                 }
             }
             pub(crate) fn shuffles(&self) -> bool {

@@ -4,7 +4,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::ConfigError;
+use crate::config::{ConfigError, RunSpec};
+use crate::data::DataShape;
+use crate::dist::Access;
 use crate::units::parse_size;
 
 #[derive(clap::Args, Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
@@ -38,6 +40,22 @@ pub struct SharedOptions {
     /// fsync written files before close (files) or at the end of writing (io).
     #[arg(long, value_name = "0|1", num_args = 0..=1, default_missing_value = "1", value_parser = parse_flag, help_heading = "io")]
     pub fsync: Option<bool>,
+
+    /// Written data: the share of every 512-byte segment that is zeros, 0-100 (fio's
+    /// buffer_compress_percentage); with it or --dedupe-percentage every block is generated
+    /// anew [default: one random buffer repeated].
+    #[arg(long, value_name = "PCT", help_heading = "data and access")]
+    pub compress_percentage: Option<u32>,
+
+    /// Written data: the share of blocks (bs) that are copies of one block of the job, 0-100
+    /// (fio's dedupe_percentage); not with --verify.
+    #[arg(long, value_name = "PCT", help_heading = "data and access")]
+    pub dedupe_percentage: Option<u32>,
+
+    /// Random picks of blocks (io) and files (files reads, mix): random, zipf:THETA,
+    /// pareto:H or normal[:DEV%] (fio's random_distribution) [default: random].
+    #[arg(long, value_name = "DIST", help_heading = "data and access")]
+    pub random_distribution: Option<String>,
 }
 
 /// Recorder classes of phases that read and write: reads and writes are measured apart, and
@@ -73,6 +91,30 @@ impl SharedOptions {
             return Err(ConfigError::value("bs", bs, "give a block size between 1 byte and 1g"));
         }
         Ok(bs as usize)
+    }
+
+    /// The data options, checked against each other and `--verify`.
+    pub(crate) fn data_shape(&self, run: &RunSpec) -> Result<DataShape, ConfigError> {
+        let pct = |key: &'static str, v: Option<u32>| {
+            v.map(|p| match u8::try_from(p) {
+                Ok(p) if p <= 100 => Ok(p),
+                _ => Err(ConfigError::value(key, p, "give a percentage from 0 to 100")),
+            })
+            .transpose()
+        };
+        let shape = DataShape {
+            compress_percentage: pct("compress_percentage", self.compress_percentage)?,
+            dedupe_percentage: pct("dedupe_percentage", self.dedupe_percentage)?,
+        };
+        if shape.dedupe_percentage.unwrap_or(0) > 0 && run.verify == Some(true) {
+            return Err("dedupe_percentage cannot go with verify: verified data names its file and offset in every sector, so no block repeats; leave out one of the two".into());
+        }
+        Ok(shape)
+    }
+
+    /// The access distribution of random picks, when given.
+    pub(crate) fn access(&self) -> Result<Option<Access>, ConfigError> {
+        Ok(self.random_distribution.as_deref().map(Access::parse).transpose()?)
     }
 }
 

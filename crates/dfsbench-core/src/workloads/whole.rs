@@ -3,26 +3,37 @@
 
 use dfsbench_backends::clock::Instant;
 
-use dfsbench_backends::{AlignedBuf, Capability, Check, Client, FileOpts, Fill, OpError};
+use dfsbench_backends::{AlignedBuf, Capability, Check, Client, FileOpts, OpError, SharedData, Source, ALIGN};
 
+use crate::data::Content;
 use crate::pattern::{FileKey, Mismatch, Pattern};
 
-/// Write `size` bytes to `path`: the verify pattern of `key` when verifying, else `buf` as is.
+/// Bytes of a worker's whole-file buffer: `bs`, but no more than the largest file needs (plus
+/// a byte, so a read of the whole file sees its end without another call), in whole pages.
+pub(crate) fn chunk_for(bs: usize, largest: u64) -> usize {
+    let need = (largest + 1).div_ceil(ALIGN as u64) * ALIGN as u64;
+    bs.min(usize::try_from(need).unwrap_or(usize::MAX))
+}
+
+/// Write `size` bytes of `key` to `path`: `content` filled into `buf` chunk by chunk, or the
+/// job's shared random data as it is.
+#[allow(clippy::too_many_arguments)]
 pub(crate) async fn write_whole<C: Client>(
     client: &mut C,
     path: &str,
     size: u64,
     opts: FileOpts,
     buf: &mut AlignedBuf,
-    pattern: Option<Pattern>,
+    content: Option<Content>,
+    data: Option<&SharedData>,
     key: FileKey,
 ) -> Result<u64, OpError> {
-    let mut fill = |b: &mut [u8], off: u64| pattern.expect("verify").fill(key, off, b);
-    let fill: Option<Fill<'_>> = match pattern {
-        Some(_) => Some(&mut fill),
-        None => None,
+    let mut fill = |b: &mut [u8], off: u64| content.expect("content").fill(key, off, b);
+    let src = match content {
+        Some(_) => Source::Fill(buf, &mut fill),
+        None => Source::Repeat(data.expect("a job that writes data has its shared data")),
     };
-    client.write_file(path, size, opts, buf, fill).await.map(|_| size)
+    client.write_file(path, size, opts, src).await.map(|_| size)
 }
 
 /// A failed whole-file read: the error and, for wrong data, its offset.
