@@ -1,15 +1,16 @@
 //! The HTML report: one self-contained file (inline CSS and SVG, no scripts, no network) that
 //! opens from a mail attachment and stands on its own: each run's target, host, tool version,
-//! date, command and config are on the page.
+//! date, command and config are on the page. Written with maud, which escapes every value it is
+//! given; only the charts' SVG and the fixed CSS go in as they are.
 
-use std::fmt::Write as _;
+use maud::{html, Markup, PreEscaped, DOCTYPE};
 
 use crate::charts::RenderError;
 use crate::figures::{self, Figure};
 use crate::fmt;
 use crate::runs::{self, Run};
 use crate::sweep;
-use crate::tables;
+use crate::tables::{self, swatch};
 
 /// Page-level facts the result files do not hold.
 pub struct Page {
@@ -19,21 +20,6 @@ pub struct Page {
     pub command: String,
     /// When the report was made (RFC 3339).
     pub generated_at: String,
-}
-
-/// `&`, `<`, `>`, `"` escaped for text and attributes.
-pub fn esc(s: &str) -> String {
-    let mut o = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => o.push_str("&amp;"),
-            '<' => o.push_str("&lt;"),
-            '>' => o.push_str("&gt;"),
-            '"' => o.push_str("&quot;"),
-            _ => o.push(c),
-        }
-    }
-    o
 }
 
 const CSS: &str = r#"
@@ -89,51 +75,54 @@ footer { margin-top: 44px; padding-top: 10px; border-top: 1px solid var(--line);
 @media print { body { background: #fff; } main { max-width: none; padding: 0; } figure { break-inside: avoid; } }
 "#;
 
-fn swatch(run: &Run) -> String {
-    tables::swatch(run).into_string()
+/// Line breaks between the page's blocks, as the page has always had them: they keep its
+/// source readable and the markers `study_page` cuts at where they were.
+const NL: &str = "\n";
+
+/// plotters writes an XML-style header-less `<svg>`: it goes in as it is, its opening tag given
+/// a role and the figure's title as label (escaped by maud).
+fn labelled_svg(svg: &str, label: &str) -> Markup {
+    match svg.split_once("<svg ") {
+        Some((before, after)) => html! {
+            (PreEscaped(before))
+            (PreEscaped("<svg role=\"img\" aria-label=\"")) (label) (PreEscaped("\" "))
+            (PreEscaped(after))
+        },
+        None => PreEscaped(svg.to_string()),
+    }
 }
 
-fn figure(out: &mut String, f: &Figure, id: usize) {
-    let _ = write!(
-        out,
-        r#"<figure class="chart{}" id="chart-{id}" data-kind="{}" data-title="{}">"#,
-        if f.wide { " wide" } else { "" },
-        f.kind,
-        esc(&f.title)
-    );
-    // plotters writes an XML-style header-less <svg>: inline it as it is, with a label.
-    out.push_str(&f.svg.replacen(
-        "<svg ",
-        &format!(r#"<svg role="img" aria-label="{}" "#, esc(&f.title)),
-        1,
-    ));
-    if let Some(n) = &f.note {
-        let _ = write!(out, "<figcaption>{}</figcaption>", esc(n));
+fn figure(f: &Figure, id: usize) -> Markup {
+    html! {
+        figure.chart.wide[f.wide] id={ "chart-" (id) } data-kind=(f.kind) data-title=(f.title) {
+            (labelled_svg(&f.svg, &f.title))
+            @if let Some(n) = &f.note { figcaption { (n) } }
+        }
+        (NL)
     }
-    out.push_str("</figure>\n");
 }
 
-fn grid(out: &mut String, figs: &[Figure], next_id: &mut usize) {
-    out.push_str("<div class=\"grid\">\n");
-    for f in figs {
-        figure(out, f, *next_id);
-        *next_id += 1;
+/// The figures in a two-column grid; `next_id` numbers them across the page.
+fn grid(figs: &[Figure], next_id: &mut usize) -> Markup {
+    let first = *next_id;
+    *next_id += figs.len();
+    html! {
+        div.grid { (NL) @for (i, f) in figs.iter().enumerate() { (figure(f, first + i)) } }
+        (NL)
     }
-    out.push_str("</div>\n");
 }
 
 fn gib(bytes: u64) -> String {
     format!("{:.1} GiB", bytes as f64 / (1024.0 * 1024.0 * 1024.0))
 }
 
-fn run_card(out: &mut String, r: &Run) {
+/// A run's card: what ran where, when, with which tool, command and config.
+fn run_card(r: &Run) -> Markup {
     let res = r.result;
     let ok = res.status == "complete";
     let t = &res.target;
-    let mut target = esc(&t.uri);
     let mut facts = vec![t.backend.clone()];
     facts.extend(t.details.iter().map(|(k, v)| format!("{k} {v}")));
-    let _ = write!(target, " <span class=\"sub\">({})</span>", esc(&facts.join(", ")));
     let h = &res.host;
     let jobs: Vec<String> = res
         .config
@@ -158,76 +147,79 @@ fn run_card(out: &mut String, r: &Run) {
         .iter()
         .map(|p| p.start_s + p.ramp_s + p.duration_s)
         .fold(0.0, f64::max);
-    let _ = write!(
-        out,
-        r#"<div class="run"><h3>{sw}{label}</h3><dl>
-<dt>run</dt><dd><code>{id}</code> <span class="status{bad}">{status}</span>{msg}</dd>
-<dt>date</dt><dd>{start} → {end} <span class="sub">({span})</span></dd>
-<dt>target</dt><dd>{target}<br><span class="sub">run directory <code>{run_path}</code></span></dd>
-<dt>host</dt><dd>{host} · {os} · {kernel} · {cpus} CPUs · {mem}</dd>
-<dt>tool</dt><dd>{tool} {version}</dd>
-<dt>command</dt><dd><code>{cmd}</code></dd>
-<dt>jobs</dt><dd>{jobs}</dd>
-<dt>config</dt><dd><details><summary>config hash <code>{hash}</code></summary><pre>{config}</pre></details></dd>
-<dt>file</dt><dd><code>{file}</code></dd>
-</dl></div>
-"#,
-        sw = swatch(r),
-        label = esc(&r.label),
-        id = esc(&res.run_id),
-        bad = if ok { "" } else { " bad" },
-        status = esc(&res.status),
-        msg = res
-            .status_message
-            .as_ref()
-            .map(|m| format!(" <span class=\"bad\">{}</span>", esc(m)))
-            .unwrap_or_default(),
-        start = esc(&res.started_at),
-        end = esc(&res.finished_at),
-        span = fmt::seconds(span),
-        run_path = esc(&t.run_path),
-        host = esc(&h.hostname),
-        os = esc(&h.os),
-        kernel = esc(&h.kernel),
-        cpus = h.cpus,
-        mem = gib(h.memory_bytes),
-        tool = esc(&res.tool.name),
-        version = esc(&res.tool.version),
-        cmd = esc(&shell_words(&res.command_line)),
-        jobs = esc(&jobs.join("; ")),
-        hash = esc(&res.config_hash[..res.config_hash.len().min(16)]),
-        config = esc(&config),
-        file = esc(&r.path.display().to_string()),
-    );
+    html! {
+        div.run {
+            h3 { (swatch(r)) (r.label) }
+            dl {
+                (NL)
+                dt { "run" }
+                dd {
+                    code { (res.run_id) } " " span.status.bad[!ok] { (res.status) }
+                    @if let Some(m) = &res.status_message { " " span.bad { (m) } }
+                }
+                (NL)
+                dt { "date" }
+                dd { (res.started_at) " → " (res.finished_at) " " span.sub { "(" (fmt::seconds(span)) ")" } }
+                (NL)
+                dt { "target" }
+                dd {
+                    (t.uri) " " span.sub { "(" (facts.join(", ")) ")" }
+                    br; span.sub { "run directory " code { (t.run_path) } }
+                }
+                (NL)
+                dt { "host" }
+                dd { (h.hostname) " · " (h.os) " · " (h.kernel) " · " (h.cpus) " CPUs · " (gib(h.memory_bytes)) }
+                (NL)
+                dt { "tool" }
+                dd { (res.tool.name) " " (res.tool.version) }
+                (NL)
+                dt { "command" }
+                dd { code { (shell_words(&res.command_line)) } }
+                (NL)
+                dt { "jobs" }
+                dd { (jobs.join("; ")) }
+                (NL)
+                dt { "config" }
+                dd {
+                    details {
+                        summary { "config hash " code { (res.config_hash[..res.config_hash.len().min(16)]) } }
+                        pre { (config) }
+                    }
+                }
+                (NL)
+                dt { "file" }
+                dd { code { (r.path.display().to_string()) } }
+                (NL)
+            }
+        }
+        (NL)
+    }
+}
+
+/// The run's faults and recovery, as the text output shows them; empty without faults.
+fn faults_table(r: &Run) -> Markup {
+    let Some(rows) = crate::faults::rows(r.result) else {
+        return html! {};
+    };
+    html! {
+        table.faults {
+            (NL)
+            tr { @for h in &rows[0] { th { (h) } } }
+            (NL)
+            @for row in &rows[1..] {
+                tr { @for c in row { td { (c) } } }
+                (NL)
+            }
+        }
+        (NL)
+        @for line in crate::faults::recovery_line(r.result).into_iter().chain(crate::faults::stall_lines(r.result)) {
+            p.note { (line) }
+            (NL)
+        }
+    }
 }
 
 /// argv as a shell line: words with spaces or quotes quoted.
-/// The run's faults and recovery, as the text output shows them.
-fn faults_table(out: &mut String, r: &Run) {
-    let Some(rows) = crate::faults::rows(r.result) else {
-        return;
-    };
-    out.push_str("<table class=\"faults\">\n<tr>");
-    for h in &rows[0] {
-        let _ = write!(out, "<th>{}</th>", esc(h));
-    }
-    out.push_str("</tr>\n");
-    for row in &rows[1..] {
-        out.push_str("<tr>");
-        for c in row {
-            let _ = write!(out, "<td>{}</td>", esc(c));
-        }
-        out.push_str("</tr>\n");
-    }
-    out.push_str("</table>\n");
-    for line in crate::faults::recovery_line(r.result)
-        .into_iter()
-        .chain(crate::faults::stall_lines(r.result))
-    {
-        let _ = writeln!(out, "<p class=\"note\">{}</p>", esc(&line));
-    }
-}
-
 pub fn shell_words(argv: &[String]) -> String {
     argv.iter()
         .enumerate()
@@ -278,137 +270,129 @@ pub fn render(runs: &[Run], page: &Page) -> Result<String, RenderError> {
         workers.push(figures::workers(r)?);
     }
 
-    let mut out = String::with_capacity(256 * 1024);
-    let _ = writeln!(
-        out,
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <meta name=\"generator\" content=\"dfsbench {}\">\n<title>{}</title>\n<style>{CSS}</style></head>\n<body><main>",
-        env!("CARGO_PKG_VERSION"),
-        esc(&title)
-    );
-    let _ = writeln!(out, "<header><h1>{}</h1>", esc(&title));
+    let version = env!("CARGO_PKG_VERSION");
     let phases: usize = runs.iter().map(|r| r.phases().count()).sum();
-    let _ = writeln!(
-        out,
-        "<p class=\"sub\">{} run{}, {} measured phase{} · report made {} by dfsbench {}</p>",
-        runs.len(),
-        if runs.len() == 1 { "" } else { "s" },
-        phases,
-        if phases == 1 { "" } else { "s" },
-        esc(&page.generated_at),
-        env!("CARGO_PKG_VERSION")
-    );
-    out.push_str("<nav><a href=\"#runs\">runs</a><a href=\"#summary\">summary</a><a href=\"#throughput\">throughput</a><a href=\"#latency\">latency</a>");
-    if !rate_steps.is_empty() {
-        out.push_str("<a href=\"#rate-steps\">rate steps</a>");
-    }
-    if !sweeps.is_empty() {
-        out.push_str("<a href=\"#comparison\">comparison</a>");
-    }
-    if runs.iter().any(|r| r.phases().any(|p| p.errors.total > 0)) {
-        out.push_str("<a href=\"#errors\">errors</a>");
-    }
-    out.push_str("<a href=\"#timeline\">over time</a><a href=\"#workers\">per worker</a>");
-    out.push_str("</nav></header>\n");
-
-    for r in runs.iter().filter(|r| r.result.status != "complete") {
-        let _ = writeln!(
-            out,
-            "<div class=\"warn\">{}<b>{}</b> did not complete: {}{}. Its measured phases are shown.</div>",
-            swatch(r),
-            esc(&r.label),
-            esc(&r.result.status),
-            r.result
-                .status_message
-                .as_ref()
-                .map(|m| format!(" ({})", esc(m)))
-                .unwrap_or_default()
-        );
-    }
+    let plural = |n: usize| if n == 1 { "" } else { "s" };
+    let errors = runs.iter().any(|r| r.phases().any(|p| p.errors.total > 0));
     let hashes: std::collections::BTreeSet<&str> = runs.iter().map(|r| r.result.config_hash.as_str()).collect();
-    out.push_str("<h2 id=\"runs\">Runs</h2>\n");
-    if runs.len() > 1 && hashes.len() == 1 {
-        out.push_str("<p class=\"note\">All runs ran the same workload (equal config hashes).</p>\n");
-    }
-    out.push_str("<div class=\"runs\">\n");
-    for r in runs {
-        run_card(&mut out, r);
-    }
-    out.push_str("</div>\n<h2 id=\"summary\">Summary</h2>\n");
-    out.push_str(&tables::summary(runs, &keys, ambiguous).into_string());
-    out.push_str(&tables::marks_section(runs).into_string());
-
-    let mut id = 0;
-    out.push_str("<h2 id=\"throughput\">Throughput per phase</h2>\n");
-    grid(&mut out, &throughput, &mut id);
-    out.push_str(
-        "<h2 id=\"latency\">Latency</h2>\n<p class=\"note\">From each phase's merged HDR histogram \
-        (every successful operation, 3 significant digits). Left: latency at each percentile, p90, p99, p99.9 ... \
-        up to the max; right: the share of operations at or below a latency.</p>\n",
-    );
-    grid(&mut out, &latency, &mut id);
-    if !rate_steps.is_empty() {
-        out.push_str(
-            "<h2 id=\"rate-steps\">Rate steps</h2>\n<p class=\"note\">Open-loop phases run at each rate of \
-            <code>--rate-steps</code>: what was asked against what the target achieved, and the response time \
-            that bought (the SPECsfs curve).</p>\n",
-        );
-        out.push_str(&tables::rate_steps(runs).into_string());
-        grid(&mut out, &rate_steps, &mut id);
-    }
-    if !sweeps.is_empty() {
-        out.push_str(
-            "<h2 id=\"comparison\">Comparison</h2>\n<p class=\"note\">Charts chosen from what the \
-            results contain: a line per system (where the runs ran), a point per run or phase.</p>\n",
-        );
-        grid(&mut out, &sweeps, &mut id);
-    }
     // Per-run details: open for up to two runs, folded for more so the page stays short.
-    out.push_str("<h2 id=\"timeline\">Over time</h2>\n");
-    if runs.len() > 2 {
-        out.push_str("<p class=\"note\">One section per run: click a run to open it.</p>\n");
-    }
-    for (r, figs) in runs.iter().zip(&timelines) {
-        let _ = writeln!(
-            out,
-            "<details{}><summary>{}{}</summary>",
-            if runs.len() <= 2 { " open" } else { "" },
-            swatch(r),
-            esc(&r.label)
-        );
-        faults_table(&mut out, r);
-        grid(&mut out, figs, &mut id);
-        out.push_str("</details>\n");
-    }
-    let _ = writeln!(
-        out,
-        "<h2 id=\"workers\">Per worker</h2>\n<p class=\"note\">Each worker's rate over its own time; workers \
-         below 80% of the median (stragglers) are red.{}</p>",
-        if runs.len() > 2 { " Click a run to open it." } else { "" }
-    );
-    for (r, figs) in runs.iter().zip(&workers) {
-        let _ = writeln!(
-            out,
-            "<details{}><summary>{}{}</summary>",
-            if runs.len() <= 2 { " open" } else { "" },
-            swatch(r),
-            esc(&r.label)
-        );
-        grid(&mut out, figs, &mut id);
-        out.push_str("</details>\n");
-    }
-    out.push_str(&tables::endpoints(runs).into_string());
-    out.push_str(&tables::errors(runs).into_string());
-    let _ = writeln!(
-        out,
-        "<footer>Made with <code>{}</code> from {} result file{} (schema {}). Every number on this page comes from \
-         those files: rates over the measured time, latency from the merged histograms, time lines from the \
-         per-second series.</footer>\n</main></body></html>",
-        esc(&page.command),
-        runs.len(),
-        if runs.len() == 1 { "" } else { "s" },
-        dfsbench_result::SCHEMA
-    );
-    Ok(out)
+    let open = runs.len() <= 2;
+    // The charts are numbered down the page.
+    let mut id = 0;
+    let markup = html! {
+        (DOCTYPE) (NL)
+        html lang="en" {
+            head {
+                meta charset="utf-8"; (NL)
+                meta name="viewport" content="width=device-width, initial-scale=1"; (NL)
+                meta name="generator" content={ "dfsbench " (version) }; (NL)
+                title { (title) } (NL)
+                style { (PreEscaped(CSS)) }
+            }
+            (NL)
+            body { main {
+                (NL)
+                header {
+                    h1 { (title) } (NL)
+                    p.sub {
+                        (runs.len()) " run" (plural(runs.len())) ", " (phases) " measured phase" (plural(phases))
+                        " · report made " (page.generated_at) " by dfsbench " (version)
+                    }
+                    (NL)
+                    nav {
+                        a href="#runs" { "runs" } a href="#summary" { "summary" }
+                        a href="#throughput" { "throughput" } a href="#latency" { "latency" }
+                        @if !rate_steps.is_empty() { a href="#rate-steps" { "rate steps" } }
+                        @if !sweeps.is_empty() { a href="#comparison" { "comparison" } }
+                        @if errors { a href="#errors" { "errors" } }
+                        a href="#timeline" { "over time" } a href="#workers" { "per worker" }
+                    }
+                }
+                (NL)
+                @for r in runs.iter().filter(|r| r.result.status != "complete") {
+                    div.warn {
+                        (swatch(r)) b { (r.label) } " did not complete: " (r.result.status)
+                        @if let Some(m) = &r.result.status_message { " (" (m) ")" }
+                        ". Its measured phases are shown."
+                    }
+                    (NL)
+                }
+                h2 #runs { "Runs" } (NL)
+                @if runs.len() > 1 && hashes.len() == 1 {
+                    p.note { "All runs ran the same workload (equal config hashes)." } (NL)
+                }
+                div.runs { (NL) @for r in runs { (run_card(r)) } }
+                (NL)
+                h2 #summary { "Summary" } (NL)
+                (tables::summary(runs, &keys, ambiguous))
+                (tables::marks_section(runs))
+
+                h2 #throughput { "Throughput per phase" } (NL)
+                (grid(&throughput, &mut id))
+                h2 #latency { "Latency" } (NL)
+                p.note {
+                    "From each phase's merged HDR histogram (every successful operation, 3 significant digits). \
+                     Left: latency at each percentile, p90, p99, p99.9 ... up to the max; right: the share of \
+                     operations at or below a latency."
+                }
+                (NL)
+                (grid(&latency, &mut id))
+                @if !rate_steps.is_empty() {
+                    h2 #rate-steps { "Rate steps" } (NL)
+                    p.note {
+                        "Open-loop phases run at each rate of " code { "--rate-steps" } ": what was asked against \
+                         what the target achieved, and the response time that bought (the SPECsfs curve)."
+                    }
+                    (NL)
+                    (tables::rate_steps(runs))
+                    (grid(&rate_steps, &mut id))
+                }
+                @if !sweeps.is_empty() {
+                    h2 #comparison { "Comparison" } (NL)
+                    p.note {
+                        "Charts chosen from what the results contain: a line per system (where the runs ran), \
+                         a point per run or phase."
+                    }
+                    (NL)
+                    (grid(&sweeps, &mut id))
+                }
+                h2 #timeline { "Over time" } (NL)
+                @if !open {
+                    p.note { "One section per run: click a run to open it." } (NL)
+                }
+                @for (r, figs) in runs.iter().zip(&timelines) {
+                    details open[open] {
+                        summary { (swatch(r)) (r.label) } (NL)
+                        (faults_table(r))
+                        (grid(figs, &mut id))
+                    }
+                    (NL)
+                }
+                h2 #workers { "Per worker" } (NL)
+                p.note {
+                    "Each worker's rate over its own time; workers below 80% of the median (stragglers) are red."
+                    @if !open { " Click a run to open it." }
+                }
+                (NL)
+                @for (r, figs) in runs.iter().zip(&workers) {
+                    details open[open] {
+                        summary { (swatch(r)) (r.label) } (NL)
+                        (grid(figs, &mut id))
+                    }
+                    (NL)
+                }
+                (tables::endpoints(runs))
+                (tables::errors(runs))
+                footer {
+                    "Made with " code { (page.command) } " from " (runs.len()) " result file" (plural(runs.len()))
+                    " (schema " (dfsbench_result::SCHEMA) "). Every number on this page comes from those files: \
+                     rates over the measured time, latency from the merged histograms, time lines from the \
+                     per-second series."
+                }
+                (NL)
+            } }
+        }
+        (NL)
+    };
+    Ok(markup.into_string())
 }

@@ -9,8 +9,16 @@ use serde::{Deserialize, Serialize};
 
 use crate::charts::{self, Axis, BarChart, BarGroup, LineChart, RenderError, Series, Ticks, HALF, WIDE};
 use crate::fmt;
-use crate::html::{self, esc};
+use crate::html;
 use crate::runs::Run;
+
+/// `&`, `<`, `>`, `"` escaped for text and attributes, by maud's escaper (the page is still
+/// put together from strings here).
+fn esc(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    let _ = maud::Escaper::new(&mut o).write_str(s);
+    o
+}
 
 /// Schema of `tables.json`.
 pub const SCHEMA: &str = "dfsbench.study-tables/1";
