@@ -1058,8 +1058,14 @@ fn compare_threshold_gates_a_pipeline() {
     let a = path("mem-randread-j1.json");
     let ra = json(Path::new(&a));
     let noise = cv(&ra);
-    // B: ops/s and MiB/s down by 20% plus three times the noise: worse beyond a 5% threshold.
-    let drop = 0.2 + 3.0 * noise;
+    // B: ops/s and MiB/s down by 20% plus three times the noise, but never to 0 or below on a
+    // machine so loaded that its noise is large: (1 + noise) / 2 still lies beyond the noise.
+    assert!(
+        noise < 1.0,
+        "per-second ops varied by {:.0}%: no comparison can judge that",
+        noise * 100.0
+    );
+    let drop = (0.2 + 3.0 * noise).min((1.0 + noise) / 2.0);
     let mut rb = ra.clone();
     let p = rb["phases"]
         .as_array_mut()

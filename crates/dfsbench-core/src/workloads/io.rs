@@ -293,8 +293,9 @@ impl Kind for IoJob {
             let label = format!("{name} {bs} qd{}", self.iodepth);
             out.push(
                 Phase::new(index, job, IoStep::Run(rw), name, label, RW_CLASSES, params)
-                    // One pass over the worker's file (or region) in whole blocks.
-                    .counted(self.size / self.bs as u64),
+                    // One pass over the worker's file (or region) in whole blocks: the progress
+                    // line's total (a block size of 0 never passes validation; no total then).
+                    .counted(self.size.checked_div(self.bs as u64).unwrap_or(0)),
             );
         }
         out
