@@ -118,7 +118,8 @@ fn hosts_form(uri: &str) -> Result<(Option<String>, Option<String>), OpError> {
     };
     let end = rest.find(['/', '?']).unwrap_or(rest.len());
     let authority = &rest[..end];
-    if !authority.contains([':', ',']) {
+    // `key:SECRET@bucket` is the bucket with credentials (refused later, and masked), not gateways.
+    if !authority.contains([':', ',']) || authority.contains('@') {
         return Ok((None, None));
     }
     let path = rest[end..].trim_start_matches('/');
@@ -380,6 +381,10 @@ mod tests {
         assert!(e("s3://a:99999/b").contains("port"), "{}", e("s3://a:99999/b"));
         assert!(e("s3://b/p?endpoint=a:9000").contains("not an http(s) URL"));
         assert!(e("s3://a:1/b?endpoint=http://c:2").contains("twice"));
+        // Credentials before a bucket are not a gateway list.
+        let s = Spec::parse("s3://key:secret@bucket/p").unwrap();
+        assert!(matches!(&s.service, Service::S3 { bucket, .. } if bucket == "bucket"));
+        assert!(!s.redacted.contains("secret"), "{}", s.redacted);
     }
 
     #[test]
