@@ -35,14 +35,16 @@ for tool in unshare chroot mkfs.ext4 git; do
 done
 
 # What dfsbench's scripts install, to be removed from the copy: their Debian packages, the
-# installed binary, and the download caches of cargo (a fresh machine has none). The GlusterFS,
-# MooseFS and Ceph packages are the ones `dfsbench lab up` installs (crates/dfsbench-lab); ceph
-# and ceph-base come with them and are listed so that the purge below may take them along.
+# installed binary with its man pages and bash completion, and the download caches of cargo (a
+# fresh machine has none). The GlusterFS, MooseFS and Ceph packages are the ones `dfsbench lab
+# up` installs (crates/dfsbench-lab); ceph and ceph-base come with them and are listed so that
+# the purge below may take them along.
 mapfile -t remove_debs < <(printf '%s\n' "${BUILD_DEBS[@]}" "${MPI_DEBS[@]}" "${TEST_DEBS[@]}" \
     && "$repo/lab/install.sh" --debs && echo fio \
     && printf '%s\n' glusterfs-server glusterfs-client moosefs-master moosefs-chunkserver moosefs-client moosefs-cli \
         ceph-mon ceph-osd ceph-mds ceph-mgr radosgw ceph-fuse ceph-common ceph ceph-base)
-remove_files=(/usr/local/bin/dfsbench /root/.cargo/bin/dfsbench /root/.cargo/registry /root/.cargo/git)
+remove_files=(/usr/local/bin/dfsbench /root/.cargo/bin/dfsbench /root/.cargo/registry /root/.cargo/git
+    /usr/local/share/man/man1/dfsbench*.1 /usr/local/share/bash-completion/completions/dfsbench)
 
 scratch=$(mktemp -d /var/tmp/dfsbench-fresh.XXXXXX)
 cleanup() {
