@@ -381,8 +381,14 @@ fn moosefs_faults_from_a_run_and_from_studies() {
     ];
     lab.ok(600, &args);
     let delayed = table(&dir, 3);
-    let seq_read = delayed[0].iter().position(|h| h == "seq read").expect("a seq read column");
-    assert!(delayed[2][seq_read].parse::<f64>().is_ok(), "a delayed read: {delayed:?}");
+    let seq_read = delayed[0]
+        .iter()
+        .position(|h| h == "seq read")
+        .expect("a seq read column");
+    assert!(
+        delayed[2][seq_read].parse::<f64>().is_ok(),
+        "a delayed read: {delayed:?}"
+    );
     let rules = Command::new("iptables").args(["-S", "INPUT"]).output().unwrap();
     assert!(
         !String::from_utf8_lossy(&rules.stdout).contains("NFQUEUE"),
