@@ -306,6 +306,9 @@ pub fn render(runs: &[Run], page: &Page) -> Result<String, RenderError> {
                         @if !sweeps.is_empty() { a href="#comparison" { "comparison" } }
                         @if errors { a href="#errors" { "errors" } }
                         a href="#timeline" { "over time" } a href="#workers" { "per worker" }
+                        @if runs.iter().any(|r| r.phases().any(|p| !p.endpoints.is_empty())) {
+                            a href="#endpoints" { "per endpoint" }
+                        }
                     }
                 }
                 (NL)

@@ -204,6 +204,47 @@ pub(crate) fn text_table(rows: &[Vec<String>], left: &[usize]) -> String {
 mod tests {
     use super::*;
 
+    /// A run over two gateways: every view has a line per gateway, with its share.
+    #[test]
+    fn gateways_have_their_own_lines_in_every_view() {
+        let mut result = crate::synthetic::long_run(4, 2);
+        let p = &mut result.phases[0];
+        p.ops -= p.ops % 2;
+        let half = |n: u64| n / 2;
+        p.endpoints = ["http://10.0.0.1:9000", "http://10.0.0.2:9000"]
+            .iter()
+            .map(|e| dfsbench_result::EndpointResult {
+                endpoint: e.to_string(),
+                workers: 1,
+                ops: half(p.ops),
+                bytes: half(p.bytes),
+                errors: 0,
+                ops_per_sec: p.ops_per_sec / 2.0,
+                bytes_per_sec: p.bytes_per_sec / 2.0,
+                latency: p.latency.clone(),
+            })
+            .collect();
+        let text = endpoints_table(&result).expect("a per-endpoint table");
+        assert!(text.starts_with("phase / endpoint"), "{text}");
+        assert_eq!(text.matches("  http://10.0.0.").count(), 2, "{text}");
+        assert_eq!(text.matches("50%").count(), 2, "{text}");
+        let loaded = [crate::input::Loaded {
+            path: "gw.json".into(),
+            result,
+        }];
+        let runs = crate::runs::runs(&loaded);
+        let md = crate::markdown::report(&runs);
+        assert!(
+            md.contains("## Per endpoint: gw") && md.contains("| http://10.0.0.2:9000 |"),
+            "{md}"
+        );
+        let html = crate::tables::endpoints(&runs).into_string();
+        assert_eq!(html.matches("<tr>").count(), 3, "{html}");
+        assert!(html.contains("id=\"endpoints\"") && html.contains(">50%<"), "{html}");
+        // One way in: no such table.
+        assert!(crate::tables::endpoints(&runs[..0]).into_string().is_empty());
+    }
+
     #[test]
     fn columns_align_without_borders() {
         let rows = [
