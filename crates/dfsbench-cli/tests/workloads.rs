@@ -621,8 +621,22 @@ fn workload_file_variables() {
 /// runtime without time_based). 2 ms per operation make a pass of 16384 blocks take 32 s.
 #[test]
 fn io_runtime_without_time_based_cuts_one_pass() {
-    let slow = "mem://?latency=2ms";
-    let base = ["-w", "io", "--rw", "write", "--bs", "4k", "-j", "1", "--time_based=0"];
+    // Paced at 2000 blocks/s, a 64 MiB pass (16384 blocks) takes 8 s on any machine: the
+    // 1 s runtime must cut it.
+    let slow = "mem://";
+    let base = [
+        "-w",
+        "io",
+        "--rw",
+        "write",
+        "--bs",
+        "4k",
+        "-j",
+        "1",
+        "--time_based=0",
+        "--rate",
+        "2000",
+    ];
     let cut = common::run(slow, &[&base[..], &["--size", "64m", "--runtime", "1s"]].concat());
     let r = expect_ok(&Target::Mem, &base, cut);
     let bytes = u(&phase(&r, "write")["bytes"]);
