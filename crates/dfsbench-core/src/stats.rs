@@ -14,7 +14,7 @@ use dfsbench_backends::{IoEngine, OpError};
 use hdrhistogram::Histogram;
 
 use crate::faults::stalls::GapLog;
-use dfsbench_result::histogram::new_histogram;
+use dfsbench_result::histogram::{new_growing_histogram, new_histogram, record_latency};
 use dfsbench_result::{ErrorSample, Errors, Series, MAX_ERROR_SAMPLES};
 
 /// Running totals of one worker, written by it and read by the sampler.
@@ -327,7 +327,7 @@ impl<'a> Recorder<'a> {
                 classes: classes
                     .iter()
                     .map(|_| ClassStats {
-                        hist: new_histogram(),
+                        hist: new_growing_histogram(),
                         ops: 0,
                         bytes: 0,
                     })
@@ -380,8 +380,7 @@ impl<'a> Recorder<'a> {
             self.snapshot_stonewall();
         }
         let c = &mut self.out.classes[class];
-        c.hist
-            .saturating_record(end.saturating_duration_since(start).as_nanos() as u64);
+        record_latency(&mut c.hist, end.saturating_duration_since(start).as_nanos() as u64);
         c.ops += 1;
         c.bytes += bytes;
         self.ops += 1;
@@ -394,7 +393,7 @@ impl<'a> Recorder<'a> {
 
     /// Keep service times apart from response times: the phase runs at a rate.
     pub fn measure_service(&mut self) {
-        self.out.service = Some(new_histogram());
+        self.out.service = Some(new_growing_histogram());
     }
 
     /// Record an operation meant to start at `intended` that started at `start`: its latency
@@ -404,7 +403,7 @@ impl<'a> Recorder<'a> {
         self.record(class, intended, end, bytes);
         if let Some(h) = &mut self.out.service {
             if self.ctl.ramp_end.is_none_or(|r| intended >= r) {
-                h.saturating_record(end.saturating_duration_since(start).as_nanos() as u64);
+                record_latency(h, end.saturating_duration_since(start).as_nanos() as u64);
             }
         }
     }
@@ -425,10 +424,8 @@ impl<'a> Recorder<'a> {
         if self.ctl.ramp_end.is_some_and(|r| start < r) {
             return;
         }
-        self.out
-            .ttfb
-            .get_or_insert_with(new_histogram)
-            .saturating_record(first_byte.saturating_duration_since(start).as_nanos() as u64);
+        let ttfb = self.out.ttfb.get_or_insert_with(new_growing_histogram);
+        record_latency(ttfb, first_byte.saturating_duration_since(start).as_nanos() as u64);
     }
 
     /// Note the I/O engine the worker's file runs on.
@@ -547,8 +544,9 @@ pub fn top_error(errors: &Errors) -> Option<(&str, u64, &str)> {
 pub fn merge_histograms<'h>(hists: impl IntoIterator<Item = &'h Histogram<u64>>) -> Histogram<u64> {
     let mut total = new_histogram();
     for h in hists {
-        // Every histogram is new_histogram()'s or one peer_histogram decoded from another
-        // rank, which refuses other bounds: adding cannot fail.
+        // Every histogram is new_histogram()'s, a worker's growing one capped at the same
+        // hour, or one peer_histogram decoded from another rank, which refuses other bounds:
+        // adding cannot fail.
         total.add(h).expect("histograms share bounds");
     }
     total
