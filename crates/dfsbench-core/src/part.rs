@@ -16,7 +16,8 @@ use crate::faults::stalls::Quiet;
 use crate::host::CpuSample;
 use crate::plan::Phase;
 use crate::stats::{
-    add_vec, coarsen, merge_errors, merge_histograms, PhaseControl, WorkerPhase, FINE_SERIES_INTERVAL, SERIES_INTERVAL,
+    add_vec, coarsen, merge_errors, merge_histograms, PhaseControl, SharedHists, WorkerPhase, FINE_SERIES_INTERVAL,
+    SERIES_INTERVAL,
 };
 use dfsbench_result::histogram::{deserialize, latency, new_histogram, serialize};
 use dfsbench_result::{
@@ -175,7 +176,7 @@ fn server_cpu(cpu0: &CpuSample, cpu1: &CpuSample) -> Option<ServerCpu> {
 
 /// This rank's workers summed per gateway: worker `w` talks to `endpoints[w % len]` (the rule
 /// of `Storage::endpoints`).
-fn endpoint_parts(endpoints: &[String], workers: &[WorkerPhase]) -> Vec<EndpointPart> {
+fn endpoint_parts(endpoints: &[String], workers: &[WorkerPhase], hists: &[SharedHists]) -> Vec<EndpointPart> {
     if endpoints.len() < 2 {
         return Vec::new();
     }
@@ -190,7 +191,7 @@ fn endpoint_parts(endpoints: &[String], workers: &[WorkerPhase]) -> Vec<Endpoint
                 ops: mine.iter().flat_map(|w| &w.classes).map(|c| c.ops).sum(),
                 bytes: mine.iter().flat_map(|w| &w.classes).map(|c| c.bytes).sum(),
                 errors: mine.iter().map(|w| w.errors.total).sum(),
-                hist: serialize(&merge_histograms(mine.iter().flat_map(|w| &w.classes).map(|c| &c.hist))),
+                hist: serialize(&merge_histograms(hists.iter().flat_map(|h| &h.classes[i]))),
             })
         })
         .collect()
@@ -204,6 +205,7 @@ pub fn rank_part(
     threads: usize,
     ctl: &PhaseControl,
     mut workers: Vec<WorkerPhase>,
+    hists: &[SharedHists],
     endpoints: &[String],
     stable_at_s: Option<f64>,
     cpu0: &CpuSample,
@@ -217,12 +219,14 @@ pub fn rank_part(
         .map(|c| ClassPart {
             ops: workers.iter().map(|w| w.classes[c].ops).sum(),
             bytes: workers.iter().map(|w| w.classes[c].bytes).sum(),
-            hist: serialize(&merge_histograms(workers.iter().map(|w| &w.classes[c].hist))),
+            hist: serialize(&merge_histograms(
+                hists.iter().flat_map(|h| &h.classes).filter_map(|row| row.get(c)),
+            )),
         })
         .collect();
-    let ttfb: Vec<&Histogram<u64>> = workers.iter().filter_map(|w| w.ttfb.as_ref()).collect();
+    let ttfb: Vec<&Histogram<u64>> = hists.iter().filter_map(|h| h.ttfb.as_ref()).collect();
     let ttfb = (!ttfb.is_empty()).then(|| serialize(&merge_histograms(ttfb)));
-    let service: Vec<&Histogram<u64>> = workers.iter().filter_map(|w| w.service.as_ref()).collect();
+    let service: Vec<&Histogram<u64>> = hists.iter().filter_map(|h| h.service.as_ref()).collect();
     let service = (!service.is_empty()).then(|| serialize(&merge_histograms(service)));
     let (series, fine_series) = collect_series(ctl, &workers);
     let start_s = clock(ctl.start);
@@ -263,13 +267,12 @@ pub fn rank_part(
         cpu_sys_s: cpu1.own.1 - cpu0.own.1,
         server_cpu: server_cpu(cpu0, cpu1),
         workers: Vec::new(),
-        endpoints: endpoint_parts(endpoints, &workers),
+        endpoints: endpoint_parts(endpoints, &workers, hists),
         existing: workers.iter().map(|w| (w.worker, w.existing.clone())).collect(),
         interrupted: ctl.interrupted(),
         aborted: ctl.aborted(),
     };
     for w in workers {
-        let hist = merge_histograms(w.classes.iter().map(|c| &c.hist));
         let ops: u64 = w.classes.iter().map(|c| c.ops).sum();
         let bytes: u64 = w.classes.iter().map(|c| c.bytes).sum();
         let dur = match (w.first_start, w.last_end) {
@@ -284,9 +287,9 @@ pub fn rank_part(
             duration_s: dur,
             ops_per_sec: rate(ops, dur),
             bytes_per_sec: rate(bytes, dur),
-            p50_ns: quantile(&hist, 0.5),
-            p99_ns: quantile(&hist, 0.99),
-            max_ns: hist.max(),
+            p50_ns: w.latency.p50_ns,
+            p99_ns: w.latency.p99_ns,
+            max_ns: w.latency.max_ns,
             read_from: w.read_from,
         });
         merge_errors(&mut errors, w.errors);

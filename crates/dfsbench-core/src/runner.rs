@@ -5,6 +5,7 @@
 //! with a barrier, samples the workers' live counters for the per-second series and the
 //! progress line, and merges the workers' histograms and counters exactly when the phase ends.
 
+use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::mpsc;
@@ -28,7 +29,7 @@ use crate::host::{cpu_sample, thread_limit};
 use crate::load::Stable;
 use crate::part::{combine, rank_part, RankPart};
 use crate::plan::{phases, Phase};
-use crate::stats::{Live, PhaseControl, WorkerPhase, SERIES_INTERVAL};
+use crate::stats::{Live, PhaseControl, SharedHists, WorkerPhase, SERIES_INTERVAL};
 use crate::worker::{JobContext, Worker};
 use dfsbench_result::{validity_reasons, PhaseCache, PhaseResult};
 
@@ -386,8 +387,8 @@ struct Crew {
     barrier: Gate,
     /// The phase to run; None tells the threads to leave.
     current: Mutex<Option<Current>>,
-    /// What the workers measured in the phase that ended.
-    collected: Mutex<Vec<WorkerPhase>>,
+    /// What the workers measured in the phase that ended, and each thread's histograms.
+    collected: Mutex<(Vec<WorkerPhase>, Vec<SharedHists>)>,
     /// A worker thread that could not open its client or start says why here.
     client_error: Mutex<Option<String>>,
 }
@@ -450,7 +451,7 @@ fn run_job<S: Storage>(
         lives: (0..job.workers).map(|_| Live::default()).collect(),
         barrier: Gate::new(run.threads + 1),
         current: Mutex::new(None),
-        collected: Mutex::new(Vec::new()),
+        collected: Mutex::new((Vec::new(), Vec::new())),
         client_error: Mutex::new(None),
     };
     let ctx = JobContext::new(config, job, index, run.total_workers);
@@ -553,11 +554,27 @@ impl<'a, S: Storage> JobRun<'a, S> {
             let Some(cur) = crew.current.lock().expect("lock").clone() else {
                 break;
             };
+            let shared = RefCell::new(SharedHists::new(
+                self.storage.endpoints().len(),
+                cur.phase.classes.len(),
+            ));
             let out = rt.block_on(join_all(workers.iter_mut().map(|w| {
                 let local = w.id - self.base;
-                w.run_phase(ctx, &cur.phase, &cur.ctl, &crew.lives[local], cur.source_of(local))
+                w.run_phase(
+                    ctx,
+                    &cur.phase,
+                    &cur.ctl,
+                    &crew.lives[local],
+                    &shared,
+                    cur.source_of(local),
+                )
             })));
-            crew.collected.lock().expect("lock").extend(out);
+            {
+                // Released before the barrier: every thread adds its own.
+                let mut collected = crew.collected.lock().expect("lock");
+                collected.0.extend(out);
+                collected.1.push(shared.into_inner());
+            }
             let _ = done_tx.send(());
             if !crew.barrier.wait() {
                 break;
@@ -726,12 +743,13 @@ impl<'a, S: Storage> JobRun<'a, S> {
         });
         crew.barrier.wait();
         let cpu1 = cpu_sample(watched);
-        let workers = std::mem::take(&mut *crew.collected.lock().expect("lock"));
+        let (workers, hists) = std::mem::take(&mut *crew.collected.lock().expect("lock"));
         rank_part(
             group.rank(),
             self.threads,
             &ctl,
             workers,
+            &hists,
             &self.storage.endpoints(),
             stable_at,
             &cpu0,

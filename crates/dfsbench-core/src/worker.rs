@@ -1,5 +1,7 @@
 //! A worker: one closed-loop client that runs every phase of a job on its own [`Client`].
 
+use std::cell::RefCell;
+
 use dfsbench_backends::clock::Instant;
 
 use rand::rngs::SmallRng;
@@ -12,7 +14,7 @@ use crate::data::{Content, Generator};
 use crate::load::Pacer;
 use crate::pattern::Pattern;
 use crate::plan::Phase;
-use crate::stats::{Live, PhaseControl, Recorder, WorkerPhase};
+use crate::stats::{Live, PhaseControl, Recorder, SharedHists, WorkerPhase};
 
 /// State of one worker that lives across the phases of a job.
 pub struct Worker<C: Client> {
@@ -138,9 +140,10 @@ impl<C: Client> Worker<C> {
         phase: &Phase,
         ctl: &PhaseControl,
         live: &Live,
+        shared: &RefCell<SharedHists>,
         source: Option<(usize, Vec<u64>)>,
     ) -> WorkerPhase {
-        let mut rec = Recorder::new(self.id, phase.classes, ctl, live);
+        let mut rec = Recorder::new(self.id, phase.classes, ctl, live, shared, self.alone);
         // Read phases read `src`'s data: its own, or another rank's with --shuffle.
         (self.src, self.src_existing) = source.unwrap_or_else(|| (self.id, self.existing.clone()));
         self.pacer = phase.rate.map(|r| {

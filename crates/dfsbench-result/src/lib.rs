@@ -550,6 +550,8 @@ pub struct ServerCpu {
     pub missing_pids: Vec<u32>,
 }
 
+/// One worker's totals in a phase. Its latencies come from its own histogram at 2 significant
+/// digits when its thread carried other workers too (the exact histograms are the thread's).
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct WorkerSummary {
     pub worker: usize,
