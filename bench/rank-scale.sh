@@ -4,8 +4,8 @@
 # tmpfs: write, read, delete), started by `--procs N` and by `mpirun -np N` (when mpirun is
 # here and the binary has the mpi feature). Per launcher and N it prints, from the result's
 # per-phase `gather` records (the largest over the three phases; docs/results.md): the
-# start-barrier skew, rank 0's wait for the parts, its merge of them, the bytes it received
-# and answered each rank, then the result file's size, rank 0's peak RSS and the run's wall
+# start-barrier skew, rank 0's wait for the parts, its merge of them (wall and CPU time), the
+# bytes it received and answered each rank, then the result file's size, rank 0's peak RSS and the run's wall
 # time. docs/scaling.md fits and extrapolates these figures.
 #
 # Settings (environment):
@@ -95,8 +95,8 @@ for l in $launchers; do
     echo "e.g. ($l, N = 4): ${CMD[*]}"
 done
 echo
-printf '%-6s %5s %8s %8s %9s %9s %9s %7s %10s %8s %7s %6s\n' launch ranks skew_ms wait_ms merge_ms \
-    recv_KiB part_KiB reply_B result_KiB rss_MiB wall_s load
+printf '%-6s %5s %8s %8s %9s %8s %9s %9s %7s %10s %8s %7s %6s\n' launch ranks skew_ms wait_ms merge_ms \
+    mcpu_ms recv_KiB part_KiB reply_B result_KiB rss_MiB wall_s load
 for l in $launchers; do
     for n in $RANKS; do
         for _ in $(seq "$REPEATS"); do
@@ -109,14 +109,14 @@ for l in $launchers; do
                 --argjson size "$(stat -c %s "$out")" --arg load "$(cut -d' ' -f1 /proc/loadavg)" '
                 [.phases[] | select(.prepare | not) | .gather // empty] as $g
                 | def most(f): if $g == [] then "-" else ($g | map(f) | max) end;
-                  def ms(f): most(f) | if . == "-" then . else (. * 1000 * 100 | round / 100) end;
-                [$l, $n, ms(.start_skew_s), ms(.wait_s), ms(.merge_s),
+                  def ms(f): most(f) | if . == "-" or . == null then "-" else (. * 1000 * 100 | round / 100) end;
+                [$l, $n, ms(.start_skew_s), ms(.wait_s), ms(.merge_s), ms(.merge_cpu_s),
                  (most(.bytes_received) | if . == "-" then . else (. / 1024 * 10 | round / 10) end),
                  (most(.largest_part_bytes) | if . == "-" then . else (. / 1024 * 10 | round / 10) end),
                  most(.reply_bytes), ($size / 1024 * 10 | round / 10),
                  ((most(.peak_rss_bytes) | if . == "-" then $kib * 1024 else . end) / 1048576 * 10 | round / 10),
                  $wall, $load] | @tsv' "$out" |
-                awk -F'\t' '{ printf "%-6s %5s %8s %8s %9s %9s %9s %7s %10s %8s %7s %6s\n", $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12 }' |
+                awk -F'\t' '{ printf "%-6s %5s %8s %8s %9s %8s %9s %9s %7s %10s %8s %7s %6s\n", $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13 }' |
                 tee -a "$WORK/table.txt"
         done
     done
@@ -127,9 +127,9 @@ done
 echo
 echo "fit over N >= 2: cost = a + b*N, and at N = 10000"
 awk '$2 >= 2 { l = $1; launch[l] = 1; n[l]++; x = $2; sx[l] += x; sxx[l] += x * x
-               for (c = 3; c <= 11; c++) { sy[l, c] += $c; sxy[l, c] += x * $c } }
-     END { split("skew_ms wait_ms merge_ms recv_KiB part_KiB reply_B result_KiB rss_MiB wall_s", name, " ")
-           for (l in launch) for (c = 3; c <= 11; c++) {
+               for (c = 3; c <= 12; c++) { sy[l, c] += $c; sxy[l, c] += x * $c } }
+     END { split("skew_ms wait_ms merge_ms mcpu_ms recv_KiB part_KiB reply_B result_KiB rss_MiB wall_s", name, " ")
+           for (l in launch) for (c = 3; c <= 12; c++) {
                d = n[l] * sxx[l] - sx[l] * sx[l]; if (d == 0) continue
                b = (n[l] * sxy[l, c] - sx[l] * sy[l, c]) / d; a = (sy[l, c] - b * sx[l]) / n[l]
                printf "%-6s %-10s a = %10.3f  b = %9.4f /rank  -> %12.1f\n", l, name[c - 2], a, b, a + b * 10000 } }' \

@@ -145,6 +145,8 @@ fn procs_record_the_cost_of_gathering_and_merge_exactly() {
             "{label}: {g}"
         );
         assert!(u(&g["reply_bytes"]) > 0 && u(&g["peak_rss_bytes"]) > 0, "{label}: {g}");
+        // A thread's CPU time never exceeds the wall time it ran in (both read to nanoseconds).
+        assert!(f(&g["merge_cpu_s"]) <= f(&g["merge_s"]) + 1e-6, "{label}: {g}");
         let starts: Vec<f64> = p["processes"]
             .as_array()
             .unwrap()

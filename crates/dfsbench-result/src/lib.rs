@@ -426,6 +426,9 @@ pub struct Gather {
     pub wait_s: f64,
     /// Decoding and merging the parts into the phase's result, at rank 0.
     pub merge_s: f64,
+    /// The CPU time of that merge (rank 0's thread's): what it costs where rank 0 has a core
+    /// of its own; at most `merge_s`.
+    pub merge_cpu_s: f64,
     /// Sending the answer to every other rank, at rank 0.
     pub reply_s: f64,
     /// Rank 0's peak resident memory so far (getrusage), after the merge.
