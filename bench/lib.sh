@@ -36,14 +36,15 @@ need_commands() { # COMMAND[:PACKAGE,...]...
     apt_install ${pkgs[@]+"${pkgs[@]}"}
 }
 
-# Set BIN to the dfsbench to measure: $DFSBENCH, or a release build of this checkout.
-find_dfsbench() {
+# Set BIN to the dfsbench to measure: $DFSBENCH, or a release build of this checkout with the
+# cargo arguments given (e.g. --features mpi).
+find_dfsbench() { # [CARGO_ARG...]
     if [ -n "${DFSBENCH:-}" ]; then
         BIN=$DFSBENCH
     else
         export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$REPO/target}
-        log "building dfsbench (release) in $CARGO_TARGET_DIR"
-        cargo build --release --quiet --manifest-path "$REPO/Cargo.toml" -p dfsbench-cli >&2
+        log "building dfsbench (release${*:+, $*}) in $CARGO_TARGET_DIR"
+        cargo build --release --quiet --manifest-path "$REPO/Cargo.toml" -p dfsbench-cli "$@" >&2
         BIN=$CARGO_TARGET_DIR/release/dfsbench
     fi
     [ -x "$BIN" ] || die "no dfsbench binary at $BIN"

@@ -120,6 +120,59 @@ fn procs_totals_are_sums_and_phases_do_not_overlap() {
         .all(|m| u(&m["pid"]) > 0));
 }
 
+/// Rank 0 records what gathering each phase cost (`gather`): the parts it received, at least
+/// the largest and at most one largest per other rank, its answer, and the spread of the
+/// processes' starts; a run of one process records none. The phase's histogram, merged rank by
+/// rank, and the one host's, merged through each process's, are the same: their percentiles
+/// agree exactly.
+#[test]
+fn procs_record_the_cost_of_gathering_and_merge_exactly() {
+    let target = Target::temp();
+    let mut args = vec!["-w", "files", "--files", "20", "--file-size", "4k", "-j", "2"];
+    let solo = common::run_ok(&target, &args);
+    assert!(
+        phases(&solo).iter().all(|p| p.get("gather").is_none()),
+        "a run of one process has no gather"
+    );
+    args.extend(["--procs", "3"]);
+    let result = common::run_ok(&target, &args);
+    for p in common::measured(&result) {
+        let label = p["label"].as_str().unwrap();
+        let g = &p["gather"];
+        let (received, largest) = (u(&g["bytes_received"]), u(&g["largest_part_bytes"]));
+        assert!(
+            largest > 0 && largest <= received && received <= 2 * largest,
+            "{label}: {g}"
+        );
+        assert!(u(&g["reply_bytes"]) > 0 && u(&g["peak_rss_bytes"]) > 0, "{label}: {g}");
+        // A thread's CPU time never exceeds the wall time it ran in (both read to nanoseconds).
+        assert!(f(&g["merge_cpu_s"]) <= f(&g["merge_s"]) + 1e-6, "{label}: {g}");
+        let starts: Vec<f64> = p["processes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| f(&r["start_s"]))
+            .collect();
+        let spread = starts.iter().cloned().fold(f64::MIN, f64::max) - starts.iter().cloned().fold(f64::MAX, f64::min);
+        assert!(
+            (f(&g["start_skew_s"]) - spread).abs() < 1e-6,
+            "{label}: skew {g} vs starts {starts:?}"
+        );
+
+        let (lat, node) = (&p["latency"], &p["nodes"][0]);
+        assert_eq!(u(&lat["count"]), u(&p["ops"]), "{label}");
+        for q in ["p50_ns", "p99_ns", "max_ns"] {
+            assert_eq!(u(&node[q]), u(&lat[q]), "{label}: {q} of the one host and of the phase");
+        }
+        let max = p["processes"].as_array().unwrap().iter().map(|r| u(&r["max_ns"])).max();
+        assert_eq!(
+            max,
+            Some(u(&lat["max_ns"])),
+            "{label}: the slowest operation is a process's"
+        );
+    }
+}
+
 #[test]
 fn procs_shuffled_reads_read_other_processes_files() {
     let target = Target::temp();

@@ -12,6 +12,7 @@ mod executor;
 pub mod faults;
 pub mod fiojob;
 mod gate;
+mod gather;
 pub mod host;
 pub mod load;
 mod nulltest;

@@ -340,17 +340,13 @@ pub fn combine(
     let last_end = max(&mut parts.iter().filter_map(|p| p.end_s)).max(measured_from);
     let duration = (last_end - measured_from).max(0.0);
 
-    // Per rank and class, the histograms as sent.
-    let hists: Vec<Vec<Histogram<u64>>> = parts
+    let fold = Fold::of(phase, parts, members, run_start_s, ranks > 1)?;
+    let kinds: Vec<(&str, Histogram<u64>, u64, u64)> = phase
+        .classes
         .iter()
-        .map(|p| {
-            p.classes
-                .iter()
-                .map(|c| peer_histogram(&c.hist).map_err(|e| format!("rank {}: {e}", p.rank)))
-                .collect()
-        })
-        .collect::<Result<_, _>>()?;
-    let kinds = class_totals(phase, parts, &hists);
+        .zip(fold.classes)
+        .map(|(name, (hist, ops, bytes))| (*name, hist, ops, bytes))
+        .collect();
     let all = merge_histograms(kinds.iter().map(|k| &k.1));
     let ops: u64 = kinds.iter().map(|k| k.2).sum();
     let bytes: u64 = kinds.iter().map(|k| k.3).sum();
@@ -365,14 +361,12 @@ pub fn combine(
     let sw_ops: u64 = parts.iter().map(|p| p.stonewall_ops).sum();
     let sw_bytes: u64 = parts.iter().map(|p| p.stonewall_bytes).sum();
 
-    let ttfb = optional_histograms(parts, |p| p.ttfb.as_ref())?;
-    let ttfb = (!ttfb.is_empty()).then(|| latency(&merge_histograms(&ttfb)));
-    let service = optional_histograms(parts, |p| p.service.as_ref())?;
+    let ttfb = fold.ttfb.as_ref().map(latency);
     let rate_result = phase.rate.map(|r| RateResult {
         requested_ops_per_sec: r,
         achieved_ops_per_sec: rate(ops, duration),
         arrival: phase.arrival.name().to_string(),
-        service_latency: latency(&merge_histograms(&service)),
+        service_latency: latency(&fold.service.unwrap_or_else(new_histogram)),
     });
     let steady = steady(phase, parts);
     let mut params = phase.params.clone();
@@ -405,11 +399,7 @@ pub fn combine(
     let mut detail: Vec<WorkerSummary> = parts.iter().flat_map(|p| p.workers.iter().cloned()).collect();
     detail.sort_by_key(|w| w.worker);
 
-    let (processes, nodes) = if ranks > 1 {
-        breakdown(parts, &hists, members, run_start_s)
-    } else {
-        (Vec::new(), Vec::new())
-    };
+    let (processes, nodes) = (fold.processes, fold.nodes.finish());
     Ok(PhaseResult {
         name: phase.name.to_string(),
         label: phase.label.clone(),
@@ -456,6 +446,8 @@ pub fn combine(
         workers_detail: detail,
         processes,
         nodes,
+        // Set by the runner, which times the gathering.
+        gather: None,
         rate: rate_result,
         steady,
         verify: (verify.checked_bytes > 0 || verify.mismatches > 0).then_some(verify),
@@ -464,22 +456,6 @@ pub fn combine(
         cache_suspect: Vec::new(),
         validity: Vec::new(),
     })
-}
-
-/// Per class of operation: its name, its histogram over every rank, its ops and bytes.
-fn class_totals<'a>(
-    phase: &'a Phase,
-    parts: &[RankPart],
-    hists: &[Vec<Histogram<u64>>],
-) -> Vec<(&'a str, Histogram<u64>, u64, u64)> {
-    let mut kinds = Vec::new();
-    for (c, name) in phase.classes.iter().enumerate() {
-        let hist = merge_histograms(hists.iter().filter_map(|h| h.get(c)));
-        let ops: u64 = parts.iter().filter_map(|p| p.classes.get(c)).map(|k| k.ops).sum();
-        let bytes: u64 = parts.iter().filter_map(|p| p.classes.get(c)).map(|k| k.bytes).sum();
-        kinds.push((*name, hist, ops, bytes));
-    }
-    kinds
 }
 
 /// Figures per kind of operation, when more than one kind occurred.
@@ -545,18 +521,6 @@ fn endpoint_totals(parts: &[RankPart], duration: f64) -> Result<Vec<EndpointResu
         .collect())
 }
 
-/// The histograms some ranks sent in one optional field (time to first byte, service time).
-fn optional_histograms(
-    parts: &[RankPart],
-    field: impl Fn(&RankPart) -> Option<&String>,
-) -> Result<Vec<Histogram<u64>>, String> {
-    parts
-        .iter()
-        .filter_map(|p| field(p).map(|t| (p.rank, t)))
-        .map(|(r, t)| peer_histogram(t).map_err(|e| format!("rank {r}: {e}")))
-        .collect()
-}
-
 /// The steady-state verdict: each process judges its own throughput, and the phase is steady
 /// once every one of them is.
 fn steady(phase: &Phase, parts: &[RankPart]) -> Option<Steady> {
@@ -590,79 +554,153 @@ fn merged_series<'s>(all: impl Iterator<Item = &'s Series>) -> Series {
     series
 }
 
-/// Per-process and per-host figures of a phase.
-fn breakdown(
-    parts: &[RankPart],
-    hists: &[Vec<Histogram<u64>>],
-    members: &[Member],
-    run_start_s: f64,
-) -> (Vec<ProcessSummary>, Vec<NodeSummary>) {
-    let host = |rank: usize| members.get(rank).map_or_else(|| "?".to_string(), |m| m.host.clone());
-    let mut processes = Vec::with_capacity(parts.len());
-    // Host -> (ranks, merged histogram, ops, bytes, errors, earliest start, latest end).
-    type Node = (Vec<usize>, Histogram<u64>, u64, u64, u64, f64, f64);
-    let mut nodes: BTreeMap<String, Node> = BTreeMap::new();
-    let mut order: Vec<String> = Vec::new();
-    for (p, h) in parts.iter().zip(hists) {
-        let hist = merge_histograms(h);
-        let ops: u64 = p.classes.iter().map(|c| c.ops).sum();
-        let bytes: u64 = p.classes.iter().map(|c| c.bytes).sum();
-        let end = p.end_s.unwrap_or(p.measured_from_s);
-        let dur = (end - p.measured_from_s).max(0.0);
-        processes.push(ProcessSummary {
-            rank: p.rank,
-            host: host(p.rank),
-            pid: members.get(p.rank).map_or(0, |m| m.pid),
-            workers: p.workers.len(),
-            ops,
-            bytes,
-            errors: p.errors.total,
-            start_s: p.start_s - run_start_s,
-            end_s: end - run_start_s,
-            duration_s: dur,
-            ops_per_sec: rate(ops, dur),
-            bytes_per_sec: rate(bytes, dur),
-            p50_ns: quantile(&hist, 0.5),
-            p99_ns: quantile(&hist, 0.99),
-            max_ns: hist.max(),
-        });
-        let name = host(p.rank);
-        if !nodes.contains_key(&name) {
-            order.push(name.clone());
-        }
-        let n = nodes
-            .entry(name)
-            .or_insert_with(|| (Vec::new(), new_histogram(), 0, 0, 0, f64::INFINITY, f64::NEG_INFINITY));
-        n.0.push(p.rank);
-        // `hist` is merge_histograms' own (this program's bounds).
-        n.1.add(&hist).expect("histograms share bounds");
-        n.2 += ops;
-        n.3 += bytes;
-        n.4 += p.errors.total;
-        n.5 = n.5.min(p.measured_from_s);
-        n.6 = n.6.max(end);
-    }
-    let nodes = order
-        .into_iter()
-        .map(|name| {
-            let (ranks, hist, ops, bytes, errors, from, to) = nodes.remove(&name).expect("a node seen");
-            let dur = (to - from).max(0.0);
-            NodeSummary {
-                host: name,
-                ranks,
-                ops,
-                bytes,
-                errors,
-                duration_s: dur,
-                ops_per_sec: rate(ops, dur),
-                bytes_per_sec: rate(bytes, dur),
-                p50_ns: quantile(&hist, 0.5),
-                p99_ns: quantile(&hist, 0.99),
-                max_ns: hist.max(),
+/// The ranks' histograms merged one rank at a time: each rank's are decoded, added into the
+/// totals, its process and its host, and dropped. A decoded histogram takes 270 KiB (1 ns to 1 h
+/// at 3 digits), so holding every rank's until the end, as rank 0 once did, cost that much per
+/// rank and class: 69 MiB at 256 ranks, 2.6 GiB at 10,000 (docs/scaling.md).
+struct Fold {
+    /// Per class of the phase: histogram over every rank, ops, bytes.
+    classes: Vec<(Histogram<u64>, u64, u64)>,
+    /// Time to first byte and service time, when some rank sent them.
+    ttfb: Option<Histogram<u64>>,
+    service: Option<Histogram<u64>>,
+    /// Per process and per host, in runs of several processes.
+    processes: Vec<ProcessSummary>,
+    nodes: Nodes,
+}
+
+impl Fold {
+    /// Fold `parts` in; with `breakdown` (runs of several processes) also per process and host.
+    fn of(
+        phase: &Phase,
+        parts: &[RankPart],
+        members: &[Member],
+        run_start_s: f64,
+        breakdown: bool,
+    ) -> Result<Fold, String> {
+        let mut fold = Fold {
+            classes: phase.classes.iter().map(|_| (new_histogram(), 0, 0)).collect(),
+            ttfb: None,
+            service: None,
+            processes: Vec::new(),
+            nodes: Nodes::default(),
+        };
+        for p in parts {
+            let at = |e: String| format!("rank {}: {e}", p.rank);
+            // Every operation of this rank, for its process and host figures.
+            let mut own = new_histogram();
+            for (c, class) in p.classes.iter().enumerate() {
+                let hist = peer_histogram(&class.hist).map_err(at)?;
+                // peer_histogram refuses other bounds than new_histogram's: adding cannot fail.
+                if breakdown {
+                    own.add(&hist).expect("histograms share bounds");
+                }
+                if let Some((total, ops, bytes)) = fold.classes.get_mut(c) {
+                    total.add(&hist).expect("histograms share bounds");
+                    *ops += class.ops;
+                    *bytes += class.bytes;
+                }
             }
-        })
-        .collect();
-    (processes, nodes)
+            for (text, into) in [(&p.ttfb, &mut fold.ttfb), (&p.service, &mut fold.service)] {
+                if let Some(text) = text {
+                    let hist = peer_histogram(text).map_err(at)?;
+                    into.get_or_insert_with(new_histogram)
+                        .add(&hist)
+                        .expect("histograms share bounds");
+                }
+            }
+            if breakdown {
+                let process = process_summary(p, &own, members, run_start_s);
+                let end = p.end_s.unwrap_or(p.measured_from_s);
+                fold.nodes.add(&process, (p.measured_from_s, end), &own);
+                fold.processes.push(process);
+            }
+        }
+        Ok(fold)
+    }
+}
+
+/// What one rank did in a phase; `hist` is every operation of it.
+fn process_summary(p: &RankPart, hist: &Histogram<u64>, members: &[Member], run_start_s: f64) -> ProcessSummary {
+    let ops: u64 = p.classes.iter().map(|c| c.ops).sum();
+    let bytes: u64 = p.classes.iter().map(|c| c.bytes).sum();
+    let end = p.end_s.unwrap_or(p.measured_from_s);
+    let dur = (end - p.measured_from_s).max(0.0);
+    ProcessSummary {
+        rank: p.rank,
+        host: members.get(p.rank).map_or_else(|| "?".to_string(), |m| m.host.clone()),
+        pid: members.get(p.rank).map_or(0, |m| m.pid),
+        workers: p.workers.len(),
+        ops,
+        bytes,
+        errors: p.errors.total,
+        start_s: p.start_s - run_start_s,
+        end_s: end - run_start_s,
+        duration_s: dur,
+        ops_per_sec: rate(ops, dur),
+        bytes_per_sec: rate(bytes, dur),
+        p50_ns: quantile(hist, 0.5),
+        p99_ns: quantile(hist, 0.99),
+        max_ns: hist.max(),
+    }
+}
+
+/// The hosts of a phase, in the order their first rank appears.
+#[derive(Default)]
+struct Nodes {
+    index: BTreeMap<String, usize>,
+    /// Each host's sums so far, its merged histogram and the earliest start and latest end of
+    /// its processes (common clock).
+    all: Vec<(NodeSummary, Histogram<u64>, f64, f64)>,
+}
+
+impl Nodes {
+    /// Add one process: `span` is when its measurement began and ended, on the common clock.
+    fn add(&mut self, p: &ProcessSummary, span: (f64, f64), hist: &Histogram<u64>) {
+        let at = *self.index.entry(p.host.clone()).or_insert_with(|| {
+            let node = NodeSummary {
+                host: p.host.clone(),
+                ranks: Vec::new(),
+                ops: 0,
+                bytes: 0,
+                errors: 0,
+                duration_s: 0.0,
+                ops_per_sec: 0.0,
+                bytes_per_sec: 0.0,
+                p50_ns: 0,
+                p99_ns: 0,
+                max_ns: 0,
+            };
+            self.all.push((node, new_histogram(), f64::INFINITY, f64::NEG_INFINITY));
+            self.all.len() - 1
+        });
+        let (node, merged, from, to) = &mut self.all[at];
+        node.ranks.push(p.rank);
+        node.ops += p.ops;
+        node.bytes += p.bytes;
+        node.errors += p.errors;
+        merged.add(hist).expect("histograms share bounds");
+        *from = from.min(span.0);
+        *to = to.max(span.1);
+    }
+
+    fn finish(self) -> Vec<NodeSummary> {
+        self.all
+            .into_iter()
+            .map(|(node, hist, from, to)| {
+                let dur = (to - from).max(0.0);
+                NodeSummary {
+                    duration_s: dur,
+                    ops_per_sec: rate(node.ops, dur),
+                    bytes_per_sec: rate(node.bytes, dur),
+                    p50_ns: quantile(&hist, 0.5),
+                    p99_ns: quantile(&hist, 0.99),
+                    max_ns: hist.max(),
+                    ..node
+                }
+            })
+            .collect()
+    }
 }
 
 #[cfg(test)]
@@ -688,6 +726,124 @@ mod tests {
         out.extend_from_slice(&(z.len() as u32).to_be_bytes());
         out.extend_from_slice(&z);
         base64::engine::general_purpose::STANDARD.encode(out)
+    }
+
+    /// Rank `rank`'s part: class `c` holds `n` latencies spread over microseconds to seconds,
+    /// different for every rank and class; with time to first byte on odd ranks.
+    fn part(rank: usize, classes: usize, n: u64) -> (RankPart, Vec<Histogram<u64>>) {
+        let hists: Vec<Histogram<u64>> = (0..classes)
+            .map(|c| {
+                let mut h = new_histogram();
+                for i in 0..n {
+                    let v = 1 + (rank as u64 * 7919 + c as u64 * 104_729 + i * i * 31) % 2_000_000_000;
+                    h.record(v).unwrap();
+                }
+                h
+            })
+            .collect();
+        let part = RankPart {
+            rank,
+            threads: 1,
+            start_s: 0.001 * rank as f64,
+            measured_from_s: 0.001 * rank as f64,
+            end_s: Some(1.0 + 0.01 * rank as f64),
+            first_done_s: None,
+            classes: hists
+                .iter()
+                .map(|h| ClassPart {
+                    ops: h.len(),
+                    bytes: 0,
+                    hist: serialize(h),
+                })
+                .collect(),
+            ttfb: (rank % 2 == 1).then(|| serialize(&hists[0])),
+            service: None,
+            stable_at_s: None,
+            errors: Errors::default(),
+            items: 0,
+            retries: 0,
+            verified_bytes: 0,
+            mismatches: 0,
+            engine: None,
+            stonewall_ops: 0,
+            stonewall_bytes: 0,
+            series: Series::default(),
+            fine_series: None,
+            quiet: None,
+            cpu_user_s: 0.0,
+            cpu_sys_s: 0.0,
+            server_cpu: None,
+            workers: Vec::new(),
+            endpoints: Vec::new(),
+            existing: Vec::new(),
+            interrupted: false,
+            aborted: false,
+        };
+        (part, hists)
+    }
+
+    /// Merging one rank at a time gives exactly what merging every rank's histograms at once
+    /// gives: per phase, class, process, host and for time to first byte.
+    #[test]
+    fn the_merge_one_rank_at_a_time_equals_the_flat_merge() {
+        use crate::config::{validate, JobSpec, RunSpec};
+        let config = validate(&RunSpec::default(), &[JobSpec::new("m", "mix")]).unwrap();
+        let job = &config.jobs[0];
+        let phase = crate::plan::phases(0, job)
+            .into_iter()
+            .find(|p| p.classes.len() > 1)
+            .expect("mix has a phase of several classes");
+        let k = phase.classes.len();
+        let hosts = ["a", "b", "a", "c", "b"];
+        let members: Vec<Member> = hosts
+            .iter()
+            .enumerate()
+            .map(|(rank, h)| Member {
+                rank,
+                host: h.to_string(),
+                pid: 100 + rank as u32,
+                version: crate::cluster::VERSION.into(),
+            })
+            .collect();
+        let (parts, hists): (Vec<RankPart>, Vec<Vec<Histogram<u64>>>) =
+            (0..hosts.len()).map(|r| part(r, k, 50 + 20 * r as u64)).unzip();
+        let result = combine(&phase, job, &parts, hosts.len(), &members, 0.0, 1.0).unwrap();
+
+        let flat = merge_histograms(hists.iter().flatten());
+        assert_eq!(deserialize(&result.latency.histogram).unwrap(), flat);
+        assert_eq!(result.ops, flat.len());
+        assert_eq!(result.ops_by_kind.len(), k);
+        for (c, kind) in result.ops_by_kind.iter().enumerate() {
+            let class = merge_histograms(hists.iter().map(|h| &h[c]));
+            assert_eq!(deserialize(&kind.latency.histogram).unwrap(), class, "class {c}");
+        }
+        let ttfb = merge_histograms(hists.iter().skip(1).step_by(2).map(|h| &h[0]));
+        assert_eq!(deserialize(&result.ttfb.unwrap().histogram).unwrap(), ttfb);
+        for (p, h) in result.processes.iter().zip(&hists) {
+            let own = merge_histograms(h);
+            assert_eq!(
+                (p.ops, p.p50_ns, p.p99_ns, p.max_ns),
+                (own.len(), quantile(&own, 0.5), quantile(&own, 0.99), own.max())
+            );
+        }
+        assert_eq!(
+            result.nodes.iter().map(|n| n.host.as_str()).collect::<Vec<_>>(),
+            ["a", "b", "c"]
+        );
+        for n in &result.nodes {
+            let mine = merge_histograms(n.ranks.iter().flat_map(|&r| &hists[r]));
+            assert!(n.ranks.iter().all(|&r| hosts[r] == n.host), "{n:?}");
+            assert_eq!(
+                (n.ops, n.p50_ns, n.p99_ns, n.max_ns),
+                (mine.len(), quantile(&mine, 0.5), quantile(&mine, 0.99), mine.max())
+            );
+        }
+        // Host a: ranks 0 and 2, from rank 0's start to rank 2's end.
+        assert!(
+            (result.nodes[0].duration_s - 1.02).abs() < 1e-9,
+            "{}",
+            result.nodes[0].duration_s
+        );
     }
 
     #[test]

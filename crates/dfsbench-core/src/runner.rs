@@ -25,6 +25,7 @@ use crate::config::{Job, RunConfig};
 use crate::executor::Executor;
 use crate::faults::Timeline;
 use crate::gate::Gate;
+use crate::gather::GatherClock;
 use crate::host::{cpu_sample, thread_limit};
 use crate::load::Stable;
 use crate::part::{combine, rank_part, RankPart};
@@ -782,7 +783,9 @@ impl<'a, S: Storage> JobRun<'a, S> {
         };
         let mut merged = None;
         let mine = serde_json::to_vec(&part).expect("a part serializes");
+        let mut clock = GatherClock::start();
         let round = group.round(mine, &what, |all| {
+            clock.arrived(&all);
             // A part that cannot be read ends the run for every rank, with what the others
             // measured.
             let (parts, bad) = decode_parts(&members, &all, &what);
@@ -793,8 +796,13 @@ impl<'a, S: Storage> JobRun<'a, S> {
                 (_, Some(e)) => PhaseEnd::failed(e),
             };
             merged = combined.ok().filter(|_| !parts.is_empty());
-            serde_json::to_vec(&end).expect("a phase end serializes")
+            let reply = serde_json::to_vec(&end).expect("a phase end serializes");
+            clock.merged(&parts, reply.len());
+            reply
         });
+        if let Some(result) = merged.as_mut().filter(|_| ranks > 1) {
+            result.gather = clock.finish();
+        }
         // Stonewall notices that crossed the end of the phase.
         for r in 0..ranks {
             if r != group.rank() && (group.is_root() || r == 0) {

@@ -206,6 +206,9 @@ pub struct PhaseResult {
     pub processes: Vec<ProcessSummary>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub nodes: Vec<NodeSummary>,
+    /// What gathering the processes' measurements at rank 0 cost, in multi-process runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gather: Option<Gather>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify: Option<Verify>,
     /// Open-loop load: what was asked and what the target sustained. The phase's `latency` is
@@ -404,6 +407,32 @@ pub struct ProcessSummary {
     pub p50_ns: u64,
     pub p99_ns: u64,
     pub max_ns: u64,
+}
+
+/// dfsbench's own cost of a multi-process phase at rank 0, which grows with the ranks: how far
+/// apart the ranks left the start barrier, and what receiving and merging their parts took
+/// (docs/scaling.md models it for thousands of ranks).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct Gather {
+    /// Latest minus earliest departure of a rank from the phase's start barrier.
+    pub start_skew_s: f64,
+    /// Bytes of the parts rank 0 received from the other ranks (JSON), and the largest part.
+    pub bytes_received: u64,
+    pub largest_part_bytes: u64,
+    /// Bytes of the end-of-phase answer rank 0 sent to each other rank.
+    pub reply_bytes: u64,
+    /// From rank 0's own part being ready to the last part arriving: the other ranks'
+    /// lateness and the transfer.
+    pub wait_s: f64,
+    /// Decoding and merging the parts into the phase's result, at rank 0.
+    pub merge_s: f64,
+    /// The CPU time of that merge (rank 0's thread's): what it costs where rank 0 has a core
+    /// of its own; at most `merge_s`.
+    pub merge_cpu_s: f64,
+    /// Sending the answer to every other rank, at rank 0.
+    pub reply_s: f64,
+    /// Rank 0's peak resident memory so far (getrusage), after the merge.
+    pub peak_rss_bytes: u64,
 }
 
 /// The processes of one host in a phase, with their exactly merged latency.

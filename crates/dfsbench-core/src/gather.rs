@@ -1,0 +1,91 @@
+//! What gathering one phase at rank 0 costs (the result's `gather`): dfsbench's own overhead,
+//! which grows with the ranks while the storage's share does not. bench/rank-scale.sh reads
+//! it for 1 to 256 ranks and docs/scaling.md extrapolates it.
+
+use std::time::Instant;
+
+use dfsbench_result::Gather;
+
+use crate::part::RankPart;
+
+/// Times one end-of-phase round at rank 0: started when rank 0's own part is ready.
+pub struct GatherClock {
+    started: Instant,
+    arrived: Option<Instant>,
+    merged: Option<Instant>,
+    /// This thread's CPU time when the parts were in and when they were merged.
+    cpu: (f64, f64),
+    received: (u64, u64),
+    reply_bytes: u64,
+    start_skew_s: f64,
+}
+
+impl GatherClock {
+    pub fn start() -> GatherClock {
+        GatherClock {
+            started: Instant::now(),
+            arrived: None,
+            merged: None,
+            cpu: (0.0, 0.0),
+            received: (0, 0),
+            reply_bytes: 0,
+            start_skew_s: 0.0,
+        }
+    }
+
+    /// Every part is in (`all`: rank 0's own first, which it did not receive).
+    pub fn arrived(&mut self, all: &[Vec<u8>]) {
+        self.arrived = Some(Instant::now());
+        self.cpu.0 = thread_cpu_s();
+        let others = all.iter().skip(1).map(|p| p.len() as u64);
+        self.received = (others.clone().sum(), others.max().unwrap_or(0));
+    }
+
+    /// `parts` are merged and the answer to every rank is `reply_bytes` long.
+    pub fn merged(&mut self, parts: &[RankPart], reply_bytes: usize) {
+        self.merged = Some(Instant::now());
+        self.cpu.1 = thread_cpu_s();
+        self.reply_bytes = reply_bytes as u64;
+        let starts = parts.iter().map(|p| p.start_s);
+        let skew = starts.clone().fold(f64::NEG_INFINITY, f64::max) - starts.fold(f64::INFINITY, f64::min);
+        self.start_skew_s = if skew.is_finite() { skew } else { 0.0 };
+    }
+
+    /// The record, once the answer went to every rank; None when the round did not get as far.
+    pub fn finish(&self) -> Option<Gather> {
+        let (arrived, merged) = (self.arrived?, self.merged?);
+        Some(Gather {
+            start_skew_s: self.start_skew_s,
+            bytes_received: self.received.0,
+            largest_part_bytes: self.received.1,
+            reply_bytes: self.reply_bytes,
+            wait_s: (arrived - self.started).as_secs_f64(),
+            merge_s: (merged - arrived).as_secs_f64(),
+            merge_cpu_s: (self.cpu.1 - self.cpu.0).max(0.0),
+            reply_s: merged.elapsed().as_secs_f64(),
+            peak_rss_bytes: peak_rss_bytes(),
+        })
+    }
+}
+
+/// CPU time of the calling thread: the merge's own cost, which other processes on the same
+/// cores do not inflate as they inflate its wall time.
+fn thread_cpu_s() -> f64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes the timespec it is given.
+    if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } != 0 {
+        return 0.0;
+    }
+    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
+}
+
+/// This process's peak resident memory so far.
+fn peak_rss_bytes() -> u64 {
+    // SAFETY: getrusage fills the zeroed struct it is given.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } != 0 {
+        return 0;
+    }
+    // Linux reports KiB.
+    (usage.ru_maxrss.max(0) as u64) * 1024
+}
