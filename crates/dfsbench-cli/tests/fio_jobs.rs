@@ -67,8 +67,8 @@ fn fio_examples_run_or_name_what_they_lack() {
                 .lines()
                 .filter(|l| l.starts_with('[') && !l.starts_with("[global]"));
             assert_eq!(jobs.len(), sections.count(), "{name}: a job per section");
-            // The file's own settings arrive: its first rw and bs, its engine (libaio runs on
-            // io_uring, fio's default is psync); the size and runtime are the test's.
+            // The file's own settings arrive: its first rw and bs, its engine (fio's default
+            // is psync); the size and runtime are the test's.
             let value = |key: &str| text.lines().find_map(|l| l.strip_prefix(key)).unwrap();
             assert_eq!(jobs[0]["rw"], value("rw="), "{name}");
             let bs = text
@@ -83,7 +83,7 @@ fn fio_examples_run_or_name_what_they_lack() {
                 .parse()
                 .unwrap();
             let engine = if text.contains("ioengine=libaio") {
-                "io_uring"
+                "libaio"
             } else {
                 "psync"
             };

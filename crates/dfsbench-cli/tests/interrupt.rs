@@ -26,6 +26,9 @@ fn interrupt_run(target: &Target) -> (Option<i32>, String, Value, Duration) {
             "2",
             "--size",
             "256k",
+            // A named engine: `auto` would add a probe phase before the measured one.
+            "--ioengine",
+            "psync",
         ])
         .args(["--duration", "60s", "-q", "-o"])
         .arg(&out)

@@ -193,8 +193,15 @@ fn files_time_based() {
 fn check_io(r: &Value, rw: &str, workers: u64, size: u64, bs: u64) {
     let blocks = workers * (size / bs);
     let reads = !matches!(rw, "write" | "randwrite");
-    let expected: Vec<&str> = if reads { vec!["layout", rw] } else { vec![rw] };
+    // `--ioengine auto` on a directory probes the engines first (see check_probe).
+    let probed = names(r).contains(&"probe".to_string());
+    let mut expected: Vec<&str> = if reads { vec!["layout"] } else { vec![] };
+    expected.extend(probed.then_some("probe"));
+    expected.push(rw);
     assert_eq!(names(r), expected);
+    if probed {
+        check_probe(r, rw);
+    }
     if reads {
         let layout = phase(r, "layout");
         assert_eq!(layout["prepare"], true);
@@ -226,6 +233,26 @@ fn check_io(r: &Value, rw: &str, workers: u64, size: u64, bs: u64) {
     }
 }
 
+/// The probe of `--ioengine auto` before pattern `rw`: an unmeasured phase that records every
+/// engine's blocks per second, and the measured phase runs on one of them and records them too.
+fn check_probe(r: &Value, rw: &str) {
+    let probe = phase(r, "probe");
+    assert_eq!(probe["prepare"], true, "the probe is not measured");
+    let figures = probe["params"]["ioengine_probe"]
+        .as_object()
+        .expect("the probe's figures");
+    assert!(figures.contains_key("psync"), "psync always runs: {figures:?}");
+    for (engine, v) in figures {
+        assert!(["psync", "libaio", "io_uring"].contains(&engine.as_str()), "{engine}");
+        assert!(f(v) > 0.0, "{engine}: {v}");
+    }
+    let p = phase(r, rw);
+    assert_eq!(p["params"]["ioengine_probe"], probe["params"]["ioengine_probe"]);
+    let ran = p["params"]["ioengine"].as_str().expect("the engine that ran");
+    assert!(figures.contains_key(ran), "ran {ran}, a probed engine");
+    assert_eq!(probe["params"]["ioengine"], ran, "the probe phase names its pick");
+}
+
 #[test]
 fn io_every_pattern() {
     for t in Target::both() {
@@ -233,7 +260,99 @@ fn io_every_pattern() {
             let r = run_ok(&t, &["-w", "io", "--rw", rw, "-j", "2", "--bs", "4k", "--size", "128k"]);
             check_io(&r, rw, 2, 128 << 10, 4096);
             assert_eq!(u(&phase(&r, rw)["params"]["iodepth"]), 1);
+            // Only a file backend offers engines to choose from.
+            let probed = names(&r).contains(&"probe".to_string());
+            assert_eq!(probed, t.path().is_some(), "{}: {rw}", t.uri());
         }
+    }
+}
+
+/// `auto` with one worker runs the engine its probe measured fastest; an engine the user
+/// names runs without a probe.
+#[test]
+fn io_auto_picks_the_fastest_probed_engine() {
+    let t = Target::temp();
+    let r = run_ok(
+        &t,
+        &[
+            "-w",
+            "io",
+            "--rw",
+            "randread",
+            "-j",
+            "1",
+            "--size",
+            "256k",
+            "--iodepth",
+            "4",
+        ],
+    );
+    common::validate(&r);
+    check_io(&r, "randread", 1, 256 << 10, 4096);
+    let probe = phase(&r, "probe");
+    let figures = probe["params"]["ioengine_probe"].as_object().unwrap();
+    let best = figures
+        .iter()
+        .max_by(|a, b| f(a.1).total_cmp(&f(b.1)))
+        .map(|(e, _)| e.as_str())
+        .unwrap();
+    assert_eq!(phase(&r, "randread")["params"]["ioengine"], best, "{figures:?}");
+
+    for engine in ["psync", "libaio"] {
+        let r = run_ok(
+            &t,
+            &["-w", "io", "--rw", "randread", "--size", "256k", "--ioengine", engine],
+        );
+        assert_eq!(names(&r), ["layout", "randread"], "{engine}: no probe");
+        let p = phase(&r, "randread");
+        assert_eq!(p["params"]["ioengine"], engine);
+        assert!(p["params"].get("ioengine_probe").is_none(), "{engine}");
+    }
+}
+
+/// libaio moves the same blocks as psync for the same job, and what it reads back is the data
+/// written (`--verify` checks every block).
+#[test]
+fn io_libaio_moves_what_psync_moves() {
+    let t = Target::temp();
+    for rw in ["write", "randread", "randrw"] {
+        let mut moved = Vec::new();
+        for (engine, depth) in [("psync", "1"), ("libaio", "1"), ("libaio", "8")] {
+            let args = [
+                "-w",
+                "io",
+                "--rw",
+                rw,
+                "-j",
+                "2",
+                "--size",
+                "128k",
+                "--ioengine",
+                engine,
+                "--iodepth",
+                depth,
+                "--verify",
+            ];
+            let r = run_ok(&t, &args);
+            check_io(&r, rw, 2, 128 << 10, 4096);
+            let p = phase(&r, rw);
+            assert_eq!(p["params"]["ioengine"], engine, "{args:?}");
+            assert_eq!(p["errors"]["total"], 0, "{args:?}");
+            if rw != "write" {
+                let read = match p.get("ops_by_kind") {
+                    Some(kinds) => u(&kinds[0]["bytes"]),
+                    None => u(&p["bytes"]),
+                };
+                assert_eq!(
+                    u(&p["verify"]["checked_bytes"]),
+                    read,
+                    "{args:?}: every block read is checked"
+                );
+                assert_eq!(u(&p["verify"]["mismatches"]), 0, "{args:?}");
+            }
+            moved.push((u(&p["ops"]), u(&p["bytes"])));
+        }
+        assert!(moved.windows(2).all(|w| w[0] == w[1]), "{rw}: {moved:?}");
     }
 }
 
@@ -508,8 +627,15 @@ workers = 3
     .unwrap();
     for t in Target::both() {
         let r = run_ok(&t, &[file.to_str().unwrap()]);
-        assert_eq!(names(&r), ["create", "stat", "delete", "randwrite"]);
-        let jobs: Vec<(u64, &str, u64)> = phases(&r)
+        // On a directory, `auto` probes the engines in an unmeasured phase first.
+        let probe = t.path().map(|_| "probe");
+        let expected: Vec<&str> = ["create", "stat", "delete"]
+            .into_iter()
+            .chain(probe)
+            .chain(["randwrite"])
+            .collect();
+        assert_eq!(names(&r), expected);
+        let jobs: Vec<(u64, &str, u64)> = measured(&r)
             .iter()
             .map(|p| (u(&p["job"]), p["job_name"].as_str().unwrap(), u(&p["workers"])))
             .collect();
@@ -565,8 +691,9 @@ fn ior_easy_reads_the_files_it_wrote() {
     let args = [file, "--keep"];
     let r = common::run_with(cmd, &target.uri(), &args);
     let result = expect_ok(&target, &args, r);
-    assert_eq!(names(&result), ["write", "read"], "no layout phase");
-    for p in phases(&result) {
+    // `auto` probes the engines before each pattern (unmeasured), and no layout runs.
+    assert_eq!(names(&result), ["probe", "write", "probe", "read"], "no layout phase");
+    for p in measured(&result) {
         assert_eq!(u(&p["workers"]), 3);
         assert_eq!(u(&p["bytes"]), 3 * (256 << 10), "{}", p["label"]);
         assert_eq!(u(&p["ops"]), 3 * 4, "{}", p["label"]);

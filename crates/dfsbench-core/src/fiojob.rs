@@ -249,12 +249,8 @@ impl Job {
                 },
                 ("ioengine", Some(e)) => match e {
                     "psync" | "sync" | "pvsync" => spec.workloads.io.ioengine = Some("psync".into()),
-                    // Both keep iodepth requests in flight; dfsbench's asynchronous engine is
-                    // io_uring (README: Coming from fio).
-                    "io_uring" | "libaio" => spec.workloads.io.ioengine = Some("io_uring".into()),
-                    _ => refuse(Some(
-                        "dfsbench's engines are psync/sync, io_uring and libaio (run on io_uring)".into(),
-                    )),
+                    "io_uring" | "libaio" => spec.workloads.io.ioengine = Some(e.to_string()),
+                    _ => refuse(Some("dfsbench's engines are psync/sync, io_uring and libaio".into())),
                 },
                 ("time_based", _) => match flag(v) {
                     Some(true) => time_based = Some(o),
@@ -429,7 +425,7 @@ mod tests {
         assert_eq!(w.shared.bs.as_deref(), Some("4096"));
         assert_eq!(w.workloads.io.size.as_deref(), Some("1048576"));
         assert_eq!(r.workloads.io.rw.as_deref(), Some("randread"));
-        assert_eq!(r.workloads.io.ioengine.as_deref(), Some("io_uring"));
+        assert_eq!(r.workloads.io.ioengine.as_deref(), Some("libaio"));
         assert_eq!(r.workloads.io.iodepth, Some(16));
         validate(&f.run, &f.jobs).unwrap();
     }

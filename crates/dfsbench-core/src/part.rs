@@ -94,6 +94,15 @@ pub struct EndpointPart {
     pub hist: String,
 }
 
+/// Per engine, the sum of the probe figures (the workers probed side by side).
+fn probe_sums(figures: impl Iterator<Item = (String, f64)>) -> BTreeMap<String, f64> {
+    let mut sums = BTreeMap::new();
+    for (engine, v) in figures {
+        *sums.entry(engine).or_insert(0.0) += v;
+    }
+    sums
+}
+
 /// What one rank measured in one phase.
 #[derive(Debug, Serialize, Deserialize)]
 pub struct RankPart {
@@ -118,6 +127,9 @@ pub struct RankPart {
     pub verified_bytes: u64,
     pub mismatches: u64,
     pub engine: Option<String>,
+    /// Blocks per second of each engine `auto` probed, summed over this rank's workers.
+    #[serde(default)]
+    pub probe: BTreeMap<String, f64>,
     pub stonewall_ops: u64,
     pub stonewall_bytes: u64,
     pub series: Series,
@@ -258,6 +270,11 @@ pub fn rank_part(
         verified_bytes: workers.iter().map(|w| w.verified_bytes).sum(),
         mismatches: workers.iter().map(|w| w.mismatches).sum(),
         engine: workers.iter().find_map(|w| w.engine).map(|e| e.name().to_string()),
+        probe: probe_sums(
+            workers
+                .iter()
+                .flat_map(|w| w.probe.iter().map(|(e, v)| (e.name().to_string(), *v))),
+        ),
         stonewall_ops: workers.iter().map(|w| w.stonewall_ops).sum(),
         stonewall_bytes: workers.iter().map(|w| w.stonewall_bytes).sum(),
         series,
@@ -372,6 +389,10 @@ pub fn combine(
     let mut params = phase.params.clone();
     if let Some(engine) = parts.iter().find_map(|p| p.engine.clone()) {
         params.insert("ioengine".into(), serde_json::json!(engine));
+    }
+    let probe = probe_sums(parts.iter().flat_map(|p| p.probe.clone()));
+    if !probe.is_empty() {
+        params.insert("ioengine_probe".into(), serde_json::json!(probe));
     }
     let mut errors = Errors::default();
     for p in parts {

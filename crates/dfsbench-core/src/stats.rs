@@ -216,6 +216,12 @@ impl PhaseControl {
             || self.halted.load(Relaxed)
     }
 
+    /// The control of a worker's private run of `length` from now (the io engine probe): it
+    /// ends at its own deadline or with the phase's interrupt; nobody else sees it.
+    pub fn private(&self, length: Duration) -> PhaseControl {
+        PhaseControl::new(Instant::now(), Some(length), Duration::ZERO, u64::MAX, self.interrupt)
+    }
+
     /// End the phase: a thread of the run panicked.
     pub fn halt(&self) {
         self.halted.store(true, Relaxed);
@@ -333,6 +339,8 @@ pub struct WorkerPhase {
     pub retries: u64,
     /// The I/O engine that ran, for io phases (`auto` resolves to one).
     pub engine: Option<IoEngine>,
+    /// Blocks per second of each engine `auto` probed before this phase's pattern.
+    pub probe: Vec<(IoEngine, f64)>,
     /// Files the worker has after the phase, per file set (what another rank's shuffled
     /// reads of them may read).
     pub existing: Vec<u64>,
@@ -409,6 +417,7 @@ impl<'a> Recorder<'a> {
                 latency: WorkerLatency::default(),
                 retries: 0,
                 engine: None,
+                probe: Vec::new(),
                 existing: Vec::new(),
                 read_from: None,
                 series: series_of(ctl),
@@ -501,6 +510,17 @@ impl<'a> Recorder<'a> {
     /// Note the I/O engine the worker's file runs on.
     pub fn note_engine(&mut self, engine: IoEngine) {
         self.out.engine = Some(engine);
+    }
+
+    /// Note what the io engine probe measured, blocks per second by engine.
+    pub fn note_probe(&mut self, figures: &[(IoEngine, f64)]) {
+        self.out.probe = figures.to_vec();
+    }
+
+    /// Work that is not recorded as operations (the engine probe's trials) went on until
+    /// `end`: the phase lasts until then too.
+    pub fn busy_until(&mut self, end: Instant) {
+        self.out.last_end = Some(self.out.last_end.map_or(end, |e| e.max(end)));
     }
 
     /// Count requests the backend retried.

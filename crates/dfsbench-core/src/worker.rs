@@ -7,7 +7,7 @@ use dfsbench_backends::clock::Instant;
 use rand::rngs::SmallRng;
 use rand::{RngCore, SeedableRng};
 
-use dfsbench_backends::{AlignedBuf, Client, Completion, SharedData};
+use dfsbench_backends::{AlignedBuf, Client, Completion, IoEngine, SharedData};
 
 use crate::config::{Job, RunConfig};
 use crate::data::{Content, Generator};
@@ -48,6 +48,16 @@ pub struct Worker<C: Client> {
     pub(crate) pacer: Option<Pacer>,
     /// Sizes of the mix pool's files by slot; None where a delete removed the file.
     pub(crate) pool: Vec<Option<u64>>,
+    /// The io engine `auto` picked for the next pattern, and the probe's figures.
+    pub(crate) engine_pick: Option<EnginePick>,
+}
+
+/// What an io probe found: the engine that moved the most blocks per second, and every
+/// candidate's blocks per second.
+#[derive(Debug, Clone)]
+pub struct EnginePick {
+    pub engine: IoEngine,
+    pub figures: Vec<(IoEngine, f64)>,
 }
 
 /// Read-only facts every worker of a job needs.
@@ -109,6 +119,7 @@ impl<C: Client> Worker<C> {
             alone: false,
             pacer: None,
             pool: Vec::new(),
+            engine_pick: None,
         }
     }
 

@@ -4,6 +4,7 @@
 //! calls, and paths are turned into C strings in a per-client buffer, so an operation costs the
 //! syscall and nothing else.
 
+mod aio;
 mod block;
 
 use std::collections::BTreeMap;

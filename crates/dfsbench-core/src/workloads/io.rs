@@ -5,7 +5,7 @@ use dfsbench_backends::clock::Instant;
 use rand::{Rng, RngCore};
 
 use dfsbench_backends::{
-    AlignedBuf, BlockIo, BlockOp, BlockOpts, Capability, Client, FileOpts, IoEngine, OpError, Source,
+    AlignedBuf, BlockIo, BlockOp, BlockOpts, Capabilities, Capability, Client, FileOpts, IoEngine, OpError, Source,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -59,7 +59,8 @@ pub struct Options {
     #[arg(long, value_name = "0|1", num_args = 0..=1, default_missing_value = "1", value_parser = super::shared::parse_flag, help_heading = "io")]
     pub shared_file: Option<bool>,
 
-    /// I/O engine: auto, io_uring or psync (io) [default: auto].
+    /// I/O engine: auto, io_uring, libaio or psync (io) [default: auto: the fastest of them
+    /// by a short probe on the run's own file before each pattern].
     #[arg(long, value_name = "ENGINE", help_heading = "io")]
     pub ioengine: Option<String>,
 }
@@ -85,6 +86,9 @@ pub struct IoJob {
     pub fsync: bool,
     pub shared_file: bool,
     pub ioengine: IoEngine,
+    /// Probe the engines before each pattern: `auto` on a backend that offers a choice.
+    #[serde(skip)]
+    pub probe: bool,
     #[serde(flatten)]
     pub data: DataShape,
     /// Offsets of random patterns; None or random: every block once per pass.
@@ -148,10 +152,12 @@ impl Rw {
     }
 }
 
-/// The unmeasured layout of the files (before reads), then the pattern.
+/// The unmeasured layout of the files (before reads), the unmeasured engine probe (`auto`),
+/// then the pattern.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum IoStep {
     Layout,
+    Probe(Rw),
     Run(Rw),
 }
 
@@ -227,12 +233,13 @@ impl Kind for IoJob {
         let ioengine = match own.ioengine.as_deref().unwrap_or("auto") {
             "auto" => IoEngine::Auto,
             "io_uring" => IoEngine::IoUring,
+            "libaio" => IoEngine::Libaio,
             "psync" | "sync" => IoEngine::Psync,
             other => {
                 return Err(ConfigError::value(
                     "ioengine",
                     format!("'{other}'"),
-                    "use auto, io_uring or psync",
+                    "use auto, io_uring, libaio or psync",
                 ))
             }
         };
@@ -261,6 +268,7 @@ impl Kind for IoJob {
             direct,
             fsync: s.fsync.unwrap_or(false),
             shared_file: own.shared_file.unwrap_or(false),
+            probe: ioengine == IoEngine::Auto,
             ioengine,
         })
     }
@@ -284,6 +292,19 @@ impl Kind for IoJob {
             out.push(layout.preparation());
         }
         for rw in std::iter::once(self.rw).chain(self.then.iter().copied()) {
+            if self.probe {
+                let label = format!("probe engines: {} {}", rw.name(), format_size(self.bs as u64));
+                let probe = Phase::new(
+                    index,
+                    job,
+                    IoStep::Probe(rw),
+                    "probe",
+                    label,
+                    RW_CLASSES,
+                    params.clone(),
+                );
+                out.push(probe.preparation());
+            }
             let mut params = params.clone();
             if matches!(rw, Rw::Readwrite | Rw::Randrw) {
                 params.push(("rwmixread", json!(self.rwmixread)));
@@ -322,7 +343,7 @@ impl Kind for IoJob {
     fn files_read(&self, index: usize, step: IoStep, owner: usize, _: &[u64]) -> Vec<String> {
         match step {
             IoStep::Run(_) => vec![io_file(index, self, owner)],
-            IoStep::Layout => Vec::new(),
+            IoStep::Layout | IoStep::Probe(_) => Vec::new(),
         }
     }
 
@@ -336,7 +357,21 @@ impl Kind for IoJob {
     ) {
         match step {
             IoStep::Layout => worker.run_layout(ctx, self, rec).await,
-            IoStep::Run(rw) => worker.run_io(ctx, self, rw, rec).await,
+            IoStep::Probe(rw) => worker.probe_engines(ctx, self, rw, rec).await,
+            IoStep::Run(rw) => {
+                let engine = match self.ioengine {
+                    IoEngine::Auto => match worker.engine_pick.take() {
+                        Some(pick) => {
+                            rec.note_probe(&pick.figures);
+                            pick.engine
+                        }
+                        None => IoEngine::Auto,
+                    },
+                    named => named,
+                };
+                let time_based = ctx.job.duration.is_some() && ctx.job.time_based;
+                worker.run_io(ctx, self, rw, engine, time_based, rec).await
+            }
         }
     }
 
@@ -355,6 +390,12 @@ impl Kind for IoJob {
                 0
             },
         }
+    }
+
+    /// Only file backends choose an engine: elsewhere `auto` has nothing to probe.
+    fn fit(&mut self, caps: Capabilities, _backend: &str) -> Option<String> {
+        self.probe &= caps.page_cache;
+        None
     }
 
     fn check_paced(&self) -> Result<(), ConfigError> {
@@ -431,7 +472,7 @@ fn file_and_region(ctx: &JobContext<'_>, io: &IoJob, worker: usize) -> (String, 
 }
 
 /// The file worker `worker` of job `job` reads and writes.
-fn io_file(job: usize, io: &IoJob, worker: usize) -> String {
+pub(super) fn io_file(job: usize, io: &IoJob, worker: usize) -> String {
     if let Some(name) = &io.filename {
         format!("{}/{name}", io_dir(job))
     } else if io.shared_file {
@@ -483,10 +524,19 @@ impl<C: Client> Worker<C> {
         }
     }
 
-    /// Run an io phase: `rw` over the worker's file or region with `iodepth` in flight.
+    /// Run an io phase: `rw` over the worker's file or region with `iodepth` in flight on
+    /// `engine`; `time_based` loops over the file until the phase's deadline.
     /// One function on purpose (about 130 lines): the submit and the completion halves share
     /// the per-slot arrays and the in-flight count as locals of the hot loop.
-    async fn run_io(&mut self, ctx: &JobContext<'_>, io: &IoJob, rw: Rw, rec: &mut Recorder<'_>) {
+    pub(super) async fn run_io(
+        &mut self,
+        ctx: &JobContext<'_>,
+        io: &IoJob,
+        rw: Rw,
+        engine: IoEngine,
+        time_based: bool,
+        rec: &mut Recorder<'_>,
+    ) {
         let bs = io.bs as u64;
         let blocks = io.size / bs;
         // Pure reads read `src`'s file or region: another rank's with --shuffle.
@@ -498,7 +548,7 @@ impl<C: Client> Worker<C> {
             direct: io.direct,
             create: true,
             random: rw.random(),
-            engine: io.ioengine,
+            engine,
         };
         let mut file = match self.client.open_block(&path, opts).await {
             Ok(f) => f,
@@ -513,7 +563,6 @@ impl<C: Client> Worker<C> {
         }
         let key = file_key(ctx, io, owner);
         // Without time_based a duration only cuts the one pass short (fio's plain runtime).
-        let time_based = ctx.job.duration.is_some() && ctx.job.time_based;
         let total = if time_based { u64::MAX } else { blocks };
         let mut order = BlockOrder::new(blocks, rw.random(), self.rng.next_u64());
         // A hot set instead of every block once per pass (fio drops its random map too).
@@ -526,6 +575,8 @@ impl<C: Client> Worker<C> {
         // or every pass after the first reads the client's memory. Backends without a page
         // cache refuse the first call, which ends the attempts.
         let mut evict_each_pass = time_based && !rw.writes() && ctx.config.invalidate && blocks > 0;
+        // Blocks left in this pass: a countdown, not a division per block.
+        let mut pass_left = blocks;
         let mut free: Vec<usize> = (0..depth).rev().collect();
         let mut slot_start = vec![Instant::now(); depth];
         let mut slot_intended = slot_start.clone();
@@ -586,8 +637,12 @@ impl<C: Client> Worker<C> {
                 slot_op[slot] = op;
                 inflight += 1;
                 issued += 1;
-                if evict_each_pass && issued % blocks == 0 {
-                    evict_each_pass = self.client.invalidate(&path).await.is_ok();
+                pass_left -= 1;
+                if pass_left == 0 {
+                    pass_left = blocks;
+                    if evict_each_pass {
+                        evict_each_pass = self.client.invalidate(&path).await.is_ok();
+                    }
                 }
             }
             if inflight == 0 {

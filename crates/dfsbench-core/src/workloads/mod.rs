@@ -24,6 +24,7 @@ pub mod iterate;
 mod keys;
 pub mod meta;
 pub mod mix;
+mod probe;
 mod shared;
 #[cfg(feature = "toy-workload")]
 #[path = "../../tests/toy/mod.rs"]
