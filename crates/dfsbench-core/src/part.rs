@@ -786,6 +786,7 @@ mod tests {
             verified_bytes: 0,
             mismatches: 0,
             engine: None,
+            probe: BTreeMap::new(),
             stonewall_ops: 0,
             stonewall_bytes: 0,
             series: Series::default(),
