@@ -16,7 +16,7 @@ use crate::faults::stalls::Quiet;
 use crate::host::CpuSample;
 use crate::plan::Phase;
 use crate::stats::{
-    add_vec, coarsen, merge_errors, merge_histograms, PhaseControl, SharedHists, WorkerPhase, FINE_SERIES_INTERVAL,
+    add_vec, coarsen, merge_errors, merge_histograms, PhaseControl, ThreadStats, WorkerPhase, FINE_SERIES_INTERVAL,
     SERIES_INTERVAL,
 };
 use dfsbench_result::histogram::{deserialize, latency, new_histogram, serialize};
@@ -188,7 +188,7 @@ fn server_cpu(cpu0: &CpuSample, cpu1: &CpuSample) -> Option<ServerCpu> {
 
 /// This rank's workers summed per gateway: worker `w` talks to `endpoints[w % len]` (the rule
 /// of `Storage::endpoints`).
-fn endpoint_parts(endpoints: &[String], workers: &[WorkerPhase], hists: &[SharedHists]) -> Vec<EndpointPart> {
+fn endpoint_parts(endpoints: &[String], workers: &[WorkerPhase], hists: &[ThreadStats]) -> Vec<EndpointPart> {
     if endpoints.len() < 2 {
         return Vec::new();
     }
@@ -217,7 +217,7 @@ pub fn rank_part(
     threads: usize,
     ctl: &PhaseControl,
     mut workers: Vec<WorkerPhase>,
-    hists: &[SharedHists],
+    hists: &[ThreadStats],
     endpoints: &[String],
     stable_at_s: Option<f64>,
     cpu0: &CpuSample,
@@ -240,7 +240,7 @@ pub fn rank_part(
     let ttfb = (!ttfb.is_empty()).then(|| serialize(&merge_histograms(ttfb)));
     let service: Vec<&Histogram<u64>> = hists.iter().filter_map(|h| h.service.as_ref()).collect();
     let service = (!service.is_empty()).then(|| serialize(&merge_histograms(service)));
-    let (series, fine_series) = collect_series(ctl, &workers);
+    let (series, fine_series) = collect_series(ctl, hists);
     let start_s = clock(ctl.start);
     let quiet = workers
         .iter_mut()
@@ -318,7 +318,7 @@ pub fn rank_part(
 
 /// The workers' series added up: the 1 s series, and the 100 ms one it is summed from when
 /// the phase keeps one.
-fn collect_series(ctl: &PhaseControl, workers: &[WorkerPhase]) -> (Series, Option<Series>) {
+fn collect_series(ctl: &PhaseControl, threads: &[ThreadStats]) -> (Series, Option<Series>) {
     let width = if ctl.fine_series {
         FINE_SERIES_INTERVAL
     } else {
@@ -328,8 +328,8 @@ fn collect_series(ctl: &PhaseControl, workers: &[WorkerPhase]) -> (Series, Optio
         interval_s: width.as_secs_f64(),
         ..Series::default()
     };
-    for w in workers {
-        w.series.add_into(&mut series);
+    for t in threads {
+        t.series.add_into(&mut series);
     }
     if !ctl.fine_series {
         return (series, None);

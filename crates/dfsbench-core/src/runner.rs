@@ -30,7 +30,7 @@ use crate::host::{cpu_sample, thread_limit};
 use crate::load::Stable;
 use crate::part::{combine, rank_part, RankPart};
 use crate::plan::{phases, Phase};
-use crate::stats::{Live, PhaseControl, SharedHists, WorkerPhase, SERIES_INTERVAL};
+use crate::stats::{Live, PhaseControl, ThreadStats, WorkerPhase, SERIES_INTERVAL};
 use crate::worker::{JobContext, Worker};
 use dfsbench_result::{validity_reasons, PhaseCache, PhaseResult};
 
@@ -389,7 +389,7 @@ struct Crew {
     /// The phase to run; None tells the threads to leave.
     current: Mutex<Option<Current>>,
     /// What the workers measured in the phase that ended, and each thread's histograms.
-    collected: Mutex<(Vec<WorkerPhase>, Vec<SharedHists>)>,
+    collected: Mutex<(Vec<WorkerPhase>, Vec<ThreadStats>)>,
     /// A worker thread that could not open its client or start says why here.
     client_error: Mutex<Option<String>>,
 }
@@ -555,7 +555,8 @@ impl<'a, S: Storage> JobRun<'a, S> {
             let Some(cur) = crew.current.lock().expect("lock").clone() else {
                 break;
             };
-            let shared = RefCell::new(SharedHists::new(
+            let shared = RefCell::new(ThreadStats::new(
+                &cur.ctl,
                 self.storage.endpoints().len(),
                 cur.phase.classes.len(),
             ));

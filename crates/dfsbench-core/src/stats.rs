@@ -266,25 +266,31 @@ pub struct ClassStats {
     pub bytes: u64,
 }
 
-/// The exact latency histograms of every worker one thread carries in a phase: per gateway of
-/// the target (worker `w` talks to gateway `w mod n`) and class of operation, with the time to
-/// first byte and the service time. Sharing them keeps memory flat in the workers: at 256
-/// workers of 4 KiB S3 requests, histograms per worker held 127 of the process's 145 MiB.
-pub struct SharedHists {
+/// What every worker one thread carries measures together in a phase: the exact latency
+/// histograms per gateway of the target (worker `w` talks to gateway `w mod n`) and class of
+/// operation, the time to first byte, the service time, and the series of completions. Sharing
+/// them keeps memory flat in the workers: at 256 workers of 4 KiB S3 requests, histograms per
+/// worker held 127 of the process's 145 MiB, and a series per worker grows by 24 bytes a
+/// second each.
+pub struct ThreadStats {
     /// `[gateway][class]`, growing histograms (see [`new_growing_histogram`]).
     pub classes: Vec<Vec<Histogram<u64>>>,
     pub ttfb: Option<Histogram<u64>>,
     pub service: Option<Histogram<u64>>,
+    /// Every completion and error by interval, ramp-up included: 1 s, or 100 ms with
+    /// `fine_series`.
+    pub series: Buckets,
 }
 
-impl SharedHists {
-    pub fn new(endpoints: usize, classes: usize) -> Self {
-        SharedHists {
+impl ThreadStats {
+    pub fn new(ctl: &PhaseControl, endpoints: usize, classes: usize) -> Self {
+        ThreadStats {
             classes: (0..endpoints.max(1))
                 .map(|_| (0..classes).map(|_| new_growing_histogram()).collect())
                 .collect(),
             ttfb: None,
             service: None,
+            series: series_of(ctl),
         }
     }
 }
@@ -333,7 +339,7 @@ pub struct WorkerPhase {
     pub verified_bytes: u64,
     pub mismatches: u64,
     /// Latency of this worker's successful operations (the exact ones are its thread's
-    /// [`SharedHists`]).
+    /// [`ThreadStats`]).
     pub latency: WorkerLatency,
     /// Requests retried after a temporary failure (with --retries).
     pub retries: u64,
@@ -346,9 +352,6 @@ pub struct WorkerPhase {
     pub existing: Vec<u64>,
     /// The worker whose data this one read, when not its own (`--shuffle`).
     pub read_from: Option<usize>,
-    /// Every completion and error by interval, ramp-up included: 1 s, or 100 ms with
-    /// `fine_series`.
-    pub series: Buckets,
     /// Gaps between successful completions (`log_gaps`).
     pub gaps: Option<GapLog>,
 }
@@ -367,7 +370,7 @@ pub struct Recorder<'a> {
     ctl: &'a PhaseControl,
     live: &'a Live,
     class_names: &'static [&'static str],
-    shared: &'a RefCell<SharedHists>,
+    shared: &'a RefCell<ThreadStats>,
     /// This worker's row of `shared.classes`.
     endpoint: usize,
     /// This worker's own histogram, when `shared` holds other workers' operations too.
@@ -391,7 +394,7 @@ impl<'a> Recorder<'a> {
         classes: &'static [&'static str],
         ctl: &'a PhaseControl,
         live: &'a Live,
-        shared: &'a RefCell<SharedHists>,
+        shared: &'a RefCell<ThreadStats>,
         alone: bool,
     ) -> Self {
         let endpoint = worker % shared.borrow().classes.len();
@@ -420,7 +423,6 @@ impl<'a> Recorder<'a> {
                 probe: Vec::new(),
                 existing: Vec::new(),
                 read_from: None,
-                series: series_of(ctl),
                 gaps: ctl.log_gaps.then(GapLog::default),
             },
             ops: 0,
@@ -442,7 +444,10 @@ impl<'a> Recorder<'a> {
         self.live_bytes += bytes;
         self.live.ops.store(self.live_ops, Relaxed);
         self.live.bytes.store(self.live_bytes, Relaxed);
-        self.out.series.add(end, bytes);
+        // A copy of the reference: the guard borrows the thread's cell, not `self`.
+        let shared = self.shared;
+        let mut shared = shared.borrow_mut();
+        shared.series.add(end, bytes);
         if let Some(g) = &mut self.out.gaps {
             g.complete(end.saturating_duration_since(self.ctl.start).as_nanos() as u64);
         }
@@ -454,7 +459,7 @@ impl<'a> Recorder<'a> {
             self.snapshot_stonewall();
         }
         let ns = end.saturating_duration_since(start).as_nanos() as u64;
-        record_latency(&mut self.shared.borrow_mut().classes[self.endpoint][class], ns);
+        record_latency(&mut shared.classes[self.endpoint][class], ns);
         if let Some(own) = &mut self.own {
             record_latency(own, ns);
         }
@@ -568,7 +573,7 @@ impl<'a> Recorder<'a> {
             });
         }
         self.live.errors.store(e.total, Relaxed);
-        self.out.series.add_error(at, err.kind);
+        self.shared.borrow_mut().series.add_error(at, err.kind);
         self.ctl.count_error();
     }
 
@@ -679,7 +684,7 @@ mod tests {
         let start = Instant::now();
         let ctl = PhaseControl::new(start, None, Duration::ZERO, 2, &NO);
         let live = Live::default();
-        let shared = RefCell::new(SharedHists::new(1, 1));
+        let shared = RefCell::new(ThreadStats::new(&ctl, 1, 1));
         let mut r = Recorder::new(0, &["write"], &ctl, &live, &shared, true);
         r.record(0, start, start + Duration::from_micros(5), 4096);
         r.record(0, start, start + Duration::from_micros(7), 4096);
@@ -702,7 +707,7 @@ mod tests {
         let start = Instant::now();
         let ctl = PhaseControl::new(start, None, Duration::ZERO, 0, &NO);
         let (live0, live1) = (Live::default(), Live::default());
-        let shared = RefCell::new(SharedHists::new(2, 2));
+        let shared = RefCell::new(ThreadStats::new(&ctl, 2, 2));
         let mut a = Recorder::new(4, &["read", "write"], &ctl, &live0, &shared, false);
         let mut b = Recorder::new(7, &["read", "write"], &ctl, &live1, &shared, false);
         let us = Duration::from_micros;
@@ -774,7 +779,7 @@ mod tests {
         let start = Instant::now();
         let ctl = PhaseControl::new(start, Some(Duration::from_secs(1)), Duration::from_millis(100), 0, &NO);
         let live = Live::default();
-        let shared = RefCell::new(SharedHists::new(1, 1));
+        let shared = RefCell::new(ThreadStats::new(&ctl, 1, 1));
         let mut r = Recorder::new(0, &["read"], &ctl, &live, &shared, true);
         r.record(0, start, start + Duration::from_micros(5), 1);
         r.record(

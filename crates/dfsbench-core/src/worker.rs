@@ -14,7 +14,7 @@ use crate::data::{Content, Generator};
 use crate::load::Pacer;
 use crate::pattern::Pattern;
 use crate::plan::Phase;
-use crate::stats::{Live, PhaseControl, Recorder, SharedHists, WorkerPhase};
+use crate::stats::{Live, PhaseControl, Recorder, ThreadStats, WorkerPhase};
 
 /// State of one worker that lives across the phases of a job.
 pub struct Worker<C: Client> {
@@ -151,7 +151,7 @@ impl<C: Client> Worker<C> {
         phase: &Phase,
         ctl: &PhaseControl,
         live: &Live,
-        shared: &RefCell<SharedHists>,
+        shared: &RefCell<ThreadStats>,
         source: Option<(usize, Vec<u64>)>,
     ) -> WorkerPhase {
         let mut rec = Recorder::new(self.id, phase.classes, ctl, live, shared, self.alone);

@@ -9,7 +9,7 @@ use std::time::Duration;
 use dfsbench_backends::clock::Instant;
 use dfsbench_backends::{Client, IoEngine};
 
-use crate::stats::{Live, Recorder, SharedHists};
+use crate::stats::{Live, Recorder, ThreadStats};
 use crate::worker::{EnginePick, JobContext, Worker};
 use crate::workloads::io::{io_file, IoJob, Rw};
 use crate::workloads::shared::RW_CLASSES;
@@ -39,7 +39,7 @@ impl<C: Client> Worker<C> {
             let ctl = rec.ctl().private(PROBE_TIME / 2);
             let live = Live::default();
             // Its latencies are thrown away with it.
-            let hists = RefCell::new(SharedHists::new(1, RW_CLASSES.len()));
+            let hists = RefCell::new(ThreadStats::new(&ctl, 1, RW_CLASSES.len()));
             let mut trial = Recorder::new(self.id, RW_CLASSES, &ctl, &live, &hists, true);
             self.run_io(ctx, io, rw, engine, true, &mut trial).await;
             let out = trial.finish();
