@@ -43,8 +43,7 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-command -v jq >/dev/null || die "jq is missing (apt-get install jq)"
-command -v python3 >/dev/null || die "python3 is missing (apt-get install python3)"
+need_commands jq python3
 if command -v mpirun >/dev/null; then find_dfsbench --features mpi; else find_dfsbench; fi
 
 # As the tests run mpirun on one machine (docs/cluster.md), as root too.
