@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use dfsbench_result::Gather;
 
+use crate::host::peak_rss_bytes;
 use crate::part::RankPart;
 
 /// Times one end-of-phase round at rank 0: started when rank 0's own part is ready.
@@ -77,15 +78,4 @@ fn thread_cpu_s() -> f64 {
         return 0.0;
     }
     ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
-}
-
-/// This process's peak resident memory so far.
-fn peak_rss_bytes() -> u64 {
-    // SAFETY: getrusage fills the zeroed struct it is given.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } != 0 {
-        return 0;
-    }
-    // Linux reports KiB.
-    (usage.ru_maxrss.max(0) as u64) * 1024
 }

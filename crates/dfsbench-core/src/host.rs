@@ -44,15 +44,25 @@ pub fn host() -> Host {
     }
 }
 
+/// This process's resource usage so far.
+fn own_usage() -> Option<libc::rusage> {
+    // SAFETY: getrusage fills the zeroed struct it is given.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    (unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } == 0).then_some(ru)
+}
+
 /// User and system CPU seconds used by this process so far.
 pub fn cpu_times() -> (f64, f64) {
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: getrusage fills the struct.
-    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } != 0 {
+    let Some(ru) = own_usage() else {
         return (0.0, 0.0);
-    }
+    };
     let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
     (secs(ru.ru_utime), secs(ru.ru_stime))
+}
+
+/// This process's peak resident memory so far (Linux reports it in KiB).
+pub fn peak_rss_bytes() -> u64 {
+    own_usage().map_or(0, |ru| (ru.ru_maxrss.max(0) as u64) * 1024)
 }
 
 /// User and system CPU seconds of process `pid` so far (all its threads), from
