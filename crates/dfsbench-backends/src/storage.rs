@@ -212,7 +212,7 @@ pub trait Storage: Sync {
     /// thread; `queue_depth` is how many requests it may have in flight (to size connection
     /// pools).
     fn client(&self, worker: usize, queue_depth: usize) -> OpResult<Self::Client>;
-    /// The gateways of a target served by several (S3 behind several endpoints): worker `w`
+    /// The gateways of a target served by several (S3 endpoints, Swift proxies): worker `w`
     /// talks to `endpoints[w % len]`. Empty for a target with one way in.
     fn endpoints(&self) -> Vec<String> {
         Vec::new()

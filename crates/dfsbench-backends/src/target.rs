@@ -104,10 +104,29 @@ const FILE_SERVICE: Capabilities = Capabilities {
 impl Target {
     /// The target a URI names; an error is one line even when the URI is not.
     pub fn parse(uri: &str) -> Result<Target, OpError> {
-        Self::parse_uri(uri).map_err(|e| OpError::new(e.kind, crate::one_line(&e.message)))
+        Self::parse_with_endpoints(uri, &[])
     }
 
-    fn parse_uri(uri: &str) -> Result<Target, OpError> {
+    /// The target a URI names, served through the gateways of `--endpoints` (none: the URI's
+    /// own way in); only s3:// and swift:// targets take them.
+    pub fn parse_with_endpoints(uri: &str, endpoints: &[String]) -> Result<Target, OpError> {
+        Self::parse_uri(uri, endpoints).map_err(|e| OpError::new(e.kind, crate::one_line(&e.message)))
+    }
+
+    fn parse_uri(uri: &str, endpoints: &[String]) -> Result<Target, OpError> {
+        let target = Self::parse_target(uri, endpoints)?;
+        if !endpoints.is_empty() && !matches!(target, Target::Net(_)) {
+            let scheme = if matches!(target, Target::Mem { .. }) {
+                "mem"
+            } else {
+                ""
+            };
+            return Err(crate::dal::refuse_endpoints(uri, scheme));
+        }
+        Ok(target)
+    }
+
+    fn parse_target(uri: &str, endpoints: &[String]) -> Result<Target, OpError> {
         if uri.is_empty() {
             return Err(OpError::new(
                 "EINVAL",
@@ -133,7 +152,7 @@ impl Target {
         }
         if let Some((scheme, _)) = uri.split_once("://").filter(|(s, _)| SCHEMES.contains(s)) {
             debug_assert!(SCHEMES.contains(&scheme));
-            return Ok(Target::Net(Box::new(Spec::parse(uri)?)));
+            return Ok(Target::Net(Box::new(Spec::parse_with_endpoints(uri, endpoints)?)));
         }
         if let Some((scheme, _)) = uri.split_once("://") {
             let known: Vec<&str> = BACKENDS.iter().map(|b| b.uri).collect();
@@ -218,6 +237,14 @@ mod tests {
             .message
             .contains("latency=DURATION"));
         assert_eq!(Target::parse("rel/dir").unwrap(), Target::Posix("rel/dir".into()));
+        let e = Target::parse_with_endpoints("mem://", &["h1:9000".into()]).unwrap_err();
+        assert!(
+            e.message
+                .contains("the mem target 'mem://' has one way in: drop --endpoints"),
+            "{e}"
+        );
+        let e = Target::parse_with_endpoints("/tmp/x", &["h1:9000".into()]).unwrap_err();
+        assert!(e.message.contains("the posix target '/tmp/x' has one way in"), "{e}");
         let e = Target::parse("gopher://x").unwrap_err();
         assert!(e.message.contains("unknown target scheme 'gopher://'"), "{e}");
         assert!(Target::parse("file://relative").is_err());

@@ -541,6 +541,40 @@ fn target_errors_are_actionable() {
         RUNTIME,
         &["port is not a number from 1 to 65535", "hdfs://namenode:8020"],
     );
+    // --endpoints (and the workload file's `endpoints`) only where workers can spread.
+    let r = run("mem://", &["-w", "meta", "--files", "1", "--endpoints", "h1:9000"]);
+    assert_one_line(
+        &r,
+        RUNTIME,
+        &["the mem target 'mem://' has one way in: drop --endpoints"],
+    );
+    let r = run(
+        "s3://h1:9000,h2:9000/b",
+        &["-w", "meta", "--files", "1", "--endpoints", "h3:9000"],
+    );
+    assert_one_line(
+        &r,
+        RUNTIME,
+        &["(h1:9000,h2:9000) and so does --endpoints", "keep one list"],
+    );
+    let r = run(
+        "s3://b",
+        &["-w", "meta", "--files", "1", "--endpoints", "h1:9000,ftp://h2"],
+    );
+    assert_one_line(
+        &r,
+        RUNTIME,
+        &["--endpoints entry 'ftp://h2' has the scheme 'ftp'", "http://"],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("spread.toml");
+    std::fs::write(
+        &file,
+        "endpoints = [\"h1:9000\", \"h2:9000\"]\n[[job]]\nworkload = \"meta\"\nfiles = 1\n",
+    )
+    .unwrap();
+    let r = run("webdav://127.0.0.1:1/x", &[file.to_str().unwrap()]);
+    assert_one_line(&r, RUNTIME, &["the webdav target", "drop --endpoints"]);
     // Port 1 of the loopback refuses connections: the message names the cause and the fix.
     let refused = || {
         let mut cmd = Command::new(common::bin());

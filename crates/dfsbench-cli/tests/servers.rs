@@ -249,11 +249,26 @@ fn s3_workers_spread_over_several_endpoints() {
         let port = endpoint.rsplit(':').next().unwrap();
         let bucket = s.var("DFSBENCH_S3_BUCKET");
         let gateways = [format!("http://127.0.0.1:{port}"), format!("http://localhost:{port}")];
-        for target in [
-            format!("s3://127.0.0.1:{port},localhost:{port}/{bucket}/bench"),
-            format!("s3://{bucket}/bench?endpoint={}", gateways.join(",")),
+        let hosts = format!("127.0.0.1:{port},localhost:{port}");
+        let file = s.state.path().join("spread.toml");
+        let text = format!(
+            "endpoints = [\"127.0.0.1:{port}\", \"localhost:{port}\"]\n[[job]]\nworkload = \"files\"\nworkers = 5\nsizes = [\"6x4k\"]\n"
+        );
+        std::fs::write(&file, text).unwrap();
+        let file = file.display().to_string();
+        let flags = ["-w", "files", "-j", "5", "--sizes", "6x4k"];
+        let with_endpoints = [&flags[..], &["--endpoints", &hosts]].concat();
+        for (target, args) in [
+            (format!("s3://{hosts}/{bucket}/bench"), &flags[..]),
+            (
+                format!("s3://{bucket}/bench?endpoint={}", gateways.join(",")),
+                &flags[..],
+            ),
+            // The same gateways from --endpoints, and from a workload file's `endpoints`.
+            (format!("s3://{bucket}/bench"), &with_endpoints[..]),
+            (format!("s3://{bucket}/bench"), &[file.as_str()][..]),
         ] {
-            let r = s.run(&target, &["-w", "files", "-j", "5", "--sizes", "6x4k"]);
+            let r = s.run(&target, args);
             assert_eq!(r.code, Some(0), "{target}: {}", r.describe());
             let result = r.result();
             assert_eq!(result["target"]["details"]["endpoints"], gateways.join(","));

@@ -66,6 +66,14 @@ pub struct RunSpec {
     #[arg(long, value_name = "N", help_heading = "Run")]
     pub retries: Option<u32>,
 
+    /// The gateways of an s3:// or swift:// target (S3 gateways, RGWs, Swift proxies):
+    /// host:port or http(s)://host:port, comma-separated; worker w of the whole run talks to
+    /// gateway w mod n, and every phase reports each one. For s3:// the same as
+    /// s3://h1:9000,h2:9000/bucket; a Swift proxy serves the storage URL's account path.
+    #[arg(long, value_delimiter = ',', value_name = "LIST", help_heading = "Run")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub endpoints: Option<Vec<String>>,
+
     /// Reads read another client's data: the same worker of another process, a node away when
     /// there are several (IOR -C, mdtest -N), or the next worker in a single process; iterate
     /// reads another worker's previous iteration (DFS-Perf's Shuffle mode).
@@ -355,6 +363,9 @@ pub struct RunConfig {
     pub seed: u64,
     pub create_bucket: bool,
     pub retries: u32,
+    /// The gateways of the target (`--endpoints`), checked against it when it is opened.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub endpoints: Vec<String>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub null_tests: bool,
     /// Server processes whose CPU every phase records, on rank 0's host.
@@ -431,6 +442,7 @@ impl RunSpec {
             seed: over.seed.or(self.seed),
             create_bucket: over.create_bucket.or(self.create_bucket),
             retries: over.retries.or(self.retries),
+            endpoints: over.endpoints.clone().or_else(|| self.endpoints.clone()),
             workers: over.workers.or(self.workers),
             threads: over.threads.or(self.threads),
             null_tests: over.null_tests.or(self.null_tests),
@@ -533,6 +545,7 @@ pub fn validate(run: &RunSpec, jobs: &[JobSpec]) -> Result<RunConfig, ConfigErro
         seed: run.seed.unwrap_or(0x5eed_d15b_e4c4),
         create_bucket: run.create_bucket.unwrap_or(false),
         retries: run.retries.unwrap_or(0),
+        endpoints: run.endpoints.clone().unwrap_or_default(),
         null_tests: run.null_tests.unwrap_or(false),
         invalidate: run.invalidate.unwrap_or(true),
         drop_caches: match run.drop_caches.unwrap_or(false) {

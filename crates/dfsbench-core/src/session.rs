@@ -117,7 +117,8 @@ pub fn execute(
     group: &mut Group,
 ) -> Result<Outcome, StartError> {
     let run_id = agree_run_id(group, run_id)?;
-    let target = Target::parse(target_uri).map_err(|e| StartError(StartCause::Target(e.message)))?;
+    let target = Target::parse_with_endpoints(target_uri, &config.endpoints)
+        .map_err(|e| StartError(StartCause::Target(e.message)))?;
     if group.size() > 1 && matches!(target, Target::Mem { .. }) {
         return Err(StartError(StartCause::MemAcrossProcesses));
     }

@@ -26,7 +26,8 @@ use crate::storage::{
 };
 use crate::{AlignedBuf, OpError};
 
-pub use spec::{Service, Spec, SCHEMES};
+pub(crate) use spec::refuse_endpoints;
+pub use spec::{Gateway, Service, Spec, SCHEMES};
 
 /// How to open a network target.
 #[derive(Debug, Clone, Copy, Default)]
@@ -77,13 +78,19 @@ fn op_error(e: opendal::Error) -> OpError {
 #[derive(Clone)]
 enum Auth {
     None,
-    Swift { storage_url: String, token: String },
+    /// The storage URL once per proxy (one: the URL authentication gave).
+    Swift {
+        storage_urls: Vec<String>,
+        token: String,
+    },
 }
 
 /// A network target opened at the run prefix of one run.
 pub struct DalStorage {
     spec: Spec,
     auth: Auth,
+    /// The base URLs workers spread over (S3 gateways, Swift proxies); empty with one way in.
+    gateways: Vec<String>,
     run_name: String,
     caps: Capabilities,
     retries: u32,
@@ -120,7 +127,7 @@ fn join(a: &str, b: &str) -> String {
 
 impl DalStorage {
     /// Build an operator rooted at `root` (relative to the bucket, container or file system),
-    /// talking to gateway `gateway` of several (S3 with a list of endpoints; 0 otherwise).
+    /// talking to gateway `gateway` of several (S3 endpoints, Swift proxies; 0 otherwise).
     fn operator(&self, root: &str, pool: usize, gateway: usize) -> Result<Operator, OpError> {
         let root = format!("/{root}/");
         let root = root.replace("//", "/");
@@ -154,9 +161,9 @@ impl DalStorage {
                 }
                 Operator::new(b).map(|o| o.finish())
             }
-            (Service::Swift { container, .. }, Auth::Swift { storage_url, token }) => Operator::new(
+            (Service::Swift { container, .. }, Auth::Swift { storage_urls, token }) => Operator::new(
                 services::Swift::default()
-                    .endpoint(storage_url)
+                    .endpoint(&storage_urls[gateway % storage_urls.len()])
                     .container(container)
                     .root(&root)
                     .token(token),
@@ -276,20 +283,27 @@ impl DalStorage {
 
     /// Authenticate (Swift) and open the operator of the target's prefix.
     fn connect(spec: Spec, run_name: &str, opts: NetOptions) -> Result<(Self, Operator), OpError> {
-        let auth = match &spec.service {
-            Service::Swift { auth_url, .. } => {
+        let (auth, gateways) = match &spec.service {
+            Service::Swift { auth_url, proxies, .. } => {
                 let client = http_client(1)?;
                 let s = block_on(swift_auth::authenticate(&client, auth_url.as_deref()))?;
-                Auth::Swift {
-                    storage_url: s.storage_url,
-                    token: s.token,
+                let through = swift_auth::through_proxies(&s.storage_url, proxies)?;
+                let (gateways, mut storage_urls): (Vec<String>, Vec<String>) = through.into_iter().unzip();
+                if storage_urls.is_empty() {
+                    storage_urls.push(s.storage_url);
                 }
+                let auth = Auth::Swift {
+                    storage_urls,
+                    token: s.token,
+                };
+                (auth, gateways)
             }
-            _ => Auth::None,
+            _ => (Auth::None, spec.endpoints().to_vec()),
         };
         let storage = DalStorage {
             spec,
             auth,
+            gateways,
             run_name: run_name.to_string(),
             caps: Capabilities::default(),
             retries: opts.retries,
@@ -433,8 +447,8 @@ impl Storage for DalStorage {
         }
         details.insert("part_concurrency".into(), self.spec.part_concurrency.to_string());
         details.insert("retries".into(), self.retries.to_string());
-        if self.spec.endpoints().len() > 1 {
-            details.insert("endpoints".into(), self.spec.endpoints().join(","));
+        if self.gateways.len() > 1 || (self.spec.gateway_list && !self.gateways.is_empty()) {
+            details.insert("endpoints".into(), self.gateways.join(","));
         }
         TargetInfo {
             uri: self.spec.redacted.clone(),
@@ -446,7 +460,7 @@ impl Storage for DalStorage {
     }
 
     fn endpoints(&self) -> Vec<String> {
-        self.spec.endpoints().to_vec()
+        self.gateways.clone()
     }
 
     fn client(&self, worker: usize, queue_depth: usize) -> OpResult<DalClient> {

@@ -23,10 +23,14 @@ pub enum Service {
         region: Option<String>,
         virtual_host: bool,
     },
-    /// `swift://container/prefix?auth=http://host:8080/auth/v1.0` (tempauth) or Keystone via OS_*.
+    /// `swift://container/prefix?auth=http://host:8080/auth/v1.0` (tempauth) or Keystone via OS_*;
+    /// with several proxies `swift://p1:8080,p2:8080/container/prefix?auth=...`: the one storage
+    /// URL authentication gives is used on each proxy, workers spread over them round-robin.
     Swift {
         container: String,
         auth_url: Option<String>,
+        /// Empty: the storage URL's own host.
+        proxies: Vec<Gateway>,
     },
     /// `hdfs://namenode:8020/path` through the native RPC protocol.
     Hdfs { name_node: String },
@@ -51,6 +55,27 @@ impl Service {
     }
 }
 
+/// One gateway of a list (`--endpoints`, or the hosts of `s3://h1:9000,h2:9000/bucket`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Gateway {
+    /// `http` or `https` when the entry said; else the target's (S3: `tls=1`; Swift: the
+    /// storage URL's).
+    pub scheme: Option<String>,
+    /// `host:port` (`[v6]:port`), or a host alone.
+    pub authority: String,
+}
+
+impl Gateway {
+    /// The gateway's base URL, with `default_scheme` when the entry named none.
+    pub fn url(&self, default_scheme: &str) -> String {
+        format!(
+            "{}://{}",
+            self.scheme.as_deref().unwrap_or(default_scheme),
+            self.authority
+        )
+    }
+}
+
 /// A parsed network target: the service and the prefix inside it under which runs live.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Spec {
@@ -60,6 +85,9 @@ pub struct Spec {
     /// Multipart upload part size in bytes (S3) and parts in flight.
     pub part_size: Option<usize>,
     pub part_concurrency: usize,
+    /// The gateways came from a list (`--endpoints` or the URI's hosts), which results record
+    /// beside the URI.
+    pub gateway_list: bool,
     /// The URI with any password removed, for results and messages.
     pub redacted: String,
 }
@@ -83,7 +111,12 @@ fn url_problem(uri: &str, e: url::ParseError) -> String {
         "swift" => "swift://container/prefix?auth=http://host:8080/auth/v1.0",
         _ => "s3://bucket/prefix?endpoint=http://host:9000",
     };
-    let what = match e {
+    format!("{}: write e.g. {example}", url_what(e))
+}
+
+/// What the URL parser found wrong, in words.
+fn url_what(e: url::ParseError) -> String {
+    match e {
         url::ParseError::InvalidPort => "the port is not a number from 1 to 65535".to_string(),
         url::ParseError::EmptyHost => "the host is missing".to_string(),
         url::ParseError::InvalidIpv4Address | url::ParseError::InvalidIpv6Address => {
@@ -94,8 +127,7 @@ fn url_problem(uri: &str, e: url::ParseError) -> String {
         }
         url::ParseError::RelativeUrlWithoutBase => "it has no scheme".to_string(),
         other => other.to_string(),
-    };
-    format!("{what}: write e.g. {example}")
+    }
 }
 
 /// A sample value for a query option, for the message when it is empty.
@@ -110,39 +142,101 @@ fn option_example(key: &str) -> &'static str {
     }
 }
 
+/// The example of a gateway list in a URI of `scheme`.
+fn hosts_example(scheme: &str) -> &'static str {
+    if scheme == "swift" {
+        "swift://p1:8080,p2:8080/container/prefix"
+    } else {
+        "s3://h1:9000,h2:9000/bucket/prefix"
+    }
+}
+
 /// `s3://h1:9000,h2:9000/bucket/prefix?...` written as `s3://bucket/prefix?...` and its host
-/// list. A bucket name has neither `:` nor `,`, so an authority with one names gateways.
-fn hosts_form(uri: &str) -> Result<(Option<String>, Option<String>), OpError> {
-    let Some(rest) = uri.strip_prefix("s3://") else {
-        return Ok((None, None));
+/// list (the same for `swift://p1:8080,p2:8080/container/...`). A bucket name has neither `:`
+/// nor `,`, so an S3 authority with one names gateways; a Swift container may hold a `,` but
+/// never stands before a port, so a Swift authority names proxies when it has a `:`.
+fn hosts_form(uri: &str) -> Result<(Option<String>, Vec<Gateway>), OpError> {
+    let Some((scheme, rest)) = uri.split_once("://").filter(|(s, _)| matches!(*s, "s3" | "swift")) else {
+        return Ok((None, Vec::new()));
     };
     let end = rest.find(['/', '?']).unwrap_or(rest.len());
     let authority = &rest[..end];
+    let marks: &[char] = if scheme == "s3" { &[':', ','] } else { &[':'] };
     // `key:SECRET@bucket` is the bucket with credentials (refused later, and masked), not gateways.
-    if !authority.contains([':', ',']) || authority.contains('@') {
-        return Ok((None, None));
+    if !authority.contains(marks) || authority.contains('@') {
+        return Ok((None, Vec::new()));
     }
     let path = rest[end..].trim_start_matches('/');
     let (bucket, tail) = path.split_at(path.find(['/', '?']).unwrap_or(path.len()));
+    let what = if scheme == "s3" { "bucket" } else { "container" };
     if bucket.is_empty() {
         return Err(invalid(
             uri,
-            "names gateways but no bucket: write s3://h1:9000,h2:9000/bucket/prefix",
+            format!("names gateways but no {what}: write {}", hosts_example(scheme)),
         ));
     }
-    let mut hosts = Vec::new();
-    for h in authority.split(',') {
-        let url = Url::parse(&format!("http://{h}"))
-            .map_err(|e| invalid(uri, format!("gateway '{h}': {}", url_problem("s3://", e))))?;
-        if h.is_empty() || url.host_str().is_none() || url.path() != "/" || !url.username().is_empty() {
-            return Err(invalid(
-                uri,
-                format!("gateway '{h}' is not host:port: write s3://h1:9000,h2:9000/bucket/prefix"),
-            ));
-        }
-        hosts.push(h.to_string());
+    let hosts = authority
+        .split(',')
+        .map(|h| {
+            bare_gateway(h).map_err(|why| invalid(uri, format!("gateway '{h}' {why}: write {}", hosts_example(scheme))))
+        })
+        .collect::<Result<_, _>>()?;
+    Ok((Some(format!("{scheme}://{bucket}{tail}")), hosts))
+}
+
+/// `host:port` (or a host alone), or why not.
+fn bare_gateway(h: &str) -> Result<Gateway, String> {
+    let url = Url::parse(&format!("http://{h}")).map_err(|e| format!("is not host:port ({})", url_what(e)))?;
+    if h.is_empty()
+        || url.host_str().is_none()
+        || url.path() != "/"
+        || !url.username().is_empty()
+        || url.query().is_some()
+    {
+        return Err("is not host:port".into());
     }
-    Ok((Some(format!("s3://{bucket}{tail}")), Some(hosts.join(","))))
+    Ok(Gateway {
+        scheme: None,
+        authority: h.to_string(),
+    })
+}
+
+/// One entry of `--endpoints`: `host:port` or `http(s)://host:port`, or why not.
+fn listed_gateway(entry: &str) -> Result<Gateway, String> {
+    let e = entry.trim().trim_end_matches('/');
+    let Some((scheme, rest)) = e.split_once("://") else {
+        return bare_gateway(e);
+    };
+    if !matches!(scheme, "http" | "https") {
+        return Err(format!("has the scheme '{scheme}': use http:// or https://"));
+    }
+    match Url::parse(e) {
+        Ok(u) if u.host_str().is_some() && u.path() == "/" && u.username().is_empty() && u.query().is_none() => {
+            Ok(Gateway {
+                scheme: Some(scheme.to_string()),
+                authority: rest.to_string(),
+            })
+        }
+        Ok(_) => Err("has more than a host and port".into()),
+        Err(e) => Err(format!("is not a URL ({})", url_what(e))),
+    }
+}
+
+/// `--endpoints` checked entry by entry.
+fn endpoints_option(list: &[String]) -> Result<Vec<Gateway>, OpError> {
+    list.iter()
+        .map(|entry| {
+            listed_gateway(entry).map_err(|why| {
+                OpError::new(
+                    "EINVAL",
+                    format!(
+                        "--endpoints entry '{}' {why}: write --endpoints h1:9000,h2:9000 or http://h1:9000,https://h2:443",
+                        crate::redact::redact(entry.trim())
+                    ),
+                )
+            })
+        })
+        .collect()
 }
 
 /// A comma-separated `endpoint=`: each one a full URL.
@@ -161,6 +255,18 @@ fn endpoint_list(uri: &str, list: &str) -> Result<Vec<String>, OpError> {
             }
         })
         .collect()
+}
+
+/// `--endpoints` given for a target with one way in.
+pub(crate) fn refuse_endpoints(uri: &str, scheme: &str) -> OpError {
+    let backend = if scheme.is_empty() { "posix" } else { scheme };
+    OpError::new(
+        "EINVAL",
+        format!(
+            "--endpoints spreads workers over the gateways of an s3:// or swift:// target; the {backend} target '{}' has one way in: drop --endpoints",
+            crate::redact::redact(uri)
+        ),
+    )
 }
 
 fn http_endpoint(url: &Url, tls: bool, uri: &str) -> Result<String, OpError> {
@@ -183,7 +289,10 @@ impl Spec {
                 .first()
                 .cloned()
                 .unwrap_or_else(|| "https://s3.amazonaws.com".into()),
-            Service::Swift { auth_url, .. } => auth_url.clone()?,
+            Service::Swift { auth_url, proxies, .. } => match proxies.first() {
+                Some(p) => p.url("http"),
+                None => auth_url.clone()?,
+            },
             Service::Hdfs { name_node } => name_node.clone(),
             Service::Webhdfs { endpoint } | Service::Webdav { endpoint } | Service::Alluxio { endpoint } => {
                 endpoint.clone()
@@ -197,7 +306,8 @@ impl Spec {
         ))
     }
 
-    /// The endpoints workers are spread over (more than one only for S3 with several gateways).
+    /// The S3 endpoints workers are spread over (more than one with several gateways); Swift's
+    /// proxies become URLs only against the storage URL authentication gives, when it opens.
     pub fn endpoints(&self) -> &[String] {
         match &self.service {
             Service::S3 { endpoints, .. } => endpoints,
@@ -206,7 +316,35 @@ impl Spec {
     }
 
     pub fn parse(uri: &str) -> Result<Spec, OpError> {
-        let (rewritten, hosts) = hosts_form(uri)?;
+        Self::parse_with_endpoints(uri, &[])
+    }
+
+    /// The target `uri` with the gateways of `--endpoints` (none: the URI's own).
+    pub fn parse_with_endpoints(uri: &str, endpoints: &[String]) -> Result<Spec, OpError> {
+        let (rewritten, uri_hosts) = hosts_form(uri)?;
+        let listed = endpoints_option(endpoints)?;
+        let scheme = uri.split_once("://").map_or("", |(s, _)| s);
+        if !listed.is_empty() && !matches!(scheme, "s3" | "swift") {
+            return Err(refuse_endpoints(uri, scheme));
+        }
+        if !listed.is_empty() && !uri_hosts.is_empty() {
+            let hosts: Vec<&str> = uri_hosts.iter().map(|g| g.authority.as_str()).collect();
+            return Err(invalid(
+                uri,
+                format!(
+                    "names its gateways ({}) and so does --endpoints: keep one list (drop --endpoints, or write the target as {scheme}://{})",
+                    hosts.join(","),
+                    if scheme == "s3" { "bucket/prefix" } else { "container/prefix" }
+                ),
+            ));
+        }
+        let gateway_list = !listed.is_empty() || !uri_hosts.is_empty();
+        let twice = if listed.is_empty() {
+            "the gateways before the bucket and endpoint="
+        } else {
+            "--endpoints and endpoint="
+        };
+        let hosts = if listed.is_empty() { uri_hosts } else { listed };
         let url = Url::parse(rewritten.as_deref().unwrap_or(uri)).map_err(|e| invalid(uri, url_problem(uri, e)))?;
         let mut query: BTreeMap<String, String> = url.query_pairs().into_owned().collect();
         if let Some(k) = query.iter().find(|(_, v)| v.is_empty()).map(|(k, _)| k) {
@@ -219,7 +357,7 @@ impl Spec {
             ));
         }
         let prefix = url.path().trim_matches('/').to_string();
-        let hosts_given = hosts.is_some();
+        let uri_hosts_given = rewritten.is_some();
         let host = url.host_str().unwrap_or_default().to_string();
         let mut take = |k: &str| query.remove(k);
         let flag = |v: Option<String>| v.is_some_and(|v| matches!(v.as_str(), "1" | "true" | "yes"));
@@ -230,29 +368,26 @@ impl Spec {
                 }
                 let tls = flag(take("tls"));
                 let given = take("endpoint");
-                // The environment's endpoint applies when the URI names none.
-                let given = match (&hosts, given) {
-                    (None, None) => std::env::var("AWS_ENDPOINT_URL").ok(),
+                // The environment's endpoint applies when neither the URI nor --endpoints names one.
+                let given = match (hosts.is_empty(), given) {
+                    (true, None) => std::env::var("AWS_ENDPOINT_URL").ok(),
                     (_, given) => given,
                 };
                 let endpoints = match hosts {
-                    Some(hosts) if given.is_some() => {
-                        return Err(invalid(
-                            uri,
-                            format!("names its endpoints twice ({hosts} and endpoint=): keep one"),
-                        ))
+                    hosts if !hosts.is_empty() && given.is_some() => {
+                        return Err(invalid(uri, format!("names its endpoints twice ({twice}): keep one")));
                     }
-                    Some(hosts) => {
+                    hosts if !hosts.is_empty() => {
                         let scheme = if tls { "https" } else { "http" };
-                        hosts.split(',').map(|h| format!("{scheme}://{h}")).collect()
+                        hosts.iter().map(|g| g.url(scheme)).collect()
                     }
-                    None if tls => {
+                    _ if tls => {
                         return Err(invalid(
                             uri,
-                            "tls=1 applies to s3://host:port/bucket: with endpoint= write https:// in it",
+                            "tls=1 applies to the gateways of s3://host:port/bucket or --endpoints host:port: with endpoint= write https:// in it",
                         ))
                     }
-                    None => given.map(|e| endpoint_list(uri, &e)).transpose()?.unwrap_or_default(),
+                    _ => given.map(|e| endpoint_list(uri, &e)).transpose()?.unwrap_or_default(),
                 };
                 Service::S3 {
                     bucket: host,
@@ -268,6 +403,7 @@ impl Spec {
                 Service::Swift {
                     container: host,
                     auth_url: take("auth"),
+                    proxies: hosts,
                 }
             }
             "hdfs" => {
@@ -316,7 +452,8 @@ impl Spec {
             prefix,
             part_size,
             part_concurrency,
-            redacted: crate::redact::redact(if hosts_given { uri } else { url.as_str() }),
+            gateway_list,
+            redacted: crate::redact::redact(if uri_hosts_given { uri } else { url.as_str() }),
         })
     }
 }
@@ -385,6 +522,114 @@ mod tests {
         let s = Spec::parse("s3://key:secret@bucket/p").unwrap();
         assert!(matches!(&s.service, Service::S3 { bucket, .. } if bucket == "bucket"));
         assert!(!s.redacted.contains("secret"), "{}", s.redacted);
+    }
+
+    #[test]
+    fn endpoints_option_gives_the_gateways() {
+        let list = |l: &[&str]| l.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let s = Spec::parse_with_endpoints("s3://bench/runs", &list(&["10.0.0.1:9000", "https://gw2:443/"])).unwrap();
+        assert_eq!(s.endpoints(), ["http://10.0.0.1:9000", "https://gw2:443"]);
+        assert!(s.gateway_list);
+        // The same as the list in the URI.
+        let from_uri = Spec::parse("s3://10.0.0.1:9000,gw2:443/bench/runs").unwrap();
+        let from_flag = Spec::parse_with_endpoints("s3://bench/runs", &list(&["10.0.0.1:9000", "gw2:443"])).unwrap();
+        assert_eq!(
+            (from_flag.service, from_flag.prefix),
+            (from_uri.service, from_uri.prefix)
+        );
+        let s = Spec::parse_with_endpoints("s3://bench?tls=1", &list(&["gw1:443", "gw2:443"])).unwrap();
+        assert_eq!(s.endpoints(), ["https://gw1:443", "https://gw2:443"]);
+        let s = Spec::parse_with_endpoints(
+            "swift://c/p?auth=http://a:8080/auth/v1.0",
+            &list(&["p1:8080", "https://p2"]),
+        )
+        .unwrap();
+        let Service::Swift { proxies, auth_url, .. } = &s.service else {
+            panic!("{s:?}")
+        };
+        assert_eq!(auth_url.as_deref(), Some("http://a:8080/auth/v1.0"));
+        assert_eq!(
+            proxies.iter().map(|p| p.url("http")).collect::<Vec<_>>(),
+            ["http://p1:8080", "https://p2"]
+        );
+        assert_eq!(s.endpoint_address(), Some(("p1".into(), 8080)));
+    }
+
+    #[test]
+    fn several_swift_proxies_in_the_uri() {
+        let s =
+            Spec::parse("swift://10.0.0.1:8080,10.0.0.2:8080/bench/runs?auth=http://10.0.0.1:8080/auth/v1.0").unwrap();
+        let Service::Swift { container, proxies, .. } = &s.service else {
+            panic!("{s:?}")
+        };
+        assert_eq!(container, "bench");
+        assert_eq!(s.prefix, "runs");
+        let hosts: Vec<&str> = proxies.iter().map(|p| p.authority.as_str()).collect();
+        assert_eq!(hosts, ["10.0.0.1:8080", "10.0.0.2:8080"]);
+        assert!(
+            s.redacted.starts_with("swift://10.0.0.1:8080,10.0.0.2:8080/bench"),
+            "{}",
+            s.redacted
+        );
+        // A container may hold a comma; only a port makes the authority a list of proxies.
+        let s = Spec::parse("swift://a,b/p").unwrap();
+        assert!(
+            matches!(&s.service, Service::Swift { container, proxies, .. } if container == "a,b" && proxies.is_empty())
+        );
+        let e = Spec::parse("swift://p1:8080,p2:8080").unwrap_err().message;
+        assert!(
+            e.contains("no container") && e.contains("swift://p1:8080,p2:8080/container/prefix"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn endpoints_option_refusals_say_how_to_fix() {
+        let e = |uri: &str, l: &[&str]| {
+            let list: Vec<String> = l.iter().map(|s| s.to_string()).collect();
+            Spec::parse_with_endpoints(uri, &list).unwrap_err().message
+        };
+        let m = e("s3://h1:9000,h2:9000/b", &["h3:9000"]);
+        assert!(
+            m.contains("names its gateways (h1:9000,h2:9000) and so does --endpoints")
+                && m.contains("drop --endpoints"),
+            "{m}"
+        );
+        let m = e("swift://p1:8080/c", &["p2:8080"]);
+        assert!(
+            m.contains("so does --endpoints") && m.contains("swift://container/prefix"),
+            "{m}"
+        );
+        let m = e("s3://b?endpoint=http://h1:9000", &["h2:9000"]);
+        assert!(m.contains("twice (--endpoints and endpoint=): keep one"), "{m}");
+        let m = e("hdfs://nn:8020/x", &["h2:9000"]);
+        assert!(
+            m.contains("the hdfs target 'hdfs://nn:8020/x' has one way in: drop --endpoints"),
+            "{m}"
+        );
+        let m = e("s3://b", &["h1:9000", ""]);
+        assert!(
+            m.contains("--endpoints entry '' is not host:port (the host is missing)")
+                && m.contains("write --endpoints h1:9000,h2:9000"),
+            "{m}"
+        );
+        let m = e("s3://b", &["h1:99999"]);
+        assert!(
+            m.contains("'h1:99999' is not host:port (the port is not a number"),
+            "{m}"
+        );
+        let m = e("s3://b", &["ftp://h1:21"]);
+        assert!(m.contains("has the scheme 'ftp': use http:// or https://"), "{m}");
+        let m = e("s3://b", &["http://h1:9000/bucket"]);
+        assert!(
+            m.contains("'http://h1:9000/bucket' has more than a host and port"),
+            "{m}"
+        );
+        let m = e("s3://b", &["http://u:secret@h1:9000"]);
+        assert!(m.contains("more than a host and port") && !m.contains("secret"), "{m}");
+        for m in [e("s3://b", &["h1:9000/x"]), e("s3://b", &["h1:9000?a=1"])] {
+            assert!(m.contains("is not host:port"), "{m}");
+        }
     }
 
     #[test]

@@ -5,6 +5,9 @@
 
 use std::env::var;
 
+use url::{Position, Url};
+
+use super::Gateway;
 use crate::OpError;
 
 /// Where to send object requests and the token that authorises them.
@@ -115,4 +118,57 @@ async fn keystone_v3(client: &reqwest::Client, url: &str, user: &str, password: 
         .and_then(|e| e["url"].as_str().map(str::to_string))
         .ok_or_else(|| auth_error("the Keystone catalog has no public object-store endpoint"))?;
     Ok(SwiftSession { storage_url, token })
+}
+
+/// Each proxy's base URL and the storage URL through it: authentication gives one storage URL
+/// (tempauth and Keystone alike), whose account path is the same on every proxy of the
+/// cluster, so only the scheme (when the entry names one), host and port change.
+pub fn through_proxies(storage_url: &str, proxies: &[Gateway]) -> Result<Vec<(String, String)>, OpError> {
+    let url = Url::parse(storage_url)
+        .map_err(|e| auth_error(format!("the storage URL '{storage_url}' it gave is not a URL ({e})")))?;
+    let account = &url[Position::BeforePath..];
+    Ok(proxies
+        .iter()
+        .map(|p| {
+            let base = p.url(url.scheme());
+            let through = format!("{base}{account}");
+            (base, through)
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_proxy_serves_the_same_account_path() {
+        let proxies = [
+            Gateway {
+                scheme: None,
+                authority: "10.0.0.2:8080".into(),
+            },
+            Gateway {
+                scheme: Some("http".into()),
+                authority: "[fd00::3]:8081".into(),
+            },
+        ];
+        let got = through_proxies("https://lb.example:443/v1/AUTH_test", &proxies).unwrap();
+        assert_eq!(
+            got,
+            [
+                (
+                    "https://10.0.0.2:8080".to_string(),
+                    "https://10.0.0.2:8080/v1/AUTH_test".to_string()
+                ),
+                (
+                    "http://[fd00::3]:8081".to_string(),
+                    "http://[fd00::3]:8081/v1/AUTH_test".to_string()
+                ),
+            ]
+        );
+        assert!(through_proxies("https://lb/v1/AUTH_test", &[]).unwrap().is_empty());
+        let e = through_proxies("/v1/AUTH_test", &proxies).unwrap_err();
+        assert!(e.message.contains("is not a URL"), "{e}");
+    }
 }
