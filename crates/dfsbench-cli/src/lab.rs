@@ -37,7 +37,8 @@ pub enum LabCommand {
     Up {
         system: String,
         /// gluster: replica3 (default) or disperse4+2; minio: erasure (default) or s3fs (what
-        /// `lab up s3fs` starts).
+        /// `lab up s3fs` starts); swift: replica3 (default) or proxy-per-node (a proxy on every
+        /// node, for runs over several proxies).
         #[arg(long)]
         layout: Option<String>,
     },

@@ -644,6 +644,109 @@ fn swift_survives_a_storage_node_kill_and_replicates() {
     network_cluster_survives_a_node_kill(&lab, 4, 2, false);
 }
 
+/// Object requests under `path` in one proxy's own access log, by method (PUT, GET, ...).
+fn proxy_requests(log: &Path, path: &str) -> std::collections::BTreeMap<String, u64> {
+    let text = std::fs::read_to_string(log).unwrap_or_else(|e| panic!("{}: {e}", log.display()));
+    let mut by_method = std::collections::BTreeMap::new();
+    for line in text.lines() {
+        // `proxy-server: CLIENT REMOTE 25/Nov/2026/01/56/29 METHOD PATH HTTP/1.0 STATUS ...`
+        let words: Vec<&str> = line.split_whitespace().collect();
+        if let ["proxy-server:", _, _, _, method, target, ..] = words[..] {
+            if target.starts_with(path) && !target.contains(".dfsbench-run") {
+                *by_method.entry(method.to_string()).or_insert(0) += 1;
+            }
+        }
+    }
+    by_method
+}
+
+/// Swift behind a proxy on every node (`--layout proxy-per-node`): the lab's own target names
+/// every proxy, and a files workload given three of them with `--endpoints` (not node1's, which
+/// authenticates) sends each proxy exactly the requests of its workers, as the proxies' own
+/// access logs count them, and node1's proxy none.
+#[test]
+fn swift_proxies_each_serve_their_workers_share() {
+    if !lab_available("swift") {
+        return;
+    }
+    let lab = Lab::new("swift");
+    lab.ok(900, &["lab", "up", "swift", "--layout", "proxy-per-node"]);
+    let st = lab.status();
+    assert_eq!(st["health"], "ok", "{st}");
+    let nodes = st["nodes"].as_array().unwrap();
+    let proxies: Vec<String> = nodes
+        .iter()
+        .map(|n| format!("{}:8080", n["addr"].as_str().unwrap()))
+        .collect();
+    let auth = format!("http://{}/auth/v1.0", proxies[0]);
+    assert_eq!(
+        st["targets"][0],
+        format!("swift://{}/dfsbench?auth={auth}", proxies.join(",")),
+        "{st}"
+    );
+    lab.net_files_clean("lab:swift-swift", std::time::Duration::ZERO);
+
+    let used = &proxies[1..];
+    let result = lab.dir.path().join("spread.json").display().to_string();
+    let target = format!("swift://dfsbench/spread?auth={auth}");
+    let list = used.join(",");
+    let args = [
+        "run",
+        "-t",
+        &target,
+        "--endpoints",
+        &list,
+        "-w",
+        "files",
+        "--files",
+        "10",
+        "--file-size",
+        "64k",
+        "-j",
+        "6",
+        "-q",
+        "-o",
+        &result,
+    ];
+    let out = lab.net_command(&args).output().expect("run dfsbench");
+    assert!(out.status.success(), "files over three proxies: {}", describe(&out));
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&result).unwrap()).unwrap();
+    let urls: Vec<String> = used.iter().map(|p| format!("http://{p}")).collect();
+    assert_eq!(v["target"]["details"]["endpoints"], urls.join(","));
+    // The run's objects: /v1/<account>/dfsbench/spread/dfsbench-<run id>/...
+    let run_path = format!("/dfsbench/{}/", v["target"]["run_path"].as_str().unwrap());
+    let log = |i: usize| lab.dir.path().join(format!("swift/node{}/proxy-server.log", i + 1));
+    // AUTH_test: tempauth's account of test:tester.
+    let path = format!("/v1/AUTH_test{run_path}");
+    assert!(
+        proxy_requests(&log(0), &path).is_empty(),
+        "node1's proxy served the run's objects"
+    );
+    let method_of = |label: &str| match label.split_whitespace().next() {
+        Some("write") => "PUT",
+        Some("read") => "GET",
+        Some("delete") => "DELETE",
+        _ => panic!("a files phase named {label}"),
+    };
+    let counted: Vec<_> = (1..proxies.len()).map(|i| proxy_requests(&log(i), &path)).collect();
+    for p in v["phases"].as_array().unwrap().iter().filter(|p| p["prepare"] != true) {
+        let eps = p["endpoints"].as_array().expect("per-proxy figures");
+        assert_eq!(eps.len(), used.len(), "{}", p["label"]);
+        let method = method_of(p["label"].as_str().unwrap());
+        for (e, seen) in eps.iter().zip(&counted) {
+            // 6 workers over 3 proxies: 2 each, 10 files each.
+            assert_eq!(e["workers"], 2, "{e}");
+            assert_eq!(e["ops"], 20, "{e}");
+            assert_eq!(
+                seen.get(method).copied(),
+                Some(20),
+                "{} {method}: {seen:?}",
+                e["endpoint"]
+            );
+        }
+    }
+}
+
 #[test]
 fn hdfs_survives_a_datanode_kill_and_re_replicates() {
     if !lab_available("hdfs") {

@@ -439,7 +439,16 @@ impl Role {
     /// The node roles (as `nodes()` names them) that do this.
     fn roles(self) -> &'static [&'static str] {
         match self {
-            Role::Storage => &["brick", "chunkserver", "datanode", "osd", "minio", "storage", "worker"],
+            Role::Storage => &[
+                "brick",
+                "chunkserver",
+                "datanode",
+                "osd",
+                "minio",
+                "storage",
+                "storage+proxy",
+                "worker",
+            ],
             Role::Metadata => &["master", "namenode", "mon+mgr+mds+rgw", "master+proxy"],
         }
     }

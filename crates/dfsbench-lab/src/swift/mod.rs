@@ -1,7 +1,9 @@
 //! OpenStack Swift: the proxy (tempauth + s3api, with memcached) on node1; account, container
 //! and object servers on node2..4, each node one zone with one device, rings of 3 replicas.
 //! Every storage node also runs its replicators, the object updater and an rsync daemon, so a
-//! restarted or wiped node gets its copies back by itself.
+//! restarted or wiped node gets its copies back by itself. The layout `proxy-per-node` runs a
+//! proxy on every storage node too, as clusters served by several proxies do; they share
+//! node1's memcached, so a token any of them issued is valid on all.
 
 use std::fs;
 use std::path::PathBuf;
@@ -44,8 +46,26 @@ const DAEMONS: &[(&str, &str)] = &[
 
 pub struct Swift;
 
+/// The layout with a proxy on every node, beside node1's.
+const PROXY_PER_NODE: &str = "proxy-per-node";
+
+/// node1: the proxy that authenticates, and memcached.
 fn proxy(state: &State) -> &NodeState {
     &state.nodes[0]
+}
+
+fn runs_proxy(node: &NodeState) -> bool {
+    node.role == "proxy" || node.role == "storage+proxy"
+}
+
+/// Every node that runs a proxy, node1 first.
+fn proxies(state: &State) -> impl Iterator<Item = &NodeState> {
+    state.nodes.iter().filter(|n| runs_proxy(n))
+}
+
+/// tempauth keeps its tokens in memcached: one, on node1, for every proxy.
+fn memcache_server(state: &State) -> String {
+    format!("{}:11211", proxy(state).addr)
 }
 
 /// Rings, swift.conf and dispersion.conf: one folder shared by every node (never /etc/swift).
@@ -67,7 +87,11 @@ fn device(node: &NodeState) -> PathBuf {
 }
 
 fn proxy_url(state: &State) -> String {
-    format!("http://{}:{PROXY_PORT}", proxy(state).addr)
+    node_proxy_url(proxy(state))
+}
+
+fn node_proxy_url(node: &NodeState) -> String {
+    format!("http://{}:{PROXY_PORT}", node.addr)
 }
 
 fn mkdirs(dirs: &[PathBuf]) -> Result<()> {
@@ -121,7 +145,16 @@ fn http_status(url: &str) -> Option<u16> {
         .filter(|&c| c > 0)
 }
 
+/// A storage node's servers and daemons, and its proxy if it runs one.
 fn start_storage_node(state: &State, node: &NodeState) -> Result<()> {
+    start_storage_servers(state, node)?;
+    if runs_proxy(node) {
+        start_proxy(state, node)?;
+    }
+    Ok(())
+}
+
+fn start_storage_servers(state: &State, node: &NodeState) -> Result<()> {
     mkdirs(&[device(node), node.data_dir.join("recon")])?;
     let dir = node.data_dir.display().to_string();
     let devices_arg = devices(node).display().to_string();
@@ -182,16 +215,18 @@ fn start_storage_node(state: &State, node: &NodeState) -> Result<()> {
     Ok(())
 }
 
-fn start_proxy(state: &State) -> Result<()> {
-    let p = proxy(state);
+/// The proxy of node `p` (with memcached on node1); its log, access lines included, is
+/// `proxy-server.log` in the node's directory.
+fn start_proxy(state: &State, p: &NodeState) -> Result<()> {
     mkdirs(std::slice::from_ref(&p.data_dir))?;
-    // tempauth keeps its tokens in memcached, which only the proxy uses: inside node1.
-    spawn_in(
-        Some(&p.netns),
-        "memcached",
-        &["-l", "127.0.0.1", "-p", "11211", "-U", "0", "-m", "64", "-u", "root"],
-        &p.data_dir.join("memcached.log"),
-    )?;
+    if p.name == proxy(state).name {
+        spawn_in(
+            Some(&p.netns),
+            "memcached",
+            &["-l", &p.addr, "-p", "11211", "-U", "0", "-m", "64", "-u", "root"],
+            &p.data_dir.join("memcached.log"),
+        )?;
+    }
     let conf = p.data_dir.join("proxy-server.conf");
     let text = render(
         PROXY_CONF,
@@ -199,6 +234,7 @@ fn start_proxy(state: &State) -> Result<()> {
             ("swift_dir", &swift_dir(state).display().to_string()),
             ("addr", &p.addr),
             ("port", &PROXY_PORT.to_string()),
+            ("memcache", &memcache_server(state)),
         ],
     );
     sys::write(&conf, &text)?;
@@ -209,10 +245,12 @@ fn start_proxy(state: &State) -> Result<()> {
         &[&conf_arg, "-v"],
         &p.data_dir.join("proxy-server.log"),
     )?;
-    let health = format!("{}/healthcheck", proxy_url(state));
-    wait_for("the Swift proxy's healthcheck", START_LIMIT, || {
-        (http_status(&health) == Some(200)).then_some(())
-    })
+    let health = format!("{}/healthcheck", node_proxy_url(p));
+    wait_for(
+        &format!("the Swift proxy's healthcheck on {}", p.name),
+        START_LIMIT,
+        || (http_status(&health) == Some(200)).then_some(()),
+    )
 }
 
 /// tempauth: the storage URL and token for test:tester.
@@ -281,10 +319,15 @@ impl System for Swift {
         ]
     }
     fn layouts(&self) -> &'static [&'static str] {
-        &["replica3"]
+        &["replica3", PROXY_PER_NODE]
     }
-    fn nodes(&self, _layout: &str) -> Vec<&'static str> {
-        vec!["proxy", "storage", "storage", "storage"]
+    fn nodes(&self, layout: &str) -> Vec<&'static str> {
+        let storage = if layout == PROXY_PER_NODE {
+            "storage+proxy"
+        } else {
+            "storage"
+        };
+        vec!["proxy", storage, storage, storage]
     }
 
     fn up(&self, state: &mut State) -> Result<()> {
@@ -292,7 +335,7 @@ impl System for Swift {
         for node in &state.nodes[1..] {
             start_storage_node(state, node)?;
         }
-        start_proxy(state)?;
+        start_proxy(state, proxy(state))?;
         wait_for(
             "a Swift write + read through the proxy (tempauth, container dfsbench)",
             START_LIMIT,
@@ -310,7 +353,7 @@ impl System for Swift {
     fn start_node(&self, state: &mut State, node: &str) -> Result<()> {
         let n = state.node(node)?.clone();
         if n.role == "proxy" {
-            return start_proxy(state);
+            return start_proxy(state, &n);
         }
         start_storage_node(state, &n)
     }
@@ -347,6 +390,15 @@ impl System for Swift {
 
     fn targets(&self, state: &State) -> Vec<String> {
         let url = proxy_url(state);
+        let all: Vec<String> = proxies(state).map(|p| format!("{}:{PROXY_PORT}", p.addr)).collect();
+        if all.len() > 1 {
+            // Every proxy, workers spread over them; node1's authenticates.
+            let all = all.join(",");
+            return vec![
+                format!("swift://{all}/{CONTAINER}?auth={url}/auth/v1.0"),
+                format!("s3://{all}/{CONTAINER}?region=us-east-1"),
+            ];
+        }
         vec![
             format!("swift://{CONTAINER}?auth={url}/auth/v1.0"),
             format!("s3://{CONTAINER}?endpoint={url}&region=us-east-1"),
