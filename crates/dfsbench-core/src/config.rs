@@ -896,6 +896,27 @@ mod tests {
         assert_eq!(config(&back), config(&file));
     }
 
+    #[test]
+    fn endpoints_come_from_the_file_unless_the_flag_gives_them() {
+        let file = parse_workload_file(
+            "w.toml",
+            "endpoints = [\"h1:9000\", \"h2:9000\"]\n[[job]]\nworkload = \"meta\"\n",
+        )
+        .unwrap();
+        let from_file = validate(&file.run.merge(&RunSpec::default()), &file.jobs).unwrap();
+        assert_eq!(from_file.endpoints, ["h1:9000", "h2:9000"]);
+        let flag = RunSpec {
+            endpoints: Some(vec!["h3:9000".into()]),
+            ..Default::default()
+        };
+        assert_eq!(
+            validate(&file.run.merge(&flag), &file.jobs).unwrap().endpoints,
+            ["h3:9000"]
+        );
+        let none = validate(&RunSpec::default(), &file.jobs).unwrap();
+        assert!(serde_json::to_value(&none).unwrap().get("endpoints").is_none());
+    }
+
     fn spec(workload: &str) -> JobSpec {
         let mut job = JobSpec::default();
         job.settings.workload = Some(workload.into());
