@@ -134,10 +134,20 @@ if [ "$SOAK" -gt 0 ]; then
         samples+=("$r")
         printf '  %5ss %8s MiB\n' "$((${#samples[@]} * SAMPLE))" "$(mib "$r")"
     done
-    wait "$pid" || die "the soak run failed"
+    # A run with failed operations exits non-zero: its RSS figures still stand, and its errors
+    # are shown before the work folder goes.
+    failed=""
+    wait "$pid" || failed=1
     if [ "${#samples[@]}" -ge 2 ]; then
         printf '%s\n' "${samples[@]}" | awk -v n="${#samples[@]}" '
             NR == 2 { first = $1 } { last = $1; if ($1 > max) max = $1 }
             END { printf "soak: RSS from the 2nd sample %.1f MiB to the last %.1f MiB (max %.1f MiB, %d samples)\n", first/1024, last/1024, max/1024, n }'
+    fi
+    if [ -n "$failed" ]; then
+        python3 -c 'import json, sys
+for p in json.load(open(sys.argv[1])).get("phases", []):
+    e = p.get("errors", {})
+    print(f"soak: phase {p.get(\"label\")}: {e.get(\"total\", 0)} errors {e.get(\"by_kind\", {})}")' "$WORK/soak.json" || true
+        die "the soak run failed"
     fi
 fi
