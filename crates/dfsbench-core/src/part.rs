@@ -16,8 +16,8 @@ use crate::faults::stalls::Quiet;
 use crate::host::CpuSample;
 use crate::plan::Phase;
 use crate::stats::{
-    add_vec, coarsen, merge_errors, merge_histograms, PhaseControl, ThreadStats, WorkerPhase, FINE_SERIES_INTERVAL,
-    SERIES_INTERVAL,
+    add_vec, coarsen, merge_errors, merge_histograms, Buckets, Latencies, PhaseControl, WorkerPhase,
+    FINE_SERIES_INTERVAL, SERIES_INTERVAL,
 };
 use dfsbench_result::histogram::{deserialize, latency, new_histogram, serialize};
 use dfsbench_result::{
@@ -188,7 +188,7 @@ fn server_cpu(cpu0: &CpuSample, cpu1: &CpuSample) -> Option<ServerCpu> {
 
 /// This rank's workers summed per gateway: worker `w` talks to `endpoints[w % len]` (the rule
 /// of `Storage::endpoints`).
-fn endpoint_parts(endpoints: &[String], workers: &[WorkerPhase], hists: &[ThreadStats]) -> Vec<EndpointPart> {
+fn endpoint_parts(endpoints: &[String], workers: &[WorkerPhase], latencies: &Latencies) -> Vec<EndpointPart> {
     if endpoints.len() < 2 {
         return Vec::new();
     }
@@ -203,7 +203,7 @@ fn endpoint_parts(endpoints: &[String], workers: &[WorkerPhase], hists: &[Thread
                 ops: mine.iter().flat_map(|w| &w.classes).map(|c| c.ops).sum(),
                 bytes: mine.iter().flat_map(|w| &w.classes).map(|c| c.bytes).sum(),
                 errors: mine.iter().map(|w| w.errors.total).sum(),
-                hist: serialize(&merge_histograms(hists.iter().flat_map(|h| &h.classes[i]))),
+                hist: serialize(&merge_histograms(&latencies.classes[i])),
             })
         })
         .collect()
@@ -217,7 +217,8 @@ pub fn rank_part(
     threads: usize,
     ctl: &PhaseControl,
     mut workers: Vec<WorkerPhase>,
-    hists: &[ThreadStats],
+    latencies: &Latencies,
+    series: &[Buckets],
     endpoints: &[String],
     stable_at_s: Option<f64>,
     cpu0: &CpuSample,
@@ -231,16 +232,13 @@ pub fn rank_part(
         .map(|c| ClassPart {
             ops: workers.iter().map(|w| w.classes[c].ops).sum(),
             bytes: workers.iter().map(|w| w.classes[c].bytes).sum(),
-            hist: serialize(&merge_histograms(
-                hists.iter().flat_map(|h| &h.classes).filter_map(|row| row.get(c)),
-            )),
+            hist: serialize(&merge_histograms(latencies.classes.iter().filter_map(|row| row.get(c)))),
         })
         .collect();
-    let ttfb: Vec<&Histogram<u64>> = hists.iter().filter_map(|h| h.ttfb.as_ref()).collect();
-    let ttfb = (!ttfb.is_empty()).then(|| serialize(&merge_histograms(ttfb)));
-    let service: Vec<&Histogram<u64>> = hists.iter().filter_map(|h| h.service.as_ref()).collect();
-    let service = (!service.is_empty()).then(|| serialize(&merge_histograms(service)));
-    let (series, fine_series) = collect_series(ctl, hists);
+    // Serialized with the bounds of every other rank's (new_histogram's), not a growing one's.
+    let ttfb = latencies.ttfb.as_ref().map(|h| serialize(&merge_histograms([h])));
+    let service = latencies.service.as_ref().map(|h| serialize(&merge_histograms([h])));
+    let (series, fine_series) = collect_series(ctl, series);
     let start_s = clock(ctl.start);
     let quiet = workers
         .iter_mut()
@@ -284,7 +282,7 @@ pub fn rank_part(
         cpu_sys_s: cpu1.own.1 - cpu0.own.1,
         server_cpu: server_cpu(cpu0, cpu1),
         workers: Vec::new(),
-        endpoints: endpoint_parts(endpoints, &workers, hists),
+        endpoints: endpoint_parts(endpoints, &workers, latencies),
         existing: workers.iter().map(|w| (w.worker, w.existing.clone())).collect(),
         interrupted: ctl.interrupted(),
         aborted: ctl.aborted(),
@@ -318,7 +316,7 @@ pub fn rank_part(
 
 /// The workers' series added up: the 1 s series, and the 100 ms one it is summed from when
 /// the phase keeps one.
-fn collect_series(ctl: &PhaseControl, threads: &[ThreadStats]) -> (Series, Option<Series>) {
+fn collect_series(ctl: &PhaseControl, threads: &[Buckets]) -> (Series, Option<Series>) {
     let width = if ctl.fine_series {
         FINE_SERIES_INTERVAL
     } else {
@@ -329,7 +327,7 @@ fn collect_series(ctl: &PhaseControl, threads: &[ThreadStats]) -> (Series, Optio
         ..Series::default()
     };
     for t in threads {
-        t.series.add_into(&mut series);
+        t.add_into(&mut series);
     }
     if !ctl.fine_series {
         return (series, None);

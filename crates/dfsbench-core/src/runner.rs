@@ -30,7 +30,7 @@ use crate::host::{cpu_sample, thread_limit};
 use crate::load::Stable;
 use crate::part::{combine, rank_part, RankPart};
 use crate::plan::{phases, Phase};
-use crate::stats::{Live, PhaseControl, ThreadStats, WorkerPhase, SERIES_INTERVAL};
+use crate::stats::{series_of, Buckets, Latencies, Live, PhaseControl, WorkerPhase, SERIES_INTERVAL};
 use crate::worker::{JobContext, Worker};
 use dfsbench_result::{validity_reasons, PhaseCache, PhaseResult};
 
@@ -388,8 +388,10 @@ struct Crew {
     barrier: Gate,
     /// The phase to run; None tells the threads to leave.
     current: Mutex<Option<Current>>,
-    /// What the workers measured in the phase that ended, and each thread's histograms.
-    collected: Mutex<(Vec<WorkerPhase>, Vec<ThreadStats>)>,
+    /// What the workers measured in the phase that ended, and each thread's series.
+    collected: Mutex<(Vec<WorkerPhase>, Vec<Buckets>)>,
+    /// The exact latencies of every worker of the phase: set before it starts, taken after.
+    latencies: Mutex<Latencies>,
     /// A worker thread that could not open its client or start says why here.
     client_error: Mutex<Option<String>>,
 }
@@ -453,6 +455,7 @@ fn run_job<S: Storage>(
         barrier: Gate::new(run.threads + 1),
         current: Mutex::new(None),
         collected: Mutex::new((Vec::new(), Vec::new())),
+        latencies: Mutex::default(),
         client_error: Mutex::new(None),
     };
     let ctx = JobContext::new(config, job, index, run.total_workers);
@@ -555,11 +558,7 @@ impl<'a, S: Storage> JobRun<'a, S> {
             let Some(cur) = crew.current.lock().expect("lock").clone() else {
                 break;
             };
-            let shared = RefCell::new(ThreadStats::new(
-                &cur.ctl,
-                self.storage.endpoints().len(),
-                cur.phase.classes.len(),
-            ));
+            let series = RefCell::new(series_of(&cur.ctl));
             let out = rt.block_on(join_all(workers.iter_mut().map(|w| {
                 let local = w.id - self.base;
                 w.run_phase(
@@ -567,7 +566,8 @@ impl<'a, S: Storage> JobRun<'a, S> {
                     &cur.phase,
                     &cur.ctl,
                     &crew.lives[local],
-                    &shared,
+                    &series,
+                    &crew.latencies,
                     cur.source_of(local),
                 )
             })));
@@ -575,7 +575,7 @@ impl<'a, S: Storage> JobRun<'a, S> {
                 // Released before the barrier: every thread adds its own.
                 let mut collected = crew.collected.lock().expect("lock");
                 collected.0.extend(out);
-                collected.1.push(shared.into_inner());
+                collected.1.push(series.into_inner());
             }
             let _ = done_tx.send(());
             if !crew.barrier.wait() {
@@ -700,6 +700,7 @@ impl<'a, S: Storage> JobRun<'a, S> {
         if let Some(t) = self.timeline {
             t.phase_started(self.index, phase, ctl.start);
         }
+        *crew.latencies.lock().expect("lock") = Latencies::new(self.storage.endpoints().len(), phase.classes.len());
         *crew.current.lock().expect("lock") = Some(Current {
             phase: phase.clone(),
             ctl: ctl.clone(),
@@ -745,13 +746,15 @@ impl<'a, S: Storage> JobRun<'a, S> {
         });
         crew.barrier.wait();
         let cpu1 = cpu_sample(watched);
-        let (workers, hists) = std::mem::take(&mut *crew.collected.lock().expect("lock"));
+        let (workers, series) = std::mem::take(&mut *crew.collected.lock().expect("lock"));
+        let latencies = std::mem::take(&mut *crew.latencies.lock().expect("lock"));
         rank_part(
             group.rank(),
             self.threads,
             &ctl,
             workers,
-            &hists,
+            &latencies,
+            &series,
             &self.storage.endpoints(),
             stable_at,
             &cpu0,

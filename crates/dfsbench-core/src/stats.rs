@@ -266,33 +266,54 @@ pub struct ClassStats {
     pub bytes: u64,
 }
 
-/// What every worker one thread carries measures together in a phase: the exact latency
-/// histograms per gateway of the target (worker `w` talks to gateway `w mod n`) and class of
-/// operation, the time to first byte, the service time, and the series of completions. Sharing
-/// them keeps memory flat in the workers: at 256 workers of 4 KiB S3 requests, histograms per
-/// worker held 127 of the process's 145 MiB, and a series per worker grows by 24 bytes a
-/// second each.
-pub struct ThreadStats {
+/// The exact latency histograms of one process's workers in one phase: per gateway of the
+/// target (worker `w` talks to gateway `w mod n`) and class of operation, the time to first
+/// byte and the service time. One set for every worker of the process keeps memory flat in
+/// the workers whatever carries them: a histogram per worker held 127 of 145 MiB at 256 S3
+/// workers, and one per thread 80 of 97 MiB at 256 file:// workers (a blocking backend runs a
+/// thread per worker). Workers add their latencies in batches ([`Recorder`]), so the lock is
+/// taken once per [`BATCH`] operations, after they were timed.
+#[derive(Default)]
+pub struct Latencies {
     /// `[gateway][class]`, growing histograms (see [`new_growing_histogram`]).
     pub classes: Vec<Vec<Histogram<u64>>>,
     pub ttfb: Option<Histogram<u64>>,
     pub service: Option<Histogram<u64>>,
-    /// Every completion and error by interval, ramp-up included: 1 s, or 100 ms with
-    /// `fine_series`.
-    pub series: Buckets,
 }
 
-impl ThreadStats {
-    pub fn new(ctl: &PhaseControl, endpoints: usize, classes: usize) -> Self {
-        ThreadStats {
+impl Latencies {
+    pub fn new(endpoints: usize, classes: usize) -> Self {
+        Latencies {
             classes: (0..endpoints.max(1))
                 .map(|_| (0..classes).map(|_| new_growing_histogram()).collect())
                 .collect(),
             ttfb: None,
             service: None,
-            series: series_of(ctl),
         }
     }
+
+    /// Add a batch of one worker's latencies; `endpoint` is its row of `classes`.
+    fn add(&mut self, endpoint: usize, batch: &[(Slot, u64)]) {
+        for &(slot, ns) in batch {
+            let hist = match slot {
+                Slot::Class(c) => &mut self.classes[endpoint][c],
+                Slot::Ttfb => self.ttfb.get_or_insert_with(new_growing_histogram),
+                Slot::Service => self.service.get_or_insert_with(new_growing_histogram),
+            };
+            record_latency(hist, ns);
+        }
+    }
+}
+
+/// Latencies a worker holds before adding them to its process's [`Latencies`].
+pub const BATCH: usize = 128;
+
+/// Which histogram of [`Latencies`] a held latency goes to.
+#[derive(Clone, Copy)]
+enum Slot {
+    Class(usize),
+    Ttfb,
+    Service,
 }
 
 /// One worker's own latency over its phase, for its line in the workers table.
@@ -316,8 +337,8 @@ impl WorkerLatency {
     }
 }
 
-/// A worker's own histogram, when its thread carries others: two significant digits (1%, about
-/// 1 KiB per doubling of latency), enough for a line of the workers table.
+/// A worker's own histogram: two significant digits (1%, about 1 KiB per doubling of latency),
+/// enough for a line of the workers table.
 fn worker_histogram() -> Histogram<u64> {
     let mut hist = Histogram::new_with_bounds(1, 2, 2).expect("valid histogram bounds");
     hist.auto(true);
@@ -338,8 +359,8 @@ pub struct WorkerPhase {
     pub stonewall_bytes: u64,
     pub verified_bytes: u64,
     pub mismatches: u64,
-    /// Latency of this worker's successful operations (the exact ones are its thread's
-    /// [`ThreadStats`]).
+    /// Latency of this worker's successful operations, to 2 significant digits (the exact
+    /// ones are its process's [`Latencies`]).
     pub latency: WorkerLatency,
     /// Requests retried after a temporary failure (with --retries).
     pub retries: u64,
@@ -356,7 +377,9 @@ pub struct WorkerPhase {
     pub gaps: Option<GapLog>,
 }
 
-fn series_of(ctl: &PhaseControl) -> Buckets {
+/// The series of completions and errors a worker thread counts in a phase, by interval, ramp-up
+/// included: 1 s, or 100 ms with `fine_series`.
+pub fn series_of(ctl: &PhaseControl) -> Buckets {
     let expected = ctl.deadline.map(|d| d.saturating_duration_since(ctl.start));
     if ctl.fine_series {
         Buckets::new(ctl.start, FINE_SERIES_INTERVAL, expected).by_kind()
@@ -370,11 +393,15 @@ pub struct Recorder<'a> {
     ctl: &'a PhaseControl,
     live: &'a Live,
     class_names: &'static [&'static str],
-    shared: &'a RefCell<ThreadStats>,
-    /// This worker's row of `shared.classes`.
+    /// The series of the thread that carries this worker (see [`series_of`]).
+    series: &'a RefCell<Buckets>,
+    latencies: &'a Mutex<Latencies>,
+    /// Latencies not yet added to `latencies`.
+    held: Vec<(Slot, u64)>,
+    /// This worker's row of `latencies.classes`.
     endpoint: usize,
-    /// This worker's own histogram, when `shared` holds other workers' operations too.
-    own: Option<Histogram<u64>>,
+    /// This worker's own histogram, to 2 significant digits.
+    own: Histogram<u64>,
     /// Whether service times are kept apart (the phase runs at a rate).
     service: bool,
     out: WorkerPhase,
@@ -386,25 +413,26 @@ pub struct Recorder<'a> {
 }
 
 impl<'a> Recorder<'a> {
-    /// `live` must read zero: the runner resets it before the phase starts. `shared` has a
-    /// row per gateway and a histogram per class; `alone` says this worker is the only one
-    /// recording into it.
+    /// `live` must read zero: the runner resets it before the phase starts. `latencies` has a
+    /// row per gateway and a histogram per class; `series` is the carrying thread's.
     pub fn new(
         worker: usize,
         classes: &'static [&'static str],
         ctl: &'a PhaseControl,
         live: &'a Live,
-        shared: &'a RefCell<ThreadStats>,
-        alone: bool,
+        series: &'a RefCell<Buckets>,
+        latencies: &'a Mutex<Latencies>,
     ) -> Self {
-        let endpoint = worker % shared.borrow().classes.len();
+        let endpoint = worker % latencies.lock().expect("lock").classes.len();
         Recorder {
             ctl,
             live,
             class_names: classes,
-            shared,
+            series,
+            latencies,
+            held: Vec::with_capacity(BATCH),
             endpoint,
-            own: (!alone).then(worker_histogram),
+            own: worker_histogram(),
             service: false,
             out: WorkerPhase {
                 worker,
@@ -444,10 +472,7 @@ impl<'a> Recorder<'a> {
         self.live_bytes += bytes;
         self.live.ops.store(self.live_ops, Relaxed);
         self.live.bytes.store(self.live_bytes, Relaxed);
-        // A copy of the reference: the guard borrows the thread's cell, not `self`.
-        let shared = self.shared;
-        let mut shared = shared.borrow_mut();
-        shared.series.add(end, bytes);
+        self.series.borrow_mut().add(end, bytes);
         if let Some(g) = &mut self.out.gaps {
             g.complete(end.saturating_duration_since(self.ctl.start).as_nanos() as u64);
         }
@@ -459,10 +484,8 @@ impl<'a> Recorder<'a> {
             self.snapshot_stonewall();
         }
         let ns = end.saturating_duration_since(start).as_nanos() as u64;
-        record_latency(&mut shared.classes[self.endpoint][class], ns);
-        if let Some(own) = &mut self.own {
-            record_latency(own, ns);
-        }
+        self.hold(Slot::Class(class), ns);
+        record_latency(&mut self.own, ns);
         let c = &mut self.out.classes[class];
         c.ops += 1;
         c.bytes += bytes;
@@ -485,9 +508,23 @@ impl<'a> Recorder<'a> {
     pub fn record_op(&mut self, class: usize, intended: Instant, start: Instant, end: Instant, bytes: u64) {
         self.record(class, intended, end, bytes);
         if self.service && self.ctl.ramp_end.is_none_or(|r| intended >= r) {
-            let mut shared = self.shared.borrow_mut();
-            let service = shared.service.get_or_insert_with(new_growing_histogram);
-            record_latency(service, end.saturating_duration_since(start).as_nanos() as u64);
+            self.hold(Slot::Service, end.saturating_duration_since(start).as_nanos() as u64);
+        }
+    }
+
+    /// Keep a latency for the process's histograms; add the batch once it is full.
+    #[inline]
+    fn hold(&mut self, slot: Slot, ns: u64) {
+        self.held.push((slot, ns));
+        if self.held.len() >= BATCH {
+            self.add_held();
+        }
+    }
+
+    fn add_held(&mut self) {
+        if !self.held.is_empty() {
+            self.latencies.lock().expect("lock").add(self.endpoint, &self.held);
+            self.held.clear();
         }
     }
 
@@ -507,9 +544,10 @@ impl<'a> Recorder<'a> {
         if self.ctl.ramp_end.is_some_and(|r| start < r) {
             return;
         }
-        let mut shared = self.shared.borrow_mut();
-        let ttfb = shared.ttfb.get_or_insert_with(new_growing_histogram);
-        record_latency(ttfb, first_byte.saturating_duration_since(start).as_nanos() as u64);
+        self.hold(
+            Slot::Ttfb,
+            first_byte.saturating_duration_since(start).as_nanos() as u64,
+        );
     }
 
     /// Note the I/O engine the worker's file runs on.
@@ -573,7 +611,7 @@ impl<'a> Recorder<'a> {
             });
         }
         self.live.errors.store(e.total, Relaxed);
-        self.shared.borrow_mut().series.add_error(at, err.kind);
+        self.series.borrow_mut().add_error(at, err.kind);
         self.ctl.count_error();
     }
 
@@ -584,16 +622,8 @@ impl<'a> Recorder<'a> {
         if !self.stonewalled {
             self.snapshot_stonewall();
         }
-        self.out.latency = match &self.own {
-            Some(own) => WorkerLatency::of(own),
-            None => {
-                let mut mine = new_growing_histogram();
-                for h in &self.shared.borrow().classes[self.endpoint] {
-                    mine.add(h).expect("a growing histogram takes every other");
-                }
-                WorkerLatency::of(&mine)
-            }
-        };
+        self.add_held();
+        self.out.latency = WorkerLatency::of(&self.own);
         self.out
     }
 }
@@ -684,8 +714,8 @@ mod tests {
         let start = Instant::now();
         let ctl = PhaseControl::new(start, None, Duration::ZERO, 2, &NO);
         let live = Live::default();
-        let shared = RefCell::new(ThreadStats::new(&ctl, 1, 1));
-        let mut r = Recorder::new(0, &["write"], &ctl, &live, &shared, true);
+        let (series, lat) = (RefCell::new(series_of(&ctl)), Mutex::new(Latencies::new(1, 1)));
+        let mut r = Recorder::new(0, &["write"], &ctl, &live, &series, &lat);
         r.record(0, start, start + Duration::from_micros(5), 4096);
         r.record(0, start, start + Duration::from_micros(7), 4096);
         assert_eq!(live.ops.load(Relaxed), 2);
@@ -703,19 +733,19 @@ mod tests {
     }
 
     #[test]
-    fn workers_of_a_thread_share_exact_histograms_per_gateway_and_keep_their_own_summary() {
+    fn workers_share_exact_histograms_per_gateway_and_keep_their_own_summary() {
         let start = Instant::now();
         let ctl = PhaseControl::new(start, None, Duration::ZERO, 0, &NO);
         let (live0, live1) = (Live::default(), Live::default());
-        let shared = RefCell::new(ThreadStats::new(&ctl, 2, 2));
-        let mut a = Recorder::new(4, &["read", "write"], &ctl, &live0, &shared, false);
-        let mut b = Recorder::new(7, &["read", "write"], &ctl, &live1, &shared, false);
+        let (series, lat) = (RefCell::new(series_of(&ctl)), Mutex::new(Latencies::new(2, 2)));
+        let mut a = Recorder::new(4, &["read", "write"], &ctl, &live0, &series, &lat);
+        let mut b = Recorder::new(7, &["read", "write"], &ctl, &live1, &series, &lat);
         let us = Duration::from_micros;
         a.record(0, start, start + us(10), 1);
         a.record(1, start, start + us(30), 1);
         b.record(0, start, start + us(2_000), 1);
         let (a, b) = (a.finish(), b.finish());
-        let shared = shared.into_inner();
+        let shared = lat.into_inner().unwrap();
         // Worker 4 talks to gateway 0, worker 7 to gateway 1.
         let lens: Vec<Vec<u64>> = shared
             .classes
@@ -731,6 +761,38 @@ mod tests {
         assert!(a.latency.max_ns.abs_diff(30_000) <= 300, "{}", a.latency.max_ns);
         assert!(a.latency.p50_ns.abs_diff(10_000) <= 100, "{}", a.latency.p50_ns);
         assert!(b.latency.p50_ns.abs_diff(2_000_000) <= 20_000, "{}", b.latency.p50_ns);
+    }
+
+    #[test]
+    fn every_held_latency_reaches_the_histograms_batch_or_not() {
+        let start = Instant::now();
+        let ctl = PhaseControl::new(start, None, Duration::ZERO, 0, &NO);
+        let (live0, live1) = (Live::default(), Live::default());
+        let (series, lat) = (RefCell::new(series_of(&ctl)), Mutex::new(Latencies::new(1, 1)));
+        let mut a = Recorder::new(0, &["read"], &ctl, &live0, &series, &lat);
+        let mut b = Recorder::new(1, &["read"], &ctl, &live1, &series, &lat);
+        a.measure_service();
+        let us = Duration::from_micros;
+        // A full batch and then some, one operation short of a batch, and the first bytes.
+        for i in 0..BATCH as u64 + 3 {
+            a.record_op(0, start, start + us(1), start + us(10 + i), 1);
+        }
+        for i in 0..BATCH as u64 - 1 {
+            b.record(0, start, start + us(100 + i), 1);
+            b.record_ttfb(start, start + us(5));
+        }
+        // Full batches are in, what is still held is not.
+        let added = lat.lock().unwrap().classes[0][0].len();
+        assert!(added > 0 && added < 2 * BATCH as u64 + 2, "{added}");
+        let (a, b) = (a.finish(), b.finish());
+        let lat = lat.into_inner().unwrap();
+        let ops = a.classes[0].ops + b.classes[0].ops;
+        assert_eq!(lat.classes[0][0].len(), ops);
+        assert_eq!(lat.service.expect("a ran at a rate").len(), a.classes[0].ops);
+        assert_eq!(lat.ttfb.expect("b noted first bytes").len(), b.classes[0].ops);
+        let mut counted = Series::default();
+        series.into_inner().add_into(&mut counted);
+        assert_eq!(counted.ops.iter().sum::<u64>(), ops);
     }
 
     #[test]
@@ -779,8 +841,8 @@ mod tests {
         let start = Instant::now();
         let ctl = PhaseControl::new(start, Some(Duration::from_secs(1)), Duration::from_millis(100), 0, &NO);
         let live = Live::default();
-        let shared = RefCell::new(ThreadStats::new(&ctl, 1, 1));
-        let mut r = Recorder::new(0, &["read"], &ctl, &live, &shared, true);
+        let (series, lat) = (RefCell::new(series_of(&ctl)), Mutex::new(Latencies::new(1, 1)));
+        let mut r = Recorder::new(0, &["read"], &ctl, &live, &series, &lat);
         r.record(0, start, start + Duration::from_micros(5), 1);
         r.record(
             0,
@@ -790,7 +852,7 @@ mod tests {
         );
         let w = r.finish();
         assert_eq!(w.classes[0].ops, 1);
-        assert_eq!(shared.borrow().classes[0][0].len(), 1);
+        assert_eq!(lat.lock().unwrap().classes[0][0].len(), 1);
         assert_eq!(live.ops.load(Relaxed), 2, "the live view shows ramp-up activity too");
     }
 }

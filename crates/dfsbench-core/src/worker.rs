@@ -1,6 +1,7 @@
 //! A worker: one closed-loop client that runs every phase of a job on its own [`Client`].
 
 use std::cell::RefCell;
+use std::sync::Mutex;
 
 use dfsbench_backends::clock::Instant;
 
@@ -14,7 +15,7 @@ use crate::data::{Content, Generator};
 use crate::load::Pacer;
 use crate::pattern::Pattern;
 use crate::plan::Phase;
-use crate::stats::{Live, PhaseControl, Recorder, ThreadStats, WorkerPhase};
+use crate::stats::{Buckets, Latencies, Live, PhaseControl, Recorder, WorkerPhase};
 
 /// State of one worker that lives across the phases of a job.
 pub struct Worker<C: Client> {
@@ -144,17 +145,20 @@ impl<C: Client> Worker<C> {
         Some((intended.unwrap_or(start), start))
     }
 
-    /// Run one phase to its end and return what was measured.
+    /// Run one phase to its end and return what was measured: latencies into `latencies`,
+    /// completions into `series`, the carrying thread's.
+    #[allow(clippy::too_many_arguments)]
     pub async fn run_phase(
         &mut self,
         ctx: &JobContext<'_>,
         phase: &Phase,
         ctl: &PhaseControl,
         live: &Live,
-        shared: &RefCell<ThreadStats>,
+        series: &RefCell<Buckets>,
+        latencies: &Mutex<Latencies>,
         source: Option<(usize, Vec<u64>)>,
     ) -> WorkerPhase {
-        let mut rec = Recorder::new(self.id, phase.classes, ctl, live, shared, self.alone);
+        let mut rec = Recorder::new(self.id, phase.classes, ctl, live, series, latencies);
         // Read phases read `src`'s data: its own, or another rank's with --shuffle.
         (self.src, self.src_existing) = source.unwrap_or_else(|| (self.id, self.existing.clone()));
         self.pacer = phase.rate.map(|r| {

@@ -580,7 +580,7 @@ pub struct ServerCpu {
 }
 
 /// One worker's totals in a phase. Its latencies come from its own histogram at 2 significant
-/// digits when its thread carried other workers too (the exact histograms are the thread's).
+/// digits (1%); the exact histograms are the process's, which every worker adds to.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct WorkerSummary {
     pub worker: usize,

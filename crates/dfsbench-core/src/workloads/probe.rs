@@ -4,12 +4,13 @@
 //! user; which engine wins depends on the file system, the cache and the queue depth).
 
 use std::cell::RefCell;
+use std::sync::Mutex;
 use std::time::Duration;
 
 use dfsbench_backends::clock::Instant;
 use dfsbench_backends::{Client, IoEngine};
 
-use crate::stats::{Live, Recorder, ThreadStats};
+use crate::stats::{series_of, Latencies, Live, Recorder};
 use crate::worker::{EnginePick, JobContext, Worker};
 use crate::workloads::io::{io_file, IoJob, Rw};
 use crate::workloads::shared::RW_CLASSES;
@@ -39,8 +40,9 @@ impl<C: Client> Worker<C> {
             let ctl = rec.ctl().private(PROBE_TIME / 2);
             let live = Live::default();
             // Its latencies are thrown away with it.
-            let hists = RefCell::new(ThreadStats::new(&ctl, 1, RW_CLASSES.len()));
-            let mut trial = Recorder::new(self.id, RW_CLASSES, &ctl, &live, &hists, true);
+            let series = RefCell::new(series_of(&ctl));
+            let latencies = Mutex::new(Latencies::new(1, RW_CLASSES.len()));
+            let mut trial = Recorder::new(self.id, RW_CLASSES, &ctl, &live, &series, &latencies);
             self.run_io(ctx, io, rw, engine, true, &mut trial).await;
             let out = trial.finish();
             rec.busy_until(out.last_end.unwrap_or_else(Instant::now));
