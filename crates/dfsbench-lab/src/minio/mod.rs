@@ -80,12 +80,23 @@ fn bin_dirs() -> Vec<PathBuf> {
 }
 
 fn minio_binary() -> Result<PathBuf> {
-    bin_dirs()
-        .into_iter()
+    let dirs = bin_dirs();
+    dirs.iter()
         .map(|d| d.join("minio"))
         .find(|p| p.is_file())
         .ok_or_else(|| {
-            Error::runtime("minio is not installed: run `dfsbench lab install minio` (or lab/install.sh minio)".into())
+            // A binary built outside its checkout (another CARGO_TARGET_DIR) run from elsewhere
+            // finds no checkout: the places looked in tell the user which fix applies.
+            let looked: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+            let looked = if looked.is_empty() {
+                "no dfsbench checkout holds the current directory or this binary".to_string()
+            } else {
+                format!("not in {}", looked.join(", "))
+            };
+            Error::runtime(format!(
+                "minio is not installed ({looked}): run `dfsbench lab install minio` (or lab/install.sh minio), \
+             or set DFSBENCH_CACHE_DIR to the .cache folder of the checkout that has it"
+            ))
         })
 }
 
