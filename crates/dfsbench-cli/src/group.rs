@@ -25,7 +25,7 @@ pub fn start(procs: Option<usize>, rank_timeout: Option<&str>) -> Result<Group, 
     let joined = |t: Result<Box<dyn dfsbench_core::cluster::Transport>, String>| {
         t.and_then(|t| Group::join(t, timeout)).map_err(Failure::runtime)
     };
-    if let Some(child) = Procs::child_from_env() {
+    if let Some(child) = Procs::child_from_env(timeout) {
         return joined(child.map(|c| Box::new(c) as _));
     }
     let launched = launcher_size().filter(|&n| n > 1);

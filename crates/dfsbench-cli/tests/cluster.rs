@@ -345,6 +345,32 @@ fn wear_out_brings_every_worker_to_the_busiest_ones_count() {
 /// Start a 3-process time-based run, send `signal` to process 2 after a second, and return
 /// the outcome, the time the run took and the pid of process 2.
 fn disturbed_run(signal: i32) -> (common::Run, Duration, i32) {
+    disturbed_rank(signal, 3, 2)
+}
+
+/// The pid of rank `rank` among the `n` children of the `--procs` parent `parent` (each says
+/// its rank in its environment, once it has started).
+fn pid_of_rank(parent: u32, n: usize, rank: usize) -> i32 {
+    let mark = format!("DFSBENCH_PROCS_CHILD={rank}:");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let found = children(parent, n, Duration::from_secs(10)).into_iter().find(|pid| {
+            std::fs::read(format!("/proc/{pid}/environ"))
+                .unwrap_or_default()
+                .split(|&b| b == 0)
+                .any(|v| v.starts_with(mark.as_bytes()))
+        });
+        match found {
+            Some(pid) => return pid,
+            None if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(50)),
+            None => panic!("no child of {parent} is rank {rank}"),
+        }
+    }
+}
+
+/// Start a `procs`-process time-based run, send `signal` to rank `victim` a second into the
+/// write phase, and return the outcome, the time the run took and the victim's pid.
+fn disturbed_rank(signal: i32, procs: usize, victim: usize) -> (common::Run, Duration, i32) {
     let target = Target::temp();
     let scratch = tempfile::tempdir().unwrap();
     let result_file = scratch.path().join("result.json");
@@ -353,16 +379,33 @@ fn disturbed_run(signal: i32) -> (common::Run, Duration, i32) {
         .args(["run", "-t", &target.uri(), "-q", "-o"])
         .arg(&result_file)
         .args(["-w", "files", "--files", "1000000", "--file-size", "1k", "-j", "1"])
-        .args(["--duration", "4s", "--procs", "3", "--rank-timeout", "2s"])
+        .args([
+            "--duration",
+            "4s",
+            "--procs",
+            &procs.to_string(),
+            "--rank-timeout",
+            "2s",
+        ])
         .current_dir(scratch.path())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let kids = children(child.id(), 2, Duration::from_secs(10));
-    assert_eq!(kids.len(), 2, "--procs 3 started two more processes");
+    let kids = children(child.id(), procs - 1, Duration::from_secs(10));
+    assert_eq!(
+        kids.len(),
+        procs - 1,
+        "--procs {procs} started {} more processes",
+        procs - 1
+    );
+    // The run directory appears once every rank joined; the write phase follows.
+    let joined = Instant::now() + Duration::from_secs(30);
+    while target.run_dirs().is_empty() && Instant::now() < joined {
+        std::thread::sleep(Duration::from_millis(20));
+    }
     std::thread::sleep(Duration::from_secs(1));
-    let victim = kids[1];
+    let victim = pid_of_rank(child.id(), procs - 1, victim);
     // SAFETY: kill(2) on a process this test started.
     assert_eq!(unsafe { libc::kill(victim, signal) }, 0);
     let out = child.wait_with_output().unwrap();
@@ -425,6 +468,69 @@ fn a_hung_process_times_out_with_its_name_and_a_partial_result() {
         "the timeout ended the run, took {took:?}"
     );
     // The hung process was ended too, not left behind.
+    assert!(
+        !std::path::Path::new(&format!("/proc/{victim}")).exists(),
+        "process {victim} is gone"
+    );
+}
+
+/// The line in which rank 0 ends a run that lost a rank.
+fn rank0_line(run: &common::Run) -> String {
+    let lines = run.stderr_lines();
+    let line = lines.iter().find(|l| l.contains("partial results in"));
+    line.unwrap_or_else(|| panic!("no line of rank 0: {}", run.describe()))
+        .to_string()
+}
+
+/// With 10 processes the merge tree (8 children per rank) has rank 1 between rank 0 and
+/// rank 9: killing rank 1 loses rank 9's part with it, and rank 0 names rank 1 and says so.
+#[test]
+fn a_killed_inner_rank_of_the_merge_tree_is_named_with_the_parts_it_carried() {
+    let (run, took, victim) = disturbed_rank(libc::SIGKILL, 10, 1);
+    assert_eq!(run.code, Some(1), "{}", run.describe());
+    // Rank 0's line: the other ranks may give up on rank 0 while it removes the files.
+    let line = rank0_line(&run);
+    assert!(
+        line.contains("rank 1 (host ") && line.contains(&format!("pid {victim})")) && line.contains("SIGKILL"),
+        "names the dead process: {line}"
+    );
+    assert!(line.contains("the parts of ranks 9 went with it"), "{line}");
+    let result = run.result();
+    common::validate(result);
+    let write = common::phase(result, "write");
+    let ranks: Vec<u64> = write["processes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| u(&p["rank"]))
+        .collect();
+    assert_eq!(ranks, [0, 2, 3, 4, 5, 6, 7, 8], "every part but ranks 1 and 9");
+    assert!(took < Duration::from_secs(60), "ended at the phase end, took {took:?}");
+}
+
+/// A hung leaf below rank 1: rank 1 names it (it, not rank 0, waited for it) within its
+/// share of the timeout, and rank 0 ends the run with every other part.
+#[test]
+fn a_hung_rank_below_an_inner_rank_is_named_by_it() {
+    let (run, took, victim) = disturbed_rank(libc::SIGSTOP, 10, 9);
+    assert_eq!(run.code, Some(1), "{}", run.describe());
+    // Rank 0's line: the other ranks may give up on rank 0 while it removes the files.
+    let line = rank0_line(&run);
+    assert!(
+        line.contains("rank 9 (host ") && line.contains(&format!("pid {victim})")),
+        "names the hung process: {line}"
+    );
+    // 2 s less a sixth per level: rank 1 gives up before rank 0 gives up on rank 1.
+    assert!(
+        line.contains("did not finish phase 'write 1 KiB' within 1s 667ms of rank 1"),
+        "{line}"
+    );
+    let write = common::phase(run.result(), "write");
+    assert_eq!(write["processes"].as_array().unwrap().len(), 9);
+    assert!(
+        took < Duration::from_secs(60),
+        "the timeout ended the run, took {took:?}"
+    );
     assert!(
         !std::path::Path::new(&format!("/proc/{victim}")).exists(),
         "process {victim} is gone"

@@ -6,10 +6,10 @@ use std::time::Instant;
 
 use dfsbench_result::Gather;
 
+use crate::cluster::tree::Tree;
 use crate::host::peak_rss_bytes;
-use crate::part::RankPart;
 
-/// Times one end-of-phase round at rank 0: started when rank 0's own part is ready.
+/// Times one end-of-phase merge at rank 0: started when rank 0's own part is ready.
 pub struct GatherClock {
     started: Instant,
     arrived: Option<Instant>,
@@ -19,6 +19,7 @@ pub struct GatherClock {
     received: (u64, u64),
     reply_bytes: u64,
     start_skew_s: f64,
+    tree: Option<Tree>,
 }
 
 impl GatherClock {
@@ -31,23 +32,25 @@ impl GatherClock {
             received: (0, 0),
             reply_bytes: 0,
             start_skew_s: 0.0,
+            tree: None,
         }
     }
 
-    /// Every part is in (`all`: rank 0's own first, which it did not receive).
-    pub fn arrived(&mut self, all: &[Vec<u8>]) {
+    /// Every tree child's subtotal is in (by child rank).
+    pub fn arrived(&mut self, children: &[(usize, Vec<u8>)]) {
         self.arrived = Some(Instant::now());
         self.cpu.0 = thread_cpu_s();
-        let others = all.iter().skip(1).map(|p| p.len() as u64);
+        let others = children.iter().map(|(_, p)| p.len() as u64);
         self.received = (others.clone().sum(), others.max().unwrap_or(0));
     }
 
-    /// `parts` are merged and the answer to every rank is `reply_bytes` long.
-    pub fn merged(&mut self, parts: &[RankPart], reply_bytes: usize) {
+    /// The parts are merged (`starts`: each rank's departure from the start barrier) along
+    /// `tree`, and the answer to every rank is `reply_bytes` long.
+    pub fn merged(&mut self, starts: impl Iterator<Item = f64> + Clone, reply_bytes: usize, tree: Tree) {
         self.merged = Some(Instant::now());
         self.cpu.1 = thread_cpu_s();
         self.reply_bytes = reply_bytes as u64;
-        let starts = parts.iter().map(|p| p.start_s);
+        self.tree = Some(tree);
         let skew = starts.clone().fold(f64::NEG_INFINITY, f64::max) - starts.fold(f64::INFINITY, f64::min);
         self.start_skew_s = if skew.is_finite() { skew } else { 0.0 };
     }
@@ -65,6 +68,8 @@ impl GatherClock {
             merge_cpu_s: (self.cpu.1 - self.cpu.0).max(0.0),
             reply_s: merged.elapsed().as_secs_f64(),
             peak_rss_bytes: peak_rss_bytes(),
+            fanout: self.tree.map_or(0, |t| t.fanout as u64),
+            depth: self.tree.map_or(0, |t| t.height() as u64),
         })
     }
 }

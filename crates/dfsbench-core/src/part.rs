@@ -11,19 +11,22 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 use crate::cluster::Member;
+
+mod subtotal;
 use crate::config::Job;
 use crate::faults::stalls::Quiet;
 use crate::host::CpuSample;
 use crate::plan::Phase;
 use crate::stats::{
-    add_vec, coarsen, merge_errors, merge_histograms, Buckets, Latencies, PhaseControl, WorkerPhase,
-    FINE_SERIES_INTERVAL, SERIES_INTERVAL,
+    coarsen, merge_errors, merge_histograms, Buckets, Latencies, PhaseControl, WorkerPhase, FINE_SERIES_INTERVAL,
+    SERIES_INTERVAL,
 };
 use dfsbench_result::histogram::{deserialize, latency, new_histogram, serialize};
 use dfsbench_result::{
     Cpu, EndpointResult, Errors, NodeSummary, OpKind, PhaseResult, ProcessSummary, RateResult, Series, ServerCpu,
     Steady, Stonewall, Verify, WorkerSummary,
 };
+pub use subtotal::{Merger, RankLine, Subtotal};
 
 /// Cookies of HdrHistogram's V2 format with DEFLATE (what [`serialize`] writes) and of the
 /// plain V2 inside it.
@@ -104,7 +107,7 @@ fn probe_sums(figures: impl Iterator<Item = (String, f64)>) -> BTreeMap<String, 
 }
 
 /// What one rank measured in one phase.
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Default, Serialize, Deserialize)]
 pub struct RankPart {
     pub rank: usize,
     pub threads: usize,
@@ -336,17 +339,22 @@ fn collect_series(ctl: &PhaseControl, threads: &[Buckets]) -> (Series, Option<Se
     (coarsen(&series, factor), Some(series))
 }
 
-/// Merge the ranks' parts of one phase exactly. `ranks` is the size of the group (parts may be
-/// fewer when a rank was lost); `run_start_s` is the run's start on the common clock.
+/// Merge the ranks' parts of one phase exactly, from what `merger` added up: their parts one
+/// by one (a flat merge) or their tree children's subtotals. `ranks` is the size of the group
+/// (parts may be fewer when a rank was lost); `run_start_s` is the run's start on the common
+/// clock. Parts that could not be read are left out (`merger.unreadable` says which).
 pub fn combine(
     phase: &Phase,
     job: &Job,
-    parts: &[RankPart],
+    merger: &mut Merger,
     ranks: usize,
     members: &[Member],
     run_start_s: f64,
     stall_threshold_s: f64,
-) -> Result<PhaseResult, String> {
+) -> PhaseResult {
+    merger.ranks.sort_by_key(|l| l.part.rank);
+    let lines = &merger.ranks;
+    let parts: Vec<&RankPart> = lines.iter().map(|l| &l.part).collect();
     let min = |it: &mut dyn Iterator<Item = f64>| it.fold(f64::INFINITY, f64::min);
     let max = |it: &mut dyn Iterator<Item = f64>| it.fold(f64::NEG_INFINITY, f64::max);
     let start = min(&mut parts.iter().map(|p| p.start_s));
@@ -355,18 +363,20 @@ pub fn combine(
     let last_end = max(&mut parts.iter().filter_map(|p| p.end_s)).max(measured_from);
     let duration = (last_end - measured_from).max(0.0);
 
-    let fold = Fold::of(phase, parts, members, run_start_s, ranks > 1)?;
+    let mut classes = std::mem::take(&mut merger.classes).into_iter();
     let kinds: Vec<(&str, Histogram<u64>, u64, u64)> = phase
         .classes
         .iter()
-        .zip(fold.classes)
-        .map(|(name, (hist, ops, bytes))| (*name, hist, ops, bytes))
+        .map(|name| {
+            let (hist, ops, bytes) = classes.next().unwrap_or_else(|| (new_histogram(), 0, 0));
+            (*name, hist, ops, bytes)
+        })
         .collect();
     let all = merge_histograms(kinds.iter().map(|k| &k.1));
     let ops: u64 = kinds.iter().map(|k| k.2).sum();
     let bytes: u64 = kinds.iter().map(|k| k.3).sum();
     let ops_by_kind = ops_by_kind(&kinds, duration);
-    let endpoints = endpoint_totals(parts, duration)?;
+    let endpoints = endpoint_totals(std::mem::take(&mut merger.endpoints), duration);
 
     // Stonewall, as IOR: from the common start (the barrier every rank leaves) to the moment
     // the first worker of any rank finished, counting what each had finished by then.
@@ -376,14 +386,14 @@ pub fn combine(
     let sw_ops: u64 = parts.iter().map(|p| p.stonewall_ops).sum();
     let sw_bytes: u64 = parts.iter().map(|p| p.stonewall_bytes).sum();
 
-    let ttfb = fold.ttfb.as_ref().map(latency);
+    let ttfb = merger.ttfb.as_ref().map(latency);
     let rate_result = phase.rate.map(|r| RateResult {
         requested_ops_per_sec: r,
         achieved_ops_per_sec: rate(ops, duration),
         arrival: phase.arrival.name().to_string(),
-        service_latency: latency(&fold.service.unwrap_or_else(new_histogram)),
+        service_latency: latency(&merger.service.take().unwrap_or_else(new_histogram)),
     });
-    let steady = steady(phase, parts);
+    let steady = steady(phase, &parts);
     let mut params = phase.params.clone();
     if let Some(engine) = parts.iter().find_map(|p| p.engine.clone()) {
         params.insert("ioengine".into(), serde_json::json!(engine));
@@ -393,19 +403,15 @@ pub fn combine(
         params.insert("ioengine_probe".into(), serde_json::json!(probe));
     }
     let mut errors = Errors::default();
-    for p in parts {
+    for p in &parts {
         merge_errors(&mut errors, p.errors.clone());
     }
     let verify = Verify {
         checked_bytes: parts.iter().map(|p| p.verified_bytes).sum(),
         mismatches: parts.iter().map(|p| p.mismatches).sum(),
     };
-    let series = merged_series(parts.iter().map(|p| &p.series));
-    let fine_series = parts
-        .iter()
-        .map(|p| p.fine_series.as_ref())
-        .collect::<Option<Vec<_>>>()
-        .map(|all| merged_series(all.into_iter()));
+    let series = with_interval(std::mem::take(&mut merger.series));
+    let fine_series = merger.fine_series.take().map(with_interval);
     let stalls = parts
         .iter()
         .map(|p| p.quiet.as_ref())
@@ -418,8 +424,17 @@ pub fn combine(
     let mut detail: Vec<WorkerSummary> = parts.iter().flat_map(|p| p.workers.iter().cloned()).collect();
     detail.sort_by_key(|w| w.worker);
 
-    let (processes, nodes) = (fold.processes, fold.nodes.finish());
-    Ok(PhaseResult {
+    let (mut processes, mut nodes) = (Vec::new(), Nodes::default());
+    if ranks > 1 {
+        for line in lines {
+            let process = process_summary(line, members, run_start_s);
+            let p = &line.part;
+            nodes.add(&process, (p.measured_from_s, p.end_s.unwrap_or(p.measured_from_s)));
+            processes.push(process);
+        }
+    }
+    let nodes = nodes.finish(std::mem::take(&mut merger.hosts));
+    PhaseResult {
         name: phase.name.to_string(),
         label: phase.label.clone(),
         job: phase.job,
@@ -474,7 +489,7 @@ pub fn combine(
         cache: None,
         cache_suspect: Vec::new(),
         validity: Vec::new(),
-    })
+    }
 }
 
 /// Figures per kind of operation, when more than one kind occurred.
@@ -496,53 +511,27 @@ fn ops_by_kind(kinds: &[(&str, Histogram<u64>, u64, u64)], duration: f64) -> Vec
         .collect()
 }
 
-/// The ranks' per-gateway parts merged by gateway, in the order the target names them.
-fn endpoint_totals(parts: &[RankPart], duration: f64) -> Result<Vec<EndpointResult>, String> {
-    let mut by: Vec<(EndpointResult, Histogram<u64>)> = Vec::new();
-    for p in parts {
-        for e in &p.endpoints {
-            let hist = peer_histogram(&e.hist).map_err(|err| format!("rank {}: {err}", p.rank))?;
-            let at = match by.iter().position(|(r, _)| r.endpoint == e.endpoint) {
-                Some(at) => at,
-                None => {
-                    by.push((
-                        EndpointResult {
-                            endpoint: e.endpoint.clone(),
-                            workers: 0,
-                            ops: 0,
-                            bytes: 0,
-                            errors: 0,
-                            ops_per_sec: 0.0,
-                            bytes_per_sec: 0.0,
-                            latency: latency(&new_histogram()),
-                        },
-                        new_histogram(),
-                    ));
-                    by.len() - 1
-                }
-            };
-            let (r, h) = &mut by[at];
-            r.workers += e.workers;
-            r.ops += e.ops;
-            r.bytes += e.bytes;
-            r.errors += e.errors;
-            h.add(&hist).map_err(|err| format!("rank {}: {err}", p.rank))?;
-        }
-    }
-    Ok(by
-        .into_iter()
-        .map(|(r, h)| EndpointResult {
-            ops_per_sec: rate(r.ops, duration),
-            bytes_per_sec: rate(r.bytes, duration),
+/// The ranks' per-gateway sums, in the order the flat merge met them (rank by rank, each in
+/// the order the target names them).
+fn endpoint_totals(mut by: Vec<((usize, usize), EndpointPart, Histogram<u64>)>, duration: f64) -> Vec<EndpointResult> {
+    by.sort_by_key(|(first, _, _)| *first);
+    by.into_iter()
+        .map(|(_, e, h)| EndpointResult {
+            endpoint: e.endpoint,
+            workers: e.workers,
+            ops: e.ops,
+            bytes: e.bytes,
+            errors: e.errors,
+            ops_per_sec: rate(e.ops, duration),
+            bytes_per_sec: rate(e.bytes, duration),
             latency: latency(&h),
-            ..r
         })
-        .collect())
+        .collect()
 }
 
 /// The steady-state verdict: each process judges its own throughput, and the phase is steady
 /// once every one of them is.
-fn steady(phase: &Phase, parts: &[RankPart]) -> Option<Steady> {
+fn steady(phase: &Phase, parts: &[&RankPart]) -> Option<Steady> {
     let stable_at = parts
         .iter()
         .map(|p| p.stable_at_s)
@@ -555,92 +544,17 @@ fn steady(phase: &Phase, parts: &[RankPart]) -> Option<Steady> {
     })
 }
 
-/// The ranks' series added interval by interval.
-fn merged_series<'s>(all: impl Iterator<Item = &'s Series>) -> Series {
-    let mut series = Series::default();
-    for s in all {
-        series.interval_s = s.interval_s;
-        add_vec(&mut series.ops, &s.ops);
-        add_vec(&mut series.bytes, &s.bytes);
-        add_vec(&mut series.errors, &s.errors);
-        for (kind, v) in &s.errors_by_kind {
-            add_vec(series.errors_by_kind.entry(kind.clone()).or_default(), v);
-        }
-    }
+/// A merged series; one no rank set the interval of is a 1 s series.
+fn with_interval(mut series: Series) -> Series {
     if series.interval_s == 0.0 {
         series.interval_s = SERIES_INTERVAL.as_secs_f64();
     }
     series
 }
 
-/// The ranks' histograms merged one rank at a time: each rank's are decoded, added into the
-/// totals, its process and its host, and dropped. A decoded histogram takes 270 KiB (1 ns to 1 h
-/// at 3 digits), so holding every rank's until the end, as rank 0 once did, cost that much per
-/// rank and class: 69 MiB at 256 ranks, 2.6 GiB at 10,000 (docs/scaling.md).
-struct Fold {
-    /// Per class of the phase: histogram over every rank, ops, bytes.
-    classes: Vec<(Histogram<u64>, u64, u64)>,
-    /// Time to first byte and service time, when some rank sent them.
-    ttfb: Option<Histogram<u64>>,
-    service: Option<Histogram<u64>>,
-    /// Per process and per host, in runs of several processes.
-    processes: Vec<ProcessSummary>,
-    nodes: Nodes,
-}
-
-impl Fold {
-    /// Fold `parts` in; with `breakdown` (runs of several processes) also per process and host.
-    fn of(
-        phase: &Phase,
-        parts: &[RankPart],
-        members: &[Member],
-        run_start_s: f64,
-        breakdown: bool,
-    ) -> Result<Fold, String> {
-        let mut fold = Fold {
-            classes: phase.classes.iter().map(|_| (new_histogram(), 0, 0)).collect(),
-            ttfb: None,
-            service: None,
-            processes: Vec::new(),
-            nodes: Nodes::default(),
-        };
-        for p in parts {
-            let at = |e: String| format!("rank {}: {e}", p.rank);
-            // Every operation of this rank, for its process and host figures.
-            let mut own = new_histogram();
-            for (c, class) in p.classes.iter().enumerate() {
-                let hist = peer_histogram(&class.hist).map_err(at)?;
-                // peer_histogram refuses other bounds than new_histogram's: adding cannot fail.
-                if breakdown {
-                    own.add(&hist).expect("histograms share bounds");
-                }
-                if let Some((total, ops, bytes)) = fold.classes.get_mut(c) {
-                    total.add(&hist).expect("histograms share bounds");
-                    *ops += class.ops;
-                    *bytes += class.bytes;
-                }
-            }
-            for (text, into) in [(&p.ttfb, &mut fold.ttfb), (&p.service, &mut fold.service)] {
-                if let Some(text) = text {
-                    let hist = peer_histogram(text).map_err(at)?;
-                    into.get_or_insert_with(new_histogram)
-                        .add(&hist)
-                        .expect("histograms share bounds");
-                }
-            }
-            if breakdown {
-                let process = process_summary(p, &own, members, run_start_s);
-                let end = p.end_s.unwrap_or(p.measured_from_s);
-                fold.nodes.add(&process, (p.measured_from_s, end), &own);
-                fold.processes.push(process);
-            }
-        }
-        Ok(fold)
-    }
-}
-
-/// What one rank did in a phase; `hist` is every operation of it.
-fn process_summary(p: &RankPart, hist: &Histogram<u64>, members: &[Member], run_start_s: f64) -> ProcessSummary {
+/// What one rank did in a phase.
+fn process_summary(line: &RankLine, members: &[Member], run_start_s: f64) -> ProcessSummary {
+    let p = &line.part;
     let ops: u64 = p.classes.iter().map(|c| c.ops).sum();
     let bytes: u64 = p.classes.iter().map(|c| c.bytes).sum();
     let end = p.end_s.unwrap_or(p.measured_from_s);
@@ -658,9 +572,9 @@ fn process_summary(p: &RankPart, hist: &Histogram<u64>, members: &[Member], run_
         duration_s: dur,
         ops_per_sec: rate(ops, dur),
         bytes_per_sec: rate(bytes, dur),
-        p50_ns: quantile(hist, 0.5),
-        p99_ns: quantile(hist, 0.99),
-        max_ns: hist.max(),
+        p50_ns: line.p50_ns,
+        p99_ns: line.p99_ns,
+        max_ns: line.max_ns,
     }
 }
 
@@ -668,14 +582,14 @@ fn process_summary(p: &RankPart, hist: &Histogram<u64>, members: &[Member], run_
 #[derive(Default)]
 struct Nodes {
     index: BTreeMap<String, usize>,
-    /// Each host's sums so far, its merged histogram and the earliest start and latest end of
-    /// its processes (common clock).
-    all: Vec<(NodeSummary, Histogram<u64>, f64, f64)>,
+    /// Each host's sums so far and the earliest start and latest end of its processes (common
+    /// clock).
+    all: Vec<(NodeSummary, f64, f64)>,
 }
 
 impl Nodes {
     /// Add one process: `span` is when its measurement began and ended, on the common clock.
-    fn add(&mut self, p: &ProcessSummary, span: (f64, f64), hist: &Histogram<u64>) {
+    fn add(&mut self, p: &ProcessSummary, span: (f64, f64)) {
         let at = *self.index.entry(p.host.clone()).or_insert_with(|| {
             let node = NodeSummary {
                 host: p.host.clone(),
@@ -690,23 +604,25 @@ impl Nodes {
                 p99_ns: 0,
                 max_ns: 0,
             };
-            self.all.push((node, new_histogram(), f64::INFINITY, f64::NEG_INFINITY));
+            self.all.push((node, f64::INFINITY, f64::NEG_INFINITY));
             self.all.len() - 1
         });
-        let (node, merged, from, to) = &mut self.all[at];
+        let (node, from, to) = &mut self.all[at];
         node.ranks.push(p.rank);
         node.ops += p.ops;
         node.bytes += p.bytes;
         node.errors += p.errors;
-        merged.add(hist).expect("histograms share bounds");
         *from = from.min(span.0);
         *to = to.max(span.1);
     }
 
-    fn finish(self) -> Vec<NodeSummary> {
+    /// The hosts' summaries; `hists` holds each host's histogram of every operation.
+    fn finish(self, hists: Vec<(String, usize, Histogram<u64>)>) -> Vec<NodeSummary> {
+        let mut hists: BTreeMap<String, Histogram<u64>> = hists.into_iter().map(|(h, _, hist)| (h, hist)).collect();
         self.all
             .into_iter()
-            .map(|(node, hist, from, to)| {
+            .map(|(node, from, to)| {
+                let hist = hists.remove(&node.host).unwrap_or_else(new_histogram);
                 let dur = (to - from).max(0.0);
                 NodeSummary {
                     duration_s: dur,
@@ -787,14 +703,34 @@ mod tests {
             probe: BTreeMap::new(),
             stonewall_ops: 0,
             stonewall_bytes: 0,
-            series: Series::default(),
+            // Series of different lengths, so that adding them must pad.
+            series: Series {
+                interval_s: 1.0,
+                ops: (0..1 + rank as u64 % 3).map(|i| i + rank as u64).collect(),
+                bytes: vec![rank as u64; 2],
+                errors: vec![0, 1],
+                errors_by_kind: BTreeMap::new(),
+            },
             fine_series: None,
             quiet: None,
             cpu_user_s: 0.0,
             cpu_sys_s: 0.0,
             server_cpu: None,
             workers: Vec::new(),
-            endpoints: Vec::new(),
+            // Rank 0 talks to gateway b only: the flat merge lists b first.
+            endpoints: ["a", "b"]
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| rank > 0 || *i == 1)
+                .map(|(i, e)| EndpointPart {
+                    endpoint: e.to_string(),
+                    workers: 1,
+                    ops: hists[0].len(),
+                    bytes: i as u64,
+                    errors: 0,
+                    hist: serialize(&hists[0]),
+                })
+                .collect(),
             existing: Vec::new(),
             interrupted: false,
             aborted: false,
@@ -802,10 +738,36 @@ mod tests {
         (part, hists)
     }
 
-    /// Merging one rank at a time gives exactly what merging every rank's histograms at once
-    /// gives: per phase, class, process, host and for time to first byte.
+    /// The parts merged as the ranks of a `fanout`-ary tree merge them: each rank adds its
+    /// children's subtotals (sent as JSON) to its own part.
+    fn tree_merge(mut parts: Vec<RankPart>, fanout: usize, members: &[Member]) -> Merger {
+        use crate::cluster::tree::Tree;
+        let tree = Tree {
+            size: parts.len(),
+            fanout,
+        };
+        let mut sent: Vec<Option<Vec<u8>>> = (0..parts.len()).map(|_| None).collect();
+        while let Some(part) = parts.pop() {
+            let r = part.rank;
+            let mut merger = Merger::default();
+            merger.add_part(part, members);
+            for c in tree.children(r) {
+                let bytes = sent[c].take().expect("children merge before their parent");
+                merger.add_subtotal(serde_json::from_slice(&bytes).unwrap());
+            }
+            if r == 0 {
+                return merger;
+            }
+            sent[r] = Some(serde_json::to_vec(&merger.subtotal()).unwrap());
+        }
+        unreachable!("rank 0 is the last part")
+    }
+
+    /// Merging one rank at a time, and up trees of several fan-outs, gives exactly what
+    /// merging every rank's histograms at once gives: per phase, class, process, host, gateway
+    /// and for time to first byte.
     #[test]
-    fn the_merge_one_rank_at_a_time_equals_the_flat_merge() {
+    fn the_merge_one_rank_at_a_time_and_up_a_tree_equals_the_flat_merge() {
         use crate::config::{validate, JobSpec, RunSpec};
         let config = validate(&RunSpec::default(), &[JobSpec::new("m", "mix")]).unwrap();
         let job = &config.jobs[0];
@@ -825,9 +787,25 @@ mod tests {
                 version: crate::cluster::VERSION.into(),
             })
             .collect();
-        let (parts, hists): (Vec<RankPart>, Vec<Vec<Histogram<u64>>>) =
-            (0..hosts.len()).map(|r| part(r, k, 50 + 20 * r as u64)).unzip();
-        let result = combine(&phase, job, &parts, hosts.len(), &members, 0.0, 1.0).unwrap();
+        let parts = || (0..hosts.len()).map(|r| part(r, k, 50 + 20 * r as u64));
+        let hists: Vec<Vec<Histogram<u64>>> = parts().map(|p| p.1).collect();
+        let mut flat = Merger::default();
+        for (p, _) in parts() {
+            flat.add_part(p, &members);
+        }
+        let result = combine(&phase, job, &mut flat, hosts.len(), &members, 0.0, 1.0);
+        // The tree merges give the flat merge's result, to the last byte.
+        let json = serde_json::to_string(&result).unwrap();
+        for fanout in [1, 2, 3, 8] {
+            let mut tree = tree_merge(parts().map(|p| p.0).collect(), fanout, &members);
+            let merged = combine(&phase, job, &mut tree, hosts.len(), &members, 0.0, 1.0);
+            assert_eq!(serde_json::to_string(&merged).unwrap(), json, "fanout {fanout}");
+        }
+        assert_eq!(
+            result.endpoints.iter().map(|e| e.endpoint.as_str()).collect::<Vec<_>>(),
+            ["b", "a"]
+        );
+        assert_eq!(result.series.ops, [10, 10, 4]);
 
         let flat = merge_histograms(hists.iter().flatten());
         assert_eq!(deserialize(&result.latency.histogram).unwrap(), flat);

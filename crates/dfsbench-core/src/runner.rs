@@ -20,6 +20,7 @@ use dfsbench_backends::{Capabilities, Client, Drive, Storage};
 use serde::{Deserialize, Serialize};
 
 use crate::bounded::Bounded;
+use crate::cluster::tree::Tree;
 use crate::cluster::{decode, Group, Member, TAG_PROGRESS, TAG_STONEWALL};
 use crate::config::{Job, RunConfig};
 use crate::executor::Executor;
@@ -28,7 +29,7 @@ use crate::gate::Gate;
 use crate::gather::GatherClock;
 use crate::host::{cpu_sample, thread_limit};
 use crate::load::Stable;
-use crate::part::{combine, rank_part, RankPart};
+use crate::part::{combine, rank_part, Merger, RankPart, Subtotal};
 use crate::plan::{phases, Phase};
 use crate::stats::{series_of, Buckets, Latencies, Live, PhaseControl, WorkerPhase, SERIES_INTERVAL};
 use crate::worker::{JobContext, Worker};
@@ -763,8 +764,10 @@ impl<'a, S: Storage> JobRun<'a, S> {
         )
     }
 
-    /// Rank 0 merges every rank's part into the phase's result and tells every rank whether
-    /// the job goes on; a rank that is lost or garbled ends the run with what arrived.
+    /// The ranks merge their parts up the tree (cluster/tree.rs): each adds its children's
+    /// subtotals to its own part and sends the sum to its parent; rank 0 turns the sum into the
+    /// phase's result and tells every rank whether the job goes on. A rank that is lost or
+    /// garbled ends the run with what arrived.
     fn merge(
         &self,
         phase: &Phase,
@@ -774,39 +777,37 @@ impl<'a, S: Storage> JobRun<'a, S> {
         group: &mut Group,
         results: &mut Vec<PhaseResult>,
     ) -> Result<PhaseEnd, Status> {
-        let (job, ranks) = (self.job, group.size());
+        let (job, ranks, me) = (self.job, group.size(), group.rank());
         let members = group.members().to_vec();
+        let tree = Tree::new(ranks);
         let what = format!("phase '{}'", phase.label);
-        let finish = |parts: &[RankPart]| {
-            let threshold = stall_threshold(self.config.stall_threshold, phase.rate);
-            combine(phase, job, parts, ranks, &members, self.run_start, threshold).map(|mut result| {
-                result.cache = cache.clone();
-                result.validity = marks(&result, self.caps);
-                result
-            })
-        };
         let mut merged = None;
-        let mine = serde_json::to_vec(&part).expect("a part serializes");
         let mut clock = GatherClock::start();
-        let round = group.round(mine, &what, |all| {
-            clock.arrived(&all);
+        let round = group.reduce(&what, |children| {
+            clock.arrived(&children);
+            let mut merger = Merger::default();
+            merger.add_part(part, &members);
+            add_children(&mut merger, children, &members, me, tree, &what);
+            if me != 0 {
+                return serde_json::to_vec(&merger.subtotal()).expect("a subtotal serializes");
+            }
             // A part that cannot be read ends the run for every rank, with what the others
             // measured.
-            let (parts, bad) = decode_parts(&members, &all, &what);
-            let combined = finish(&parts);
-            let end = match (&combined, bad) {
-                (Ok(result), None) => phase_end(&parts, result, phase, self.config, self.total_workers, &self.run_path),
-                (Err(e), None) => PhaseEnd::failed(e.clone()),
-                (_, Some(e)) => PhaseEnd::failed(e),
+            let bad = merger.unreadable.first().cloned();
+            let threshold = stall_threshold(self.config.stall_threshold, phase.rate);
+            let mut result = combine(phase, job, &mut merger, ranks, &members, self.run_start, threshold);
+            result.cache = cache.clone();
+            result.validity = marks(&result, self.caps);
+            let parts: Vec<&RankPart> = merger.ranks.iter().map(|l| &l.part).collect();
+            let end = match bad {
+                None => phase_end(&parts, &result, phase, self.config, self.total_workers, &self.run_path),
+                Some(e) => PhaseEnd::failed(e),
             };
-            merged = combined.ok().filter(|_| !parts.is_empty());
             let reply = serde_json::to_vec(&end).expect("a phase end serializes");
-            clock.merged(&parts, reply.len());
+            clock.merged(parts.iter().map(|p| p.start_s), reply.len(), tree);
+            merged = (!parts.is_empty()).then_some(result);
             reply
         });
-        if let Some(result) = merged.as_mut().filter(|_| ranks > 1) {
-            result.gather = clock.finish();
-        }
         // Stonewall notices that crossed the end of the phase.
         for r in 0..ranks {
             if r != group.rank() && (group.is_root() || r == 0) {
@@ -822,16 +823,17 @@ impl<'a, S: Storage> JobRun<'a, S> {
             }
             Err(lost) => {
                 // Rank 0 keeps what the ranks that arrived measured.
-                let all: Vec<Vec<u8>> = lost.parts.into_iter().flatten().collect();
-                let (parts, _) = decode_parts(&members, &all, &what);
-                if let (false, Ok(result)) = (parts.is_empty(), finish(&parts)) {
+                if let Some(result) = merged {
                     observer.phase_finished(&result);
                     results.push(result);
                 }
                 return Err(Status::Failed(lost.message));
             }
         };
-        if let Some(result) = merged {
+        if let Some(mut result) = merged {
+            if ranks > 1 {
+                result.gather = clock.finish();
+            }
             observer.phase_finished(&result);
             results.push(result);
         }
@@ -839,31 +841,33 @@ impl<'a, S: Storage> JobRun<'a, S> {
     }
 }
 
-/// The parts of a phase as rank 0 received them (its own first), and the first that could not
-/// be read. A rank's part must say it is that rank's.
+/// Add the subtotals rank `me`'s tree children sent; one that cannot be read, or that holds
+/// a rank not below its sender, is named in `merger.unreadable` and left out.
+fn add_children(
+    merger: &mut Merger,
+    children: Vec<(usize, Vec<u8>)>,
+    members: &[Member],
+    me: usize,
+    tree: Tree,
+    what: &str,
+) {
+    for (c, bytes) in children {
+        match decode::<Subtotal>(members, me, c, &format!("its merged part of {what}"), &bytes) {
+            Ok(sub) if sub.ranks.iter().all(|l| tree.is_below(l.part.rank, c)) => merger.add_subtotal(sub),
+            Ok(_) => merger.unreadable.push(format!(
+                "rank {c} sent a merged part of {what} with ranks that are not below it"
+            )),
+            Err(e) => merger.unreadable.push(e.to_string()),
+        }
+    }
+}
+
 /// The gap that counts as a stall in a phase. A paced phase completes an operation every
 /// 1/rate seconds by design, so there it is also at least two of those intervals: a gap that
 /// long means operations were due and none completed.
 fn stall_threshold(given: Duration, rate: Option<f64>) -> f64 {
     let paced = rate.filter(|r| *r > 0.0).map_or(0.0, |r| 2.0 / r);
     given.as_secs_f64().max(paced)
-}
-
-fn decode_parts(members: &[Member], all: &[Vec<u8>], what: &str) -> (Vec<RankPart>, Option<String>) {
-    let mut parts = Vec::with_capacity(all.len());
-    let mut bad = None;
-    for (r, bytes) in all.iter().enumerate() {
-        match decode::<RankPart>(members, 0, r, &format!("its part of {what}"), bytes) {
-            Ok(p) if p.rank == r => parts.push(p),
-            Ok(p) => {
-                bad.get_or_insert(format!("rank {r} sent its part of {what} as rank {}", p.rank));
-            }
-            Err(e) => {
-                bad.get_or_insert(e.to_string());
-            }
-        }
-    }
-    (parts, bad)
 }
 
 /// Dropped while its thread unwinds from a panic: breaks the gate so no thread waits for this
@@ -928,7 +932,7 @@ impl Current {
 
 /// Rank 0's verdict after a phase: stop or go on, and who has which files.
 fn phase_end(
-    parts: &[RankPart],
+    parts: &[&RankPart],
     result: &PhaseResult,
     phase: &Phase,
     config: &RunConfig,
@@ -1123,14 +1127,33 @@ mod tests {
     }
 
     #[test]
-    fn a_garbled_part_is_named_and_the_others_are_kept() {
-        let all = vec![b"{}".to_vec(), b"\x00\x01garbage".to_vec()];
-        let (parts, bad) = decode_parts(&members(2), &all, "phase 'write'");
-        assert!(parts.is_empty());
-        let bad = bad.unwrap();
+    fn a_garbled_subtotal_is_named_and_the_others_are_kept() {
+        let tree = Tree { size: 4, fanout: 3 };
+        let good = |rank: usize| {
+            let mut m = Merger::default();
+            m.add_part(
+                RankPart {
+                    rank,
+                    ..RankPart::default()
+                },
+                &members(4),
+            );
+            serde_json::to_vec(&m.subtotal()).unwrap()
+        };
+        let children = vec![(1, b"\x00\x01garbage".to_vec()), (2, good(2)), (3, good(1))];
+        let mut merger = Merger::default();
+        add_children(&mut merger, children, &members(4), 0, tree, "phase 'write'");
+        assert_eq!(merger.ranks.iter().map(|l| l.part.rank).collect::<Vec<_>>(), [2]);
+        let bad = &merger.unreadable;
+        assert_eq!(bad.len(), 2, "{bad:?}");
         assert!(
-            bad.starts_with("rank 0 (dfsbench ") && bad.contains("sent its part of phase 'write' that rank 0"),
-            "{bad}"
+            bad[0].starts_with("rank 1 (dfsbench ")
+                && bad[0].contains("sent its merged part of phase 'write' that rank 0"),
+            "{bad:?}"
+        );
+        assert_eq!(
+            bad[1],
+            "rank 3 sent a merged part of phase 'write' with ranks that are not below it"
         );
     }
 
@@ -1146,11 +1169,12 @@ mod tests {
     }
 
     proptest! {
-        /// Random bytes as parts from three ranks: errors, never a panic.
+        /// Random bytes as subtotals from three children: errors, never a panic.
         #[test]
-        fn random_parts_never_panic(all in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..64), 3)) {
-            let (parts, bad) = decode_parts(&members(3), &all, "phase 'p'");
-            prop_assert!(parts.len() + usize::from(bad.is_some()) <= 3);
+        fn random_subtotals_never_panic(all in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..64), 3)) {
+            let mut merger = Merger::default();
+            add_children(&mut merger, all.into_iter().enumerate().map(|(i, b)| (i + 1, b)).collect(), &members(4), 0, Tree { size: 4, fanout: 3 }, "phase 'p'");
+            prop_assert!(merger.ranks.len() + merger.unreadable.len() <= 3);
         }
     }
 

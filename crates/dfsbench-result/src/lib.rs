@@ -416,15 +416,16 @@ pub struct ProcessSummary {
 pub struct Gather {
     /// Latest minus earliest departure of a rank from the phase's start barrier.
     pub start_skew_s: f64,
-    /// Bytes of the parts rank 0 received from the other ranks (JSON), and the largest part.
+    /// Bytes rank 0 received from its tree children (their subtotals: JSON), and the largest.
     pub bytes_received: u64,
     pub largest_part_bytes: u64,
     /// Bytes of the end-of-phase answer rank 0 sent to each other rank.
     pub reply_bytes: u64,
-    /// From rank 0's own part being ready to the last part arriving: the other ranks'
-    /// lateness and the transfer.
+    /// From rank 0's own part being ready to its last tree child's subtotal arriving: the
+    /// other ranks' lateness, the merges below and the transfers.
     pub wait_s: f64,
-    /// Decoding and merging the parts into the phase's result, at rank 0.
+    /// Decoding and merging rank 0's own part and its children's subtotals into the phase's
+    /// result, at rank 0.
     pub merge_s: f64,
     /// The CPU time of that merge (rank 0's thread's): what it costs where rank 0 has a core
     /// of its own; at most `merge_s`.
@@ -433,6 +434,12 @@ pub struct Gather {
     pub reply_s: f64,
     /// Rank 0's peak resident memory so far (getrusage), after the merge.
     pub peak_rss_bytes: u64,
+    /// The merge tree: children per rank (rank 0 merges at most this many subtotals) and
+    /// its depth (merges one after another below rank 0); 0 in results of versions before it.
+    #[serde(default)]
+    pub fanout: u64,
+    #[serde(default)]
+    pub depth: u64,
 }
 
 /// The processes of one host in a phase, with their exactly merged latency.

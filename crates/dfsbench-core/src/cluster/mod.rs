@@ -7,6 +7,7 @@
 //! arrives is named, and the run ends with what rank 0 has instead of hanging.
 
 pub mod procs;
+pub mod tree;
 
 #[cfg(feature = "mpi")]
 pub mod mpi;
@@ -105,8 +106,6 @@ impl std::fmt::Display for DecodeError {
 #[derive(Debug)]
 pub struct Lost {
     pub message: String,
-    /// What rank 0 received, by rank (rank 0's own included); empty elsewhere.
-    pub parts: Vec<Option<Vec<u8>>>,
 }
 
 pub struct Group {
@@ -363,10 +362,7 @@ impl Group {
             return Ok(answer(vec![mine]));
         };
         if self.rank != 0 {
-            let lost = |message: String| Lost {
-                message,
-                parts: Vec::new(),
-            };
+            let lost = |message: String| Lost { message };
             if let Err(e) = t.send(0, TAG_ROUND, &mine) {
                 self.broken = true;
                 // Rank 0's side of the connection says better why it failed.
@@ -391,7 +387,7 @@ impl Group {
             });
         }
         let deadline = Instant::now() + timeout;
-        let mut parts = vec![Some(mine)];
+        let mut parts = vec![mine];
         let mut missing = Vec::new();
         let mut late = false;
         for r in 1..self.size {
@@ -408,10 +404,9 @@ impl Group {
                 }
             };
             match got {
-                Ok(p) => parts.push(Some(p)),
+                Ok(p) => parts.push(p),
                 Err(e) => {
                     late |= matches!(e, RecvError::Timeout);
-                    parts.push(None);
                     missing.push(describe_member(&self.members, r, e));
                 }
             }
@@ -428,20 +423,131 @@ impl Group {
             };
             return Err(Lost {
                 message: format!("{} {what}{within}", missing.join(", ")),
-                parts,
             });
         }
-        let reply = answer(parts.into_iter().map(|p| p.expect("every part arrived")).collect());
+        let reply = answer(parts);
         for r in 1..self.size {
             if let Err(e) = t.send(r, TAG_ROUND, &reply) {
                 self.broken = true;
                 return Err(Lost {
                     message: format!("rank {r}: {e}"),
-                    parts: Vec::new(),
                 });
             }
         }
         Ok(reply)
+    }
+
+    /// A collective step merged up a tree (tree.rs): every rank waits for its tree children's
+    /// payloads (with their ranks) and `merge`s them with what it has; a rank sends what
+    /// `merge` returns to its parent, and rank 0 sends it, the answer, to every rank, which
+    /// return it. A child that exits or does not send in time is named (rank, host, pid) by the
+    /// rank that waited for it, and the names travel up with the payloads: rank 0 then returns
+    /// [`Lost`] (its `merge` ran on what arrived). A rank at depth `d` waits
+    /// `timeout · (1 - d / (2·(height + 1)))` for its children, so that it gives up on a lost
+    /// child before its own parent gives up on it.
+    pub fn reduce(
+        &mut self,
+        what: &str,
+        merge: impl FnOnce(Vec<(usize, Vec<u8>)>) -> Vec<u8>,
+    ) -> Result<Vec<u8>, Lost> {
+        let timeout = self.timeout;
+        let Some(t) = self.transport.as_mut() else {
+            return Ok(merge(Vec::new()));
+        };
+        let tree = tree::Tree::new(self.size);
+        let depth = tree.depth(self.rank);
+        let wait = child_wait(timeout, depth, tree.height());
+        let deadline = Instant::now() + wait;
+        let mut losses = Vec::new();
+        let mut payloads = Vec::new();
+        for c in tree.children(self.rank) {
+            // Waits in short steps, so that a Ctrl-C while rank 0 waits reaches every rank.
+            let got = loop {
+                let step = deadline.min(Instant::now() + RELAY_STEP);
+                match t.recv(c, TAG_ROUND, step) {
+                    Err(RecvError::Timeout) if Instant::now() < deadline => {
+                        if let (0, Some(flag)) = (self.rank, self.interrupt) {
+                            send_stop(t.as_mut(), self.size, flag, &mut self.stop_sent);
+                        }
+                    }
+                    got => break got,
+                }
+            };
+            let envelope =
+                got.and_then(|bytes| Envelope::read(&bytes).map_err(|why| RecvError::Garbled(format!("sent {why}"))));
+            match envelope {
+                Ok(env) => {
+                    losses.extend(env.losses);
+                    payloads.push((c, env.payload));
+                }
+                Err(e) => {
+                    let within = match e {
+                        RecvError::Timeout => format!(
+                            " within {} of rank {} (--rank-timeout)",
+                            humantime::format_duration(wait),
+                            self.rank
+                        ),
+                        _ => String::new(),
+                    };
+                    let below = tree.subtree(c);
+                    let carried = if below.len() > 1 {
+                        format!(" (the parts of ranks {} went with it)", ranks_list(&below[1..]))
+                    } else {
+                        String::new()
+                    };
+                    losses.push(format!(
+                        "{} {what}{within}{carried}",
+                        describe_member(&self.members, c, e)
+                    ));
+                }
+            }
+        }
+        let merged = merge(payloads);
+        if let Some(parent) = tree.parent(self.rank) {
+            let envelope = Envelope {
+                losses,
+                payload: merged,
+            };
+            if let Err(e) = t.send(parent, TAG_ROUND, &envelope.bytes()) {
+                self.broken = true;
+                return Err(Lost {
+                    message: format!(
+                        "rank {} could not send its part of {what} to rank {parent}: {e}",
+                        self.rank
+                    ),
+                });
+            }
+            return t
+                .recv(0, TAG_ROUND, Instant::now() + timeout + ROOT_GRACE)
+                .map_err(|e| {
+                    self.broken = true;
+                    let within = match e {
+                        RecvError::Timeout => format!(
+                            " within {} (--rank-timeout)",
+                            humantime::format_duration(timeout + ROOT_GRACE)
+                        ),
+                        _ => String::new(),
+                    };
+                    Lost {
+                        message: format!("{} {what}{within}", describe_short(e, 0, "did not finish")),
+                    }
+                });
+        }
+        if !losses.is_empty() {
+            self.broken = true;
+            return Err(Lost {
+                message: losses.join(", "),
+            });
+        }
+        for r in 1..self.size {
+            if let Err(e) = t.send(r, TAG_ROUND, &merged) {
+                self.broken = true;
+                return Err(Lost {
+                    message: format!("rank {r}: {e}"),
+                });
+            }
+        }
+        Ok(merged)
     }
 
     /// A barrier: every rank waits for every other.
@@ -475,6 +581,66 @@ impl Group {
             Some(t) => t.abort(code),
             None => std::process::exit(code),
         }
+    }
+}
+
+/// How long a rank at `depth` of a tree `height` deep waits for its children: a share of
+/// `timeout` less per level, so that a parent outlasts its children's waits (in whole
+/// milliseconds, for the message).
+fn child_wait(timeout: Duration, depth: usize, height: usize) -> Duration {
+    let share = timeout.as_millis() / (2 * (height as u128 + 1));
+    let share = Duration::from_millis(u64::try_from(share).unwrap_or(u64::MAX));
+    timeout.saturating_sub(share.saturating_mul(u32::try_from(depth).unwrap_or(u32::MAX)))
+}
+
+/// Ranks in order as runs: `9-16, 73`.
+fn ranks_list(ranks: &[usize]) -> String {
+    let mut runs: Vec<(usize, usize)> = Vec::new();
+    for &r in ranks {
+        match runs.last_mut() {
+            Some((_, last)) if *last + 1 == r => *last = r,
+            _ => runs.push((r, r)),
+        }
+    }
+    runs.iter()
+        .map(|&(a, b)| if a == b { a.to_string() } else { format!("{a}-{b}") })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// What a rank sends its tree parent: the ranks below it that were lost (named by whoever
+/// waited for them) and its merged payload. Bytes: the length of the JSON list of losses
+/// (u32 LE), the list, the payload.
+struct Envelope {
+    losses: Vec<String>,
+    payload: Vec<u8>,
+}
+
+impl Envelope {
+    fn bytes(&self) -> Vec<u8> {
+        let losses = serde_json::to_vec(&self.losses).expect("strings serialize");
+        let mut out = Vec::with_capacity(4 + losses.len() + self.payload.len());
+        out.extend_from_slice(&(losses.len() as u32).to_le_bytes());
+        out.extend_from_slice(&losses);
+        out.extend_from_slice(&self.payload);
+        out
+    }
+
+    fn read(bytes: &[u8]) -> Result<Envelope, String> {
+        let head: [u8; 4] = bytes
+            .get(..4)
+            .and_then(|h| h.try_into().ok())
+            .ok_or("a merged part shorter than its header")?;
+        let n = u32::from_le_bytes(head) as usize;
+        let list = bytes
+            .get(4..4 + n)
+            .ok_or("a merged part shorter than its header says")?;
+        let losses =
+            serde_json::from_slice(list).map_err(|e| format!("a list of lost ranks that cannot be read ({e})"))?;
+        Ok(Envelope {
+            losses,
+            payload: bytes[4 + n..].to_vec(),
+        })
     }
 }
 
@@ -637,6 +803,29 @@ mod tests {
             let _ = g.instant(s);
         }
         assert!(g.instant(1.0) > g.instant(0.0));
+    }
+
+    #[test]
+    fn a_parent_outlasts_its_childrens_wait() {
+        let t = Duration::from_secs(2);
+        assert_eq!(child_wait(t, 0, 2), t);
+        assert_eq!(child_wait(t, 1, 2), Duration::from_millis(1667));
+        assert!(child_wait(t, 2, 2) < child_wait(t, 1, 2));
+        assert!(child_wait(t, 5, 5) >= t / 2);
+    }
+
+    #[test]
+    fn an_envelope_reads_back_and_garbage_is_an_error() {
+        let e = Envelope {
+            losses: vec!["rank 9 (host h, pid 1) exited".into()],
+            payload: b"{}".to_vec(),
+        };
+        let back = Envelope::read(&e.bytes()).unwrap();
+        assert_eq!((back.losses, back.payload), (e.losses, e.payload));
+        for garbage in [&b""[..], b"\x01", b"\xff\xff\xff\xff{}", b"\x02\0\0\0{x"] {
+            assert!(Envelope::read(garbage).is_err(), "{garbage:?}");
+        }
+        assert_eq!(ranks_list(&[9, 10, 11, 73, 75, 76]), "9-11, 73, 75-76");
     }
 
     #[test]

@@ -1,6 +1,9 @@
 //! `--procs N` on one machine without MPI: the parent (rank 0) re-executes its own binary N - 1
 //! times with the same arguments; the children connect back over a Unix socket the parent
-//! made in a fresh private directory. Frames are `[tag u8][length u64 LE][bytes]`; a reader
+//! made in a fresh private directory. For the tree merge of each phase's parts (tree.rs) every
+//! child with tree children of its own also listens on a socket in that directory, and its
+//! tree children connect to it before they connect to the parent: when every child has joined
+//! rank 0, every tree link is up, and the directory is removed. Frames are `[tag u8][length u64 LE][bytes]`; a reader
 //! thread per peer turns them (and a closed connection) into channel messages, so a waiting
 //! rank sees a dead peer at once and a hung one at its deadline.
 //!
@@ -17,6 +20,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use super::tree::Tree;
 use super::{RecvError, Transport, TAGS};
 
 /// Names the child's place in the group: `rank:size:socket path`.
@@ -285,13 +289,14 @@ impl Procs {
         })
     }
 
-    /// A child: join the parent named by [`ENV`], if this process is one.
-    pub fn child_from_env() -> Option<Result<Procs, String>> {
+    /// A child: join the parent named by [`ENV`], if this process is one; `timeout` bounds
+    /// the wait for its tree parent and children.
+    pub fn child_from_env(timeout: Duration) -> Option<Result<Procs, String>> {
         let spec = std::env::var(ENV).ok()?;
-        Some(Self::child(&spec))
+        Some(Self::child(&spec, timeout))
     }
 
-    fn child(spec: &str) -> Result<Procs, String> {
+    fn child(spec: &str, timeout: Duration) -> Result<Procs, String> {
         let bad = || format!("{ENV}={spec}: expected rank:size:socket");
         let mut it = spec.splitn(3, ':');
         let rank: usize = it.next().and_then(|r| r.parse().ok()).ok_or_else(bad)?;
@@ -300,11 +305,13 @@ impl Procs {
         if rank == 0 || rank >= size || size > MAX_PROCS {
             return Err(bad());
         }
+        let (tx, rx) = mpsc::channel();
+        let mut peers: Vec<Option<UnixStream>> = (0..size).map(|_| None).collect();
+        let dir = std::path::Path::new(path).parent().ok_or_else(bad)?;
+        tree_links(rank, size, dir, Instant::now() + timeout, &mut peers, &tx)?;
         let mut s = UnixStream::connect(path).map_err(|e| format!("cannot reach the parent at {path}: {e}"))?;
         s.write_all(&(rank as u64).to_le_bytes()).map_err(|e| e.to_string())?;
-        let (tx, rx) = mpsc::channel();
         reader(0, s.try_clone().map_err(|e| e.to_string())?, tx)?;
-        let mut peers: Vec<Option<UnixStream>> = (0..size).map(|_| None).collect();
         peers[0] = Some(s);
         Ok(Procs {
             rank,
@@ -339,6 +346,90 @@ impl Procs {
         }
         "exited".into()
     }
+}
+
+/// The socket a child with tree children listens on, in the run's private directory.
+fn tree_socket(dir: &std::path::Path, rank: usize) -> std::path::PathBuf {
+    dir.join(format!("rank-{rank}.sock"))
+}
+
+/// Child `rank`'s links of the merge tree: it listens for its tree children, connects to its
+/// tree parent (when that is not rank 0, whose link is the group's) and accepts its children.
+/// Connecting does not wait for the other side's accept, so no rank waits for another in a
+/// circle; each side says its rank first, as to rank 0.
+fn tree_links(
+    rank: usize,
+    size: usize,
+    dir: &std::path::Path,
+    deadline: Instant,
+    peers: &mut [Option<UnixStream>],
+    tx: &mpsc::Sender<(usize, Event)>,
+) -> Result<(), String> {
+    let tree = Tree::new(size);
+    let kids = tree.children(rank);
+    let listener = if kids.is_empty() {
+        None
+    } else {
+        let at = tree_socket(dir, rank);
+        let l = UnixListener::bind(&at).map_err(|e| format!("cannot listen on {}: {e}", at.display()))?;
+        l.set_nonblocking(true).map_err(|e| e.to_string())?;
+        Some(l)
+    };
+    if let Some(parent) = tree.parent(rank).filter(|&p| p != 0) {
+        let at = tree_socket(dir, parent);
+        // The parent binds its socket when it starts, which may be after this process.
+        let mut s = loop {
+            match UnixStream::connect(&at) {
+                Ok(s) => break s,
+                Err(_) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(5)),
+                Err(e) => return Err(format!("cannot reach rank {parent} at {}: {e}", at.display())),
+            }
+        };
+        s.write_all(&(rank as u64).to_le_bytes()).map_err(|e| e.to_string())?;
+        reader(parent, s.try_clone().map_err(|e| e.to_string())?, tx.clone())?;
+        peers[parent] = Some(s);
+    }
+    let Some(listener) = listener else {
+        return Ok(());
+    };
+    let mut joined = 0;
+    while joined < kids.len() {
+        match listener.accept() {
+            Ok((mut s, _)) => {
+                s.set_nonblocking(false).map_err(|e| e.to_string())?;
+                let left = deadline
+                    .saturating_duration_since(Instant::now())
+                    .max(Duration::from_millis(1));
+                s.set_read_timeout(Some(left)).map_err(|e| e.to_string())?;
+                let mut who = [0u8; 8];
+                s.read_exact(&mut who)
+                    .map_err(|e| format!("a tree child of rank {rank} did not say its rank: {e}"))?;
+                let who = u64::from_le_bytes(who) as usize;
+                if !kids.contains(&who) || peers[who].is_some() {
+                    return Err(format!(
+                        "rank {who} connected to rank {rank}, which is not its tree parent"
+                    ));
+                }
+                s.set_read_timeout(None).map_err(|e| e.to_string())?;
+                reader(who, s.try_clone().map_err(|e| e.to_string())?, tx.clone())?;
+                peers[who] = Some(s);
+                joined += 1;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock && Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                return Err(format!(
+                    "rank {rank}: {} of its tree children (ranks {}-{}) did not connect in time",
+                    kids.len() - joined,
+                    kids.start,
+                    kids.end - 1
+                ))
+            }
+            Err(e) => return Err(format!("rank {rank} cannot accept its tree children: {e}")),
+        }
+    }
+    Ok(())
 }
 
 impl Procs {
@@ -484,7 +575,7 @@ mod tests {
     #[test]
     fn a_child_refuses_a_place_that_is_not_in_the_group() {
         for spec in ["0:2:/nonexistent", "2:2:/nonexistent", "1:99999:/x", "a:2:/x", "1:2"] {
-            let e = Procs::child(spec).err().expect(spec);
+            let e = Procs::child(spec, Duration::from_secs(1)).err().expect(spec);
             assert!(e.contains("expected rank:size:socket"), "{spec}: {e}");
         }
     }
