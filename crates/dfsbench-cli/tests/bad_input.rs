@@ -70,6 +70,10 @@ fn bad_flags_and_values() {
             &["'files' does not apply to the io workload"],
         ),
         (&["-w", "nfs"], &["unknown workload 'nfs'"]),
+        (
+            &["-w", "jobs/seq.fio"],
+            &["give a workload file without -w: dfsbench run jobs/seq.fio"],
+        ),
         (&["--rw", "randread"], &["--workload"]),
         (&["-w", "io", "--iodepth", "0"], &["iodepth = 0"]),
         (&["-w", "io", "--size", "1k", "--bs", "4k"], &["smaller than bs"]),

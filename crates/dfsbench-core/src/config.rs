@@ -579,10 +579,17 @@ fn validate_job(index: usize, s: &JobSpec, run: &RunSpec) -> Result<Job, ConfigE
     };
     let ctx = |e: ConfigError| e.in_job(JobLabel::new(index, s.settings.name.as_deref(), name));
     let Some((shared, own)) = workloads::accepted(name) else {
+        // `-w jobs.fio` is the habit of tools whose -w takes a file; here a file is the argument.
+        let file = name.contains('/') || [".toml", ".fio", ".job", ".ini"].iter().any(|e| name.ends_with(e));
+        let choices = if file {
+            format!("{names}, or give a workload file without -w: dfsbench run {name}")
+        } else {
+            names
+        };
         return Err(ConfigError::UnknownWorkload {
             job: index + 1,
             name: dfsbench_backends::one_line(name),
-            choices: names,
+            choices,
         });
     };
     let untimed = ["duration", "rate", "rate_steps", "until_stable"];
