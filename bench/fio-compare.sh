@@ -32,8 +32,9 @@
 #   FIO_ENGINES="psync libaio io_uring"   fio engines of a matrix case (psync ignores iodepth:
 #                       at QD > 1 it reuses the QD 1 case's runs of the same shape if there were)
 #   DFS_ENGINE=auto     dfsbench's --ioengine in matrix cases
-#   DURATION=5          seconds per run (fio runtime, dfsbench --duration)
-#   REPEATS=4           runs of each tool per case
+#   DURATION=2          seconds per run (fio runtime, dfsbench --duration)
+#   REPEATS=2           runs of each tool per case (the whole matrix: about 50 minutes; with
+#                       DURATION=1 REPEATS=1, 18; QUICK=1, about 5)
 #   SIZE=512m           file size per worker (fio size per job)
 #   RAND_IODEPTH=32 SEQ_IODEPTH=1   queue depths of the named cases
 #   LOAD=0              1: a busy loop per CPU at nice 0 runs beside both tools for the whole
@@ -48,8 +49,8 @@
 #   DFSBENCH=           use this dfsbench binary instead of building one
 set -euo pipefail
 
-DURATION=${DURATION:-5}
-REPEATS=${REPEATS:-4}
+DURATION=${DURATION:-2}
+REPEATS=${REPEATS:-2}
 SIZE=${SIZE:-512m}
 RAND_IODEPTH=${RAND_IODEPTH:-32}
 SEQ_IODEPTH=${SEQ_IODEPTH:-1}
