@@ -1,67 +1,172 @@
 #!/usr/bin/env bash
-# Compare dfsbench's io workload against fio on tmpfs, in one invocation.
+# Compare dfsbench's io workload against fio, in one invocation.
 #
-# Each case runs fio and dfsbench with the same engine (io_uring, libaio or psync), block size,
-# queue depth, workers, file size and run length, interleaved in pairs whose order alternates
-# (fio dfsbench, dfsbench fio, ...) so that drift of this machine affects both alike. The table
-# prints the median of each tool's runs and the median of the per-pair ratios dfsbench / fio
-# (each pair ran back to back); absolute numbers on a shared VM are noisy, the ratio is what
-# matters. The cpu column compares CPU time per operation (fio / dfsbench, all threads of the
-# tool and its io_uring workers), which load from other processes disturbs much less. The p50,
-# p99 and p99.9 columns are latency ratios dfsbench / fio (fio's lat_ns percentiles: from
-# submission to completion, as dfsbench times an operation), median of the pairs.
+# Two kinds of case:
+# - matrix cases, named FS-CACHE-RW-BS-qdQD-jJOBS (e.g. ext4-direct-randread-4k-qd32-j2): FS is
+#   tmpfs or ext4 (a file system on a loop device this script makes, mounts and removes), CACHE
+#   is cached (buffered; read cases read the file from the page cache: fio invalidate=0
+#   pre_read=1, dfsbench --invalidate 0; the loop device's reads during each run are printed) or direct (O_DIRECT: fio direct=1, dfsbench
+#   --direct; ext4 only, tmpfs has none). fio runs once per engine of FIO_ENGINES and dfsbench
+#   once with DFS_ENGINE (auto: what it picks itself); a pair compares dfsbench with the best
+#   fio engine of that pair.
+# - the named cases of before, each on tmpfs with the same engine for both tools: randread-1
+#   randread-2 seqwrite seqread (io_uring), randread-psync, randread-libaio, randread-qd1.
+#
+# Runs are interleaved in pairs whose order alternates (fio then dfsbench, then dfsbench then
+# fio) so that drift of this machine affects both alike. The table prints the median of each
+# tool's runs and the median of the per-pair ratios dfsbench / fio; absolute numbers on a shared
+# VM are noisy, the ratio is what matters. cpu is CPU time per operation, fio / dfsbench: the
+# getrusage of each tool's whole invocation (every thread, io_uring's io-wq workers, the layout
+# of a read case and dfsbench's engine probe included) over its measured operations; fio's own
+# usr_cpu/sys_cpu leave io-wq out (per-thread getrusage), so they are not used. p50, p99 and
+# p99.9 are latency ratios dfsbench / fio (fio's lat_ns percentiles: submission to completion,
+# as dfsbench times an operation). The last lines list the cases below the goals.
 #
 # Settings (environment):
-#   DURATION=5          seconds per run (fio runtime, dfsbench --duration)
-#   REPEATS=4           runs of each tool per case
+#   CASES=matrix        words, in order: a named case, "matrix" (every matrix case that
+#                       MATRIX_* select), or a glob over matrix case names (tmpfs-*-4k-qd1-j1)
+#   QUICK=0             1: CASES defaults to a dozen matrix cases (4k random and 1m
+#                       sequential, QD 1 and 32, 1 job, each file system and cache)
+#   MATRIX_FS="tmpfs ext4" MATRIX_CACHE="cached direct" MATRIX_RW="read write randread randwrite"
+#   MATRIX_BS="4k 128k 1m" MATRIX_QD="1 32" MATRIX_JOBS="1 2"
+#   FIO_ENGINES="psync libaio io_uring"   fio engines of a matrix case (psync ignores iodepth:
+#                       at QD > 1 it reuses the QD 1 case's runs of the same shape if there were)
+#   DFS_ENGINE=auto     dfsbench's --ioengine in matrix cases
+#   DURATION=2          seconds per run (fio runtime, dfsbench --duration)
+#   REPEATS=2           runs of each tool per case (the whole matrix: about 50 minutes; with
+#                       DURATION=1 REPEATS=1, 18; QUICK=1, about 5)
 #   SIZE=512m           file size per worker (fio size per job)
-#   RAND_IODEPTH=32     queue depth of the 4 KiB random read cases
-#   SEQ_IODEPTH=1       queue depth of the 1 MiB sequential cases (fio's default iodepth)
-#   CASES="randread-1 randread-2 seqwrite seqread randread-psync randread-libaio randread-qd1"
-#                       cases to run, in order (psync: qd 1; libaio: qd RAND_IODEPTH, buffered,
-#                       so fio's and dfsbench's libaio both complete inside io_submit; qd1: io_uring)
+#   RAND_IODEPTH=32 SEQ_IODEPTH=1   queue depths of the named cases
 #   LOAD=0              1: a busy loop per CPU at nice 0 runs beside both tools for the whole
 #                       invocation (killed on exit), to see the latency tail under CPU load
-#   TARGET_RATIO=0.95   the ratio dfsbench must reach in every case
-#   TMPFS_DIR=          a directory on tmpfs to work in (default: /dev/shm, or a tmpfs this
-#                       script mounts if /dev/shm is not tmpfs)
+#   TARGET_RATIO=1.0 TARGET_CPU=1.0 TARGET_P50=1.05 TARGET_P999=1.2
+#                       the goals: IOPS and cpu ratios at least, p50 and p99.9 ratios at most
+#   TMPFS_DIR=          a directory on tmpfs (default: /dev/shm, or a tmpfs this script mounts)
+#   EXT4_DIR=           the loop device's image goes here (default: <repo>/.cache/fio-compare,
+#                       or /var/tmp when the repository has no .cache)
+#   EXT4_SIZE=4g        size of that sparse image
 #   CARGO_TARGET_DIR    where cargo builds dfsbench (default: <repo>/target)
 #   DFSBENCH=           use this dfsbench binary instead of building one
 set -euo pipefail
 
-DURATION=${DURATION:-5}
-REPEATS=${REPEATS:-4}
+DURATION=${DURATION:-2}
+REPEATS=${REPEATS:-2}
 SIZE=${SIZE:-512m}
 RAND_IODEPTH=${RAND_IODEPTH:-32}
 SEQ_IODEPTH=${SEQ_IODEPTH:-1}
-CASES=${CASES:-"randread-1 randread-2 seqwrite seqread randread-psync randread-libaio randread-qd1"}
+QUICK=${QUICK:-0}
+QUICK_CASES="tmpfs-cached-randread-4k-qd1-j1 tmpfs-cached-randread-4k-qd32-j1 tmpfs-cached-read-1m-qd1-j1
+tmpfs-cached-write-1m-qd1-j1 ext4-cached-randread-4k-qd1-j1 ext4-cached-randwrite-4k-qd1-j1
+ext4-cached-read-1m-qd1-j1 ext4-direct-randread-4k-qd1-j1 ext4-direct-randread-4k-qd32-j1
+ext4-direct-randwrite-4k-qd32-j1 ext4-direct-read-1m-qd1-j1 ext4-direct-write-1m-qd1-j1"
+if [ "$QUICK" = 1 ]; then CASES=${CASES:-$QUICK_CASES}; else CASES=${CASES:-matrix}; fi
+MATRIX_FS=${MATRIX_FS:-"tmpfs ext4"}
+MATRIX_CACHE=${MATRIX_CACHE:-"cached direct"}
+MATRIX_RW=${MATRIX_RW:-"read write randread randwrite"}
+MATRIX_BS=${MATRIX_BS:-"4k 128k 1m"}
+MATRIX_QD=${MATRIX_QD:-"1 32"}
+MATRIX_JOBS=${MATRIX_JOBS:-"1 2"}
+FIO_ENGINES=${FIO_ENGINES:-"psync libaio io_uring"}
+DFS_ENGINE=${DFS_ENGINE:-auto}
 LOAD=${LOAD:-0}
-TARGET_RATIO=${TARGET_RATIO:-0.95}
+TARGET_RATIO=${TARGET_RATIO:-1.0}
+TARGET_CPU=${TARGET_CPU:-1.0}
+TARGET_P50=${TARGET_P50:-1.05}
+TARGET_P999=${TARGET_P999:-1.2}
 TMPFS_DIR=${TMPFS_DIR:-}
+EXT4_SIZE=${EXT4_SIZE:-4g}
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+if [ -z "${EXT4_DIR:-}" ]; then
+    if [ -d "$REPO/.cache" ]; then EXT4_DIR=$REPO/.cache/fio-compare; else EXT4_DIR=/var/tmp; fi
+fi
 
 NAME=fio-compare
 # shellcheck source=bench/lib.sh
 . "$REPO/bench/lib.sh"
 
+# --- the cases ------------------------------------------------------------------------------
+NAMED="randread-1 randread-2 seqwrite seqread randread-psync randread-libaio randread-qd1"
+
+matrix_names() {
+    local fs cache rw bs jobs qd
+    for fs in $MATRIX_FS; do for cache in $MATRIX_CACHE; do
+        [ "$fs/$cache" = tmpfs/direct ] && continue
+        for rw in $MATRIX_RW; do for bs in $MATRIX_BS; do for jobs in $MATRIX_JOBS; do for qd in $MATRIX_QD; do
+            echo "$fs-$cache-$rw-$bs-qd$qd-j$jobs"
+        done; done; done; done
+    done; done
+}
+
+# CASES -> the case names, one a line; a glob must match a matrix case.
+expand_cases() {
+    local w n hit all
+    all=$(matrix_names)
+    for w in $CASES; do
+        if [ "$w" = matrix ]; then echo "$all"; continue; fi
+        if [[ " $NAMED " == *" $w "* ]]; then echo "$w"; continue; fi
+        hit=0
+        for n in $all; do
+            # shellcheck disable=SC2053 # $w is a glob on purpose
+            if [[ $n == $w ]]; then echo "$n"; hit=1; fi
+        done
+        [ "$hit" = 1 ] || die "case '$w' matches no case: give a named case ($NAMED), matrix, or a glob over FS-CACHE-RW-BS-qdN-jN names within MATRIX_*"
+    done
+}
+
+# case -> "fs cache rw bs iodepth jobs dfsbench-engine fio-engine..."
+case_params() {
+    case $1 in
+        randread-1) echo "tmpfs cached randread 4k $RAND_IODEPTH 1 io_uring io_uring" ;;
+        randread-2) echo "tmpfs cached randread 4k $RAND_IODEPTH 2 io_uring io_uring" ;;
+        seqwrite) echo "tmpfs cached write 1m $SEQ_IODEPTH 1 io_uring io_uring" ;;
+        seqread) echo "tmpfs cached read 1m $SEQ_IODEPTH 1 io_uring io_uring" ;;
+        randread-psync) echo "tmpfs cached randread 4k 1 1 psync psync" ;;
+        randread-libaio) echo "tmpfs cached randread 4k $RAND_IODEPTH 1 libaio libaio" ;;
+        randread-qd1) echo "tmpfs cached randread 4k 1 1 io_uring io_uring" ;;
+        *)
+            IFS=- read -r fs cache rw bs qd jobs <<<"$1"
+            echo "$fs $cache $rw $bs ${qd#qd} ${jobs#j} $DFS_ENGINE $FIO_ENGINES"
+            ;;
+    esac
+}
+
+case_text=$(expand_cases)
+mapfile -t CASE_LIST <<<"$case_text"
+[ -n "$case_text" ] || die "no case selected: CASES='$CASES'"
+need_ext4=0
+for c in "${CASE_LIST[@]}"; do
+    read -r fs _ <<<"$(case_params "$c")"
+    [ "$fs" = ext4 ] && need_ext4=1
+done
+
 # --- tools ----------------------------------------------------------------------------------
 need_commands fio jq
+[ "$need_ext4" = 0 ] || need_commands losetup:util-linux mkfs.ext4:e2fsprogs
 
 find_dfsbench
 
-# --- scratch space: everything this script creates lives under $WORK and $DATA --------------
+# --- scratch space: everything this script creates lives under $WORK, $TMPFS_DATA, $EXT4_* ---
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/fio-compare.XXXXXX")
 MOUNTED=""
+EXT4_IMAGE=""
+EXT4_DEV=""
+EXT4_MNT=""
 LOAD_PIDS=()
 cleanup() {
     local rc=$?
     if [ "${#LOAD_PIDS[@]}" -gt 0 ]; then kill "${LOAD_PIDS[@]}" 2>/dev/null || true; fi
-    rm -rf "${DATA:-}" "$WORK"
+    rm -rf "${TMPFS_DATA:-}" "$WORK"
     if [ -n "$MOUNTED" ]; then
         as_root umount "$MOUNTED" || true
         rmdir "$MOUNTED" || true
     fi
+    if [ -n "$EXT4_MNT" ]; then
+        as_root umount "$EXT4_MNT" || true
+        rmdir "$EXT4_MNT" || true
+    fi
+    if [ -n "$EXT4_DEV" ]; then as_root losetup -d "$EXT4_DEV" || true; fi
+    if [ -n "$EXT4_IMAGE" ]; then rm -f "$EXT4_IMAGE"; fi
     exit "$rc"
 }
 trap cleanup EXIT
@@ -77,7 +182,32 @@ if [ -z "$TMPFS_DIR" ]; then
     fi
 fi
 [ "$(stat -f -c %T "$TMPFS_DIR")" = tmpfs ] || die "$TMPFS_DIR is not on tmpfs"
-DATA=$(mktemp -d "$TMPFS_DIR/fio-compare.XXXXXX")
+TMPFS_DATA=$(mktemp -d "$TMPFS_DIR/fio-compare.XXXXXX")
+
+if [ "$need_ext4" = 1 ]; then
+    # A loop device with direct I/O to its image: O_DIRECT runs reach the host's disk, not the
+    # host's page cache of the image. The image is sparse; lazy init off, so no background
+    # zeroing of inode tables runs beside the measurements.
+    mkdir -p "$EXT4_DIR"
+    EXT4_IMAGE=$(mktemp "$EXT4_DIR/ext4.XXXXXX.img")
+    truncate -s "$EXT4_SIZE" "$EXT4_IMAGE"
+    mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$EXT4_IMAGE" ||
+        die "mkfs.ext4 failed on $EXT4_IMAGE: is EXT4_DIR=$EXT4_DIR writable with $EXT4_SIZE free?"
+    EXT4_DEV=$(as_root losetup --find --show --direct-io=on "$EXT4_IMAGE") ||
+        die "losetup failed: no free loop device, or no loop support in this container (give CASES without ext4)"
+    EXT4_MNT=$(mktemp -d "${TMPDIR:-/tmp}/fio-compare-ext4.XXXXXX")
+    as_root mount -t ext4 "$EXT4_DEV" "$EXT4_MNT"
+fi
+
+data_dir() { # fs
+    if [ "$1" = ext4 ]; then echo "$EXT4_MNT"; else echo "$TMPFS_DATA"; fi
+}
+
+# Sectors the loop device read so far (0 without one): shows that a cached read case read
+# from the page cache.
+disk_read_sectors() {
+    if [ -n "$EXT4_DEV" ]; then awk '{ print $3 }' "/sys/block/${EXT4_DEV#/dev/}/stat"; else echo 0; fi
+}
 
 # --- machine --------------------------------------------------------------------------------
 cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
@@ -85,8 +215,10 @@ echo "machine:  $(nproc) CPUs ($cpu), $(awk '/MemTotal/ {printf "%.1f GiB", $2/1
 echo "kernel:   $(uname -srm)"
 echo "fio:      $(fio --version)"
 echo "dfsbench: $("$BIN" --version 2>/dev/null || echo "$BIN")"
-echo "target:   $DATA (tmpfs)"
-echo "settings: DURATION=${DURATION}s REPEATS=$REPEATS SIZE=$SIZE RAND_IODEPTH=$RAND_IODEPTH SEQ_IODEPTH=$SEQ_IODEPTH LOAD=$LOAD"
+echo "commit:   $(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+echo "targets:  tmpfs $TMPFS_DATA${EXT4_DEV:+, ext4 $EXT4_MNT ($EXT4_DEV on $EXT4_IMAGE, direct-io)}"
+echo "settings: DURATION=${DURATION}s REPEATS=$REPEATS SIZE=$SIZE LOAD=$LOAD DFS_ENGINE=$DFS_ENGINE FIO_ENGINES='$FIO_ENGINES'"
+echo "cases:    ${#CASE_LIST[@]}"
 echo "load:     $(cut -d' ' -f1-3 /proc/loadavg) (1, 5, 15 min) before the runs"
 if [ "$LOAD" = 1 ]; then
     # One busy loop per CPU at the tools' own priority: every run shares the CPUs with them.
@@ -99,34 +231,29 @@ fi
 echo
 
 # --- one run of each tool -------------------------------------------------------------------
-# case -> "rw bs iodepth workers metric engine"
-case_params() {
-    case $1 in
-        randread-1) echo "randread 4k $RAND_IODEPTH 1 iops io_uring" ;;
-        randread-2) echo "randread 4k $RAND_IODEPTH 2 iops io_uring" ;;
-        seqwrite) echo "write 1m $SEQ_IODEPTH 1 bw io_uring" ;;
-        seqread) echo "read 1m $SEQ_IODEPTH 1 bw io_uring" ;;
-        randread-psync) echo "randread 4k 1 1 iops psync" ;;
-        randread-libaio) echo "randread 4k $RAND_IODEPTH 1 iops libaio" ;;
-        randread-qd1) echo "randread 4k 1 1 iops io_uring" ;;
-        *) die "unknown case '$1' (known: randread-1 randread-2 seqwrite seqread randread-psync randread-libaio randread-qd1)" ;;
-    esac
-}
-
 # Set CMD to the command line of one run of fio or dfsbench.
 # lat_percentiles: fio's percentiles of the whole latency (submission to completion; its
 # default clat percentiles leave out the submission, which dfsbench's latency includes).
-fio_cmd() { # rw bs depth workers engine out
-    CMD=(fio --name=bench --directory="$DATA/fio" --size="$SIZE" --rw="$1" --bs="$2"
-        --iodepth="$3" --numjobs="$4" --ioengine="$5" --thread --fallocate=none
+fio_cmd() { # dir cache rw bs depth jobs engine out
+    local cache=(--invalidate=0) depth=$5
+    [ "$2" = direct ] && cache=(--direct=1)
+    # A sync engine runs at depth 1 whatever the iodepth (fio caps it, with a note that would
+    # precede the JSON in its output file).
+    [ "$7" = psync ] && depth=1
+    # fio drops what its layout wrote from the page cache: pre_read brings the file back in.
+    if [ "$2" = cached ] && [[ $3 == *read* ]]; then cache+=(--pre_read=1); fi
+    CMD=(fio --name=bench --directory="$1" --size="$SIZE" --rw="$3" --bs="$4"
+        --iodepth="$depth" --numjobs="$6" --ioengine="$7" --thread --fallocate=none "${cache[@]}"
         --time_based --runtime="$DURATION" --group_reporting --lat_percentiles=1
-        --output-format=json --output="$6")
+        --output-format=json --output="$8")
 }
 
-dfs_cmd() { # rw bs depth workers engine out
-    CMD=("$BIN" run --target "$DATA/dfs" --workload io --rw "$1" --bs "$2" --size "$SIZE"
-        --iodepth "$3" --workers "$4" --ioengine "$5" --duration "${DURATION}s"
-        --quiet --out "$6")
+dfs_cmd() { # dir cache rw bs depth jobs engine out
+    local cache=(--invalidate 0)
+    [ "$2" = direct ] && cache=(--direct)
+    CMD=("$BIN" run --target "$1" --workload io --rw "$3" --bs "$4" --size "$SIZE"
+        --iodepth "$5" --workers "$6" --ioengine "$7" "${cache[@]}" --duration "${DURATION}s"
+        --quiet --out "$8")
 }
 
 show() { printf '%q ' "${CMD[@]}"; }
@@ -139,111 +266,142 @@ child_cpu() { # variable
         awk '{ s = 0; for (i = 1; i <= 2; i++) { split($i, t, "m"); s += t[1] * 60 + t[2] } print s }')"
 }
 
-# Print the measured value, iops (operations/s) or bw (bytes/s), the CPU time of the whole
-# invocation per measured operation (layout of a read case included, which both tools do), and
-# the p50, p99 and p99.9 latency in ns.
-run_fio() { # rw bs depth workers metric engine out
-    local dir="read" cpu0 cpu1 rc
-    case $1 in *write) dir="write" ;; esac
-    mkdir -p "$DATA/fio"
-    fio_cmd "$1" "$2" "$3" "$4" "$6" "$7"
+# Run CMD (tool $1) in directory $2, leaving its CPU seconds in RUN_CPU and the sectors the
+# loop device read meanwhile in RUN_SECTORS.
+run_timed() { # tool dir
+    local cpu0 cpu1 s0 rc
+    mkdir -p "$2"
+    s0=$(disk_read_sectors)
     child_cpu cpu0
-    "${CMD[@]}" >"$WORK/fio.log" 2>&1 || {
+    "${CMD[@]}" >"$WORK/$1.log" 2>&1 || {
         rc=$?
-        cat "$WORK/fio.log" >&2
-        die "fio failed ($(status "$rc")): $(show)"
+        cat "$WORK/$1.log" >&2
+        die "$1 failed ($(status "$rc")): $(show)"
     }
     child_cpu cpu1
-    rm -rf "$DATA/fio"
-    # group_reporting: one job holds every thread's figures and percentiles.
-    jq -r --arg d "$dir" --arg m "$5" --argjson cpu "$(awk -v a="$cpu0" -v b="$cpu1" 'BEGIN { print b - a }')" \
-        '([.jobs[][$d] | if $m == "iops" then .iops else .bw_bytes end] | add) as $v
-        | ([.jobs[][$d].total_ios] | add) as $n | .jobs[0][$d].lat_ns.percentile as $p
-        | "\($v) \($cpu / $n) \($p["50.000000"]) \($p["99.000000"]) \($p["99.900000"])"' "$7"
+    rm -rf "$2"
+    RUN_CPU=$(awk -v a="$cpu0" -v b="$cpu1" 'BEGIN { print b - a }')
+    RUN_SECTORS=$(($(disk_read_sectors) - s0))
 }
 
-run_dfs() { # rw bs depth workers metric engine out
-    local errors cpu0 cpu1 rc
-    mkdir -p "$DATA/dfs"
-    dfs_cmd "$1" "$2" "$3" "$4" "$6" "$7"
-    child_cpu cpu0
-    "${CMD[@]}" >"$WORK/dfs.log" 2>&1 || {
-        rc=$?
-        cat "$WORK/dfs.log" >&2
-        die "dfsbench failed ($(status "$rc")): $(show)"
-    }
-    child_cpu cpu1
-    rm -rf "$DATA/dfs"
-    errors=$(jq '[.phases[] | select(.prepare | not) | .errors.total] | add' "$7")
+# Each prints: IOPS, CPU seconds per measured operation, p50, p99, p99.9 in ns, MiB the disk read.
+run_fio() { # fs cache rw bs depth jobs engine out
+    local dir="read" path
+    case $3 in *write) dir="write" ;; esac
+    path="$(data_dir "$1")/fio"
+    fio_cmd "$path" "$2" "$3" "$4" "$5" "$6" "$7" "$8"
+    run_timed fio "$path"
+    # group_reporting: one job holds every thread's figures and percentiles.
+    jq -r --arg d "$dir" --argjson cpu "$RUN_CPU" --argjson mib "$((RUN_SECTORS / 2048))" \
+        '([.jobs[][$d].iops] | add) as $v | ([.jobs[][$d].total_ios] | add) as $n
+        | .jobs[0][$d].lat_ns.percentile as $p
+        | "\($v) \($cpu / $n) \($p["50.000000"]) \($p["99.000000"]) \($p["99.900000"]) \($mib)"' "$8"
+}
+
+run_dfs() { # fs cache rw bs depth jobs engine out
+    local errors path
+    path="$(data_dir "$1")/dfs"
+    dfs_cmd "$path" "$2" "$3" "$4" "$5" "$6" "$7" "$8"
+    run_timed dfsbench "$path"
+    errors=$(jq '[.phases[] | select(.prepare | not) | .errors.total] | add' "$8")
     [ "$errors" = 0 ] || die "dfsbench reported $errors errors: $(show)"
-    # Prepare phases (the unmeasured layout write of a read case) are skipped.
-    jq -r --arg m "$5" --argjson cpu "$(awk -v a="$cpu0" -v b="$cpu1" 'BEGIN { print b - a }')" \
+    # Prepare phases (the layout of a read case, the engine probe) are skipped.
+    jq -r --argjson cpu "$RUN_CPU" --argjson mib "$((RUN_SECTORS / 2048))" \
         '[.phases[] | select(.prepare | not)] as $p
-        | ([$p[] | if $m == "iops" then .ops_per_sec else .bytes_per_sec end] | add) as $v
-        | ([$p[].ops] | add) as $n | $p[0].latency as $l
-        | "\($v) \($cpu / $n) \($l.p50_ns) \($l.p99_ns) \($l.p99_9_ns)"' "$7"
+        | ([$p[].ops_per_sec] | add) as $v | ([$p[].ops] | add) as $n | $p[0].latency as $l
+        | "\($v) \($cpu / $n) \($l.p50_ns) \($l.p99_ns) \($l.p99_9_ns) \($mib) \($p[0].params.ioengine)"' "$8"
 }
 
 us() { awk -v v="$1" 'BEGIN { printf "%.1f", v / 1000 }'; }
+usop() { awk -v v="$1" 'BEGIN { printf "%.2f", v * 1e6 }'; }
 
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-fmt() { # metric value
-    if [ "$1" = iops ]; then awk -v v="$2" 'BEGIN { printf "%.0f IOPS", v }'; else
-        awk -v v="$2" 'BEGIN { printf "%.0f MB/s", v / 1e6 }'
-    fi
-}
+# The psync runs of a shape at QD 1, reused at a higher QD (fio's psync ignores iodepth).
+psync_key() { echo "$WORK/psync-$1-$2-$3-$4-$6-$7"; } # fs cache rw bs depth jobs repeat
 
 # --- the cases, interleaved -----------------------------------------------------------------
 rows=()
-all_ok=1
-for c in $CASES; do
-    read -r rw bs depth workers metric engine <<<"$(case_params "$c")"
-    echo "== $c: $rw bs=$bs iodepth=$depth workers=$workers size=$SIZE ${DURATION}s, $engine"
-    fio_cmd "$rw" "$bs" "$depth" "$workers" "$engine" "$WORK/fio-$c-N.json"
+below=()
+loads=()
+for c in "${CASE_LIST[@]}"; do
+    read -r fs cache rw bs depth jobs dengine fengines <<<"$(case_params "$c")"
+    read -ra fengines <<<"$fengines"
+    load=$(cut -d' ' -f1 /proc/loadavg)
+    loads+=("$load")
+    echo "== $c: $fs $cache $rw bs=$bs iodepth=$depth jobs=$jobs size=$SIZE ${DURATION}s, fio ${fengines[*]}, dfsbench $dengine (load $load)"
+    fio_cmd "$(data_dir "$fs")/fio" "$cache" "$rw" "$bs" "$depth" "$jobs" "${fengines[0]}" "$WORK/fio.json"
     echo "   fio:      $(show)"
-    dfs_cmd "$rw" "$bs" "$depth" "$workers" "$engine" "$WORK/dfs-$c-N.json"
+    dfs_cmd "$(data_dir "$fs")/dfs" "$cache" "$rw" "$bs" "$depth" "$jobs" "$dengine" "$WORK/dfs.json"
     echo "   dfsbench: $(show)"
     : >"$WORK/pairs"
     for r in $(seq 1 "$REPEATS"); do
-        # Alternate which tool goes first (fio dfsbench, dfsbench fio, ...).
-        if [ $((r % 2)) = 1 ]; then
-            read -r f fc f50 f99 f999 < <(run_fio "$rw" "$bs" "$depth" "$workers" "$metric" "$engine" "$WORK/fio-$c-$r.json")
-            read -r d dc d50 d99 d999 < <(run_dfs "$rw" "$bs" "$depth" "$workers" "$metric" "$engine" "$WORK/dfs-$c-$r.json")
-        else
-            read -r d dc d50 d99 d999 < <(run_dfs "$rw" "$bs" "$depth" "$workers" "$metric" "$engine" "$WORK/dfs-$c-$r.json")
-            read -r f fc f50 f99 f999 < <(run_fio "$rw" "$bs" "$depth" "$workers" "$metric" "$engine" "$WORK/fio-$c-$r.json")
+        : >"$WORK/fio-runs"
+        order=("${fengines[@]}" dfsbench)
+        if [ $((r % 2)) = 0 ]; then
+            order=(dfsbench)
+            for ((i = ${#fengines[@]} - 1; i >= 0; i--)); do order+=("${fengines[i]}"); done
         fi
-        if [ -z "$f999" ] || [ -z "$d999" ]; then die "no figures for $c"; fi
-        echo "$f $d $fc $dc $f50 $d50 $f99 $d99 $f999 $d999" >>"$WORK/pairs"
-        printf '   run %d: fio %s, dfsbench %s (%.3fx); CPU per op: fio %.2f us, dfsbench %.2f us; p50/p99/p99.9 us: fio %.1f/%.1f/%.1f, dfsbench %.1f/%.1f/%.1f\n' \
-            "$r" "$(fmt "$metric" "$f")" "$(fmt "$metric" "$d")" \
-            "$(awk -v a="$d" -v b="$f" 'BEGIN { print a / b }')" \
-            "$(awk -v v="$fc" 'BEGIN { print v * 1e6 }')" "$(awk -v v="$dc" 'BEGIN { print v * 1e6 }')" \
-            "$(us "$f50")" "$(us "$f99")" "$(us "$f999")" "$(us "$d50")" "$(us "$d99")" "$(us "$d999")"
+        for tool in "${order[@]}"; do
+            if [ "$tool" = dfsbench ]; then
+                read -r d dc d50 d99 d999 dmib dpick < <(run_dfs "$fs" "$cache" "$rw" "$bs" "$depth" "$jobs" "$dengine" "$WORK/dfs-$c-$r.json")
+                [ -n "$dpick" ] || die "no figures from dfsbench for $c"
+                continue
+            fi
+            key=$(psync_key "$fs" "$cache" "$rw" "$bs" "$depth" "$jobs" "$r")
+            if [ "$tool" = psync ] && [ "$depth" -gt 1 ] && [ -s "$key" ]; then
+                line=$(cat "$key")
+            else
+                line=$(run_fio "$fs" "$cache" "$rw" "$bs" "$depth" "$jobs" "$tool" "$WORK/fio-$c-$r-$tool.json")
+                [ "$tool" != psync ] || [ "$depth" != 1 ] || echo "$line" >"$key"
+            fi
+            echo "$tool $line" >>"$WORK/fio-runs"
+        done
+        # The best fio engine of this pair.
+        read -r fe f fc f50 f99 f999 fmib < <(sort -k2,2gr "$WORK/fio-runs" | head -1)
+        [ -n "$fmib" ] || die "no figures from fio for $c"
+        echo "$f $d $fc $dc $f50 $d50 $f99 $d99 $f999 $d999 $fe $dpick" >>"$WORK/pairs"
+        printf '   run %d: fio %s; best %s %.0f IOPS, dfsbench (%s) %.0f IOPS (%.3fx); CPU/op us: fio %s, dfsbench %s; p50/p99/p99.9 us: fio %s/%s/%s, dfsbench %s/%s/%s%s\n' \
+            "$r" "$(awk '{ printf "%s%s %.0f", (NR > 1 ? ", " : ""), $1, $2 }' "$WORK/fio-runs")" "$fe" "$f" "$dpick" "$d" \
+            "$(awk -v a="$d" -v b="$f" 'BEGIN { print a / b }')" "$(usop "$fc")" "$(usop "$dc")" \
+            "$(us "$f50")" "$(us "$f99")" "$(us "$f999")" "$(us "$d50")" "$(us "$d99")" "$(us "$d999")" \
+            "$([ "$fs" = ext4 ] && echo "; disk read MiB: fio $fmib, dfsbench $dmib")"
     done
     fm=$(awk '{ print $1 }' "$WORK/pairs" | median)
     dm=$(awk '{ print $2 }' "$WORK/pairs" | median)
     ratio=$(awk '{ print $2 / $1 }' "$WORK/pairs" | median)
     cpu_ratio=$(awk '$4 > 0 { print $3 / $4 }' "$WORK/pairs" | median)
+    fcpu=$(awk '{ print $3 }' "$WORK/pairs" | median)
+    dcpu=$(awk '{ print $4 }' "$WORK/pairs" | median)
     p50=$(awk '$5 > 0 { print $6 / $5 }' "$WORK/pairs" | median)
     p99=$(awk '$7 > 0 { print $8 / $7 }' "$WORK/pairs" | median)
     p999=$(awk '$9 > 0 { print $10 / $9 }' "$WORK/pairs" | median)
-    ok=$(awk -v r="$ratio" -v t="$TARGET_RATIO" 'BEGIN { print (r >= t) ? 1 : 0 }')
-    [ "$ok" = 1 ] || all_ok=0
-    rows+=("$(printf '%-16s %16s %16s %8.3f %8.3f %8.3f %8.3f %8.3f%s' "$c" "$(fmt "$metric" "$fm")" "$(fmt "$metric" "$dm")" \
-        "$ratio" "$cpu_ratio" "$p50" "$p99" "$p999" "$([ "$ok" = 1 ] || echo '  <')")")
+    fbest=$(awk '{ print $11 }' "$WORK/pairs" | sort | uniq -c | sort -rn | awk 'NR == 1 { print $2 }')
+    dpicks=$(awk '{ print $12 }' "$WORK/pairs" | sort -u | paste -sd/)
+    missed=$(awk -v r="$ratio" -v c="$cpu_ratio" -v p="$p50" -v t="$p999" \
+        -v tr="$TARGET_RATIO" -v tc="$TARGET_CPU" -v tp="$TARGET_P50" -v tt="$TARGET_P999" 'BEGIN {
+        m = ""
+        if (r < tr) m = m " iops"
+        if (c < tc) m = m " cpu"
+        if (p > tp) m = m " p50"
+        if (t > tt) m = m " p99.9"
+        print substr(m, 2) }')
+    [ -z "$missed" ] || below+=("$c ($missed)")
+    rows+=("$(printf '%-34s %-9s %9.0f %-9s %9.0f %7.3f %6.3f %7.2f %7.2f %6.3f %6.3f %6.3f  %s' "$c" "$fbest" "$fm" "$dpicks" "$dm" \
+        "$ratio" "$cpu_ratio" "$(usop "$fcpu")" "$(usop "$dcpu")" "$p50" "$p99" "$p999" "${missed:+< $missed}")")
     echo
 done
 
-echo "median of $REPEATS interleaved runs of ${DURATION}s each (ratio: median of the per-pair dfsbench / fio;"
-echo "cpu: median of the per-pair CPU time per operation, fio / dfsbench; p50, p99, p99.9: median of the"
-echo "per-pair latency percentile dfsbench / fio, lower is better)${LOAD_PIDS:+, under LOAD=1}"
-printf '%-16s %16s %16s %8s %8s %8s %8s %8s\n' case fio dfsbench ratio cpu p50 p99 p99.9
+echo "median of $REPEATS interleaved runs of ${DURATION}s each${LOAD_PIDS:+, under LOAD=1}; fio: its best engine"
+echo "in each pair, and the one that was best most often; ratio: dfsbench / best fio IOPS; cpu: CPU"
+echo "per op, fio / dfsbench (also in us); p50, p99, p99.9: dfsbench / fio, lower is better"
+printf '%-34s %-9s %9s %-9s %9s %7s %6s %7s %7s %6s %6s %6s\n' case fio-best IOPS dfsbench IOPS ratio cpu fio-us dfs-us p50 p99 p99.9
 printf '%s\n' "${rows[@]}"
 echo
-if [ "$all_ok" = 1 ]; then
-    echo "RESULT: PASS: dfsbench reached >= ${TARGET_RATIO}x fio in every case"
+echo "load (1 min) at the start of each case: $(printf '%s\n' "${loads[@]}" | sort -g | sed -n '1p;$p' | paste -sd- ), now $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "goals: ratio >= $TARGET_RATIO, cpu >= $TARGET_CPU, p50 <= $TARGET_P50, p99.9 <= $TARGET_P999"
+if [ "${#below[@]}" = 0 ]; then
+    echo "RESULT: PASS: every case met every goal"
 else
-    echo "RESULT: FAIL: dfsbench stayed below ${TARGET_RATIO}x fio in a case marked '<'"
+    echo "RESULT: FAIL: ${#below[@]} of ${#CASE_LIST[@]} cases below a goal: $(printf '%s; ' "${below[@]}")"
 fi

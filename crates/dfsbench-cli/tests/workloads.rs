@@ -310,6 +310,34 @@ fn io_auto_picks_the_fastest_probed_engine() {
     }
 }
 
+/// `auto` with several workers, in one process and in two: the engine picked from the probe's
+/// figures summed over every worker is the one every worker runs, and the result names it once.
+#[test]
+fn io_auto_every_worker_runs_the_one_pick() {
+    let base = ["-w", "io", "--rw", "randread", "--size", "256k", "--iodepth", "4"];
+    for (workers, procs) in [("4", "1"), ("2", "2")] {
+        let t = Target::temp();
+        let mut args = base.to_vec();
+        args.extend(["-j", workers, "--procs", procs]);
+        let r = run_ok(&t, &args);
+        let probe = phase(&r, "probe");
+        let figures = probe["params"]["ioengine_probe"].as_object().unwrap();
+        let best = figures
+            .iter()
+            .max_by(|a, b| f(a.1).total_cmp(&f(b.1)))
+            .map(|(e, _)| e.as_str())
+            .unwrap();
+        assert_eq!(probe["params"]["ioengine"], best, "{args:?}: {figures:?}");
+        let p = phase(&r, "randread");
+        assert_eq!(p["params"]["ioengine"], best, "{args:?}: {figures:?}");
+        let detail = p["workers_detail"].as_array().unwrap();
+        assert_eq!(detail.len(), 4, "{args:?}");
+        for w in detail {
+            assert_eq!(w["ioengine"], best, "{args:?}: worker {}", w["worker"]);
+        }
+    }
+}
+
 /// libaio moves the same blocks as psync for the same job, and what it reads back is the data
 /// written (`--verify` checks every block).
 #[test]

@@ -106,6 +106,12 @@ fn probe_sums(figures: impl Iterator<Item = (String, f64)>) -> BTreeMap<String, 
     sums
 }
 
+/// The engine `auto` runs on after a probe: the one with the most blocks per second summed
+/// over every worker, so that all of them run the same.
+fn probe_pick(sums: &BTreeMap<String, f64>) -> Option<&String> {
+    sums.iter().max_by(|a, b| a.1.total_cmp(b.1)).map(|(engine, _)| engine)
+}
+
 /// What one rank measured in one phase.
 #[derive(Debug, Default, Serialize, Deserialize)]
 pub struct RankPart {
@@ -309,6 +315,7 @@ pub fn rank_part(
             p99_ns: w.latency.p99_ns,
             max_ns: w.latency.max_ns,
             read_from: w.read_from,
+            ioengine: w.engine.map(|e| e.name().to_string()),
         });
         merge_errors(&mut errors, w.errors);
     }
@@ -395,10 +402,15 @@ pub fn combine(
     });
     let steady = steady(phase, &parts);
     let mut params = phase.params.clone();
-    if let Some(engine) = parts.iter().find_map(|p| p.engine.clone()) {
+    let probe = probe_sums(parts.iter().flat_map(|p| p.probe.clone()));
+    // A probe phase runs no engine of its own: it names the one the measured phase will run.
+    if let Some(engine) = parts
+        .iter()
+        .find_map(|p| p.engine.as_ref())
+        .or_else(|| probe_pick(&probe))
+    {
         params.insert("ioengine".into(), serde_json::json!(engine));
     }
-    let probe = probe_sums(parts.iter().flat_map(|p| p.probe.clone()));
     if !probe.is_empty() {
         params.insert("ioengine_probe".into(), serde_json::json!(probe));
     }

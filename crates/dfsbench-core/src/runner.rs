@@ -15,7 +15,7 @@ use std::time::Duration;
 use futures_util::future::join_all;
 
 use dfsbench_backends::clock::Instant;
-use dfsbench_backends::{Capabilities, Client, Drive, Storage};
+use dfsbench_backends::{Capabilities, Client, Drive, IoEngine, Storage};
 
 use serde::{Deserialize, Serialize};
 
@@ -247,6 +247,9 @@ struct PhaseEnd {
     stop: Option<(String, String)>,
     /// Files per set of every worker of every rank, by global worker index.
     existing: Vec<Vec<u64>>,
+    /// After an engine probe: the engine every worker of every rank runs next.
+    #[serde(default)]
+    ioengine: Option<IoEngine>,
 }
 
 impl PhaseEnd {
@@ -254,6 +257,7 @@ impl PhaseEnd {
         PhaseEnd {
             stop: Some(("failed".into(), why)),
             existing: Vec::new(),
+            ioengine: None,
         }
     }
 }
@@ -562,6 +566,7 @@ impl<'a, S: Storage> JobRun<'a, S> {
             let series = RefCell::new(series_of(&cur.ctl));
             let out = rt.block_on(join_all(workers.iter_mut().map(|w| {
                 let local = w.id - self.base;
+                w.engine_pick = cur.ioengine;
                 w.run_phase(
                     ctx,
                     &cur.phase,
@@ -595,11 +600,14 @@ impl<'a, S: Storage> JobRun<'a, S> {
         results: &mut Vec<PhaseResult>,
     ) -> Status {
         let mut existing: Arc<Vec<Vec<u64>>> = Default::default();
+        let mut ioengine = None;
         let mut queue: VecDeque<Phase> = phases(self.index, self.job).into();
         let mut seq = 0u64;
         while let Some(phase) = queue.pop_front() {
             seq += 1;
-            let end = self.phase(&phase, seq, &existing, crew, done_rx, observer, group, results);
+            let end = self.phase(
+                &phase, seq, &existing, ioengine, crew, done_rx, observer, group, results,
+            );
             let end = match end {
                 Ok(end) => end,
                 Err(stop) => return stop,
@@ -610,6 +618,7 @@ impl<'a, S: Storage> JobRun<'a, S> {
                 }
             }
             existing = Arc::new(end.existing);
+            ioengine = end.ioengine;
             match end.stop {
                 Some((kind, _)) if kind == "interrupted" => return Status::Interrupted,
                 Some((kind, why)) if kind == "failed" => return Status::Failed(why),
@@ -627,6 +636,7 @@ impl<'a, S: Storage> JobRun<'a, S> {
         phase: &Phase,
         seq: u64,
         existing: &Arc<Vec<Vec<u64>>>,
+        ioengine: Option<IoEngine>,
         crew: &Crew,
         done_rx: &mpsc::Receiver<()>,
         observer: &mut dyn Observer,
@@ -641,7 +651,7 @@ impl<'a, S: Storage> JobRun<'a, S> {
         if let Some(e) = agree(group, problem, &format!("the start of phase '{}'", phase.label)) {
             return Err(Status::Failed(e));
         }
-        let part = self.measure(phase, seq, existing, crew, done_rx, observer, group);
+        let part = self.measure(phase, seq, existing, ioengine, crew, done_rx, observer, group);
         self.merge(phase, part, cache, observer, group, results)
     }
 
@@ -683,6 +693,7 @@ impl<'a, S: Storage> JobRun<'a, S> {
         phase: &Phase,
         seq: u64,
         existing: &Arc<Vec<Vec<u64>>>,
+        ioengine: Option<IoEngine>,
         crew: &Crew,
         done_rx: &mpsc::Receiver<()>,
         observer: &mut dyn Observer,
@@ -707,6 +718,7 @@ impl<'a, S: Storage> JobRun<'a, S> {
             ctl: ctl.clone(),
             shuffle: self.shuffle.filter(|_| phase.reads_shuffled()),
             existing: existing.clone(),
+            ioengine,
         });
         observer.phase_started(phase, self.total_workers);
         // Zero the live counters before the phase starts: a worker thread scheduled late
@@ -913,6 +925,8 @@ struct Current {
     shuffle: Option<Shuffle>,
     /// Files per set of every global worker after the previous phase.
     existing: std::sync::Arc<Vec<Vec<u64>>>,
+    /// The engine the previous phase's probe picked for every worker (`ioengine auto`).
+    ioengine: Option<IoEngine>,
 }
 
 impl Shuffle {
@@ -967,7 +981,17 @@ fn phase_end(
     } else {
         None
     };
-    PhaseEnd { stop, existing }
+    // Every rank's workers run the engine rank 0 named in the merged probe phase.
+    let ioengine = result
+        .params
+        .get("ioengine_probe")
+        .and_then(|_| result.params.get("ioengine"))
+        .and_then(|e| serde_json::from_value(e.clone()).ok());
+    PhaseEnd {
+        stop,
+        existing,
+        ioengine,
+    }
 }
 
 /// Why a phase's figures are weak: the general rules, and on network backends latencies at

@@ -49,16 +49,12 @@ pub struct Worker<C: Client> {
     pub(crate) pacer: Option<Pacer>,
     /// Sizes of the mix pool's files by slot; None where a delete removed the file.
     pub(crate) pool: Vec<Option<u64>>,
-    /// The io engine `auto` picked for the next pattern, and the probe's figures.
-    pub(crate) engine_pick: Option<EnginePick>,
-}
-
-/// What an io probe found: the engine that moved the most blocks per second, and every
-/// candidate's blocks per second.
-#[derive(Debug, Clone)]
-pub struct EnginePick {
-    pub engine: IoEngine,
-    pub figures: Vec<(IoEngine, f64)>,
+    /// The io engine `auto` runs the next pattern on: the one the probe found fastest over
+    /// every worker of every rank, the same for all of them.
+    pub(crate) engine_pick: Option<IoEngine>,
+    /// Blocks per second of each engine in this worker's own probe, recorded again by the
+    /// measured phase after it.
+    pub(crate) probe_figures: Vec<(IoEngine, f64)>,
 }
 
 /// Read-only facts every worker of a job needs.
@@ -121,6 +117,7 @@ impl<C: Client> Worker<C> {
             pacer: None,
             pool: Vec::new(),
             engine_pick: None,
+            probe_figures: Vec::new(),
         }
     }
 

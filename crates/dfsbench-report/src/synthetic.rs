@@ -184,6 +184,7 @@ fn phase(spec: &PhaseSpec, workers: usize, start_s: f64, rng: &mut Rng) -> Phase
                 p99_ns: latency.p99_ns,
                 max_ns: latency.max_ns,
                 read_from: None,
+                ioengine: None,
             }
         })
         .collect();

@@ -603,6 +603,9 @@ pub struct WorkerSummary {
     /// The worker whose files this one read (`--shuffle`), when not its own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub read_from: Option<usize>,
+    /// The I/O engine this worker's file ran on (io phases).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ioengine: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]

@@ -360,13 +360,11 @@ impl Kind for IoJob {
             IoStep::Probe(rw) => worker.probe_engines(ctx, self, rw, rec).await,
             IoStep::Run(rw) => {
                 let engine = match self.ioengine {
-                    IoEngine::Auto => match worker.engine_pick.take() {
-                        Some(pick) => {
-                            rec.note_probe(&pick.figures);
-                            pick.engine
-                        }
-                        None => IoEngine::Auto,
-                    },
+                    IoEngine::Auto => {
+                        rec.note_probe(&std::mem::take(&mut worker.probe_figures));
+                        // Without a probe (a backend with nothing to choose) it stays auto.
+                        worker.engine_pick.unwrap_or(IoEngine::Auto)
+                    }
                     named => named,
                 };
                 let time_based = ctx.job.duration.is_some() && ctx.job.time_based;

@@ -1,7 +1,10 @@
-//! `--ioengine auto`: before each io pattern, an unmeasured phase runs the pattern on the
+//! `--ioengine auto`: before each io pattern, an unmeasured phase runs the pattern on every
 //! worker's own file for a moment with each engine the backend offers, and the measured phase
-//! then runs on the one that moved the most blocks per second (fio leaves the choice to the
-//! user; which engine wins depends on the file system, the cache and the queue depth).
+//! then runs, on every worker, on the engine that moved the most blocks per second summed over
+//! all workers (fio leaves the choice to the user; which engine wins depends on the file
+//! system, the cache and the queue depth). Rank 0 makes that pick when it merges the probe
+//! phase (part.rs) and hands it to every rank with the phase's end (runner.rs): workers that
+//! picked alone could run different engines in one phase.
 
 use std::cell::RefCell;
 use std::sync::Mutex;
@@ -11,7 +14,7 @@ use dfsbench_backends::clock::Instant;
 use dfsbench_backends::{Client, IoEngine};
 
 use crate::stats::{series_of, Latencies, Live, Recorder};
-use crate::worker::{EnginePick, JobContext, Worker};
+use crate::worker::{JobContext, Worker};
 use crate::workloads::io::{io_file, IoJob, Rw};
 use crate::workloads::shared::RW_CLASSES;
 
@@ -25,9 +28,10 @@ pub const PROBE_TIME: Duration = Duration::from_millis(150);
 pub const CANDIDATES: [IoEngine; 3] = [IoEngine::Psync, IoEngine::Libaio, IoEngine::IoUring];
 
 impl<C: Client> Worker<C> {
-    /// Run `rw` for [`PROBE_TIME`] on each candidate engine, keep the fastest for the next
-    /// measured phase, and note every figure in `rec` (the probe phase's result). A candidate
-    /// that moves nothing, or that the backend runs on another engine, gets no figure.
+    /// Run `rw` for [`PROBE_TIME`] on each candidate engine and note every figure in `rec` (the
+    /// probe phase's result, where they are summed over the workers into the pick) and for the
+    /// measured phase. A candidate that moves nothing, or that the backend runs on another
+    /// engine, gets no figure.
     pub(super) async fn probe_engines(&mut self, ctx: &JobContext<'_>, io: &IoJob, rw: Rw, rec: &mut Recorder<'_>) {
         let mut figures: Vec<(IoEngine, f64)> = Vec::new();
         // The measured phase drops the file's cached pages before it reads: so does each trial,
@@ -62,13 +66,6 @@ impl<C: Client> Worker<C> {
             }
         }
         rec.note_probe(&figures);
-        let best = figures.iter().max_by(|a, b| a.1.total_cmp(&b.1));
-        self.engine_pick = best.map(|&(engine, _)| EnginePick {
-            engine,
-            figures: figures.clone(),
-        });
-        if let Some(&(engine, _)) = best {
-            rec.note_engine(engine);
-        }
+        self.probe_figures = figures;
     }
 }
