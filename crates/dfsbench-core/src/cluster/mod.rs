@@ -365,12 +365,7 @@ impl Group {
             let lost = |message: String| Lost { message };
             if let Err(e) = t.send(0, TAG_ROUND, &mine) {
                 self.broken = true;
-                // Rank 0's side of the connection says better why it failed.
-                return Err(lost(match t.recv(0, TAG_ROUND, Instant::now()) {
-                    Err(RecvError::Garbled(why)) => format!("rank 0 {why}"),
-                    Err(RecvError::Gone(_)) => format!("rank 0 exited before {what}"),
-                    _ => e,
-                }));
+                return Err(lost(send_failure(t.as_mut(), 0, what, e)));
             }
             let r = t.recv(0, TAG_ROUND, Instant::now() + timeout + ROOT_GRACE);
             return r.map_err(|e| {
@@ -426,13 +421,9 @@ impl Group {
             });
         }
         let reply = answer(parts);
-        for r in 1..self.size {
-            if let Err(e) = t.send(r, TAG_ROUND, &reply) {
-                self.broken = true;
-                return Err(Lost {
-                    message: format!("rank {r}: {e}"),
-                });
-            }
+        if let Err(lost) = send_to_all(t.as_mut(), self.size, &reply) {
+            self.broken = true;
+            return Err(lost);
         }
         Ok(reply)
     }
@@ -510,11 +501,12 @@ impl Group {
             };
             if let Err(e) = t.send(parent, TAG_ROUND, &envelope.bytes()) {
                 self.broken = true;
+                let why = format!(
+                    "rank {} could not send its part of {what} to rank {parent}: {e}",
+                    self.rank
+                );
                 return Err(Lost {
-                    message: format!(
-                        "rank {} could not send its part of {what} to rank {parent}: {e}",
-                        self.rank
-                    ),
+                    message: send_failure(t.as_mut(), parent, what, why),
                 });
             }
             return t
@@ -539,13 +531,9 @@ impl Group {
                 message: losses.join(", "),
             });
         }
-        for r in 1..self.size {
-            if let Err(e) = t.send(r, TAG_ROUND, &merged) {
-                self.broken = true;
-                return Err(Lost {
-                    message: format!("rank {r}: {e}"),
-                });
-            }
+        if let Err(lost) = send_to_all(t.as_mut(), self.size, &merged) {
+            self.broken = true;
+            return Err(lost);
         }
         Ok(merged)
     }
@@ -659,6 +647,26 @@ pub fn decode<T: DeserializeOwned>(
         me,
         detail: e.to_string(),
     })
+}
+
+/// Why a send to `to` failed: its side of the connection says it better (it exited, or sent
+/// something else) than the send's own error `e`.
+fn send_failure(t: &mut dyn Transport, to: usize, what: &str, e: String) -> String {
+    match t.recv(to, TAG_ROUND, Instant::now()) {
+        Err(RecvError::Garbled(why)) => format!("rank {to} {why}"),
+        Err(RecvError::Gone(_)) => format!("rank {to} exited before {what}"),
+        _ => e,
+    }
+}
+
+/// Rank 0's answer of a collective step, to every other rank.
+fn send_to_all(t: &mut dyn Transport, size: usize, answer: &[u8]) -> Result<(), Lost> {
+    for r in 1..size {
+        t.send(r, TAG_ROUND, answer).map_err(|e| Lost {
+            message: format!("rank {r}: {e}"),
+        })?;
+    }
+    Ok(())
 }
 
 /// Rank 0: once `flag` is set, tell every other rank to stop (once).

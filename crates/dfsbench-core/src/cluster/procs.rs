@@ -135,6 +135,18 @@ mod tempdir {
     }
 }
 
+/// The rank a process that just connected says it is: it must say so before `deadline`.
+fn read_rank(s: &mut UnixStream, deadline: Instant) -> Result<usize, String> {
+    s.set_nonblocking(false).map_err(|e| e.to_string())?;
+    let left = deadline
+        .saturating_duration_since(Instant::now())
+        .max(Duration::from_millis(1));
+    s.set_read_timeout(Some(left)).map_err(|e| e.to_string())?;
+    let mut rank = [0u8; 8];
+    s.read_exact(&mut rank).map_err(|e| e.to_string())?;
+    Ok(u64::from_le_bytes(rank) as usize)
+}
+
 fn reader(rank: usize, mut stream: UnixStream, tx: mpsc::Sender<(usize, Event)>) -> Result<(), String> {
     std::thread::Builder::new()
         .name(format!("dfsbench-peer{rank}"))
@@ -244,16 +256,7 @@ impl Procs {
         while joined < size {
             match listener.accept() {
                 Ok((mut s, _)) => {
-                    s.set_nonblocking(false).map_err(|e| e.to_string())?;
-                    // Whoever connected must say its rank before the deadline.
-                    let left = deadline
-                        .saturating_duration_since(Instant::now())
-                        .max(Duration::from_millis(1));
-                    s.set_read_timeout(Some(left)).map_err(|e| e.to_string())?;
-                    let mut rank = [0u8; 8];
-                    s.read_exact(&mut rank)
-                        .map_err(|e| format!("a child did not say its rank: {e}"))?;
-                    let rank = u64::from_le_bytes(rank) as usize;
+                    let rank = read_rank(&mut s, deadline).map_err(|e| format!("a child did not say its rank: {e}"))?;
                     if rank == 0 || rank >= size || peers[rank].is_some() {
                         return Err(format!("a child claimed rank {rank}"));
                     }
@@ -396,15 +399,8 @@ fn tree_links(
     while joined < kids.len() {
         match listener.accept() {
             Ok((mut s, _)) => {
-                s.set_nonblocking(false).map_err(|e| e.to_string())?;
-                let left = deadline
-                    .saturating_duration_since(Instant::now())
-                    .max(Duration::from_millis(1));
-                s.set_read_timeout(Some(left)).map_err(|e| e.to_string())?;
-                let mut who = [0u8; 8];
-                s.read_exact(&mut who)
+                let who = read_rank(&mut s, deadline)
                     .map_err(|e| format!("a tree child of rank {rank} did not say its rank: {e}"))?;
-                let who = u64::from_le_bytes(who) as usize;
                 if !kids.contains(&who) || peers[who].is_some() {
                     return Err(format!(
                         "rank {who} connected to rank {rank}, which is not its tree parent"
