@@ -172,9 +172,14 @@ fn a_garbage_phase_end_ends_the_rank_with_one_line_naming_both_versions() {
     root.round(b""); // every rank opened it
     root.round(b""); // the job's setup
     root.round(b""); // the start of the first phase
-    let part = root.round(b"\x00 not a phase end");
+    let sent = root.round(b"\x00 not a phase end");
+    // To its tree parent a rank sends the length (u32 LE) of the JSON list of the ranks lost
+    // below it, that list, and its part.
+    let n = u32::from_le_bytes(sent[..4].try_into().unwrap()) as usize;
+    let lost: Vec<String> = serde_json::from_slice(&sent[4..4 + n]).expect("a list of lost ranks");
+    assert!(lost.is_empty(), "{lost:?}");
     assert!(
-        serde_json::from_slice::<serde_json::Value>(&part).is_ok(),
+        serde_json::from_slice::<serde_json::Value>(&sent[4 + n..]).is_ok(),
         "the rank sent its part"
     );
     let (code, stderr) = root.outcome();
