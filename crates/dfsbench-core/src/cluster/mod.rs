@@ -362,24 +362,13 @@ impl Group {
             return Ok(answer(vec![mine]));
         };
         if self.rank != 0 {
-            let lost = |message: String| Lost { message };
             if let Err(e) = t.send(0, TAG_ROUND, &mine) {
                 self.broken = true;
-                return Err(lost(send_failure(t.as_mut(), 0, what, e)));
+                return Err(Lost {
+                    message: send_failure(t.as_mut(), 0, what, e),
+                });
             }
-            let r = t.recv(0, TAG_ROUND, Instant::now() + timeout + ROOT_GRACE);
-            return r.map_err(|e| {
-                self.broken = true;
-                // Only a wait that ran out is about the timeout.
-                let within = match e {
-                    RecvError::Timeout => format!(
-                        " within {} (--rank-timeout)",
-                        humantime::format_duration(timeout + ROOT_GRACE)
-                    ),
-                    _ => String::new(),
-                };
-                lost(format!("{} {what}{within}", describe_short(e, 0, "did not finish")))
-            });
+            return wait_answer(t.as_mut(), what, timeout).inspect_err(|_| self.broken = true);
         }
         let deadline = Instant::now() + timeout;
         let mut parts = vec![mine];
@@ -509,21 +498,7 @@ impl Group {
                     message: send_failure(t.as_mut(), parent, what, why),
                 });
             }
-            return t
-                .recv(0, TAG_ROUND, Instant::now() + timeout + ROOT_GRACE)
-                .map_err(|e| {
-                    self.broken = true;
-                    let within = match e {
-                        RecvError::Timeout => format!(
-                            " within {} (--rank-timeout)",
-                            humantime::format_duration(timeout + ROOT_GRACE)
-                        ),
-                        _ => String::new(),
-                    };
-                    Lost {
-                        message: format!("{} {what}{within}", describe_short(e, 0, "did not finish")),
-                    }
-                });
+            return wait_answer(t.as_mut(), what, timeout).inspect_err(|_| self.broken = true);
         }
         if !losses.is_empty() {
             self.broken = true;
@@ -657,6 +632,25 @@ fn send_failure(t: &mut dyn Transport, to: usize, what: &str, e: String) -> Stri
         Err(RecvError::Gone(_)) => format!("rank {to} exited before {what}"),
         _ => e,
     }
+}
+
+/// A rank other than 0 waits for rank 0's answer of a collective step: rank 0 waits up to
+/// `timeout` for the others, so this waits that and a grace.
+fn wait_answer(t: &mut dyn Transport, what: &str, timeout: Duration) -> Result<Vec<u8>, Lost> {
+    t.recv(0, TAG_ROUND, Instant::now() + timeout + ROOT_GRACE)
+        .map_err(|e| {
+            // Only a wait that ran out is about the timeout.
+            let within = match e {
+                RecvError::Timeout => format!(
+                    " within {} (--rank-timeout)",
+                    humantime::format_duration(timeout + ROOT_GRACE)
+                ),
+                _ => String::new(),
+            };
+            Lost {
+                message: format!("{} {what}{within}", describe_short(e, 0, "did not finish")),
+            }
+        })
 }
 
 /// Rank 0's answer of a collective step, to every other rank.
