@@ -290,12 +290,7 @@ fn io_auto_picks_the_fastest_probed_engine() {
     common::validate(&r);
     check_io(&r, "randread", 1, 256 << 10, 4096);
     let probe = phase(&r, "probe");
-    let figures = probe["params"]["ioengine_probe"].as_object().unwrap();
-    let best = figures
-        .iter()
-        .max_by(|a, b| f(a.1).total_cmp(&f(b.1)))
-        .map(|(e, _)| e.as_str())
-        .unwrap();
+    let (figures, best) = probe_pick(probe);
     assert_eq!(phase(&r, "randread")["params"]["ioengine"], best, "{figures:?}");
 
     for engine in ["psync", "libaio"] {
@@ -310,6 +305,17 @@ fn io_auto_picks_the_fastest_probed_engine() {
     }
 }
 
+/// A probe phase's figures by engine, and the engine with the most blocks per second.
+fn probe_pick(probe: &Value) -> (&serde_json::Map<String, Value>, &str) {
+    let figures = probe["params"]["ioengine_probe"].as_object().unwrap();
+    let best = figures
+        .iter()
+        .max_by(|a, b| f(a.1).total_cmp(&f(b.1)))
+        .map(|(e, _)| e.as_str())
+        .unwrap();
+    (figures, best)
+}
+
 /// `auto` with several workers, in one process and in two: the engine picked from the probe's
 /// figures summed over every worker is the one every worker runs, and the result names it once.
 #[test]
@@ -321,12 +327,7 @@ fn io_auto_every_worker_runs_the_one_pick() {
         args.extend(["-j", workers, "--procs", procs]);
         let r = run_ok(&t, &args);
         let probe = phase(&r, "probe");
-        let figures = probe["params"]["ioengine_probe"].as_object().unwrap();
-        let best = figures
-            .iter()
-            .max_by(|a, b| f(a.1).total_cmp(&f(b.1)))
-            .map(|(e, _)| e.as_str())
-            .unwrap();
+        let (figures, best) = probe_pick(probe);
         assert_eq!(probe["params"]["ioengine"], best, "{args:?}: {figures:?}");
         let p = phase(&r, "randread");
         assert_eq!(p["params"]["ioengine"], best, "{args:?}: {figures:?}");
