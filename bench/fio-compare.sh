@@ -13,14 +13,20 @@
 #   randread-2 seqwrite seqread (io_uring), randread-psync, randread-libaio, randread-qd1.
 #
 # Runs are interleaved in pairs whose order alternates (fio then dfsbench, then dfsbench then
-# fio) so that drift of this machine affects both alike. The table prints the median of each
-# tool's runs and the median of the per-pair ratios dfsbench / fio; absolute numbers on a shared
-# VM are noisy, the ratio is what matters. cpu is CPU time per operation, fio / dfsbench: the
-# getrusage of each tool's whole invocation (every thread, io_uring's io-wq workers, the layout
-# of a read case and dfsbench's engine probe included) over its measured operations; fio's own
-# usr_cpu/sys_cpu leave io-wq out (per-thread getrusage), so they are not used. p50, p99 and
-# p99.9 are latency ratios dfsbench / fio (fio's lat_ns percentiles: submission to completion,
-# as dfsbench times an operation). The last lines list the cases below the goals.
+# fio) so that drift of this machine affects both alike. fio's reference engine of a case is the
+# one with the highest median IOPS over the pairs (not each pair's best run: the best of three
+# noisy runs is biased high when engines are close). The table prints the median of each tool's
+# runs and the median of the per-pair ratios dfsbench / that engine; absolute numbers on a
+# shared VM are noisy, the ratio is what matters. cpu is CPU time per operation, fio /
+# dfsbench: the getrusage of each tool's whole invocation (every thread, io_uring's io-wq
+# workers, the layout of a read case included) over its measured operations, less dfsbench's
+# engine probe (its `probe` phases' own getrusage, printed apart: fio has no probe to charge);
+# fio's own usr_cpu/sys_cpu leave io-wq out (per-thread getrusage), so they are not used. p50,
+# p99 and p99.9 are latency ratios dfsbench / fio on the same job: fio's run in the same pair
+# with the engine dfsbench ran (fio's lat_ns percentiles: submission to completion, as dfsbench
+# times an operation); a latency at queue depth 32 compared with psync's at depth 1 would
+# measure the queue. pick is fio's IOPS on dfsbench's engine over fio's on the reference engine
+# (1.0: `auto` picked what fio found best). The last lines list the cases below the goals.
 #
 # Settings (environment):
 #   CASES=matrix        words, in order: a named case, "matrix" (every matrix case that
@@ -305,11 +311,13 @@ run_dfs() { # fs cache rw bs depth jobs engine out
     run_timed dfsbench "$path"
     errors=$(jq '[.phases[] | select(.prepare | not) | .errors.total] | add' "$8")
     [ "$errors" = 0 ] || die "dfsbench reported $errors errors: $(show)"
-    # Prepare phases (the layout of a read case, the engine probe) are skipped.
+    # Prepare phases (the layout of a read case, the engine probe) are skipped; the probe's CPU
+    # is charged apart (its own phases' getrusage).
     jq -r --argjson cpu "$RUN_CPU" --argjson mib "$((RUN_SECTORS / 2048))" \
         '[.phases[] | select(.prepare | not)] as $p
+        | ([.phases[] | select(.name == "probe") | .cpu.user_s + .cpu.sys_s] | add // 0) as $probe
         | ([$p[].ops_per_sec] | add) as $v | ([$p[].ops] | add) as $n | $p[0].latency as $l
-        | "\($v) \($cpu / $n) \($l.p50_ns) \($l.p99_ns) \($l.p99_9_ns) \($mib) \($p[0].params.ioengine)"' "$8"
+        | "\($v) \(($cpu - $probe) / $n) \($l.p50_ns) \($l.p99_ns) \($l.p99_9_ns) \($mib) \($p[0].params.ioengine) \($probe)"' "$8"
 }
 
 us() { awk -v v="$1" 'BEGIN { printf "%.1f", v / 1000 }'; }
@@ -321,6 +329,12 @@ median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]
 psync_key() { echo "$WORK/psync-$1-$2-$3-$4-$6-$7"; } # fs cache rw bs depth jobs repeat
 
 # --- the cases, interleaved -----------------------------------------------------------------
+# The figures of one run of a tool in a case: "field" of $WORK/runs' line of pair $1, tool $2
+# (columns: pair tool IOPS cpu/op p50 p99 p99.9 disk-MiB engine probe-cpu).
+run_field() { # pair tool column
+    awk -v r="$1" -v t="$2" -v c="$3" '$1 == r && $2 == t { print $c; exit }' "$WORK/runs"
+}
+
 rows=()
 below=()
 loads=()
@@ -334,9 +348,8 @@ for c in "${CASE_LIST[@]}"; do
     echo "   fio:      $(show)"
     dfs_cmd "$(data_dir "$fs")/dfs" "$cache" "$rw" "$bs" "$depth" "$jobs" "$dengine" "$WORK/dfs.json"
     echo "   dfsbench: $(show)"
-    : >"$WORK/pairs"
+    : >"$WORK/runs"
     for r in $(seq 1 "$REPEATS"); do
-        : >"$WORK/fio-runs"
         order=("${fengines[@]}" dfsbench)
         if [ $((r % 2)) = 0 ]; then
             order=(dfsbench)
@@ -344,8 +357,9 @@ for c in "${CASE_LIST[@]}"; do
         fi
         for tool in "${order[@]}"; do
             if [ "$tool" = dfsbench ]; then
-                read -r d dc d50 d99 d999 dmib dpick < <(run_dfs "$fs" "$cache" "$rw" "$bs" "$depth" "$jobs" "$dengine" "$WORK/dfs-$c-$r.json")
-                [ -n "$dpick" ] || die "no figures from dfsbench for $c"
+                line=$(run_dfs "$fs" "$cache" "$rw" "$bs" "$depth" "$jobs" "$dengine" "$WORK/dfs-$c-$r.json")
+                [ "$(wc -w <<<"$line")" = 8 ] || die "no figures from dfsbench for $c"
+                echo "$r dfsbench $line" >>"$WORK/runs"
                 continue
             fi
             key=$(psync_key "$fs" "$cache" "$rw" "$bs" "$depth" "$jobs" "$r")
@@ -355,17 +369,36 @@ for c in "${CASE_LIST[@]}"; do
                 line=$(run_fio "$fs" "$cache" "$rw" "$bs" "$depth" "$jobs" "$tool" "$WORK/fio-$c-$r-$tool.json")
                 [ "$tool" != psync ] || [ "$depth" != 1 ] || echo "$line" >"$key"
             fi
-            echo "$tool $line" >>"$WORK/fio-runs"
+            [ "$(wc -w <<<"$line")" = 6 ] || die "no figures from fio $tool for $c"
+            echo "$r $tool $line $tool 0" >>"$WORK/runs"
         done
-        # The best fio engine of this pair.
-        read -r fe f fc f50 f99 f999 fmib < <(sort -k2,2gr "$WORK/fio-runs" | head -1)
-        [ -n "$fmib" ] || die "no figures from fio for $c"
-        echo "$f $d $fc $dc $f50 $d50 $f99 $d99 $f999 $d999 $fe $dpick" >>"$WORK/pairs"
-        printf '   run %d: fio %s; best %s %.0f IOPS, dfsbench (%s) %.0f IOPS (%.3fx); CPU/op us: fio %s, dfsbench %s; p50/p99/p99.9 us: fio %s/%s/%s, dfsbench %s/%s/%s%s\n' \
-            "$r" "$(awk '{ printf "%s%s %.0f", (NR > 1 ? ", " : ""), $1, $2 }' "$WORK/fio-runs")" "$fe" "$f" "$dpick" "$d" \
-            "$(awk -v a="$d" -v b="$f" 'BEGIN { print a / b }')" "$(usop "$fc")" "$(usop "$dc")" \
-            "$(us "$f50")" "$(us "$f99")" "$(us "$f999")" "$(us "$d50")" "$(us "$d99")" "$(us "$d999")" \
-            "$([ "$fs" = ext4 ] && echo "; disk read MiB: fio $fmib, dfsbench $dmib")"
+        read -r _ _ d dc d50 d99 d999 dmib dpick dprobe < <(awk -v r="$r" '$1 == r && $2 == "dfsbench"' "$WORK/runs")
+        same=$dpick
+        [ -n "$(run_field "$r" "$same" 3)" ] || same=${fengines[0]}
+        printf '   run %d: fio %s; dfsbench (%s) %.0f IOPS, probe CPU %.0f ms; CPU/op us: dfsbench %s; p50/p99/p99.9 us: fio %s %s/%s/%s, dfsbench %s/%s/%s%s\n' \
+            "$r" "$(awk -v r="$r" '$1 == r && $2 != "dfsbench" { printf "%s%s %.0f IOPS %.2f us/op", (n++ ? ", " : ""), $2, $3, $4 * 1e6 }' "$WORK/runs")" \
+            "$dpick" "$d" "$(awk -v v="$dprobe" 'BEGIN { print v * 1000 }')" "$(usop "$dc")" "$same" \
+            "$(us "$(run_field "$r" "$same" 5)")" "$(us "$(run_field "$r" "$same" 6)")" "$(us "$(run_field "$r" "$same" 7)")" \
+            "$(us "$d50")" "$(us "$d99")" "$(us "$d999")" \
+            "$([ "$fs" = ext4 ] && echo "; disk read MiB: fio $(run_field "$r" "$same" 8), dfsbench $dmib")"
+    done
+    # fio's reference engine: the best median IOPS over the pairs.
+    fbest=""
+    fbest_iops=-1
+    for e in "${fengines[@]}"; do
+        m=$(awk -v t="$e" '$2 == t { print $3 }' "$WORK/runs" | median)
+        if awk -v m="$m" -v b="$fbest_iops" 'BEGIN { exit !(m > b) }'; then fbest=$e fbest_iops=$m; fi
+    done
+    # One line per pair: reference IOPS, dfsbench IOPS, their CPU/op, then p50/p99/p99.9 of fio
+    # on dfsbench's engine and of dfsbench, fio's IOPS on dfsbench's engine, dfsbench's engine.
+    : >"$WORK/pairs"
+    for r in $(seq 1 "$REPEATS"); do
+        read -r _ _ d dc d50 d99 d999 _ dpick _ < <(awk -v r="$r" '$1 == r && $2 == "dfsbench"' "$WORK/runs")
+        same=$dpick
+        [ -n "$(run_field "$r" "$same" 3)" ] || same=$fbest
+        echo "$(run_field "$r" "$fbest" 3) $d $(run_field "$r" "$fbest" 4) $dc" \
+            "$(run_field "$r" "$same" 5) $d50 $(run_field "$r" "$same" 6) $d99 $(run_field "$r" "$same" 7) $d999" \
+            "$(run_field "$r" "$same" 3) $dpick" >>"$WORK/pairs"
     done
     fm=$(awk '{ print $1 }' "$WORK/pairs" | median)
     dm=$(awk '{ print $2 }' "$WORK/pairs" | median)
@@ -376,7 +409,7 @@ for c in "${CASE_LIST[@]}"; do
     p50=$(awk '$5 > 0 { print $6 / $5 }' "$WORK/pairs" | median)
     p99=$(awk '$7 > 0 { print $8 / $7 }' "$WORK/pairs" | median)
     p999=$(awk '$9 > 0 { print $10 / $9 }' "$WORK/pairs" | median)
-    fbest=$(awk '{ print $11 }' "$WORK/pairs" | sort | uniq -c | sort -rn | awk 'NR == 1 { print $2 }')
+    pick=$(awk '{ print $11 / $1 }' "$WORK/pairs" | median)
     dpicks=$(awk '{ print $12 }' "$WORK/pairs" | sort -u | paste -sd/)
     missed=$(awk -v r="$ratio" -v c="$cpu_ratio" -v p="$p50" -v t="$p999" \
         -v tr="$TARGET_RATIO" -v tc="$TARGET_CPU" -v tp="$TARGET_P50" -v tt="$TARGET_P999" 'BEGIN {
@@ -387,15 +420,16 @@ for c in "${CASE_LIST[@]}"; do
         if (t > tt) m = m " p99.9"
         print substr(m, 2) }')
     [ -z "$missed" ] || below+=("$c ($missed)")
-    rows+=("$(printf '%-34s %-9s %9.0f %-9s %9.0f %7.3f %6.3f %7.2f %7.2f %6.3f %6.3f %6.3f  %s' "$c" "$fbest" "$fm" "$dpicks" "$dm" \
-        "$ratio" "$cpu_ratio" "$(usop "$fcpu")" "$(usop "$dcpu")" "$p50" "$p99" "$p999" "${missed:+< $missed}")")
+    rows+=("$(printf '%-34s %-9s %9.0f %-9s %9.0f %7.3f %6.3f %7.2f %7.2f %6.3f %6.3f %6.3f %5.2f  %s' "$c" "$fbest" "$fm" "$dpicks" "$dm" \
+        "$ratio" "$cpu_ratio" "$(usop "$fcpu")" "$(usop "$dcpu")" "$p50" "$p99" "$p999" "$pick" "${missed:+< $missed}")")
     echo
 done
 
-echo "median of $REPEATS interleaved runs of ${DURATION}s each${LOAD_PIDS:+, under LOAD=1}; fio: its best engine"
-echo "in each pair, and the one that was best most often; ratio: dfsbench / best fio IOPS; cpu: CPU"
-echo "per op, fio / dfsbench (also in us); p50, p99, p99.9: dfsbench / fio, lower is better"
-printf '%-34s %-9s %9s %-9s %9s %7s %6s %7s %7s %6s %6s %6s\n' case fio-best IOPS dfsbench IOPS ratio cpu fio-us dfs-us p50 p99 p99.9
+echo "median of $REPEATS interleaved runs of ${DURATION}s each${LOAD_PIDS:+, under LOAD=1}; fio: the engine with the"
+echo "best median IOPS; ratio: dfsbench / that engine's IOPS; cpu: CPU per op, fio / dfsbench (also in"
+echo "us, dfsbench's probe left out); p50, p99, p99.9: dfsbench / fio on dfsbench's engine, lower is"
+echo "better; pick: fio's IOPS on dfsbench's engine / on the best (1.0: auto picked fio's best)"
+printf '%-34s %-9s %9s %-9s %9s %7s %6s %7s %7s %6s %6s %6s %5s\n' case fio-best IOPS dfsbench IOPS ratio cpu fio-us dfs-us p50 p99 p99.9 pick
 printf '%s\n' "${rows[@]}"
 echo
 echo "load (1 min) at the start of each case: $(printf '%s\n' "${loads[@]}" | sort -g | sed -n '1p;$p' | paste -sd- ), now $(cut -d' ' -f1-3 /proc/loadavg)"

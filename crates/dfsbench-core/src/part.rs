@@ -5,6 +5,7 @@
 //! the common clock (seconds after rank 0's start), so windows of different ranks compare.
 
 use dfsbench_backends::clock::Instant;
+use dfsbench_backends::IoEngine;
 use std::collections::BTreeMap;
 
 use hdrhistogram::Histogram;
@@ -106,10 +107,21 @@ fn probe_sums(figures: impl Iterator<Item = (String, f64)>) -> BTreeMap<String, 
     sums
 }
 
+/// How much more an engine must move than psync to be picked over it: psync is the plainest path
+/// (one system call per block, no ring or context to keep, fio's default) and costs the least
+/// CPU per block where the others are not faster; a smaller lead is within the probe's noise on
+/// a busy machine.
+const PSYNC_MARGIN: f64 = 0.05;
+
 /// The engine `auto` runs on after a probe: the one with the most blocks per second summed
-/// over every worker, so that all of them run the same.
+/// over every worker, so that all of them run the same, unless psync is within
+/// [`PSYNC_MARGIN`] of it.
 fn probe_pick(sums: &BTreeMap<String, f64>) -> Option<&String> {
-    sums.iter().max_by(|a, b| a.1.total_cmp(b.1)).map(|(engine, _)| engine)
+    let best = sums.iter().max_by(|a, b| a.1.total_cmp(b.1))?;
+    match sums.get_key_value(IoEngine::Psync.name()) {
+        Some((psync, rate)) if rate * (1.0 + PSYNC_MARGIN) >= *best.1 => Some(psync),
+        _ => Some(best.0),
+    }
 }
 
 /// What one rank measured in one phase.
@@ -655,6 +667,21 @@ mod tests {
     use super::*;
     use base64::Engine as _;
     use std::io::Write as _;
+
+    #[test]
+    fn auto_keeps_psync_unless_another_engine_is_clearly_faster() {
+        let sums = |v: &[(&str, f64)]| v.iter().map(|(e, r)| (e.to_string(), *r)).collect::<BTreeMap<_, _>>();
+        let pick = |v: &[(&str, f64)]| probe_pick(&sums(v)).cloned();
+        assert_eq!(pick(&[]), None);
+        assert_eq!(pick(&[("psync", 100.0), ("io_uring", 104.0)]).unwrap(), "psync");
+        assert_eq!(
+            pick(&[("psync", 100.0), ("libaio", 106.0), ("io_uring", 90.0)]).unwrap(),
+            "libaio"
+        );
+        assert_eq!(pick(&[("psync", 100.0), ("libaio", 50.0)]).unwrap(), "psync");
+        // Without a psync figure the fastest runs.
+        assert_eq!(pick(&[("libaio", 10.0), ("io_uring", 10.4)]).unwrap(), "io_uring");
+    }
 
     /// A V2 + DEFLATE histogram whose inner header says what the arguments say.
     fn crafted(payload_len: u32, digits: u32, low: u64, high: u64) -> String {

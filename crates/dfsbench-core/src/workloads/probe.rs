@@ -22,9 +22,15 @@ use crate::workloads::shared::RW_CLASSES;
 /// and several round trips of a disk, short beside any measured phase.
 pub const PROBE_TIME: Duration = Duration::from_millis(150);
 
-/// The engines tried, in this order and then in reverse, half of [`PROBE_TIME`] each time: the
-/// first trial runs right after the layout (its write-back, a cold device) and a fixed order
-/// would always hand that to one engine. Each engine's figure is its better half.
+/// Trials per engine, [`PROBE_TIME`] split evenly between them. The engines take turns, one
+/// trial each per round, so that a moment of CPU load or write-back falls on all of them alike
+/// rather than on one engine's single long trial; each engine's figure is the median of its
+/// trials, which one unlucky (or lucky) trial does not move.
+pub const ROUNDS: usize = 6;
+
+/// The engines tried. Round r starts at the r-th of them (modulo their count): each goes first
+/// equally often, and the first trial after the layout (its write-back, a cold device) is not
+/// always the same engine's.
 pub const CANDIDATES: [IoEngine; 3] = [IoEngine::Psync, IoEngine::Libaio, IoEngine::IoUring];
 
 impl<C: Client> Worker<C> {
@@ -33,39 +39,77 @@ impl<C: Client> Worker<C> {
     /// measured phase. A candidate that moves nothing, or that the backend runs on another
     /// engine, gets no figure.
     pub(super) async fn probe_engines(&mut self, ctx: &JobContext<'_>, io: &IoJob, rw: Rw, rec: &mut Recorder<'_>) {
-        let mut figures: Vec<(IoEngine, f64)> = Vec::new();
-        // The measured phase drops the file's cached pages before it reads: so does each trial,
-        // or the engines would be ranked on reads the measured phase does not do.
-        let path = (ctx.config.invalidate && rw.reads()).then(|| io_file(ctx.job_index, io, self.id));
-        for engine in CANDIDATES.into_iter().chain(CANDIDATES.into_iter().rev()) {
-            if let Some(path) = &path {
-                let _ = self.client.invalidate(path).await;
-            }
-            let ctl = rec.ctl().private(PROBE_TIME / 2);
-            let live = Live::default();
-            // Its latencies are thrown away with it.
-            let series = RefCell::new(series_of(&ctl));
-            let latencies = Mutex::new(Latencies::new(1, RW_CLASSES.len()));
-            let mut trial = Recorder::new(self.id, RW_CLASSES, &ctl, &live, &series, &latencies);
-            self.run_io(ctx, io, rw, engine, true, &mut trial).await;
-            let out = trial.finish();
-            rec.busy_until(out.last_end.unwrap_or_else(Instant::now));
-            let ops: u64 = out.classes.iter().map(|c| c.ops).sum();
-            let span = match (out.first_start, out.last_end) {
-                (Some(a), Some(b)) => b.saturating_duration_since(a).as_secs_f64(),
-                _ => 0.0,
-            };
-            // Errors (a mismatch of --verify included) end the trial early; the rate of what
-            // succeeded before still ranks the engine.
-            if out.engine == Some(engine) && ops > 0 && span > 0.0 {
-                let rate = ops as f64 / span;
-                match figures.iter_mut().find(|(e, _)| *e == engine) {
-                    Some((_, best)) => *best = best.max(rate),
-                    None => figures.push((engine, rate)),
+        let mut rates: Vec<(IoEngine, Vec<f64>)> = Vec::new();
+        for round in 0..ROUNDS {
+            for i in 0..CANDIDATES.len() {
+                let engine = CANDIDATES[(round + i) % CANDIDATES.len()];
+                if let Some(rate) = self.probe_trial(ctx, io, rw, engine, rec).await {
+                    match rates.iter_mut().find(|(e, _)| *e == engine) {
+                        Some((_, r)) => r.push(rate),
+                        None => rates.push((engine, vec![rate])),
+                    }
                 }
             }
         }
+        let figures: Vec<(IoEngine, f64)> = rates.into_iter().map(|(e, r)| (e, median(r))).collect();
         rec.note_probe(&figures);
         self.probe_figures = figures;
+    }
+
+    /// One trial of `engine`: blocks per second, or None when it moved nothing or the backend
+    /// ran it on another engine.
+    async fn probe_trial(
+        &mut self,
+        ctx: &JobContext<'_>,
+        io: &IoJob,
+        rw: Rw,
+        engine: IoEngine,
+        rec: &mut Recorder<'_>,
+    ) -> Option<f64> {
+        // The measured phase drops the file's cached pages before it reads: so does each trial,
+        // or the engines would be ranked on reads the measured phase does not do.
+        if ctx.config.invalidate && rw.reads() {
+            let _ = self.client.invalidate(&io_file(ctx.job_index, io, self.id)).await;
+        }
+        let ctl = rec.ctl().private(PROBE_TIME / ROUNDS as u32);
+        let live = Live::default();
+        // Its latencies are thrown away with it.
+        let series = RefCell::new(series_of(&ctl));
+        let latencies = Mutex::new(Latencies::new(1, RW_CLASSES.len()));
+        let mut trial = Recorder::new(self.id, RW_CLASSES, &ctl, &live, &series, &latencies);
+        self.run_io(ctx, io, rw, engine, true, &mut trial).await;
+        let out = trial.finish();
+        rec.busy_until(out.last_end.unwrap_or_else(Instant::now));
+        let ops: u64 = out.classes.iter().map(|c| c.ops).sum();
+        let span = match (out.first_start, out.last_end) {
+            (Some(a), Some(b)) => b.saturating_duration_since(a).as_secs_f64(),
+            _ => 0.0,
+        };
+        // Errors (a mismatch of --verify included) end the trial early; the rate of what
+        // succeeded before still ranks the engine.
+        (out.engine == Some(engine) && ops > 0 && span > 0.0).then(|| ops as f64 / span)
+    }
+}
+
+/// The median of `v` (not empty): the mean of the middle two when their count is even.
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let mid = v.len() / 2;
+    if v.len() % 2 == 0 {
+        (v[mid - 1] + v[mid]) / 2.0
+    } else {
+        v[mid]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_median_ignores_one_outlier_either_way() {
+        assert_eq!(median(vec![5.0]), 5.0);
+        assert_eq!(median(vec![1.0, 100.0, 3.0, 2.0]), 2.5);
+        assert_eq!(median(vec![10.0, 11.0, 0.1, 12.0, 9.0, 1e9]), 10.5);
     }
 }
