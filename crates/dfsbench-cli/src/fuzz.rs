@@ -308,6 +308,7 @@ fn fio_text() -> impl Strategy<Value = String> {
         "filename",
         "directory",
         "invalidate",
+        "pre_read",
         "end_fsync",
         "name",
         "norandommap",

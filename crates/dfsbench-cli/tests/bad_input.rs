@@ -76,6 +76,11 @@ fn bad_flags_and_values() {
         ),
         (&["--rw", "randread"], &["--workload"]),
         (&["-w", "io", "--iodepth", "0"], &["iodepth = 0"]),
+        (&["-w", "io", "--pre-read"], &["pre_read", "add --invalidate 0"]),
+        (
+            &["-w", "io", "--pre-read", "--invalidate", "0", "--direct"],
+            &["pre_read", "direct I/O bypasses"],
+        ),
         (&["-w", "io", "--size", "1k", "--bs", "4k"], &["smaller than bs"]),
         (&["-w", "io", "--duration", "0"], &["duration = 0"]),
         (&["-w", "io", "--duration", "soon"], &["invalid duration 'soon'"]),

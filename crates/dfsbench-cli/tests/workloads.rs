@@ -461,6 +461,49 @@ fn io_explicit_engines() {
     check_io(&r, "randread", 2, 64 << 10, 4096);
 }
 
+/// `--pre-read` (fio's pre_read) reads every worker's file whole in an unmeasured phase before
+/// each pattern that reads, never before a pattern that only writes; the reads record it.
+#[test]
+fn io_pre_read_before_every_reading_pattern() {
+    let t = Target::temp();
+    let r = run_ok(
+        &t,
+        &[
+            "-w",
+            "io",
+            "--rw",
+            "write",
+            "--then",
+            "randread,read",
+            "-j",
+            "2",
+            "--size",
+            "256k",
+            "--ioengine",
+            "psync",
+            "--pre-read",
+            "--invalidate",
+            "0",
+        ],
+    );
+    assert_eq!(
+        names(&r),
+        ["write", "pre-read", "randread", "pre-read", "read"],
+        "no layout (the write lays the files out) and no pre-read before the write"
+    );
+    for p in phases(&r).iter().filter(|p| p["name"] == "pre-read") {
+        assert_eq!(p["prepare"], true);
+        assert_eq!(u(&p["ops"]), 2, "one whole-file read per worker");
+        assert_eq!(u(&p["bytes"]), 2 * (256 << 10), "both files, whole");
+    }
+    assert_eq!(phase(&r, "randread")["params"]["pre_read"], true);
+    assert!(phase(&r, "write")["params"].get("pre_read").is_none());
+    assert_eq!(r["config"]["jobs"][0]["pre_read"], true);
+    for rw in ["randread", "read"] {
+        assert_eq!(u(&phase(&r, rw)["ops"]), 2 * 64, "{rw}: one pass over both files");
+    }
+}
+
 #[test]
 fn io_shared_file() {
     for t in Target::both() {

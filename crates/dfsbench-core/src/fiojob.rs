@@ -243,6 +243,10 @@ impl Job {
                     Some(b) => spec.shared.direct = Some(b == (o.key == "direct")),
                     None => refuse(Some("give 0 or 1".into())),
                 },
+                ("pre_read", _) => match flag(v) {
+                    Some(b) => spec.workloads.io.pre_read = Some(b),
+                    None => refuse(Some("give 0 or 1".into())),
+                },
                 ("end_fsync" | "fsync_on_close", _) => match flag(v) {
                     Some(b) => spec.shared.fsync = Some(b),
                     None => refuse(Some("give 0 or 1".into())),
@@ -428,6 +432,24 @@ mod tests {
         assert_eq!(r.workloads.io.ioengine.as_deref(), Some("libaio"));
         assert_eq!(r.workloads.io.iodepth, Some(16));
         validate(&f.run, &f.jobs).unwrap();
+    }
+
+    /// fio's cached-read setup: pre_read with invalidate off runs; pre_read alone is refused at
+    /// validation, where the message says to turn invalidation off.
+    #[test]
+    fn pre_read_needs_invalidate_off() {
+        let cached = parse(
+            "t.fio",
+            "[r]\nrw=randread\nsize=1m\npre_read=1\ninvalidate=0\n",
+            no_vars,
+        )
+        .unwrap();
+        assert_eq!(cached.jobs[0].workloads.io.pre_read, Some(true));
+        assert_eq!(cached.run.invalidate, Some(false));
+        validate(&cached.run, &cached.jobs).unwrap();
+        let alone = parse("t.fio", "[r]\nrw=randread\nsize=1m\npre_read=1\n", no_vars).unwrap();
+        let e = validate(&alone.run, &alone.jobs).unwrap_err().to_string();
+        assert!(e.contains("pre_read") && e.contains("invalidate"), "{e}");
     }
 
     #[test]

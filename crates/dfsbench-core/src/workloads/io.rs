@@ -63,6 +63,12 @@ pub struct Options {
     /// by a short probe on the run's own file before each pattern].
     #[arg(long, value_name = "ENGINE", help_heading = "io")]
     pub ioengine: Option<String>,
+
+    /// Read each worker's file once, unmeasured, before every pattern that reads it (fio's
+    /// pre_read), so that cached reads start from a warm page cache; needs --invalidate 0 (io).
+    #[arg(long, value_name = "0|1", num_args = 0..=1, default_missing_value = "1", value_parser = super::shared::parse_flag, help_heading = "io")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pre_read: Option<bool>,
 }
 
 /// fio-style block I/O.
@@ -86,6 +92,9 @@ pub struct IoJob {
     pub fsync: bool,
     pub shared_file: bool,
     pub ioengine: IoEngine,
+    /// Read each file once, unmeasured, before every pattern that reads it.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub pre_read: bool,
     /// Probe the engines before each pattern: `auto` on a backend that offers a choice.
     #[serde(skip)]
     pub probe: bool,
@@ -152,18 +161,20 @@ impl Rw {
     }
 }
 
-/// The unmeasured layout of the files (before reads), the unmeasured engine probe (`auto`),
-/// then the pattern.
+/// The unmeasured layout of the files (before reads), the unmeasured pre-read (`pre_read`) and
+/// engine probe (`auto`), then the pattern.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum IoStep {
     Layout,
+    PreRead(Rw),
     Probe(Rw),
     Run(Rw),
 }
 
 impl Step for IoStep {
+    /// The pre-read reads the file its pattern will read: another rank's with --shuffle.
     fn reads_shuffled(self) -> bool {
-        matches!(self, IoStep::Run(rw) if !rw.writes())
+        matches!(self, IoStep::Run(rw) | IoStep::PreRead(rw) if !rw.writes())
     }
     fn reads_data(self) -> bool {
         matches!(self, IoStep::Run(rw) if rw.reads())
@@ -247,6 +258,16 @@ impl Kind for IoJob {
         if direct && bs % 512 != 0 {
             return Err(format!("direct I/O needs bs in whole 512-byte sectors, got {bs}").into());
         }
+        let pre_read = own.pre_read.unwrap_or(false);
+        if pre_read && direct {
+            return Err("pre_read fills the page cache, and direct I/O bypasses it: leave one of them out".into());
+        }
+        if pre_read && run.invalidate != Some(false) {
+            return Err(
+                "pre_read reads the files into the page cache, and invalidate (on by default) drops them again before the reads: add --invalidate 0 (workload file: invalidate = false)"
+                    .into(),
+            );
+        }
         let random_distribution = s.access()?;
         if random_distribution.is_some() && !rw.random() {
             return Err(format!(
@@ -268,6 +289,7 @@ impl Kind for IoJob {
             direct,
             fsync: s.fsync.unwrap_or(false),
             shared_file: own.shared_file.unwrap_or(false),
+            pre_read,
             probe: ioengine == IoEngine::Auto,
             ioengine,
         })
@@ -292,6 +314,12 @@ impl Kind for IoJob {
             out.push(layout.preparation());
         }
         for rw in std::iter::once(self.rw).chain(self.then.iter().copied()) {
+            if self.pre_read && rw.reads() {
+                let label = format!("pre-read {}", format_size(self.size));
+                let step = IoStep::PreRead(rw);
+                let pre_read = Phase::new(index, job, step, "pre-read", label, RW_CLASSES, params.clone());
+                out.push(pre_read.preparation());
+            }
             if self.probe {
                 let label = format!("probe engines: {} {}", rw.name(), format_size(self.bs as u64));
                 let probe = Phase::new(
@@ -308,6 +336,9 @@ impl Kind for IoJob {
             let mut params = params.clone();
             if matches!(rw, Rw::Readwrite | Rw::Randrw) {
                 params.push(("rwmixread", json!(self.rwmixread)));
+            }
+            if self.pre_read && rw.reads() {
+                params.push(("pre_read", json!(true)));
             }
             params[0].1 = json!(rw.name());
             let (name, bs) = (rw.name(), format_size(self.bs as u64));
@@ -343,7 +374,7 @@ impl Kind for IoJob {
     fn files_read(&self, index: usize, step: IoStep, owner: usize, _: &[u64]) -> Vec<String> {
         match step {
             IoStep::Run(_) => vec![io_file(index, self, owner)],
-            IoStep::Layout | IoStep::Probe(_) => Vec::new(),
+            IoStep::Layout | IoStep::PreRead(_) | IoStep::Probe(_) => Vec::new(),
         }
     }
 
@@ -357,6 +388,7 @@ impl Kind for IoJob {
     ) {
         match step {
             IoStep::Layout => worker.run_layout(ctx, self, rec).await,
+            IoStep::PreRead(rw) => worker.pre_read(ctx, self, rw, rec).await,
             IoStep::Probe(rw) => worker.probe_engines(ctx, self, rw, rec).await,
             IoStep::Run(rw) => {
                 let engine = match self.ioengine {
@@ -522,6 +554,28 @@ impl<C: Client> Worker<C> {
         }
     }
 
+    /// Read the file (or region) that pattern `rw` reads once, whole, as fio's pre_read does:
+    /// its pages are then cached before the measured reads. Worker 0 reads a shared file.
+    async fn pre_read(&mut self, ctx: &JobContext<'_>, io: &IoJob, rw: Rw, rec: &mut Recorder<'_>) {
+        if io.shared_file && self.id != 0 {
+            return;
+        }
+        let owner = if rw.writes() { self.id } else { self.src };
+        let (path, _) = file_and_region(ctx, io, owner);
+        let mut buf = AlignedBuf::new(LAYOUT_CHUNK);
+        let opts = FileOpts {
+            direct: false,
+            fsync: false,
+        };
+        let start = Instant::now();
+        let result = self.client.read_file(&path, opts, &mut buf, None).await;
+        let end = Instant::now();
+        match result {
+            Ok(read) => rec.record(READ, start, end, read.bytes),
+            Err(e) => rec.error(READ, end, &e, &path, None),
+        }
+    }
+
     /// Run an io phase: `rw` over the worker's file or region with `iodepth` in flight on
     /// `engine`; `time_based` loops over the file until the phase's deadline.
     /// One function on purpose (about 130 lines): the submit and the completion halves share
@@ -679,6 +733,10 @@ impl<C: Client> Worker<C> {
                     }
                     Err(e) => rec.error(class(op), now, &e, &path, Some(offset)),
                 }
+            }
+            // The next block starts at this completion time unless recording took long.
+            if rec.took_long() {
+                now = Instant::now();
             }
         }
         if io.fsync && rw.writes() {
