@@ -466,26 +466,12 @@ fn io_explicit_engines() {
 #[test]
 fn io_pre_read_before_every_reading_pattern() {
     let t = Target::temp();
-    let r = run_ok(
-        &t,
-        &[
-            "-w",
-            "io",
-            "--rw",
-            "write",
-            "--then",
-            "randread,read",
-            "-j",
-            "2",
-            "--size",
-            "256k",
-            "--ioengine",
-            "psync",
-            "--pre-read",
-            "--invalidate",
-            "0",
-        ],
-    );
+    #[rustfmt::skip]
+    let args = [
+        "-w", "io", "--rw", "write", "--then", "randread,read", "-j", "2", "--size", "256k",
+        "--ioengine", "psync", "--pre-read", "--invalidate", "0",
+    ];
+    let r = run_ok(&t, &args);
     assert_eq!(
         names(&r),
         ["write", "pre-read", "randread", "pre-read", "read"],
