@@ -12,6 +12,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::fmt;
+use dfsbench_result::median;
 
 /// Colours of runs (and of lines in single-run charts): Tableau 20 without its reds (red marks
 /// errors and slow workers), strong colours first, then their light partners.
@@ -805,18 +806,6 @@ pub struct WorkerBars {
     pub unit: String,
     pub slow: f64,
     pub size: (u32, u32),
-}
-
-fn median(v: &[f64]) -> f64 {
-    let mut s = v.to_vec();
-    s.sort_by(f64::total_cmp);
-    if s.is_empty() {
-        0.0
-    } else if s.len() % 2 == 1 {
-        s[s.len() / 2]
-    } else {
-        (s[s.len() / 2 - 1] + s[s.len() / 2]) / 2.0
-    }
 }
 
 /// Draw per-worker bars to SVG.

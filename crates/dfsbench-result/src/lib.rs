@@ -495,6 +495,18 @@ pub struct Stonewall {
     pub bytes_per_sec: f64,
 }
 
+/// The median of `v`: the mean of the middle two when their count is even, 0 when empty.
+pub fn median(v: &[f64]) -> f64 {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    let mid = s.len() / 2;
+    match s.len() {
+        0 => 0.0,
+        n if n.is_multiple_of(2) => (s[mid - 1] + s[mid]) / 2.0,
+        _ => s[mid],
+    }
+}
+
 /// A duration for tables: `850 ns`, `12.3 us`, `4.56 ms`, `1.23 s`.
 pub fn format_ns(ns: u64) -> String {
     let v = ns as f64;
@@ -635,6 +647,14 @@ mod tests {
             "cache": {"policy": "invalidated", "files": 2, "dropped_kernel_caches": false}
         }))
         .expect("a phase")
+    }
+
+    #[test]
+    fn the_median_ignores_one_outlier_either_way() {
+        assert_eq!(median(&[]), 0.0);
+        assert_eq!(median(&[5.0]), 5.0);
+        assert_eq!(median(&[1.0, 100.0, 3.0, 2.0]), 2.5);
+        assert_eq!(median(&[10.0, 11.0, 0.1, 12.0, 9.0, 1e9]), 10.5);
     }
 
     #[test]

@@ -561,7 +561,7 @@ impl<C: Client> Worker<C> {
             return;
         }
         let owner = if rw.writes() { self.id } else { self.src };
-        let (path, _) = file_and_region(ctx, io, owner);
+        let path = io_file(ctx.job_index, io, owner);
         let mut buf = AlignedBuf::new(LAYOUT_CHUNK);
         let opts = FileOpts {
             direct: false,

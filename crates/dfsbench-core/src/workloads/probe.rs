@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use dfsbench_backends::clock::Instant;
 use dfsbench_backends::{Client, IoEngine};
+use dfsbench_result::median;
 
 use crate::stats::{series_of, Latencies, Live, Recorder};
 use crate::worker::{JobContext, Worker};
@@ -51,7 +52,7 @@ impl<C: Client> Worker<C> {
                 }
             }
         }
-        let figures: Vec<(IoEngine, f64)> = rates.into_iter().map(|(e, r)| (e, median(r))).collect();
+        let figures: Vec<(IoEngine, f64)> = rates.into_iter().map(|(e, r)| (e, median(&r))).collect();
         rec.note_probe(&figures);
         self.probe_figures = figures;
     }
@@ -88,28 +89,5 @@ impl<C: Client> Worker<C> {
         // Errors (a mismatch of --verify included) end the trial early; the rate of what
         // succeeded before still ranks the engine.
         (out.engine == Some(engine) && ops > 0 && span > 0.0).then(|| ops as f64 / span)
-    }
-}
-
-/// The median of `v` (not empty): the mean of the middle two when their count is even.
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let mid = v.len() / 2;
-    if v.len().is_multiple_of(2) {
-        (v[mid - 1] + v[mid]) / 2.0
-    } else {
-        v[mid]
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_median_ignores_one_outlier_either_way() {
-        assert_eq!(median(vec![5.0]), 5.0);
-        assert_eq!(median(vec![1.0, 100.0, 3.0, 2.0]), 2.5);
-        assert_eq!(median(vec![10.0, 11.0, 0.1, 12.0, 9.0, 1e9]), 10.5);
     }
 }
