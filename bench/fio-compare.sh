@@ -26,7 +26,10 @@
 # with the engine dfsbench ran (fio's lat_ns percentiles: submission to completion, as dfsbench
 # times an operation); a latency at queue depth 32 compared with psync's at depth 1 would
 # measure the queue. pick is fio's IOPS on dfsbench's engine over fio's on the reference engine
-# (1.0: `auto` picked what fio found best). The last lines list the cases below the goals.
+# (1.0: `auto` picked what fio found best). spread is fio's slowest run on its reference engine
+# over its fastest: a case whose dfsbench median is below fio's median but not below fio's
+# slowest run is marked iops~ (within fio's own spread) rather than iops. The last lines list
+# the cases below the goals.
 #
 # Settings (environment):
 #   CASES=matrix        words, in order: a named case, "matrix" (every matrix case that
@@ -404,6 +407,10 @@ for c in "${CASE_LIST[@]}"; do
             "$(run_field "$r" "$same" 5) $d50 $(run_field "$r" "$same" 6) $d99 $(run_field "$r" "$same" 7) $d999" \
             "$(run_field "$r" "$same" 3) $dpick" >>"$WORK/pairs"
     done
+    # fio's own spread on that engine: its slowest run over its fastest. A dfsbench median
+    # below fio's but not below fio's slowest run is within what fio itself varies by.
+    fmin=$(awk '{ print $1 }' "$WORK/pairs" | sort -g | head -1)
+    spread=$(awk '{ print $1 }' "$WORK/pairs" | sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { print lo / hi }')
     fm=$(awk '{ print $1 }' "$WORK/pairs" | median)
     dm=$(awk '{ print $2 }' "$WORK/pairs" | median)
     ratio=$(awk '{ print $2 / $1 }' "$WORK/pairs" | median)
@@ -415,16 +422,16 @@ for c in "${CASE_LIST[@]}"; do
     p999=$(awk '$9 > 0 { print $10 / $9 }' "$WORK/pairs" | median)
     pick=$(awk '{ print $11 / $1 }' "$WORK/pairs" | median)
     dpicks=$(awk '{ print $12 }' "$WORK/pairs" | sort -u | paste -sd/)
-    missed=$(awk -v r="$ratio" -v c="$cpu_ratio" -v p="$p50" -v t="$p999" \
+    missed=$(awk -v r="$ratio" -v c="$cpu_ratio" -v p="$p50" -v t="$p999" -v d="$dm" -v lo="$fmin" \
         -v tr="$TARGET_RATIO" -v tc="$TARGET_CPU" -v tp="$TARGET_P50" -v tt="$TARGET_P999" 'BEGIN {
         m = ""
-        if (r < tr) m = m " iops"
+        if (r < tr) m = m (d >= lo ? " iops~" : " iops")
         if (c < tc) m = m " cpu"
         if (p > tp) m = m " p50"
         if (t > tt) m = m " p99.9"
         print substr(m, 2) }')
     [ -z "$missed" ] || below+=("$c ($missed)")
-    rows+=("$(printf '%-34s %-9s %9.0f %-9s %9.0f %7.3f %6.3f %7.2f %7.2f %6.3f %6.3f %6.3f %5.2f  %s' "$c" "$fbest" "$fm" "$dpicks" "$dm" \
+    rows+=("$(printf '%-34s %-9s %9.0f %6.3f %-9s %9.0f %7.3f %6.3f %7.2f %7.2f %6.3f %6.3f %6.3f %5.2f  %s' "$c" "$fbest" "$fm" "$spread" "$dpicks" "$dm" \
         "$ratio" "$cpu_ratio" "$(usop "$fcpu")" "$(usop "$dcpu")" "$p50" "$p99" "$p999" "$pick" "${missed:+< $missed}")")
     echo
 done
@@ -432,8 +439,10 @@ done
 echo "median of $REPEATS interleaved runs of ${DURATION}s each${LOAD_PIDS:+, under LOAD=1}; fio: the engine with the"
 echo "best median IOPS; ratio: dfsbench / that engine's IOPS; cpu: CPU per op, fio / dfsbench (also in"
 echo "us, dfsbench's probe left out); p50, p99, p99.9: dfsbench / fio on dfsbench's engine, lower is"
-echo "better; pick: fio's IOPS on dfsbench's engine / on the best (1.0: auto picked fio's best)"
-printf '%-34s %-9s %9s %-9s %9s %7s %6s %7s %7s %6s %6s %6s %5s\n' case fio-best IOPS dfsbench IOPS ratio cpu fio-us dfs-us p50 p99 p99.9 pick
+echo "better; pick: fio's IOPS on dfsbench's engine / on the best (1.0: auto picked fio's best);"
+echo "spread: fio's slowest run on its best engine / its fastest; iops~: below fio's median, not"
+echo "below fio's slowest run (within fio's own spread)"
+printf '%-34s %-9s %9s %6s %-9s %9s %7s %6s %7s %7s %6s %6s %6s %5s\n' case fio-best IOPS spread dfsbench IOPS ratio cpu fio-us dfs-us p50 p99 p99.9 pick
 printf '%s\n' "${rows[@]}"
 echo
 echo "load (1 min) at the start of each case: $(printf '%s\n' "${loads[@]}" | sort -g | sed -n '1p;$p' | paste -sd- ), now $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -441,5 +450,6 @@ echo "goals: ratio >= $TARGET_RATIO, cpu >= $TARGET_CPU, p50 <= $TARGET_P50, p99
 if [ "${#below[@]}" = 0 ]; then
     echo "RESULT: PASS: every case met every goal"
 else
-    echo "RESULT: FAIL: ${#below[@]} of ${#CASE_LIST[@]} cases below a goal: $(printf '%s; ' "${below[@]}")"
+    within=$(printf '%s\n' "${below[@]}" | grep -c '(iops~)$' || true)
+    echo "RESULT: FAIL: ${#below[@]} of ${#CASE_LIST[@]} cases below a goal ($within of them only by IOPS within fio's own spread): $(printf '%s; ' "${below[@]}")"
 fi

@@ -318,7 +318,8 @@ fn probe_pick(probe: &Value) -> (&serde_json::Map<String, Value>, &str) {
 }
 
 /// `auto` with several workers, in one process and in two: the engine picked from the probe's
-/// figures summed over every worker is the one every worker runs, and the result names it once.
+/// figures summed over every worker is the one every worker runs, and the result names it once;
+/// the trials of all workers line up in time.
 #[test]
 fn io_auto_every_worker_runs_the_one_pick() {
     let base = ["-w", "io", "--rw", "randread", "--size", "256k", "--iodepth", "4"];
@@ -330,6 +331,10 @@ fn io_auto_every_worker_runs_the_one_pick() {
         let probe = phase(&r, "probe");
         let (figures, best) = probe_pick(probe);
         assert_eq!(probe["params"]["ioengine"], best, "{args:?}: {figures:?}");
+        // Every worker of every rank runs trial k in the k-th window of the phase's clock: 18
+        // trials of 25 ms, each after a pause of 25 ms. Load can only make it longer.
+        let probe_s = f(&probe["duration_s"]);
+        assert!(probe_s >= 0.9, "{args:?}: the probe lasted {probe_s} s");
         let p = phase(&r, "randread");
         assert_eq!(p["params"]["ioengine"], best, "{args:?}: {figures:?}");
         let detail = p["workers_detail"].as_array().unwrap();

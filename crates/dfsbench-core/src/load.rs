@@ -103,8 +103,7 @@ pub struct Pacer {
     gap: f64,
     arrival: Arrival,
     rng: SmallRng,
-    /// The worker has its thread to itself, so it may sleep the thread (precise to tens of
-    /// microseconds) rather than the executor's timer (whole milliseconds).
+    /// The worker has its thread to itself (see [`sleep_until`]).
     alone: bool,
 }
 
@@ -152,24 +151,31 @@ impl Pacer {
     }
 
     /// Wait until the next operation's intended start (not at all when behind) and return it;
-    /// None when the phase must stop meanwhile. Long gaps (low rates) are slept in naps, so a
-    /// Ctrl-C is heard within one.
+    /// None when the phase must stop meanwhile.
     pub async fn wait(&mut self, ctl: &PhaseControl) -> Option<Instant> {
         let at = self.advance();
-        loop {
-            let now = Instant::now();
-            if at <= now {
-                return Some(at);
-            }
-            if ctl.should_stop(now) {
-                return None;
-            }
-            let nap = (at - now).min(MAX_NAP);
-            if self.alone {
-                std::thread::sleep(nap);
-            } else {
-                tokio::time::sleep(nap).await;
-            }
+        sleep_until(at, ctl, self.alone).await.then_some(at)
+    }
+}
+
+/// Wait until `at` (not at all when it is past); false when the phase must stop meanwhile.
+/// Long waits are slept in naps, so a Ctrl-C is heard within one. A worker `alone` on its
+/// thread sleeps the thread (precise to tens of microseconds), others the executor's timer
+/// (whole milliseconds).
+pub async fn sleep_until(at: Instant, ctl: &PhaseControl, alone: bool) -> bool {
+    loop {
+        let now = Instant::now();
+        if at <= now {
+            return true;
+        }
+        if ctl.should_stop(now) {
+            return false;
+        }
+        let nap = (at - now).min(MAX_NAP);
+        if alone {
+            std::thread::sleep(nap);
+        } else {
+            tokio::time::sleep(nap).await;
         }
     }
 }

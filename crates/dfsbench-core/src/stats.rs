@@ -216,10 +216,12 @@ impl PhaseControl {
             || self.halted.load(Relaxed)
     }
 
-    /// The control of a worker's private run of `length` from now (the io engine probe): it
-    /// ends at its own deadline or with the phase's interrupt; nobody else sees it.
-    pub fn private(&self, length: Duration) -> PhaseControl {
-        PhaseControl::new(Instant::now(), Some(length), Duration::ZERO, u64::MAX, self.interrupt)
+    /// The control of a worker's private run from now until `end` (a trial of the io engine
+    /// probe): it ends at its own deadline or with the phase's interrupt; nobody else sees it.
+    pub fn private(&self, end: Instant) -> PhaseControl {
+        let start = Instant::now();
+        let length = end.saturating_duration_since(start);
+        PhaseControl::new(start, Some(length), Duration::ZERO, u64::MAX, self.interrupt)
     }
 
     /// End the phase: a thread of the run panicked.

@@ -80,6 +80,13 @@ impl PosixBlock {
     /// Cancel every request in flight and wait for all their completions. Returns how many
     /// are still in flight: 0, unless the ring failed.
     fn cancel_and_reap(&mut self) -> usize {
+        if matches!(&self.engine, Engine::Aio(aio) if aio.inflight == 0) {
+            // Nothing to reap: the context serves this thread's next file.
+            if let Engine::Aio(aio) = std::mem::replace(&mut self.engine, Engine::Psync { done: None }) {
+                aio.keep();
+            }
+            return 0;
+        }
         let (ring, inflight) = match &mut self.engine {
             Engine::Uring { ring, inflight } => (ring, inflight),
             // io_destroy cancels what it can and waits for the rest.
@@ -384,6 +391,41 @@ pub(crate) mod tests {
         LEFT_AT_DROP.with(|l| l.set(None));
         drop(aio);
         assert_eq!(LEFT_AT_DROP.with(Cell::get), Some(0));
+    }
+
+    fn aio_id(b: &PosixBlock) -> libc::c_ulong {
+        match &b.engine {
+            Engine::Aio(aio) => aio.id(),
+            _ => panic!("not a libaio file"),
+        }
+    }
+
+    /// A libaio file dropped with nothing in flight hands its context to the thread's next
+    /// file of that depth, which reads with it; another depth gets a context of its own.
+    #[test]
+    fn a_finished_libaio_file_hands_its_context_on() {
+        let mut file = tempfile::tempfile().unwrap();
+        std::io::Write::write_all(&mut file, &vec![9u8; 4 * 4096]).unwrap();
+        let fd = || OwnedFd::from(file.try_clone().unwrap());
+        let first = block(fd(), IoEngine::Libaio, 4);
+        let id = aio_id(&first);
+        drop(first);
+        let mut next = block(fd(), IoEngine::Libaio, 4);
+        assert_eq!(aio_id(&next), id, "the same depth takes the spare context");
+        let deeper = block(fd(), IoEngine::Libaio, 8);
+        assert_ne!(aio_id(&deeper), id, "another depth makes its own");
+        for slot in 0..4 {
+            next.submit(slot, BlockOp::Read, slot as u64 * 4096, 4096).unwrap();
+        }
+        let mut out = Vec::new();
+        while out.len() < 4 {
+            ready(next.complete(1, &mut out)).unwrap();
+        }
+        assert!(
+            out.iter().all(|c| c.result.as_ref().ok() == Some(&4096)),
+            "reads on the handed-on context"
+        );
+        assert!((0..4).all(|slot| next.buffer(slot).iter().all(|b| *b == 9)));
     }
 
     fn in_flight(b: &PosixBlock) -> usize {

@@ -13,6 +13,7 @@ use serde_json::json;
 use crate::config::{ConfigError, Job, RunSpec};
 use crate::data::{DataShape, Written};
 use crate::dist::{Access, Picker};
+use crate::load::sleep_until;
 use crate::pattern::FileKey;
 use crate::plan::Phase;
 use crate::stats::Recorder;
@@ -399,8 +400,12 @@ impl Kind for IoJob {
                     }
                     named => named,
                 };
-                let time_based = ctx.job.duration.is_some() && ctx.job.time_based;
-                worker.run_io(ctx, self, rw, engine, time_based, rec).await
+                let stint = if ctx.job.duration.is_some() && ctx.job.time_based {
+                    Stint::Timed
+                } else {
+                    Stint::Pass
+                };
+                worker.run_io(ctx, self, rw, engine, stint, rec).await
             }
         }
     }
@@ -441,6 +446,19 @@ impl Kind for IoJob {
 }
 
 /// The job's directory.
+/// How long an io run issues blocks.
+#[derive(Clone, Copy)]
+pub(super) enum Stint {
+    /// One pass over the blocks, cut short by the phase's deadline if there is one (fio's
+    /// plain runtime).
+    Pass,
+    /// Round and round the blocks until the phase's deadline (fio's time_based).
+    Timed,
+    /// A probe trial: the file is opened and its buffers filled first, then the first block
+    /// waits for this instant, the window's opening; then as `Timed`.
+    Window(Instant),
+}
+
 fn io_dir(job: usize) -> String {
     format!("j{job}-io")
 }
@@ -577,7 +595,7 @@ impl<C: Client> Worker<C> {
     }
 
     /// Run an io phase: `rw` over the worker's file or region with `iodepth` in flight on
-    /// `engine`; `time_based` loops over the file until the phase's deadline.
+    /// `engine`, for the `stint`.
     /// One function on purpose (about 130 lines): the submit and the completion halves share
     /// the per-slot arrays and the in-flight count as locals of the hot loop.
     pub(super) async fn run_io(
@@ -586,7 +604,7 @@ impl<C: Client> Worker<C> {
         io: &IoJob,
         rw: Rw,
         engine: IoEngine,
-        time_based: bool,
+        stint: Stint,
         rec: &mut Recorder<'_>,
     ) {
         let bs = io.bs as u64;
@@ -614,7 +632,7 @@ impl<C: Client> Worker<C> {
             }
         }
         let key = file_key(ctx, io, owner);
-        // Without time_based a duration only cuts the one pass short (fio's plain runtime).
+        let time_based = !matches!(stint, Stint::Pass);
         let total = if time_based { u64::MAX } else { blocks };
         let mut order = BlockOrder::new(blocks, rw.random(), self.rng.next_u64());
         // A hot set instead of every block once per pass (fio drops its random map too).
@@ -635,6 +653,11 @@ impl<C: Client> Worker<C> {
         let mut slot_offset = vec![0u64; depth];
         let mut slot_op = vec![BlockOp::Read; depth];
         let (mut issued, mut inflight) = (0u64, 0usize);
+        if let Stint::Window(opens) = stint {
+            if !sleep_until(opens, rec.ctl(), self.alone).await {
+                return;
+            }
+        }
         let mut now = Instant::now();
         let ctl = rec.ctl();
         let mut stopping = false;
