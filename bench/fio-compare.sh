@@ -52,7 +52,9 @@
 #                       the goals: IOPS and cpu ratios at least, p50 and p99.9 ratios at most
 #   TMPFS_DIR=          a directory on tmpfs (default: /dev/shm, or a tmpfs this script mounts)
 #   EXT4_DIR=           the loop device's image goes here (default: <repo>/.cache/fio-compare,
-#                       or /var/tmp when the repository has no .cache)
+#                       or /var/tmp when the repository has no .cache); a directory on tmpfs
+#                       (/dev/shm/fc) makes the device RAM-backed: O_DIRECT cases then measure
+#                       the tools on the block path, not the host disk's mood
 #   EXT4_SIZE=4g        size of that sparse image
 #   CARGO_TARGET_DIR    where cargo builds dfsbench (default: <repo>/target)
 #   DFSBENCH=           use this dfsbench binary instead of building one

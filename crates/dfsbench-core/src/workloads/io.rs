@@ -673,6 +673,9 @@ impl<C: Client> Worker<C> {
                     now = start;
                     at
                 } else if ctl.should_stop(now) {
+                    // `now` may be later than the last completion (recording took long and the
+                    // clock was read again): the phase lasted until this decision.
+                    rec.busy_until(now);
                     stopping = true;
                     break;
                 } else {

@@ -11,7 +11,7 @@
 //! buffers before its window opens. Before, a trial began with that setup (32 buffers of 1 MiB
 //! to fill at queue depth 32): an async engine's trial issued one burst of 32 blocks or none,
 //! late in its time, and workers' trials of different engines overlapped. With 2 workers on
-//! 1 MiB O_DIRECT writes at QD 32 the probe ranked libaio at 9.4-13.2k blocks/s, which then
+//! 1 MiB O_DIRECT writes at QD 32 the probe ranked libaio at 11.9-13.2k blocks/s, which then
 //! ran at 5.8-6.9k while psync ran at 9.5-9.9k.
 
 use std::cell::RefCell;
