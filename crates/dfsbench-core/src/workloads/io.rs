@@ -445,7 +445,6 @@ impl Kind for IoJob {
     }
 }
 
-/// The job's directory.
 /// How long an io run issues blocks.
 #[derive(Clone, Copy)]
 pub(super) enum Stint {
@@ -459,6 +458,7 @@ pub(super) enum Stint {
     Window(Instant),
 }
 
+/// The job's directory.
 fn io_dir(job: usize) -> String {
     format!("j{job}-io")
 }
@@ -653,13 +653,13 @@ impl<C: Client> Worker<C> {
         let mut slot_offset = vec![0u64; depth];
         let mut slot_op = vec![BlockOp::Read; depth];
         let (mut issued, mut inflight) = (0u64, 0usize);
+        let ctl = rec.ctl();
         if let Stint::Window(opens) = stint {
-            if !sleep_until(opens, rec.ctl(), self.alone).await {
+            if !sleep_until(opens, ctl, self.alone).await {
                 return;
             }
         }
         let mut now = Instant::now();
-        let ctl = rec.ctl();
         let mut stopping = false;
         loop {
             while inflight < depth && issued < total && !stopping {
