@@ -839,3 +839,22 @@ fn io_runtime_without_time_based_cuts_one_pass() {
     assert_eq!(u(&phase(&r, "write")["bytes"]), 64 << 10);
     assert!(f(&phase(&r, "write")["duration_s"]) < 30.0);
 }
+
+/// A worker opens its io file (and fills its write buffers) before the phase's clock starts,
+/// as fio does before its job's: on a store where opening takes 300 ms, the 300 ms fall
+/// between the layout's end and the read's start, not into the read phase. Load can only
+/// widen that gap.
+#[test]
+fn io_opens_its_file_before_the_phase_starts() {
+    let slow_open = "mem://?latency=300ms";
+    let args = ["-w", "io", "--rw", "read", "--size", "8k", "--bs", "4k", "-j", "2"];
+    let r = expect_ok(&Target::Mem, &args, run(slow_open, &args));
+    let layout = phase(&r, "layout");
+    let read = phase(&r, "read");
+    assert_eq!(u(&read["ops"]), 2 * 2, "two blocks per worker");
+    let gap = f(&read["start_s"]) - (f(&layout["start_s"]) + f(&layout["duration_s"]));
+    assert!(
+        gap >= 0.3,
+        "the open is not timed: {gap} s from the layout's end to the read's start"
+    );
+}

@@ -389,9 +389,10 @@ impl ProgressLink {
 struct Crew {
     /// Live counters per local worker, for the progress line and the steady-state rule.
     lives: Vec<Live>,
-    /// Releases a phase (twice: to start it, and after it, to let the main thread merge).
+    /// The threads and the main thread meet here four times a phase: to prepare it, when
+    /// every worker is ready, to start it, and after it (then the main thread merges).
     barrier: Gate,
-    /// The phase to run; None tells the threads to leave.
+    /// The phase to prepare and run; None tells the threads to leave.
     current: Mutex<Option<Current>>,
     /// What the workers measured in the phase that ended, and each thread's series.
     collected: Mutex<(Vec<WorkerPhase>, Vec<Buckets>)>,
@@ -537,8 +538,8 @@ impl<'a, S: Storage> JobRun<'a, S> {
         handles
     }
 
-    /// A worker thread: opens a client per worker it carries, then runs each phase the main
-    /// thread releases until told to leave.
+    /// A worker thread: opens a client per worker it carries, then prepares and runs each
+    /// phase the main thread releases until told to leave.
     fn carry(&self, ctx: &JobContext<'_>, crew: &Crew, ids: &[usize], done_tx: mpsc::Sender<()>) {
         // A panic here ends the phase for everyone and counts as this thread's end.
         let _release = ReleaseOnPanic {
@@ -563,19 +564,22 @@ impl<'a, S: Storage> JobRun<'a, S> {
             let Some(cur) = crew.current.lock().expect("lock").clone() else {
                 break;
             };
-            let series = RefCell::new(series_of(&cur.ctl));
-            let out = rt.block_on(join_all(workers.iter_mut().map(|w| {
+            rt.block_on(join_all(workers.iter_mut().map(|w| {
                 let local = w.id - self.base;
                 w.engine_pick = cur.ioengine;
-                w.run_phase(
-                    ctx,
-                    &cur.phase,
-                    &cur.ctl,
-                    &crew.lives[local],
-                    &series,
-                    &crew.latencies,
-                    cur.source_of(local),
-                )
+                w.prepare_phase(ctx, &cur.phase, cur.source_of(local))
+            })));
+            // Ready; then the start, once every rank is: the phase's clock is set by then.
+            if !crew.barrier.wait() || !crew.barrier.wait() {
+                break;
+            }
+            let Some(ctl) = crew.current.lock().expect("lock").as_ref().and_then(|c| c.ctl.clone()) else {
+                break;
+            };
+            let series = RefCell::new(series_of(&ctl));
+            let out = rt.block_on(join_all(workers.iter_mut().map(|w| {
+                let local = w.id - self.base;
+                w.run_phase(ctx, &cur.phase, &ctl, &crew.lives[local], &series, &crew.latencies)
             })));
             {
                 // Released before the barrier: every thread adds its own.
@@ -629,7 +633,8 @@ impl<'a, S: Storage> JobRun<'a, S> {
         Status::Complete
     }
 
-    /// One phase: prepare (drop cached pages, agree to start), run and sample it, merge.
+    /// One phase: prepare (drop cached pages, let the workers set up, agree to start), run and
+    /// sample it, merge.
     #[allow(clippy::too_many_arguments)]
     fn phase(
         &self,
@@ -644,6 +649,17 @@ impl<'a, S: Storage> JobRun<'a, S> {
         results: &mut Vec<PhaseResult>,
     ) -> Result<PhaseEnd, Status> {
         let cache = self.drop_cached(phase, existing, group)?;
+        *crew.current.lock().expect("lock") = Some(Current {
+            phase: phase.clone(),
+            ctl: None,
+            shuffle: self.shuffle.filter(|_| phase.reads_shuffled()),
+            existing: existing.clone(),
+            ioengine,
+        });
+        // The workers set the phase up (open files, fill buffers) before its clock starts; the
+        // second wait returns when all are ready (or at once if a thread panicked: below).
+        crew.barrier.wait();
+        crew.barrier.wait();
         // A worker thread that panicked broke the gate: the phase stops and the run fails.
         let panicked = || crew.barrier.is_broken().then(|| crate::panics::internal_error(None));
         let problem = crew.client_error.lock().expect("lock").take().or_else(panicked);
@@ -651,7 +667,7 @@ impl<'a, S: Storage> JobRun<'a, S> {
         if let Some(e) = agree(group, problem, &format!("the start of phase '{}'", phase.label)) {
             return Err(Status::Failed(e));
         }
-        let part = self.measure(phase, seq, existing, ioengine, crew, done_rx, observer, group);
+        let part = self.measure(phase, seq, crew, done_rx, observer, group);
         self.merge(phase, part, cache, observer, group, results)
     }
 
@@ -685,15 +701,12 @@ impl<'a, S: Storage> JobRun<'a, S> {
         }
     }
 
-    /// Release the phase to the workers, sample it until every thread is done, and pack what
-    /// this rank's workers measured.
-    #[allow(clippy::too_many_arguments)]
+    /// Start the prepared phase, sample it until every thread is done, and pack what this
+    /// rank's workers measured.
     fn measure(
         &self,
         phase: &Phase,
         seq: u64,
-        existing: &Arc<Vec<Vec<u64>>>,
-        ioengine: Option<IoEngine>,
         crew: &Crew,
         done_rx: &mpsc::Receiver<()>,
         observer: &mut dyn Observer,
@@ -713,13 +726,9 @@ impl<'a, S: Storage> JobRun<'a, S> {
             t.phase_started(self.index, phase, ctl.start);
         }
         *crew.latencies.lock().expect("lock") = Latencies::new(self.storage.endpoints().len(), phase.classes.len());
-        *crew.current.lock().expect("lock") = Some(Current {
-            phase: phase.clone(),
-            ctl: ctl.clone(),
-            shuffle: self.shuffle.filter(|_| phase.reads_shuffled()),
-            existing: existing.clone(),
-            ioengine,
-        });
+        if let Some(cur) = crew.current.lock().expect("lock").as_mut() {
+            cur.ctl = Some(ctl.clone());
+        }
         observer.phase_started(phase, self.total_workers);
         // Zero the live counters before the phase starts: a worker thread scheduled late
         // would otherwise show the sampler its previous phase's totals, and the series (and
@@ -897,8 +906,8 @@ impl Drop for ReleaseOnPanic<'_> {
         }
         self.gate.break_open();
         let current = self.current.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(cur) = current.as_ref() {
-            cur.ctl.halt();
+        if let Some(ctl) = current.as_ref().and_then(|c| c.ctl.as_ref()) {
+            ctl.halt();
         }
         drop(current);
         if let Some(done) = &self.done {
@@ -920,7 +929,8 @@ struct Shuffle {
 #[derive(Clone)]
 struct Current {
     phase: Phase,
-    ctl: std::sync::Arc<PhaseControl>,
+    /// The phase's clock and stop rules: set when it starts, after the workers prepared it.
+    ctl: Option<std::sync::Arc<PhaseControl>>,
     /// With --shuffle in a read phase: whose data is read.
     shuffle: Option<Shuffle>,
     /// Files per set of every global worker after the previous phase.

@@ -16,6 +16,7 @@ use crate::load::Pacer;
 use crate::pattern::Pattern;
 use crate::plan::Phase;
 use crate::stats::{Buckets, Latencies, Live, PhaseControl, Recorder, WorkerPhase};
+use crate::workloads::io::OpenedIo;
 
 /// State of one worker that lives across the phases of a job.
 pub struct Worker<C: Client> {
@@ -55,6 +56,8 @@ pub struct Worker<C: Client> {
     /// Blocks per second of each engine in this worker's own probe, recorded again by the
     /// measured phase after it.
     pub(crate) probe_figures: Vec<(IoEngine, f64)>,
+    /// The io file the next phase runs on, opened before the phase starts.
+    pub(crate) opened: Option<OpenedIo<C::Block>>,
 }
 
 /// Read-only facts every worker of a job needs.
@@ -118,6 +121,7 @@ impl<C: Client> Worker<C> {
             pool: Vec::new(),
             engine_pick: None,
             probe_figures: Vec::new(),
+            opened: None,
         }
     }
 
@@ -142,9 +146,15 @@ impl<C: Client> Worker<C> {
         Some((intended.unwrap_or(start), start))
     }
 
-    /// Run one phase to its end and return what was measured: latencies into `latencies`,
-    /// completions into `series`, the carrying thread's.
-    #[allow(clippy::too_many_arguments)]
+    /// Get ready for a phase before its clock starts: whose data it reads (its own, or with
+    /// --shuffle another rank's: `source`), and what the workload sets up beforehand.
+    pub async fn prepare_phase(&mut self, ctx: &JobContext<'_>, phase: &Phase, source: Option<(usize, Vec<u64>)>) {
+        (self.src, self.src_existing) = source.unwrap_or_else(|| (self.id, self.existing.clone()));
+        crate::workloads::prepare_step(self, ctx, phase.op).await;
+    }
+
+    /// Run one phase, prepared by [`Worker::prepare_phase`], to its end and return what was
+    /// measured: latencies into `latencies`, completions into `series`, the carrying thread's.
     pub async fn run_phase(
         &mut self,
         ctx: &JobContext<'_>,
@@ -153,11 +163,8 @@ impl<C: Client> Worker<C> {
         live: &Live,
         series: &RefCell<Buckets>,
         latencies: &Mutex<Latencies>,
-        source: Option<(usize, Vec<u64>)>,
     ) -> WorkerPhase {
         let mut rec = Recorder::new(self.id, phase.classes, ctl, live, series, latencies);
-        // Read phases read `src`'s data: its own, or another rank's with --shuffle.
-        (self.src, self.src_existing) = source.unwrap_or_else(|| (self.id, self.existing.clone()));
         self.pacer = phase.rate.map(|r| {
             // The rate is the total over every worker of every process.
             let workers = ctx.total_workers;

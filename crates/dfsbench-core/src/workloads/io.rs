@@ -392,21 +392,33 @@ impl Kind for IoJob {
             IoStep::PreRead(rw) => worker.pre_read(ctx, self, rw, rec).await,
             IoStep::Probe(rw) => worker.probe_engines(ctx, self, rw, rec).await,
             IoStep::Run(rw) => {
-                let engine = match self.ioengine {
-                    IoEngine::Auto => {
-                        rec.note_probe(&std::mem::take(&mut worker.probe_figures));
-                        // Without a probe (a backend with nothing to choose) it stays auto.
-                        worker.engine_pick.unwrap_or(IoEngine::Auto)
-                    }
-                    named => named,
-                };
+                if self.ioengine == IoEngine::Auto {
+                    rec.note_probe(&std::mem::take(&mut worker.probe_figures));
+                }
                 let stint = if ctx.job.duration.is_some() && ctx.job.time_based {
                     Stint::Timed
                 } else {
                     Stint::Pass
                 };
-                worker.run_io(ctx, self, rw, engine, stint, rec).await
+                let opened = worker
+                    .opened
+                    .take()
+                    .expect("the runner prepares a phase before it runs it");
+                worker.run_io(ctx, self, rw, opened, stint, rec).await
             }
+        }
+    }
+
+    /// The measured pattern's file is opened and its write buffers filled before the phase
+    /// starts: 25-31 ms for 32 blocks of 1 MiB on io_uring here, 3 % of a 1 s run.
+    async fn prepare<C: Client>(&self, worker: &mut Worker<C>, ctx: &JobContext<'_>, step: IoStep) {
+        if let IoStep::Run(rw) = step {
+            let engine = match self.ioengine {
+                // Without a probe (a backend with nothing to choose) it stays auto.
+                IoEngine::Auto => worker.engine_pick.unwrap_or(IoEngine::Auto),
+                named => named,
+            };
+            worker.opened = Some(worker.open_io(ctx, self, rw, engine).await);
         }
     }
 
@@ -453,9 +465,20 @@ pub(super) enum Stint {
     Pass,
     /// Round and round the blocks until the phase's deadline (fio's time_based).
     Timed,
-    /// A probe trial: the file is opened and its buffers filled first, then the first block
-    /// waits for this instant, the window's opening; then as `Timed`.
+    /// A probe trial: the first block waits for this instant, the window's opening; then as
+    /// `Timed`.
     Window(Instant),
+}
+
+/// A worker's file opened for an io run, its write buffers filled: what is set up before the
+/// first block.
+pub(crate) struct OpenedIo<B> {
+    path: String,
+    /// Where the worker's region of the file starts.
+    region: u64,
+    /// The verify key of the file's data.
+    key: FileKey,
+    file: Result<B, OpError>,
 }
 
 /// The job's directory.
@@ -594,21 +617,15 @@ impl<C: Client> Worker<C> {
         }
     }
 
-    /// Run an io phase: `rw` over the worker's file or region with `iodepth` in flight on
-    /// `engine`, for the `stint`.
-    /// One function on purpose (about 130 lines): the submit and the completion halves share
-    /// the per-slot arrays and the in-flight count as locals of the hot loop.
-    pub(super) async fn run_io(
+    /// Open the file (or region) pattern `rw` works on, with `iodepth` in flight on `engine`,
+    /// and fill its write buffers when writes come from the worker's random bytes.
+    pub(super) async fn open_io(
         &mut self,
         ctx: &JobContext<'_>,
         io: &IoJob,
         rw: Rw,
         engine: IoEngine,
-        stint: Stint,
-        rec: &mut Recorder<'_>,
-    ) {
-        let bs = io.bs as u64;
-        let blocks = io.size / bs;
+    ) -> OpenedIo<C::Block> {
         // Pure reads read `src`'s file or region: another rank's with --shuffle.
         let owner = if rw.writes() { self.id } else { self.src };
         let (path, region) = file_and_region(ctx, io, owner);
@@ -620,18 +637,49 @@ impl<C: Client> Worker<C> {
             random: rw.random(),
             engine,
         };
-        let mut file = match self.client.open_block(&path, opts).await {
+        let mut file = self.client.open_block(&path, opts).await;
+        if let Ok(f) = &mut file {
+            if rw.writes() && self.content.is_none() {
+                for slot in 0..f.depth() {
+                    self.rng.fill_bytes(f.buffer(slot));
+                }
+            }
+        }
+        OpenedIo {
+            path,
+            region,
+            key: file_key(ctx, io, owner),
+            file,
+        }
+    }
+
+    /// Run an io phase: `rw` with `iodepth` in flight over the file `open_io` opened, for the
+    /// `stint`.
+    /// One function on purpose (about 120 lines): the submit and the completion halves share
+    /// the per-slot arrays and the in-flight count as locals of the hot loop.
+    pub(super) async fn run_io(
+        &mut self,
+        ctx: &JobContext<'_>,
+        io: &IoJob,
+        rw: Rw,
+        opened: OpenedIo<C::Block>,
+        stint: Stint,
+        rec: &mut Recorder<'_>,
+    ) {
+        let bs = io.bs as u64;
+        let blocks = io.size / bs;
+        let OpenedIo {
+            path,
+            region,
+            key,
+            file,
+        } = opened;
+        let mut file = match file {
             Ok(f) => f,
             Err(e) => return rec.error(0, Instant::now(), &e, &path, None),
         };
         rec.note_engine(file.engine());
         let depth = file.depth();
-        if rw.writes() && self.content.is_none() {
-            for slot in 0..depth {
-                self.rng.fill_bytes(file.buffer(slot));
-            }
-        }
-        let key = file_key(ctx, io, owner);
         let time_based = !matches!(stint, Stint::Pass);
         let total = if time_based { u64::MAX } else { blocks };
         let mut order = BlockOrder::new(blocks, rw.random(), self.rng.next_u64());

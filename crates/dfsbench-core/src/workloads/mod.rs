@@ -66,6 +66,11 @@ pub trait Kind: Sized + Clone + Debug + Serialize + Send + Sync {
     fn files_read(&self, _index: usize, _step: Self::Step, _owner: usize, _existing: &[u64]) -> Vec<String> {
         Vec::new()
     }
+    /// Set up what a phase's step needs before the phase's clock starts (open its file, fill
+    /// its buffers), kept in the worker for [`Kind::run`]: the phase starts, on every rank at
+    /// once, when every worker is ready, so setting up is not timed as part of it (fio starts
+    /// a job's clock after its setup too).
+    async fn prepare<C: Client>(&self, _worker: &mut Worker<C>, _ctx: &JobContext<'_>, _step: Self::Step) {}
     /// Run one phase's step on a worker.
     async fn run<C: Client>(
         &self,
@@ -226,6 +231,15 @@ macro_rules! registry {
                 }
             )*
             Ok(out)
+        }
+
+        /// Set a worker up for one phase's step of the job, before the phase starts.
+        pub(crate) async fn prepare_step<C: Client>(worker: &mut Worker<C>, ctx: &JobContext<'_>, op: PhaseOp) {
+            match (&ctx.job.workload, op) {
+                $($(#[$attr])* (Workload::$variant(job), PhaseOp::$variant(step)) => job.prepare(worker, ctx, step).await,)*
+                #[allow(unreachable_patterns)]
+                _ => unreachable!("a phase runs a step of its own job's workload"),
+            }
         }
 
         /// Run one phase's step of the job on a worker.

@@ -100,7 +100,10 @@ impl<C: Client> Worker<C> {
         let series = RefCell::new(series_of(&ctl));
         let latencies = Mutex::new(Latencies::new(1, RW_CLASSES.len()));
         let mut trial = Recorder::new(self.id, RW_CLASSES, &ctl, &live, &series, &latencies);
-        self.run_io(ctx, io, rw, engine, Stint::Window(opens), &mut trial).await;
+        // Opened and filled before its window opens, as the measured phase's file is before
+        // the phase starts.
+        let opened = self.open_io(ctx, io, rw, engine).await;
+        self.run_io(ctx, io, rw, opened, Stint::Window(opens), &mut trial).await;
         let out = trial.finish();
         rec.busy_until(out.last_end.unwrap_or_else(Instant::now));
         let ops: u64 = out.classes.iter().map(|c| c.ops).sum();
