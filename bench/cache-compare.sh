@@ -60,7 +60,9 @@ FIO=(fio --name=bench --directory="$WORK/fio" --size="$SIZE" --rw=randread --bs=
     --output-format=json --output="$WORK/fio.json")
 mkdir -p "$WORK/fio"
 echo "fio:      $(show "${FIO[@]}")"
-"${FIO[@]}" >"$WORK/fio.log" 2>&1 || { cat "$WORK/fio.log" >&2; die "fio failed"; }
+# From its own directory: a non-file named as the job in the working directory (the
+# repository's bench/) would become fio's file.
+(cd "$WORK/fio" && exec "${FIO[@]}") >"$WORK/fio.log" 2>&1 || { cat "$WORK/fio.log" >&2; die "fio failed"; }
 rm -rf "$WORK/fio"
 fio_iops=$(jq '[.jobs[].read.iops] | add' "$WORK/fio.json")
 

@@ -28,8 +28,11 @@
 # measure the queue. pick is fio's IOPS on dfsbench's engine over fio's on the reference engine
 # (1.0: `auto` picked what fio found best). spread is fio's slowest run on its reference engine
 # over its fastest: a case whose dfsbench median is below fio's median but not below fio's
-# slowest run is marked iops~ (within fio's own spread) rather than iops. The last lines list
-# the cases below the goals.
+# slowest run is marked iops~ (within fio's own spread) rather than iops. ahead is the pairs in
+# which dfsbench moved at least the IOPS of fio's reference engine, out of all: a miss ahead in
+# none of them is dfsbench's, one ahead in some is the machine's noise as much (on this VM a
+# 1 MiB copy from memory moves 1.5x with where the pages land). The last lines list the cases
+# below the goals.
 #
 # Settings (environment):
 #   CASES=matrix        words, in order: a named case, "matrix" (every matrix case that
@@ -281,19 +284,27 @@ child_cpu() { # variable
         awk '{ s = 0; for (i = 1; i <= 2; i++) { split($i, t, "m"); s += t[1] * 60 + t[2] } print s }')"
 }
 
-# Run CMD (tool $1) in directory $2, leaving its CPU seconds in RUN_CPU and the sectors the
-# loop device read meanwhile in RUN_SECTORS.
-run_timed() { # tool dir
-    local cpu0 cpu1 s0 rc
+# Run CMD (tool $1) in directory $2, from that (new, empty) directory, leaving its CPU seconds
+# in RUN_CPU and the sectors the loop device read meanwhile in RUN_SECTORS. The working
+# directory matters to fio: when a path named as the job exists there and is not a regular file
+# (the repository's bench/ for job "bench"), every job of the run does its I/O on that one file
+# (fio's add_job: exists_and_not_regfile), so numjobs=2 shared a file and, writing, its lock.
+# With $3 (the jobs), checks that fio made one file per job.
+run_timed() { # tool dir [jobs]
+    local cpu0 cpu1 s0 rc files
     mkdir -p "$2"
     s0=$(disk_read_sectors)
     child_cpu cpu0
-    "${CMD[@]}" >"$WORK/$1.log" 2>&1 || {
+    (cd "$2" && exec "${CMD[@]}") >"$WORK/$1.log" 2>&1 || {
         rc=$?
         cat "$WORK/$1.log" >&2
         die "$1 failed ($(status "$rc")): $(show)"
     }
     child_cpu cpu1
+    if [ -n "${3:-}" ]; then
+        files=$(find "$2" -maxdepth 1 -type f -name 'bench.*' | wc -l)
+        [ "$files" = "$3" ] || die "fio made $files files for $3 jobs: $(show)"
+    fi
     rm -rf "$2"
     RUN_CPU=$(awk -v a="$cpu0" -v b="$cpu1" 'BEGIN { print b - a }')
     RUN_SECTORS=$(($(disk_read_sectors) - s0))
@@ -305,7 +316,7 @@ run_fio() { # fs cache rw bs depth jobs engine out
     case $3 in *write) dir="write" ;; esac
     path="$(data_dir "$1")/fio"
     fio_cmd "$path" "$2" "$3" "$4" "$5" "$6" "$7" "$8"
-    run_timed fio "$path"
+    run_timed fio "$path" "$6"
     # group_reporting: one job holds every thread's figures and percentiles.
     jq -r --arg d "$dir" --argjson cpu "$RUN_CPU" --argjson mib "$((RUN_SECTORS / 2048))" \
         '([.jobs[][$d].iops] | add) as $v | ([.jobs[][$d].total_ios] | add) as $n
@@ -346,6 +357,7 @@ run_field() { # pair tool column
 
 rows=()
 below=()
+never=()
 loads=()
 for c in "${CASE_LIST[@]}"; do
     read -r fs cache rw bs depth jobs dengine fengines <<<"$(case_params "$c")"
@@ -423,6 +435,7 @@ for c in "${CASE_LIST[@]}"; do
     p99=$(awk '$7 > 0 { print $8 / $7 }' "$WORK/pairs" | median)
     p999=$(awk '$9 > 0 { print $10 / $9 }' "$WORK/pairs" | median)
     pick=$(awk '{ print $11 / $1 }' "$WORK/pairs" | median)
+    ahead=$(awk '$2 >= $1 { n++ } END { printf "%d/%d", n, NR }' "$WORK/pairs")
     dpicks=$(awk '{ print $12 }' "$WORK/pairs" | sort -u | paste -sd/)
     missed=$(awk -v r="$ratio" -v c="$cpu_ratio" -v p="$p50" -v t="$p999" -v d="$dm" -v lo="$fmin" \
         -v tr="$TARGET_RATIO" -v tc="$TARGET_CPU" -v tp="$TARGET_P50" -v tt="$TARGET_P999" 'BEGIN {
@@ -433,8 +446,9 @@ for c in "${CASE_LIST[@]}"; do
         if (t > tt) m = m " p99.9"
         print substr(m, 2) }')
     [ -z "$missed" ] || below+=("$c ($missed)")
-    rows+=("$(printf '%-34s %-9s %9.0f %6.3f %-9s %9.0f %7.3f %6.3f %7.2f %7.2f %6.3f %6.3f %6.3f %5.2f  %s' "$c" "$fbest" "$fm" "$spread" "$dpicks" "$dm" \
-        "$ratio" "$cpu_ratio" "$(usop "$fcpu")" "$(usop "$dcpu")" "$p50" "$p99" "$p999" "$pick" "${missed:+< $missed}")")
+    [ "${ahead%%/*}" != 0 ] || never+=("$c")
+    rows+=("$(printf '%-34s %-9s %9.0f %6.3f %-9s %9.0f %7.3f %5s %6.3f %7.2f %7.2f %6.3f %6.3f %6.3f %5.2f  %s' "$c" "$fbest" "$fm" "$spread" "$dpicks" "$dm" \
+        "$ratio" "$ahead" "$cpu_ratio" "$(usop "$fcpu")" "$(usop "$dcpu")" "$p50" "$p99" "$p999" "$pick" "${missed:+< $missed}")")
     echo
 done
 
@@ -443,8 +457,9 @@ echo "best median IOPS; ratio: dfsbench / that engine's IOPS; cpu: CPU per op, f
 echo "us, dfsbench's probe left out); p50, p99, p99.9: dfsbench / fio on dfsbench's engine, lower is"
 echo "better; pick: fio's IOPS on dfsbench's engine / on the best (1.0: auto picked fio's best);"
 echo "spread: fio's slowest run on its best engine / its fastest; iops~: below fio's median, not"
-echo "below fio's slowest run (within fio's own spread)"
-printf '%-34s %-9s %9s %6s %-9s %9s %7s %6s %7s %7s %6s %6s %6s %5s\n' case fio-best IOPS spread dfsbench IOPS ratio cpu fio-us dfs-us p50 p99 p99.9 pick
+echo "below fio's slowest run (within fio's own spread); ahead: pairs in which dfsbench moved at least"
+echo "fio's IOPS on its best engine"
+printf '%-34s %-9s %9s %6s %-9s %9s %7s %5s %6s %7s %7s %6s %6s %6s %5s\n' case fio-best IOPS spread dfsbench IOPS ratio ahead cpu fio-us dfs-us p50 p99 p99.9 pick
 printf '%s\n' "${rows[@]}"
 echo
 echo "load (1 min) at the start of each case: $(printf '%s\n' "${loads[@]}" | sort -g | sed -n '1p;$p' | paste -sd- ), now $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -455,3 +470,4 @@ else
     within=$(printf '%s\n' "${below[@]}" | grep -c '(iops~)$' || true)
     echo "RESULT: FAIL: ${#below[@]} of ${#CASE_LIST[@]} cases below a goal ($within of them only by IOPS within fio's own spread): $(printf '%s; ' "${below[@]}")"
 fi
+echo "behind fio's best engine in every pair: ${#never[@]} of ${#CASE_LIST[@]}${never[*]:+: ${never[*]}}"
