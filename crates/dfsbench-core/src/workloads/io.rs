@@ -13,7 +13,6 @@ use serde_json::json;
 use crate::config::{ConfigError, Job, RunSpec};
 use crate::data::{DataShape, Written};
 use crate::dist::{Access, Picker};
-use crate::load::sleep_until;
 use crate::pattern::FileKey;
 use crate::plan::Phase;
 use crate::stats::Recorder;
@@ -465,9 +464,6 @@ pub(super) enum Stint {
     Pass,
     /// Round and round the blocks until the phase's deadline (fio's time_based).
     Timed,
-    /// A probe trial: the first block waits for this instant, the window's opening; then as
-    /// `Timed`.
-    Window(Instant),
 }
 
 /// A worker's file opened for an io run, its write buffers filled: what is set up before the
@@ -680,7 +676,7 @@ impl<C: Client> Worker<C> {
         };
         rec.note_engine(file.engine());
         let depth = file.depth();
-        let time_based = !matches!(stint, Stint::Pass);
+        let time_based = matches!(stint, Stint::Timed);
         let total = if time_based { u64::MAX } else { blocks };
         let mut order = BlockOrder::new(blocks, rw.random(), self.rng.next_u64());
         // A hot set instead of every block once per pass (fio drops its random map too).
@@ -702,11 +698,6 @@ impl<C: Client> Worker<C> {
         let mut slot_op = vec![BlockOp::Read; depth];
         let (mut issued, mut inflight) = (0u64, 0usize);
         let ctl = rec.ctl();
-        if let Stint::Window(opens) = stint {
-            if !sleep_until(opens, ctl, self.alone).await {
-                return;
-            }
-        }
         let mut now = Instant::now();
         let mut stopping = false;
         loop {

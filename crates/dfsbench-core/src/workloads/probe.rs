@@ -22,6 +22,7 @@ use dfsbench_backends::clock::Instant;
 use dfsbench_backends::{Client, IoEngine};
 use dfsbench_result::median;
 
+use crate::load::sleep_until;
 use crate::stats::{series_of, Latencies, Live, Recorder};
 use crate::worker::{JobContext, Worker};
 use crate::workloads::io::{io_file, IoJob, Rw, Stint};
@@ -101,9 +102,11 @@ impl<C: Client> Worker<C> {
         let latencies = Mutex::new(Latencies::new(1, RW_CLASSES.len()));
         let mut trial = Recorder::new(self.id, RW_CLASSES, &ctl, &live, &series, &latencies);
         // Opened and filled before its window opens, as the measured phase's file is before
-        // the phase starts.
+        // the phase starts; then it runs until the window closes.
         let opened = self.open_io(ctx, io, rw, engine).await;
-        self.run_io(ctx, io, rw, opened, Stint::Window(opens), &mut trial).await;
+        if sleep_until(opens, &ctl, self.alone).await {
+            self.run_io(ctx, io, rw, opened, Stint::Timed, &mut trial).await;
+        }
         let out = trial.finish();
         rec.busy_until(out.last_end.unwrap_or_else(Instant::now));
         let ops: u64 = out.classes.iter().map(|c| c.ops).sum();
