@@ -8,7 +8,8 @@
 #   pre_read=1, dfsbench --invalidate 0 --pre-read; the loop device's reads during each run are printed) or direct (O_DIRECT: fio direct=1, dfsbench
 #   --direct; ext4 only, tmpfs has none). fio runs once per engine of FIO_ENGINES and dfsbench
 #   once with DFS_ENGINE (auto: what it picks itself); a pair compares dfsbench with the best
-#   fio engine of that pair.
+#   fio engine of that pair. Both write the same data: fio runs with scramble_buffers=0, so it
+#   sends one buffer of random bytes again and again, as dfsbench does by default.
 # - the named cases of before, each on tmpfs with the same engine for both tools: randread-1
 #   randread-2 seqwrite seqread (io_uring), randread-psync, randread-libaio, randread-qd1.
 #
@@ -256,8 +257,12 @@ fio_cmd() { # dir cache rw bs depth jobs engine out
     [ "$7" = psync ] && depth=1
     # fio drops what its layout wrote from the page cache: pre_read brings the file back in.
     if [ "$2" = cached ] && [[ $3 == *read* ]]; then cache+=(--pre_read=1); fi
+    # scramble_buffers=0: fio writes what dfsbench writes by default, one buffer of random bytes
+    # again and again. fio's default rewrites the start of every 512-byte segment before each
+    # write (offset and time): work dfsbench does not do, and data that compresses.
     CMD=(fio --name=bench --directory="$1" --size="$SIZE" --rw="$3" --bs="$4"
         --iodepth="$depth" --numjobs="$6" --ioengine="$7" --thread --fallocate=none "${cache[@]}"
+        --scramble_buffers=0
         --time_based --runtime="$DURATION" --group_reporting --lat_percentiles=1
         --output-format=json --output="$8")
 }
