@@ -151,6 +151,7 @@ fn fio_option_names_are_flags() {
         "--iodepth",
         "2",
         "--direct=0",
+        "--buffer_compress_percentage=50",
         "--time_based",
         "--runtime",
         "1s",
@@ -172,6 +173,7 @@ fn fio_option_names_are_flags() {
         (2, 2, Some(false))
     );
     assert_eq!(job["duration"], 1.0);
+    assert_eq!(u(&job["compress_percentage"]), 50);
     assert!(result["target"]["run_path"].as_str().unwrap().starts_with(&dir));
 
     let r = common::dfsbench(&["run", "-w", "io", "--time_based", "-t", &dir]);

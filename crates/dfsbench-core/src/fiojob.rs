@@ -10,6 +10,7 @@
 //! runs jobs one after another, so each job after the first needs it.
 
 use crate::config::{ConfigError, JobSpec, RunSpec, WorkloadFile};
+use crate::dist::Access;
 use crate::units::parse_duration;
 use crate::vars;
 
@@ -291,6 +292,40 @@ impl Job {
                         file.target = Some(d.to_string());
                     }
                 }
+                ("buffer_compress_percentage", Some(p)) => match percentage(p) {
+                    Some(p) => spec.shared.compress_percentage = Some(p),
+                    None => refuse(Some("give a percentage, 0-100".into())),
+                },
+                ("buffer_compress_chunk", Some(c)) => {
+                    if size_bytes(c) != Ok(512) {
+                        refuse(Some("dfsbench makes data compressible in segments of 512 bytes, fio's default chunk: give 512 or leave it out".into()));
+                    }
+                }
+                ("dedupe_percentage", Some(p)) => match percentage(p) {
+                    Some(p) => spec.shared.dedupe_percentage = Some(p),
+                    None => refuse(Some("give a percentage, 0-100".into())),
+                },
+                // New random bytes for every block: dfsbench's generated data, with no zeros and
+                // no copies unless the job asks for them.
+                ("refill_buffers", _) => match flag(v) {
+                    Some(true) => {
+                        spec.shared.dedupe_percentage.get_or_insert(0);
+                    }
+                    Some(false) => {}
+                    None => refuse(Some("give 0 or 1".into())),
+                },
+                // 0 is dfsbench's default: one buffer of random bytes, repeated.
+                ("scramble_buffers", _) => match flag(v) {
+                    Some(false) => {}
+                    Some(true) => refuse(Some(
+                        "dfsbench does not scramble a repeated buffer: set 0 (one random buffer, repeated) or use refill_buffers (new random bytes every block)".into(),
+                    )),
+                    None => refuse(Some("give 0 or 1".into())),
+                },
+                ("random_distribution", Some(d)) => match Access::parse(d) {
+                    Ok(_) => spec.shared.random_distribution = Some(d.to_string()),
+                    Err(e) => refuse(Some(e.to_string())),
+                },
                 ("invalidate", _) => match (flag(v), file.run.invalidate) {
                     (Some(b), Some(was)) if b != was => refuse(Some(
                         "differs from an earlier job's: dfsbench invalidates for the whole run".into(),
@@ -333,6 +368,11 @@ impl Job {
         }
         Job { spec, stonewall }
     }
+}
+
+/// A percentage, 0-100.
+fn percentage(v: &str) -> Option<u32> {
+    v.parse().ok().filter(|p| *p <= 100)
 }
 
 /// A fio flag's value: none means set.
@@ -477,6 +517,44 @@ mod tests {
         assert!(e("[a]\nrw=read\n").contains("no size"));
         assert!(e("[a]\nsize=${NOPE}\n").contains("variable NOPE is not set"));
         assert!(e("size=1m\n").contains("outside a section"));
+    }
+
+    /// fio's data and access options become dfsbench's; what dfsbench cannot write is refused.
+    #[test]
+    fn data_and_access_options() {
+        let text = "[global]\nsize=1m\nrw=randwrite\nstonewall\n[a]\nbuffer_compress_percentage=60\nbuffer_compress_chunk=512\ndedupe_percentage=20\nrandom_distribution=zipf:1.2\n[b]\nrefill_buffers\n[c]\nscramble_buffers=0\n[d]\ndedupe_percentage=30\nrefill_buffers=1\n";
+        let f = parse("t.fio", text, no_vars).unwrap();
+        let (a, b, c, d) = (&f.jobs[0], &f.jobs[1], &f.jobs[2], &f.jobs[3]);
+        assert_eq!(a.shared.compress_percentage, Some(60));
+        assert_eq!(a.shared.dedupe_percentage, Some(20));
+        assert_eq!(a.shared.random_distribution.as_deref(), Some("zipf:1.2"));
+        // refill_buffers: every block generated anew, none a copy.
+        assert_eq!(b.shared.dedupe_percentage, Some(0));
+        assert_eq!(b.shared.compress_percentage, None);
+        // scramble_buffers=0 is dfsbench's default data.
+        assert_eq!((c.shared.compress_percentage, c.shared.dedupe_percentage), (None, None));
+        // refill_buffers keeps a dedupe percentage the job gave.
+        assert_eq!(d.shared.dedupe_percentage, Some(30));
+        validate(&f.run, &f.jobs).unwrap();
+
+        let e = |t: &str| {
+            parse("t.fio", &format!("[a]\nsize=1m\n{t}\n"), no_vars)
+                .unwrap_err()
+                .to_string()
+        };
+        assert!(
+            e("scramble_buffers=1").contains("does not scramble"),
+            "{}",
+            e("scramble_buffers=1")
+        );
+        assert!(e("buffer_compress_percentage=101").contains("0-100"));
+        assert!(e("dedupe_percentage=x").contains("0-100"));
+        assert!(e("buffer_compress_chunk=4k").contains("segments of 512 bytes"));
+        let zoned = e("random_distribution=zoned:50/5:50/95");
+        assert!(
+            zoned.contains("[a] line 3 `random_distribution=zoned:50/5:50/95`") && zoned.contains("zipf:THETA"),
+            "{zoned}"
+        );
     }
 
     #[test]

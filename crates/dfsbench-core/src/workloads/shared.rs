@@ -44,7 +44,12 @@ pub struct SharedOptions {
     /// Written data: the share of every 512-byte segment that is zeros, 0-100 (fio's
     /// buffer_compress_percentage); with it or --dedupe-percentage every block is generated
     /// anew [default: one random buffer repeated].
-    #[arg(long, value_name = "PCT", help_heading = "data and access")]
+    #[arg(
+        long,
+        visible_alias = "buffer_compress_percentage",
+        value_name = "PCT",
+        help_heading = "data and access"
+    )]
     pub compress_percentage: Option<u32>,
 
     /// Written data: the share of blocks (bs) that are copies of one block of the job, 0-100
