@@ -217,11 +217,19 @@ fn wait_live(node: &NodeState) -> Result<()> {
     })
 }
 
-fn wait_cluster(state: &State) -> Result<()> {
-    let url = format!("{}/minio/health/cluster", endpoint(&state.nodes[0]));
-    wait_for("the MinIO cluster (write quorum)", START_LIMIT, || {
-        (api::http_status(&url) == Some(200)).then_some(())
-    })
+/// Wait until each of `nodes` sees write quorum. Each node answers for its own view: one that
+/// does not yet reach enough drives refuses writes (503 SlowDownWrite) while node1 takes them,
+/// which a client spread over every gateway meets at once.
+fn wait_cluster<'a>(nodes: impl IntoIterator<Item = &'a NodeState>) -> Result<()> {
+    for node in nodes {
+        let url = format!("{}/minio/health/cluster", endpoint(node));
+        wait_for(
+            &format!("MinIO on {} to see write quorum", node.name),
+            START_LIMIT,
+            || (api::http_status(&url) == Some(200)).then_some(()),
+        )?;
+    }
+    Ok(())
 }
 
 fn mount(state: &mut State) -> Result<()> {
@@ -310,7 +318,7 @@ impl System for Minio {
         for node in &state.nodes {
             wait_live(node)?;
         }
-        wait_cluster(state)?;
+        wait_cluster(&state.nodes)?;
         let first = &state.nodes[0];
         for bucket in [BUCKET, FS_BUCKET] {
             wait_for(&format!("bucket {bucket} created"), Duration::from_secs(60), || {
@@ -335,7 +343,8 @@ impl System for Minio {
         let n = state.node(node)?.clone();
         start_server(state, &n)?;
         wait_live(&n)?;
-        wait_cluster(state)?;
+        // Other nodes may be down on purpose (a fault): the restarted one's view is what counts.
+        wait_cluster([&n])?;
         // Objects written while the node was away lack their shards on its drives. MinIO's
         // scanner would find them only in 1 of 1024 cycles and its MRF queue gave up while the
         // node was down, so start what an operator runs after a node returns (`mc admin heal
