@@ -3,10 +3,10 @@
 //!
 //! Without either option a worker writes one buffer of random bytes again and again (cheap;
 //! fio's `scramble_buffers=0`), which a store that compresses or deduplicates across blocks can
-//! squeeze. With them, the content of every byte is a function of the file
-//! and its offset, generated as it is written: each 512-byte segment (fio's
-//! `buffer_compress_chunk`) is random for (100 - C) % of its bytes and zeros after, and D % of
-//! the blocks of `bs` bytes are copies of one block of the job, the rest unique.
+//! squeeze. With them, the content of every byte is a function of the file and its offset,
+//! generated as it is written: each 512-byte segment (fio's `buffer_compress_chunk`) is random
+//! for (100 - C) % of its bytes and zeros after, and D % of the blocks of `bs` bytes are copies
+//! of one block of the job, the rest unique.
 
 use serde::Serialize;
 

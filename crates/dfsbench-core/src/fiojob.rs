@@ -233,12 +233,12 @@ impl Job {
                     Ok(n) => spec.workloads.io.iodepth = Some(n),
                     Err(_) => refuse(Some("give a queue depth".into())),
                 },
-                ("rwmixread" | "rwmixwrite", Some(p)) => match p.parse::<u32>() {
-                    Ok(p) if p <= 100 => {
+                ("rwmixread" | "rwmixwrite", Some(p)) => match percentage(p) {
+                    Some(p) => {
                         let read = if o.key == "rwmixread" { p } else { 100 - p };
                         spec.workloads.io.rwmixread = Some(read);
                     }
-                    _ => refuse(Some("give a percentage".into())),
+                    None => refuse(Some("give a percentage".into())),
                 },
                 ("direct" | "buffered", _) => match flag(v) {
                     Some(b) => spec.shared.direct = Some(b == (o.key == "direct")),
