@@ -10,12 +10,15 @@ pub fn clean(runs: &[String]) -> Result<(), Failure> {
     let mut refused = Vec::new();
     for r in runs {
         match clean_run(r) {
-            Ok(c) => println!(
-                "removed {} ({} file{}, the marker included)",
-                c.run,
-                c.files,
-                if c.files == 1 { "" } else { "s" }
-            ),
+            Ok(c) => crate::stdout::print(
+                format!(
+                    "removed {} ({} file{}, the marker included)\n",
+                    c.run,
+                    c.files,
+                    if c.files == 1 { "" } else { "s" }
+                ),
+                "what was removed",
+            )?,
             Err(e) => refused.push(e.message),
         }
     }

@@ -1,6 +1,5 @@
 //! `dfsbench lab`: multi-node storage clusters on this machine (see docs/lab.md).
 
-use std::io::Write;
 use std::time::{Duration, Instant};
 
 use clap::{Args, Subcommand, ValueEnum};
@@ -11,8 +10,7 @@ use crate::Failure;
 /// the line could not be written.
 macro_rules! say {
     ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let written: bool = writeln!(std::io::stdout().lock(), $($arg)*).is_ok();
+        let written: bool = crate::stdout::write(format!($($arg)*) + "\n").is_ok();
         written
     }};
 }
@@ -249,9 +247,7 @@ fn print_status(only: Option<&str>, format: Format) -> Result<(), Failure> {
     let labs = dfsbench_lab::status(only)?;
     if format == Format::Json {
         let text = serde_json::to_string_pretty(&labs).expect("status serializes");
-        // A closed pipe (`| head`) is not an error of the lab.
-        let _ = writeln!(std::io::stdout().lock(), "{text}");
-        return Ok(());
+        return crate::stdout::print(text + "\n", "the lab status");
     }
     let mut text = String::new();
     if labs.is_empty() {
@@ -285,8 +281,7 @@ fn print_status(only: Option<&str>, format: Format) -> Result<(), Failure> {
             );
         }
     }
-    let _ = write!(std::io::stdout().lock(), "{text}");
-    Ok(())
+    crate::stdout::print(text, "the lab status")
 }
 
 fn rtt(system: &str, count: u32) -> Result<(), Failure> {

@@ -14,6 +14,7 @@ mod output;
 mod progress;
 mod report;
 mod run;
+mod stdout;
 mod study;
 
 use std::process::ExitCode;
@@ -38,59 +39,63 @@ fn one_line(err: &clap::Error) -> String {
     format!("{} (see dfsbench --help)", parts.join("; "))
 }
 
-fn targets() {
-    println!("{:<8} {:<24} what", "backend", "target");
+fn targets() -> Result<(), Failure> {
+    let mut text = format!("{:<8} {:<24} what\n", "backend", "target");
     for b in BACKENDS {
-        println!("{:<8} {:<24} {}", b.name, b.uri, b.what);
+        text += &format!("{:<8} {:<24} {}\n", b.name, b.uri, b.what);
     }
     let row = |label: &str, has: &dyn Fn(&dfsbench_backends::Capabilities) -> bool| {
         let cells: Vec<String> = BACKENDS
             .iter()
             .map(|b| format!("{:<6}", if has(&b.capabilities) { "yes" } else { "no" }))
             .collect();
-        println!("{label:<18} {}", cells.join(" ").trim_end());
+        format!("{label:<18} {}\n", cells.join(" ").trim_end())
     };
-    println!();
     let names: Vec<String> = BACKENDS.iter().map(|b| format!("{:<6}", b.name)).collect();
-    println!("{:<18} {}", "capability", names.join(" ").trim_end());
+    text += &format!("\n{:<18} {}\n", "capability", names.join(" ").trim_end());
     for cap in Capability::ALL {
-        row(cap.name(), &|c| c.has(cap));
+        text += &row(cap.name(), &|c| c.has(cap));
     }
-    row("blocking calls", &|c| c.drive == dfsbench_backends::Drive::Blocking);
+    text += &row("blocking calls", &|c| c.drive == dfsbench_backends::Drive::Blocking);
+    stdout::print(text, "the targets")
 }
 
 /// The man page on stdout, or every command's page into `dir`.
 fn man(dir: Option<&std::path::Path>) -> Result<(), Failure> {
-    let written = match dir {
-        Some(d) => clap_mangen::generate_to(Cli::command(), d)
-            .map_err(|e| format!("cannot write the man pages into {}: {e}", d.display())),
-        None => {
-            let mut page = Vec::new();
-            clap_mangen::Man::new(Cli::command())
-                .render(&mut page)
-                .expect("rendering into memory does not fail");
-            return print_bytes(&page, "the man page");
-        }
+    let Some(dir) = dir else {
+        return stdout::print(roff(&clap_mangen::Man::new(Cli::command())), "the man page");
     };
-    written.map_err(Failure::runtime)
+    if !dir.is_dir() {
+        return Err(Failure::runtime(format!(
+            "cannot write the man pages into {}: not a directory; make it first",
+            dir.display()
+        )));
+    }
+    let mut top = Cli::command().disable_help_subcommand(true);
+    top.build();
+    // Every visible command's page, as clap_mangen::generate_to names them, each written by
+    // the rule of every output (it would truncate a FIFO or a device of that name).
+    let mut pending = vec![top];
+    while let Some(cmd) = pending.pop() {
+        pending.extend(cmd.get_subcommands().filter(|s| !s.is_hide_set()).cloned());
+        let page = clap_mangen::Man::new(cmd);
+        let path = dir.join(page.get_filename());
+        dfsbench_result::files::write_output(&path, &roff(&page))
+            .map_err(|e| Failure::runtime(format!("cannot write the man page {}: {e}", path.display())))?;
+    }
+    Ok(())
 }
 
-/// Generated text on stdout; a reader that stops early (`| head`) is no error.
-fn print_bytes(bytes: &[u8], what: &str) -> Result<(), Failure> {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    match out.write_all(bytes).and_then(|()| out.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-            Err(Failure::runtime(format!("cannot print {what}: {e}")))
-        }
-        _ => Ok(()),
-    }
+fn roff(page: &clap_mangen::Man) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    page.render(&mut bytes).expect("rendering into memory does not fail");
+    bytes
 }
 
 fn dispatch(command: &Command) -> anyhow::Result<()> {
     match command {
         Command::Run(args) => run::run(args)?,
-        Command::Targets => targets(),
+        Command::Targets => targets()?,
         Command::Report(args) => report::report(args)?,
         Command::Compare(args) => report::compare(args)?,
         Command::Study(args) => study::study(args)?,
@@ -99,7 +104,7 @@ fn dispatch(command: &Command) -> anyhow::Result<()> {
         Command::Completions { shell } => {
             let mut script = Vec::new();
             clap_complete::generate(*shell, &mut Cli::command(), "dfsbench", &mut script);
-            print_bytes(&script, "the completion script")?
+            stdout::print(&script, "the completion script")?
         }
         Command::Man { dir } => man(dir.as_deref())?,
     }

@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use dfsbench_result::files::write_atomically;
+use dfsbench_result::files::{output_path, write_output};
 use dfsbench_result::RunResult;
 
 use crate::failure::Failure;
@@ -17,11 +17,25 @@ pub fn result_path(out: Option<&Path>, run_id: &str) -> PathBuf {
     }
 }
 
+/// Refuse, before a run starts, an output path that its result could not be written to (a
+/// socket, a block device): one line, not a fallback file after the run.
+pub fn check(out: Option<&Path>) -> Result<(), Failure> {
+    match out {
+        Some(p) if p != Path::new("-") => {
+            let path = result_path(Some(p), "RUN_ID");
+            output_path(&path)
+                .map(drop)
+                .map_err(|e| Failure::usage(format!("-o {}: {e}", p.display())))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Write the result; if the chosen place fails, keep it in the temp directory instead of
 /// losing it.
 pub fn save(result: &RunResult, path: &Path) -> Result<PathBuf, Failure> {
     let json = serde_json::to_string_pretty(result).expect("results serialize");
-    let write = |p: &Path| write_atomically(p, json.as_bytes());
+    let write = |p: &Path| write_output(p, json.as_bytes());
     match write(path) {
         Ok(()) => Ok(path.to_path_buf()),
         Err(e) => {

@@ -1,6 +1,5 @@
 //! `dfsbench report` and `dfsbench compare`: views of result files made after the fact.
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -99,18 +98,9 @@ fn load(paths: &[PathBuf]) -> Result<Vec<Loaded>, Failure> {
 
 fn write_out(out: Option<&Path>, text: &str) -> Result<(), Failure> {
     match out {
-        Some(p) if p != Path::new("-") => dfsbench_result::files::write_atomically(p, text.as_bytes())
+        Some(p) if p != Path::new("-") => dfsbench_result::files::write_output(p, text.as_bytes())
             .map_err(|e| Failure::runtime(format!("cannot write {}: {e}", p.display()))),
-        _ => {
-            let mut stdout = std::io::stdout().lock();
-            match stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()) {
-                // A closed pipe (`| head`) is not an error of ours.
-                Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-                    Err(Failure::runtime(format!("cannot write to stdout: {e}")))
-                }
-                _ => Ok(()),
-            }
-        }
+        _ => crate::stdout::print(text, "the report"),
     }
 }
 
@@ -161,12 +151,15 @@ pub fn report(args: &ReportArgs) -> Result<(), Failure> {
             let path = out.unwrap_or(Path::new("report.html"));
             write_out(Some(path), &text)?;
             if path != Path::new("-") {
-                println!(
-                    "report: {} ({} run{})",
-                    path.display(),
-                    runs.len(),
-                    if runs.len() == 1 { "" } else { "s" }
-                );
+                crate::stdout::print(
+                    format!(
+                        "report: {} ({} run{})\n",
+                        path.display(),
+                        runs.len(),
+                        if runs.len() == 1 { "" } else { "s" }
+                    ),
+                    "where the report went",
+                )?;
             }
             Ok(())
         }

@@ -157,6 +157,7 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
     if let Some(p) = &mut config.faults.probe {
         p.command = crate::lab::expand_lab_action(&p.command, lab)?;
     }
+    crate::output::check(a.out.as_deref())?;
     let target = resolved.uri;
     let run_id = new_run_id();
     on_interrupt();
@@ -216,7 +217,7 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
         }
     } else {
         let path = save(result, &result_path(a.out.as_deref(), &result.run_id))?;
-        print!("{human}");
+        crate::stdout::print(&human, "the result table")?;
         path.display().to_string()
     };
     if !a.quiet && !to_stdout {
@@ -246,12 +247,8 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
 
 /// The result JSON on stdout (`-o -`).
 fn print_result(result: &RunResult) -> Result<(), Failure> {
-    use std::io::Write;
     let json = serde_json::to_string_pretty(result).expect("results serialize");
-    let mut out = std::io::stdout().lock();
-    writeln!(out, "{json}")
-        .and_then(|()| out.flush())
-        .map_err(|e| Failure::runtime(format!("cannot write the result to stdout: {e}")))
+    crate::stdout::write(json + "\n").map_err(|e| Failure::runtime(format!("cannot write the result to stdout: {e}")))
 }
 
 /// The table and the notes under it (`--format table`).

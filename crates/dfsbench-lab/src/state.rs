@@ -128,16 +128,11 @@ impl State {
         }
     }
 
-    /// Write atomically (temp file + rename): a crash never leaves half a state file.
+    /// Write atomically (a unique temp file renamed over it): a crash never leaves half a
+    /// state file, and no file of another name is touched.
     pub fn save(&self) -> Result<()> {
-        let path = State::path(&self.name);
-        let dir = path.parent().unwrap_or(Path::new("."));
-        fs::create_dir_all(dir).map_err(|e| Error::runtime(format!("cannot create {}: {e}", dir.display())))?;
-        let tmp = path.with_extension("json.tmp");
         let text = serde_json::to_string_pretty(self).expect("state serializes");
-        fs::write(&tmp, text)
-            .and_then(|_| fs::rename(&tmp, &path))
-            .map_err(|e| Error::runtime(format!("cannot write {}: {e}", path.display())))
+        crate::sys::write(&State::path(&self.name), &text)
     }
 
     pub fn remove(&self) -> Result<()> {

@@ -223,9 +223,11 @@ pub fn render(template: &str, values: &[(&str, &str)]) -> String {
         .fold(template.to_string(), |t, (k, v)| t.replace(&format!("{{{k}}}"), v))
 }
 
-/// Write a file, with the path in the error.
+/// Write a file by the rule of every output dfsbench writes (atomically; never over a device,
+/// a FIFO or a link), with the path in the error.
 pub fn write(path: &Path, text: &str) -> Result<()> {
-    fs::write(path, text).map_err(|e| Error::runtime(format!("cannot write {}: {e}", path.display())))
+    dfsbench_result::files::write_output(path, text.as_bytes())
+        .map_err(|e| Error::runtime(format!("cannot write {}: {e}", path.display())))
 }
 
 /// curl to a lab address: never through a proxy the environment names, bounded in time.

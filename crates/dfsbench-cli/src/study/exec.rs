@@ -512,8 +512,7 @@ fn write_workload(dir: &Path, point: &Point, run: RunSpec) -> Result<PathBuf, Fa
     };
     let path = dir.join("workloads").join(format!("{}.toml", point.id));
     let text = format!("# {}: {}\n{}", point.id, point.params, file.to_toml());
-    std::fs::create_dir_all(dir.join("workloads"))
-        .and_then(|()| std::fs::write(&path, text))
+    dfsbench_result::files::write_output(&path, text.as_bytes())
         .map_err(|e| Failure::runtime(format!("cannot write {}: {e}", path.display())))?;
     Ok(path)
 }

@@ -81,7 +81,7 @@ impl Manifest {
     /// Write atomically, so a killed study leaves the last complete manifest.
     pub fn save(&self, dir: &Path) -> std::io::Result<()> {
         let text = serde_json::to_string_pretty(self).expect("manifest serializes");
-        dfsbench_result::files::write_atomically(&dir.join(FILE), text.as_bytes())
+        dfsbench_result::files::write_output(&dir.join(FILE), text.as_bytes())
     }
 
     pub fn load(dir: &Path) -> Result<Manifest, String> {

@@ -18,10 +18,12 @@ use args::{StudyArgs, StudyFormat};
 use manifest::Manifest;
 use scale::Scale;
 
-fn list() {
-    for (name, what) in catalog::STUDIES {
-        println!("{name:<14} {what}");
-    }
+fn list() -> Result<(), Failure> {
+    let text: String = catalog::STUDIES
+        .iter()
+        .map(|(name, what)| format!("{name:<14} {what}\n"))
+        .collect();
+    crate::stdout::print(text, "the studies")
 }
 
 fn unknown(name: &str) -> Failure {
@@ -39,7 +41,7 @@ fn show(m: &Manifest, dir: &Path, format: StudyFormat, write: bool) -> Result<()
     let r = render::render(&study, m, dir);
     if write {
         let put = |name: &str, text: &str| {
-            std::fs::write(dir.join(name), text)
+            dfsbench_result::files::write_output(&dir.join(name), text.as_bytes())
                 .map_err(|e| Failure::runtime(format!("cannot write {}: {e}", dir.join(name).display())))
         };
         put("tables.md", &r.markdown)?;
@@ -51,10 +53,9 @@ fn show(m: &Manifest, dir: &Path, format: StudyFormat, write: bool) -> Result<()
         }
     }
     match format {
-        StudyFormat::Md => print!("{}", r.markdown),
-        StudyFormat::Csv => print!("{}", r.cells_csv),
+        StudyFormat::Md => crate::stdout::print(&r.markdown, "the tables"),
+        StudyFormat::Csv => crate::stdout::print(&r.cells_csv, "the tables"),
     }
-    Ok(())
 }
 
 /// The tables of the study folder `dir` as data, for `dfsbench report DIR`: its tables.json,
@@ -142,7 +143,7 @@ pub fn study(a: &StudyArgs) -> Result<(), Failure> {
                 dir.display()
             )));
         }
-        list();
+        list()?;
         return Ok(());
     }
     if let Some(dir) = &a.from {
