@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use dfsbench_core::cluster::procs::Procs;
-use dfsbench_core::cluster::{launcher_size, Group};
+use dfsbench_core::cluster::{launcher_size, Group, Transport};
 use dfsbench_core::units::parse_duration;
 
 use crate::failure::Failure;
@@ -22,11 +22,9 @@ pub fn start(procs: Option<usize>, rank_timeout: Option<&str>) -> Result<Group, 
             "--rank-timeout 0: give a time such as 30s or 10m".into(),
         ));
     }
-    let joined = |t: Result<Box<dyn dfsbench_core::cluster::Transport>, String>| {
-        t.and_then(|t| Group::join(t, timeout)).map_err(Failure::runtime)
-    };
+    let join_local = |t: Result<Box<dyn Transport>, String>| joined(t.map_err(Failure::runtime)?, timeout);
     if let Some(child) = Procs::child_from_env(timeout) {
-        return joined(child.map(|c| Box::new(c) as _));
+        return join_local(child.map(|c| Box::new(c) as _));
     }
     let launched = launcher_size().filter(|&n| n > 1);
     let mut group = match (procs, launched) {
@@ -36,7 +34,7 @@ pub fn start(procs: Option<usize>, rank_timeout: Option<&str>) -> Result<Group, 
             )))
         }
         (Some(0), _) => return Err(Failure::usage("--procs 0: give 1 or more processes".into())),
-        (Some(n), None) if n > 1 => joined(Procs::spawn(n, timeout).map(|p| Box::new(p) as _))?,
+        (Some(n), None) if n > 1 => join_local(Procs::spawn(n, timeout).map(|p| Box::new(p) as _))?,
         (_, None) => Group::solo(),
         (None, Some(n)) => mpi_group(n, timeout)?,
     };
@@ -47,7 +45,19 @@ pub fn start(procs: Option<usize>, rank_timeout: Option<&str>) -> Result<Group, 
 #[cfg(feature = "mpi")]
 fn mpi_group(n: usize, timeout: Duration) -> Result<Group, Failure> {
     let mpi = dfsbench_core::cluster::mpi::Mpi::init(n).map_err(Failure::runtime)?;
-    Group::join(Box::new(mpi), timeout).map_err(Failure::runtime)
+    joined(Box::new(mpi), timeout)
+}
+
+/// Join the group; a rank that cannot says why. An MPI job is then aborted, as MPI_Finalize
+/// could wait forever on a peer that is not dfsbench (one that sent what was never received).
+fn joined(transport: Box<dyn Transport>, timeout: Duration) -> Result<Group, Failure> {
+    Group::join(transport, timeout).map_err(|mut e| {
+        if e.transport.kind() == "mpi" {
+            eprintln!("dfsbench: {}", e.message);
+            e.transport.abort(1);
+        }
+        Failure::runtime(e.message)
+    })
 }
 
 #[cfg(not(feature = "mpi"))]

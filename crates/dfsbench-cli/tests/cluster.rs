@@ -601,3 +601,93 @@ fn mpirun_without_the_mpi_feature_says_how_to_get_it() {
     assert_ne!(r.code, Some(0), "{}", r.describe());
     assert!(r.stderr.contains("built without MPI"), "{}", r.describe());
 }
+
+/// An MPI rank that is not dfsbench: rank 1 of an MPMD job, a C program that answers rank 0's
+/// go with `what` (`big`: a 300 MiB message; `garbage`: two bytes that are no member record).
+#[cfg(feature = "mpi")]
+fn fake_mpi_peer(what: &str) -> Option<common::Run> {
+    mpirun(1)?;
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("peer.c");
+    std::fs::write(
+        &source,
+        r#"#include <mpi.h>
+#include <stdlib.h>
+#include <string.h>
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    char go;
+    MPI_Recv(&go, 0, MPI_BYTE, 0, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    int big = strcmp(argv[1], "big") == 0;
+    int n = big ? 300 << 20 : 2;
+    char *bytes = calloc(n, 1);
+    if (!big) { bytes[0] = (char)0xff; bytes[1] = (char)0xfe; }
+    MPI_Send(bytes, n, MPI_BYTE, 0, 3, MPI_COMM_WORLD);
+    MPI_Finalize();
+    return 0;
+}
+"#,
+    )
+    .unwrap();
+    let peer = dir.path().join("peer");
+    let built = Command::new("mpicc")
+        .arg(&source)
+        .arg("-o")
+        .arg(&peer)
+        .status()
+        .unwrap();
+    assert!(built.success(), "mpicc (libopenmpi-dev, installed by scripts/test.sh)");
+    let target = Target::temp();
+    let mut cmd = Command::new("timeout");
+    cmd.args(["-s", "KILL", "120", "mpirun", "-np", "1"])
+        .args(common::MPIRUN_OPTIONS)
+        .envs(common::MPIRUN_ENV)
+        .arg(common::bin())
+        .args([
+            "run",
+            "-t",
+            &target.uri(),
+            "-q",
+            "-w",
+            "meta",
+            "--files",
+            "5",
+            "--rank-timeout",
+            "10m",
+        ])
+        .args([":", "-np", "1"])
+        .arg(&peer)
+        .arg(what);
+    let out = cmd.output().unwrap();
+    Some(common::Run {
+        code: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        result: None,
+        scratch: dir,
+    })
+}
+
+/// MPI receives are capped as the --procs frames are: an oversized message from a peer is
+/// refused by its size, before it is received, in one line; a malformed record is named.
+#[cfg(feature = "mpi")]
+#[test]
+fn an_mpi_peer_that_is_not_dfsbench_is_refused_in_one_line() {
+    let Some(r) = fake_mpi_peer("big") else { return };
+    assert_ne!(r.code, Some(0), "{}", r.describe());
+    assert!(!r.stderr.contains("panicked"), "{}", r.describe());
+    assert!(
+        r.stderr
+            .contains("rank 1 sent a message of 314572800 bytes, more than the 256 MiB limit"),
+        "{}",
+        r.describe()
+    );
+    let Some(r) = fake_mpi_peer("garbage") else { return };
+    assert_ne!(r.code, Some(0), "{}", r.describe());
+    assert!(!r.stderr.contains("panicked"), "{}", r.describe());
+    assert!(
+        r.stderr.contains("rank 1 sent a member record that dfsbench") && r.stderr.contains("cannot read"),
+        "{}",
+        r.describe()
+    );
+}

@@ -37,7 +37,8 @@ struct FakeRoot {
     _dir: tempfile::TempDir,
 }
 
-fn join(target: &Target) -> FakeRoot {
+/// Rank 1 of a run whose rank 0 is this test, connected: it waits for rank 0's go.
+fn connect(target: &Target) -> FakeRoot {
     let dir = tempfile::tempdir().unwrap();
     let sock = dir.path().join("group.sock");
     let listener = UnixListener::bind(&sock).unwrap();
@@ -65,20 +66,6 @@ fn join(target: &Target) -> FakeRoot {
     let mut rank = [0u8; 8];
     stream.read_exact(&mut rank).unwrap();
     assert_eq!(u64::from_le_bytes(rank), 1);
-    send(&mut stream, TAG_SYNC, &[]);
-    let (_, member) = recv(&mut stream);
-    let member: serde_json::Value = serde_json::from_slice(&member).unwrap();
-    assert_eq!(
-        member["version"],
-        env!("CARGO_PKG_VERSION"),
-        "the member record names its version"
-    );
-    for _ in 0..16 {
-        recv(&mut stream);
-        send(&mut stream, TAG_SYNC, &0.0f64.to_le_bytes());
-    }
-    let me = serde_json::json!({"rank": 0, "host": "fake", "pid": 1, "version": env!("CARGO_PKG_VERSION")});
-    send(&mut stream, TAG_SYNC, &serde_json::to_vec(&[me, member]).unwrap());
     FakeRoot {
         stream,
         child,
@@ -86,7 +73,33 @@ fn join(target: &Target) -> FakeRoot {
     }
 }
 
+/// Rank 1 of a run whose rank 0 is this test, joined.
+fn join(target: &Target) -> FakeRoot {
+    let mut root = connect(target);
+    let member = root.sync();
+    let me = serde_json::json!({"rank": 0, "host": "fake", "pid": 1, "version": env!("CARGO_PKG_VERSION")});
+    send(&mut root.stream, TAG_SYNC, &serde_json::to_vec(&[me, member]).unwrap());
+    root
+}
+
 impl FakeRoot {
+    /// The go, the rank's member record, the clock exchange; the record.
+    fn sync(&mut self) -> serde_json::Value {
+        send(&mut self.stream, TAG_SYNC, &[]);
+        let (_, member) = recv(&mut self.stream);
+        let member: serde_json::Value = serde_json::from_slice(&member).unwrap();
+        assert_eq!(
+            member["version"],
+            env!("CARGO_PKG_VERSION"),
+            "the member record names its version"
+        );
+        for _ in 0..16 {
+            recv(&mut self.stream);
+            send(&mut self.stream, TAG_SYNC, &0.0f64.to_le_bytes());
+        }
+        member
+    }
+
     /// Answer the rank's next round with `reply`; what the rank sent.
     fn round(&mut self, reply: &[u8]) -> Vec<u8> {
         // Stonewall notices (tag 2) and progress totals (tag 5) come while a phase runs.
@@ -194,4 +207,38 @@ fn a_garbage_phase_end_ends_the_rank_with_one_line_naming_both_versions() {
         "{stderr}"
     );
     std::fs::remove_dir_all(&run_dir).unwrap();
+}
+
+/// Rank 0 refuses the run at join (another rank runs another version): a rank waiting for its
+/// go hears why at once, not at --rank-timeout.
+#[test]
+fn a_refused_join_reaches_a_waiting_rank_at_once() {
+    let target = Target::temp();
+    let mut root = connect(&target);
+    let why = "rank 2 runs dfsbench 9.9.9, rank 0 runs 0.1.0: run the same dfsbench on every rank";
+    send(
+        &mut root.stream,
+        TAG_SYNC,
+        format!("dfsbench refused: {why}").as_bytes(),
+    );
+    let (code, stderr) = root.outcome();
+    one_clear_line(code, &stderr, why);
+}
+
+/// A member list without this rank is not from this run, whatever the versions in it.
+#[test]
+fn a_member_list_without_this_rank_is_named_as_such() {
+    let target = Target::temp();
+    let mut root = connect(&target);
+    root.sync();
+    let me = serde_json::json!({"rank": 0, "host": "fake", "pid": 1, "version": env!("CARGO_PKG_VERSION")});
+    let other = serde_json::json!({"rank": 5, "host": "fake", "pid": 2, "version": env!("CARGO_PKG_VERSION")});
+    send(&mut root.stream, TAG_SYNC, &serde_json::to_vec(&[me, other]).unwrap());
+    let (code, stderr) = root.outcome();
+    one_clear_line(
+        code,
+        &stderr,
+        "rank 0 sent a list of 2 members without rank 1 for a run of 2",
+    );
+    assert!(!stderr.contains("runs dfsbench"), "not a version mismatch: {stderr}");
 }

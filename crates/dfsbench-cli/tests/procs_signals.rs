@@ -218,3 +218,48 @@ fn timeout_s_int_is_one_interruption() {
         assert_eq!(r["status"], "interrupted", "attempt {attempt}");
     }
 }
+
+/// A rank whose rank 0 is stopped (SIGSTOP, a hung node) stops soon after its own SIGTERM,
+/// saying why, instead of waiting out --rank-timeout.
+#[test]
+fn a_rank_stops_on_sigterm_while_rank_0_is_silent() {
+    let target = Target::temp();
+    let scratch = tempfile::tempdir().unwrap();
+    let child = Command::new(common::bin())
+        .args(["run", "-t", &target.uri(), "-q", "-o"])
+        .arg(scratch.path().join("r.json"))
+        .args(["-w", "files", "--files", "1000000", "--file-size", "1k", "-j", "2"])
+        .args(["--duration", "60s", "--procs", "2", "--rank-timeout", "10m"])
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(scratch.path().join("stderr")).unwrap())
+        .process_group(0)
+        .spawn()
+        .expect("start dfsbench");
+    let root = child.id() as i32;
+    let kids = children(child.id(), 1, BOUND);
+    wait_until_working(&target);
+    signal(root, libc::SIGSTOP);
+    signal(kids[0], libc::SIGTERM);
+    let sent = Instant::now();
+    while alive(kids[0]) && sent.elapsed() < BOUND {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let stayed = alive(kids[0]);
+    if stayed {
+        signal(kids[0], libc::SIGKILL);
+    }
+    // Rank 0 goes on and ends the run: its rank is gone.
+    signal(root, libc::SIGCONT);
+    signal(root, libc::SIGINT);
+    let (_, stderr) = finish(child, scratch.path());
+    assert!(
+        !stayed,
+        "rank 1 still waited for rank 0 {BOUND:?} after SIGTERM: {stderr}"
+    );
+    eprintln!("rank 1 stopped {:?} after its SIGTERM", sent.elapsed());
+    assert!(
+        stderr.contains("rank 1: rank 0 did not answer") && stderr.contains("stop signal"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}

@@ -122,6 +122,8 @@ pub struct Group {
     /// The run's Ctrl-C flag: rank 0 relays it to every rank, which set theirs.
     interrupt: Option<&'static AtomicBool>,
     stop_sent: bool,
+    /// Rank 0 told this rank to stop: it is alive and gathering what the ranks have.
+    root_stopping: bool,
 }
 
 /// Extra wait of the other ranks for rank 0, so that rank 0 always times out first and writes
@@ -129,6 +131,9 @@ pub struct Group {
 const ROOT_GRACE: Duration = Duration::from_secs(5);
 /// How often rank 0, waiting for the ranks at a round, checks for a Ctrl-C to pass on.
 const RELAY_STEP: Duration = Duration::from_millis(50);
+/// How long a stopped rank waits for a sign of life from rank 0 (which relays a stop at once)
+/// before it stops without it: a rank 0 that is stopped or hung holds no rank past a signal.
+const SILENT_ROOT: Duration = Duration::from_secs(1);
 
 fn this_host() -> String {
     crate::host::host().hostname
@@ -152,99 +157,27 @@ impl Group {
             broken: false,
             interrupt: None,
             stop_sent: false,
+            root_stopping: false,
         }
     }
 
     /// Join the ranks of `transport`: learn who they are and align the clocks on rank 0's.
-    pub fn join(mut transport: Box<dyn Transport>, timeout: Duration) -> Result<Group, String> {
-        let (rank, size) = (transport.rank(), transport.size());
-        let me = Member {
-            rank,
-            host: this_host(),
-            pid: std::process::id(),
-            version: VERSION.into(),
-        };
-        let deadline = Instant::now() + timeout;
-        let mut origin = Clock::now();
-        let members = if rank == 0 {
-            let mut members = vec![me];
-            // One rank at a time: a go, the rank's member record, then SYNC_ROUNDS requests
-            // each answered with rank 0's clock. The rank keeps the answer of its shortest
-            // round trip and puts it at that trip's middle (Cristian's algorithm): a busy
-            // machine delays some messages by milliseconds, the shortest trip least.
-            for r in 1..size {
-                transport.send(r, TAG_SYNC, &[])?;
-                let m = transport
-                    .recv(r, TAG_SYNC, deadline)
-                    .map_err(|e| describe(e, r, "did not start"))?;
-                let member = member_record(r, &m)?;
-                for _ in 0..SYNC_ROUNDS {
-                    transport
-                        .recv(r, TAG_SYNC, deadline)
-                        .map_err(|e| describe(e, r, "did not answer"))?;
-                    let now = origin.elapsed().as_secs_f64();
-                    transport.send(r, TAG_SYNC, &now.to_le_bytes())?;
-                }
-                members.push(member);
-            }
-            let list = serde_json::to_vec(&members).expect("members serialize");
-            for r in 1..size {
-                transport.send(r, TAG_SYNC, &list)?;
-            }
-            members
-        } else {
-            transport
-                .recv(0, TAG_SYNC, deadline)
-                .map_err(|e| describe(e, 0, "did not start"))?;
-            transport.send(0, TAG_SYNC, &serde_json::to_vec(&me).expect("member serializes"))?;
-            let mut best: Option<(Duration, Clock, f64)> = None;
-            for _ in 0..SYNC_ROUNDS {
-                let t0 = Clock::now();
-                transport.send(0, TAG_SYNC, &[])?;
-                let reply = transport
-                    .recv(0, TAG_SYNC, deadline)
-                    .map_err(|e| describe(e, 0, "did not answer"))?;
-                let t1 = Clock::now();
-                let root_s =
-                    f64::from_le_bytes(reply.as_slice().try_into().map_err(|_| "bad clock reply".to_string())?);
-                let trip = t1 - t0;
-                if best.is_none_or(|(b, _, _)| trip < b) {
-                    best = Some((trip, t0 + trip / 2, root_s));
-                }
-            }
-            let (_, mid, root_s) = best.expect("SYNC_ROUNDS > 0");
-            let offset = Duration::try_from_secs_f64(root_s)
-                .map_err(|_| format!("rank 0 sent a clock reading of {root_s} s: not from this program"))?;
-            origin = mid.checked_sub(offset).unwrap_or(mid);
-            let list = transport
-                .recv(0, TAG_SYNC, deadline)
-                .map_err(|e| describe(e, 0, "did not answer"))?;
-            let members: Vec<Member> = serde_json::from_slice(&list)
-                .map_err(|e| format!("rank 0 sent a member list that this dfsbench {VERSION} cannot read ({e}): run the same dfsbench on every rank"))?;
-            if members.len() != size || members.first().is_none_or(|m| m.version != VERSION) {
-                let theirs = members.first().map_or("", |m| m.version.as_str());
-                return Err(format!(
-                    "rank 0 runs dfsbench {}, rank {rank} runs {VERSION}: run the same dfsbench on every rank",
-                    if theirs.is_empty() {
-                        "of an unknown version"
-                    } else {
-                        theirs
-                    }
-                ));
-            }
-            members
-        };
-        Ok(Group {
-            transport: Some(transport),
-            rank,
-            size,
-            members,
-            origin,
-            timeout,
-            broken: false,
-            interrupt: None,
-            stop_sent: false,
-        })
+    pub fn join(mut transport: Box<dyn Transport>, timeout: Duration) -> Result<Group, JoinError> {
+        match handshake(transport.as_mut(), timeout) {
+            Ok((members, origin)) => Ok(Group {
+                rank: transport.rank(),
+                size: transport.size(),
+                transport: Some(transport),
+                members,
+                origin,
+                timeout,
+                broken: false,
+                interrupt: None,
+                stop_sent: false,
+                root_stopping: false,
+            }),
+            Err(message) => Err(JoinError { message, transport }),
+        }
     }
 
     /// Decode `bytes` that rank `from` sent as `what`: a typed error naming both versions
@@ -283,6 +216,7 @@ impl Group {
         while t.recv(0, TAG_STOP, now).is_ok() {
             told = true;
         }
+        self.root_stopping |= told;
         if told || t.is_gone(0) {
             flag.store(true, Ordering::Relaxed);
         }
@@ -368,7 +302,11 @@ impl Group {
                     message: send_failure(t.as_mut(), 0, what, e),
                 });
             }
-            return wait_answer(t.as_mut(), what, timeout).inspect_err(|_| self.broken = true);
+            let stop = Stop {
+                flag: self.interrupt,
+                root_stopping: &mut self.root_stopping,
+            };
+            return wait_answer(t.as_mut(), what, timeout, stop).inspect_err(|_| self.broken = true);
         }
         let deadline = Instant::now() + timeout;
         let mut parts = vec![mine];
@@ -498,7 +436,11 @@ impl Group {
                     message: send_failure(t.as_mut(), parent, what, why),
                 });
             }
-            return wait_answer(t.as_mut(), what, timeout).inspect_err(|_| self.broken = true);
+            let stop = Stop {
+                flag: self.interrupt,
+                root_stopping: &mut self.root_stopping,
+            };
+            return wait_answer(t.as_mut(), what, timeout, stop).inspect_err(|_| self.broken = true);
         }
         if !losses.is_empty() {
             self.broken = true;
@@ -545,6 +487,104 @@ impl Group {
             None => std::process::exit(code),
         }
     }
+}
+
+/// The handshake of [`Group::join`]: every rank's member record, and the local instant of the
+/// common clock's origin.
+fn handshake(transport: &mut dyn Transport, timeout: Duration) -> Result<(Vec<Member>, Clock), String> {
+    let (rank, size) = (transport.rank(), transport.size());
+    let me = Member {
+        rank,
+        host: this_host(),
+        pid: std::process::id(),
+        version: VERSION.into(),
+    };
+    let deadline = Instant::now() + timeout;
+    let mut origin = Clock::now();
+    let members = if rank == 0 {
+        let mut members = vec![me];
+        // One rank at a time: a go, the rank's member record, then SYNC_ROUNDS requests
+        // each answered with rank 0's clock. The rank keeps the answer of its shortest
+        // round trip and puts it at that trip's middle (Cristian's algorithm): a busy
+        // machine delays some messages by milliseconds, the shortest trip least.
+        for r in 1..size {
+            transport.send(r, TAG_SYNC, &[])?;
+            let m = transport
+                .recv(r, TAG_SYNC, deadline)
+                .map_err(|e| describe(e, r, "did not start"))?;
+            let member = member_record(r, &m).inspect_err(|why| refuse_all(transport, size, why))?;
+            for _ in 0..SYNC_ROUNDS {
+                transport
+                    .recv(r, TAG_SYNC, deadline)
+                    .map_err(|e| describe(e, r, "did not answer"))?;
+                let now = origin.elapsed().as_secs_f64();
+                transport.send(r, TAG_SYNC, &now.to_le_bytes())?;
+            }
+            members.push(member);
+        }
+        let list = serde_json::to_vec(&members).expect("members serialize");
+        for r in 1..size {
+            transport.send(r, TAG_SYNC, &list)?;
+        }
+        members
+    } else {
+        let go = transport
+            .recv(0, TAG_SYNC, deadline)
+            .map_err(|e| describe(e, 0, "did not start"))?;
+        refused(&go)?;
+        transport.send(0, TAG_SYNC, &serde_json::to_vec(&me).expect("member serializes"))?;
+        let mut best: Option<(Duration, Clock, f64)> = None;
+        for _ in 0..SYNC_ROUNDS {
+            let t0 = Clock::now();
+            transport.send(0, TAG_SYNC, &[])?;
+            let reply = transport
+                .recv(0, TAG_SYNC, deadline)
+                .map_err(|e| describe(e, 0, "did not answer"))?;
+            let t1 = Clock::now();
+            refused(&reply)?;
+            let root_s = f64::from_le_bytes(reply.as_slice().try_into().map_err(|_| "bad clock reply".to_string())?);
+            let trip = t1 - t0;
+            if best.is_none_or(|(b, _, _)| trip < b) {
+                best = Some((trip, t0 + trip / 2, root_s));
+            }
+        }
+        let (_, mid, root_s) = best.expect("SYNC_ROUNDS > 0");
+        let offset = Duration::try_from_secs_f64(root_s)
+            .map_err(|_| format!("rank 0 sent a clock reading of {root_s} s: not from this program"))?;
+        origin = mid.checked_sub(offset).unwrap_or(mid);
+        let list = transport
+            .recv(0, TAG_SYNC, deadline)
+            .map_err(|e| describe(e, 0, "did not answer"))?;
+        refused(&list)?;
+        let members: Vec<Member> = serde_json::from_slice(&list)
+            .map_err(|e| format!("rank 0 sent a member list that this dfsbench {VERSION} cannot read ({e}): run the same dfsbench on every rank"))?;
+        if members.len() != size || members.get(rank).is_none_or(|m| m.rank != rank) {
+            return Err(format!(
+                "rank 0 sent a list of {} members without rank {rank} for a run of {size}: it is not from this run",
+                members.len()
+            ));
+        }
+        if members.first().is_none_or(|m| m.version != VERSION) {
+            let theirs = members.first().map_or("", |m| m.version.as_str());
+            return Err(format!(
+                "rank 0 runs dfsbench {}, rank {rank} runs {VERSION}: run the same dfsbench on every rank",
+                if theirs.is_empty() {
+                    "of an unknown version"
+                } else {
+                    theirs
+                }
+            ));
+        }
+        members
+    };
+    Ok((members, origin))
+}
+
+/// A rank could not join its group: why, and the transport, which the caller ends as its
+/// launcher wants (an MPI job is aborted: a peer that is not dfsbench may never finalize).
+pub struct JoinError {
+    pub message: String,
+    pub transport: Box<dyn Transport>,
 }
 
 /// How long a rank at `depth` of a tree `height` deep waits for its children: a share of
@@ -636,21 +676,56 @@ fn send_failure(t: &mut dyn Transport, to: usize, what: &str, e: String) -> Stri
 
 /// A rank other than 0 waits for rank 0's answer of a collective step: rank 0 waits up to
 /// `timeout` for the others, so this waits that and a grace.
-fn wait_answer(t: &mut dyn Transport, what: &str, timeout: Duration) -> Result<Vec<u8>, Lost> {
-    t.recv(0, TAG_ROUND, Instant::now() + timeout + ROOT_GRACE)
-        .map_err(|e| {
-            // Only a wait that ran out is about the timeout.
-            let within = match e {
-                RecvError::Timeout => format!(
-                    " within {} (--rank-timeout)",
-                    humantime::format_duration(timeout + ROOT_GRACE)
-                ),
-                _ => String::new(),
-            };
-            Lost {
-                message: format!("{} {what}{within}", describe_short(e, 0, "did not finish")),
+/// What a rank other than 0 knows of a stop while it waits for rank 0.
+struct Stop<'a> {
+    /// The run's stop flag (a signal to this process, or rank 0's relay).
+    flag: Option<&'static AtomicBool>,
+    /// Rank 0 said it is stopping: it will answer, however long its gathering takes.
+    root_stopping: &'a mut bool,
+}
+
+/// A rank's wait for rank 0's answer of a step. Once this rank is stopped, a rank 0 that has
+/// not said it is stopping too gets [`SILENT_ROOT`] to say so; a silent one (stopped, hung)
+/// is given up on then, not at `--rank-timeout`.
+fn wait_answer(t: &mut dyn Transport, what: &str, timeout: Duration, stop: Stop) -> Result<Vec<u8>, Lost> {
+    let deadline = Instant::now() + timeout + ROOT_GRACE;
+    let mut stopped_at: Option<Instant> = None;
+    let got = loop {
+        match t.recv(0, TAG_ROUND, deadline.min(Instant::now() + RELAY_STEP)) {
+            Err(RecvError::Timeout) if Instant::now() < deadline => {
+                if !stop.flag.is_some_and(|f| f.load(Ordering::Relaxed)) || *stop.root_stopping {
+                    continue;
+                }
+                let now = Instant::now();
+                while t.recv(0, TAG_STOP, now).is_ok() {
+                    *stop.root_stopping = true;
+                }
+                let since = *stopped_at.get_or_insert(now);
+                if !*stop.root_stopping && since.elapsed() >= SILENT_ROOT {
+                    return Err(Lost {
+                        message: format!(
+                            "rank 0 did not answer {what} within {} of the stop signal (stopped or hung?): this rank stops",
+                            humantime::format_duration(SILENT_ROOT)
+                        ),
+                    });
+                }
             }
-        })
+            got => break got,
+        }
+    };
+    got.map_err(|e| {
+        // Only a wait that ran out is about the timeout.
+        let within = match e {
+            RecvError::Timeout => format!(
+                " within {} (--rank-timeout)",
+                humantime::format_duration(timeout + ROOT_GRACE)
+            ),
+            _ => String::new(),
+        };
+        Lost {
+            message: format!("{} {what}{within}", describe_short(e, 0, "did not finish")),
+        }
+    })
 }
 
 /// Rank 0's answer of a collective step, to every other rank.
@@ -731,6 +806,27 @@ fn member_record(r: usize, bytes: &[u8]) -> Result<Member, String> {
     }
 }
 
+/// What starts rank 0's refusal of a run at join: the reason follows.
+const REFUSED: &[u8] = b"dfsbench refused: ";
+
+/// Rank 0 cannot run with these ranks (one runs another version): tell every rank why, at
+/// once, so that none waits for --rank-timeout to learn it.
+fn refuse_all(t: &mut dyn Transport, size: usize, why: &str) {
+    let message = [REFUSED, why.as_bytes()].concat();
+    for r in 1..size {
+        // A rank that cannot be told ends at its timeout, as before.
+        let _ = t.send(r, TAG_SYNC, &message);
+    }
+}
+
+/// Rank 0's refusal, when `message` is one: its reason, as an error.
+fn refused(message: &[u8]) -> Result<(), String> {
+    match message.strip_prefix(REFUSED) {
+        Some(why) => Err(String::from_utf8_lossy(why).into_owned()),
+        None => Ok(()),
+    }
+}
+
 /// How this process was started: how many ranks an MPI launcher (mpirun, srun) says the job
 /// has, when it was started by one.
 pub fn launcher_size() -> Option<usize> {
@@ -776,6 +872,63 @@ mod tests {
         g.members[1].version.clear();
         let e = g.decode::<Member>(1, "x", b"[]").unwrap_err().to_string();
         assert!(e.contains("dfsbench an unknown version"), "{e}");
+    }
+
+    /// Messages rank 0 sent: (to, tag, bytes).
+    type Sent = std::rc::Rc<std::cell::RefCell<Vec<(usize, u8, Vec<u8>)>>>;
+
+    /// Rank 0 of a run of `size` whose rank 1 answers with `record`.
+    struct ScriptedRoot {
+        size: usize,
+        record: Vec<u8>,
+        sent: Sent,
+    }
+
+    impl Transport for ScriptedRoot {
+        fn rank(&self) -> usize {
+            0
+        }
+        fn size(&self) -> usize {
+            self.size
+        }
+        fn kind(&self) -> &'static str {
+            "procs"
+        }
+        fn send(&mut self, to: usize, tag: u8, data: &[u8]) -> Result<(), String> {
+            self.sent.borrow_mut().push((to, tag, data.to_vec()));
+            Ok(())
+        }
+        fn recv(&mut self, from: usize, _tag: u8, _deadline: Instant) -> Result<Vec<u8>, RecvError> {
+            assert_eq!(from, 1, "rank 0 stops at rank 1's record");
+            Ok(self.record.clone())
+        }
+        fn abort(&mut self, code: i32) -> ! {
+            panic!("abort {code}")
+        }
+    }
+
+    /// A rank of another version is refused at join, and every rank is told why at once.
+    #[test]
+    fn a_rank_of_another_version_is_refused_to_every_rank_at_once() {
+        let sent = Sent::default();
+        let root = ScriptedRoot {
+            size: 3,
+            record: br#"{"rank":1,"host":"h","pid":1,"version":"9.9.9"}"#.to_vec(),
+            sent: sent.clone(),
+        };
+        let e = Group::join(Box::new(root), Duration::from_secs(600))
+            .err()
+            .expect("refused")
+            .message;
+        let wanted = format!("rank 1 runs dfsbench 9.9.9, rank 0 runs {VERSION}: run the same dfsbench on every rank");
+        assert_eq!(e, wanted);
+        let told: Vec<usize> = sent
+            .borrow()
+            .iter()
+            .filter(|(_, tag, data)| *tag == TAG_SYNC && refused(data) == Err(wanted.clone()))
+            .map(|(to, _, _)| *to)
+            .collect();
+        assert_eq!(told, [1, 2], "every rank hears why, rank 2 before it was even started");
     }
 
     #[test]

@@ -6,8 +6,9 @@ use std::time::{Duration, Instant};
 
 use mpi::environment::Universe;
 use mpi::topology::{Communicator, SimpleCommunicator};
-use mpi::traits::{Destination, MatchedReceiveVec, Source};
+use mpi::traits::{Destination, Equivalence, MatchedReceiveVec, Source};
 
+use super::procs::MAX_FRAME;
 use super::{RecvError, Transport};
 
 pub struct Mpi {
@@ -58,6 +59,18 @@ impl Transport for Mpi {
         let mut pause = Duration::from_micros(20);
         loop {
             if let Some(probed) = peer.immediate_matched_probe_with_tag(i32::from(tag)) {
+                // The size before the bytes, as the --procs sockets check a frame's header:
+                // a rank of another program never makes this one allocate what it claims.
+                let len = u64::try_from(probed.1.count(u8::equivalent_datatype())).unwrap_or(u64::MAX);
+                if len > MAX_FRAME {
+                    // Never received: rsmpi asserts on dropping a matched message, and the
+                    // run ends with this error anyway.
+                    std::mem::forget(probed.0);
+                    return Err(RecvError::Garbled(format!(
+                        "sent a message of {len} bytes, more than the {} MiB limit",
+                        MAX_FRAME >> 20
+                    )));
+                }
                 let (data, _) = probed.matched_receive_vec::<u8>();
                 return Ok(data);
             }
