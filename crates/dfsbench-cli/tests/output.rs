@@ -210,3 +210,36 @@ fn output_directory_gets_run_id_file() {
     // Without -q, the only stderr line says where the result went.
     assert_eq!(r.stderr.trim(), format!("results: {}", file.display()));
 }
+
+/// A result that cannot go where `-o` says is kept in the temp directory, and the run fails
+/// (exit 1), so a script does not look for it where it is not.
+#[test]
+fn unwritable_output_path_fails_the_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("a-file");
+    std::fs::write(&file, "x").unwrap();
+    let out = file.join("result.json");
+    let r = std::process::Command::new(common::bin())
+        .args([
+            "run", "-t", "mem://", "-w", "meta", "-j", "1", "--files", "3", "-q", "-o",
+        ])
+        .arg(&out)
+        .env("TMPDIR", tmp.path())
+        .current_dir(tmp.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(r.status.code(), Some(1), "{stderr}");
+    let kept: Vec<_> = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.starts_with("dfsbench-result-"))
+        .collect();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    let last = stderr.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("dfsbench: the result is not where -o asked") && last.contains(&kept[0]),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "x");
+}

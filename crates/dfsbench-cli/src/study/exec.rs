@@ -252,7 +252,7 @@ fn run_here(config: &RunConfig, sys: &System, result: &Path, ctx: &Context) -> R
             Ok((rec, format!("failed: {e}")))
         }
         Ok(outcome) => {
-            let path = save(&outcome.result, result)?;
+            let path = save(&outcome.result, result)?.path;
             rec.result = Some(relative(&path, ctx.dir));
             Ok((rec, status_of(&outcome.result)))
         }
