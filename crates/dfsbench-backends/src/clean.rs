@@ -26,7 +26,7 @@ pub fn clean_run(arg: &str) -> Result<Cleaned, OpError> {
                 files,
             })
         }
-        Target::Mem { .. } => Err(OpError::new(
+        Target::Mem(_) => Err(OpError::new(
             "EINVAL",
             "mem:// lives inside the process that ran: nothing of it is left to clean",
         )),

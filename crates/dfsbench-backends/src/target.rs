@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use crate::dal::{DalStorage, NetOptions, Spec, SCHEMES};
-use crate::mem::MemStorage;
+use crate::mem::{MemOptions, MemStorage};
 use crate::posix::PosixStorage;
 use crate::{Capabilities, Capability, OpError};
 
@@ -12,8 +12,9 @@ use crate::{Capabilities, Capability, OpError};
 pub enum Target {
     /// A directory of a mounted file system: `file:///path` or a plain path.
     Posix(PathBuf),
-    /// The in-process store: `mem://`, with an injected per-call latency (`mem://?latency=2ms`).
-    Mem { latency: std::time::Duration },
+    /// The in-process store: `mem://`, with an injected per-call latency (`mem://?latency=2ms`)
+    /// and a capacity (`mem://?size=4g`).
+    Mem(MemOptions),
     /// An object store, HDFS or HTTP file service: `s3://`, `swift://`, `hdfs://`, ...
     Net(Box<Spec>),
 }
@@ -35,8 +36,8 @@ pub const BACKENDS: &[BackendInfo] = &[
     },
     BackendInfo {
         name: "mem",
-        uri: "mem:// or mem://?latency=2ms",
-        what: "in-process store: the tool's own ceiling, or a slow server with an injected latency",
+        uri: "mem://?size=4g",
+        what: "in-process store of a capacity (default half the free memory): the tool's own ceiling, or a slow server with ?latency=2ms",
         capabilities: crate::mem::CAPABILITIES,
     },
     BackendInfo {
@@ -116,11 +117,7 @@ impl Target {
     fn parse_uri(uri: &str, endpoints: &[String]) -> Result<Target, OpError> {
         let target = Self::parse_target(uri, endpoints)?;
         if !endpoints.is_empty() && !matches!(target, Target::Net(_)) {
-            let scheme = if matches!(target, Target::Mem { .. }) {
-                "mem"
-            } else {
-                ""
-            };
+            let scheme = if matches!(target, Target::Mem(_)) { "mem" } else { "" };
             return Err(crate::dal::refuse_endpoints(uri, scheme));
         }
         Ok(target)
@@ -146,9 +143,7 @@ impl Target {
             return Ok(Target::Posix(PathBuf::from(rest)));
         }
         if uri == "mem://" || uri == "mem:" || uri.starts_with("mem://") {
-            return Ok(Target::Mem {
-                latency: crate::mem::parse_mem_uri(uri)?,
-            });
+            return Ok(Target::Mem(crate::mem::parse_mem_uri(uri)?));
         }
         if let Some((scheme, _)) = uri.split_once("://").filter(|(s, _)| SCHEMES.contains(s)) {
             debug_assert!(SCHEMES.contains(&scheme));
@@ -172,7 +167,7 @@ impl Target {
     pub fn open_run(&self, uri: &str, run_name: &str, net: NetOptions) -> Result<AnyStorage, OpError> {
         Ok(match self {
             Target::Posix(path) => AnyStorage::Posix(PosixStorage::create_run(uri, path, run_name)?),
-            Target::Mem { latency } => AnyStorage::Mem(MemStorage::with_latency(uri, run_name, *latency)),
+            Target::Mem(options) => AnyStorage::Mem(MemStorage::with_options(uri, run_name, *options)),
             Target::Net(spec) => AnyStorage::Dal(DalStorage::create_run((**spec).clone(), run_name, net, false)?),
         })
     }
@@ -181,7 +176,7 @@ impl Target {
     pub fn join_run(&self, uri: &str, run_name: &str, net: NetOptions) -> Result<AnyStorage, OpError> {
         Ok(match self {
             Target::Posix(path) => AnyStorage::Posix(PosixStorage::join_run(uri, path, run_name)?),
-            Target::Mem { .. } => {
+            Target::Mem(_) => {
                 return Err(OpError::new(
                     "EINVAL",
                     "mem:// lives inside one process: runs of several processes need a shared target (a directory or an object store)",
@@ -227,11 +222,20 @@ mod tests {
     fn parses_targets() {
         assert_eq!(Target::parse("/tmp/x").unwrap(), Target::Posix("/tmp/x".into()));
         assert_eq!(Target::parse("file:///mnt/a").unwrap(), Target::Posix("/mnt/a".into()));
-        let mem = |ms| Target::Mem {
-            latency: std::time::Duration::from_millis(ms),
+        let mem = |ms, size| {
+            Target::Mem(MemOptions {
+                latency: std::time::Duration::from_millis(ms),
+                size,
+            })
         };
-        assert_eq!(Target::parse("mem://").unwrap(), mem(0));
-        assert_eq!(Target::parse("mem://?latency=2ms").unwrap(), mem(2));
+        assert_eq!(Target::parse("mem://").unwrap(), mem(0, None));
+        assert_eq!(Target::parse("mem://?latency=2ms").unwrap(), mem(2, None));
+        assert_eq!(
+            Target::parse("mem://?size=4g&latency=1ms").unwrap(),
+            mem(1, Some(4 << 30))
+        );
+        let e = Target::parse("mem://?size=lots").unwrap_err();
+        assert!(e.message.contains("mem:// size: invalid size 'lots'"), "{e}");
         assert!(Target::parse("mem://?lag=2ms")
             .unwrap_err()
             .message

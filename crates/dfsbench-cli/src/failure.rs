@@ -12,6 +12,21 @@ use dfsbench_core::session::StartError;
 use dfsbench_report::charts::RenderError;
 use dfsbench_report::input::InputError;
 
+/// The longest error line printed, in bytes: a message quoting a huge input (a value, a list of
+/// every refused option of a long file) is cut, so the terminal gets a line, not megabytes.
+const MAX_LINE: usize = 4096;
+
+/// The line `main` prints for an error: one line, passwords masked, at most [`MAX_LINE`]
+/// bytes, cut at a character boundary with a marker that says how much is left out.
+pub fn message_line(text: &str) -> String {
+    let line = redact(&dfsbench_backends::one_line(text));
+    if line.len() <= MAX_LINE {
+        return line;
+    }
+    let cut = (0..=MAX_LINE).rev().find(|&i| line.is_char_boundary(i)).unwrap_or(0);
+    format!("{} [... {} more bytes]", &line[..cut], line.len() - cut)
+}
+
 /// `--verbose`: errors shortened to one line are also printed in full.
 static VERBOSE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
@@ -76,5 +91,23 @@ impl Failure {
             Failure::Runtime(_) | Failure::Start(_) | Failure::Lab(_) => 1,
             Failure::Interrupted => 130,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_messages_are_cut_at_a_character() {
+        assert_eq!(message_line("short\nline"), "short\\nline");
+        let long = "é".repeat(MAX_LINE);
+        let line = message_line(&long);
+        assert!(
+            line.ends_with(&format!("[... {} more bytes]", MAX_LINE)),
+            "{}",
+            &line[MAX_LINE - 10..]
+        );
+        assert!(line.len() < MAX_LINE + 32);
     }
 }

@@ -21,7 +21,6 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser};
 
-use dfsbench_backends::redact::redact;
 use dfsbench_backends::{Capability, BACKENDS};
 
 use cli::{Cli, Command};
@@ -135,7 +134,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
         Err(e) => {
-            eprintln!("dfsbench: {}", redact(&one_line(&e)));
+            eprintln!("dfsbench: {}", failure::message_line(&one_line(&e)));
             return ExitCode::from(2);
         }
     };
@@ -148,7 +147,7 @@ fn main() -> ExitCode {
         Err(e) => {
             // The error's own line (`{}`, not anyhow's chain or backtrace). Messages quote
             // arguments; a URI's password must not reach the terminal.
-            eprintln!("dfsbench: {}", redact(&dfsbench_backends::one_line(&e.to_string())));
+            eprintln!("dfsbench: {}", failure::message_line(&e.to_string()));
             ExitCode::from(exit_code(&e))
         }
     }

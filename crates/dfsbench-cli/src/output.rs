@@ -31,13 +31,22 @@ pub fn check(out: Option<&Path>) -> Result<(), Failure> {
     }
 }
 
+/// Where a result was written: `fallback` when not where it was asked to go.
+pub struct Saved {
+    pub path: PathBuf,
+    pub fallback: bool,
+}
+
 /// Write the result; if the chosen place fails, keep it in the temp directory instead of
 /// losing it.
-pub fn save(result: &RunResult, path: &Path) -> Result<PathBuf, Failure> {
+pub fn save(result: &RunResult, path: &Path) -> Result<Saved, Failure> {
     let json = serde_json::to_string_pretty(result).expect("results serialize");
     let write = |p: &Path| write_output(p, json.as_bytes());
     match write(path) {
-        Ok(()) => Ok(path.to_path_buf()),
+        Ok(()) => Ok(Saved {
+            path: path.to_path_buf(),
+            fallback: false,
+        }),
         Err(e) => {
             let fallback = std::env::temp_dir().join(format!("dfsbench-result-{}.json", result.run_id));
             write(&fallback).map_err(|e2| {
@@ -52,7 +61,10 @@ pub fn save(result: &RunResult, path: &Path) -> Result<PathBuf, Failure> {
                 path.display(),
                 fallback.display()
             );
-            Ok(fallback)
+            Ok(Saved {
+                path: fallback,
+                fallback: true,
+            })
         }
     }
 }

@@ -202,23 +202,24 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
         Format::Csv => phases_csv(result),
     };
     // With `-o -` stdout carries the result JSON alone; what people read goes to stderr.
-    let path = if to_stdout {
+    let (path, misplaced) = if to_stdout {
         if a.format != Format::Json {
             eprint!("{human}");
         }
-        match print_result(result) {
+        let path = match print_result(result) {
             Ok(()) => "stdout".to_string(),
             // A closed pipe must not lose the result.
             Err(e) => {
-                let p = save(result, &result_path(None, &result.run_id))?;
+                let p = save(result, &result_path(None, &result.run_id))?.path;
                 eprintln!("dfsbench: {e}; saved it to {} instead", p.display());
                 p.display().to_string()
             }
-        }
+        };
+        (path, false)
     } else {
-        let path = save(result, &result_path(a.out.as_deref(), &result.run_id))?;
+        let saved = save(result, &result_path(a.out.as_deref(), &result.run_id))?;
         crate::stdout::print(&human, "the result table")?;
-        path.display().to_string()
+        (saved.path.display().to_string(), saved.fallback)
     };
     if !a.quiet && !to_stdout {
         eprintln!("results: {path}");
@@ -236,6 +237,10 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
     }
     let errors: u64 = result.phases.iter().map(|p| p.errors.total).sum();
     match outcome.status {
+        // A script must not take the result for where it asked it to be.
+        Status::Complete if misplaced => Err(Failure::runtime(format!(
+            "the result is not where -o asked but in {path} (see the warning above)"
+        ))),
         Status::Complete if errors == 0 => Ok(()),
         Status::Complete => Err(Failure::runtime(format!(
             "{errors} operations failed (see errors in {path})"

@@ -335,6 +335,87 @@ fn disk_full() {
     assert_eq!(std::fs::read_dir(fs.path()).unwrap().count(), 0);
 }
 
+/// mem:// has a capacity (`?size=`): writes beyond it fail with ENOSPC, counted as a full
+/// disk's, and the run ends as on one, with its result written.
+#[test]
+fn mem_store_full() {
+    // 2 x 40 x 64 KiB = 5 MiB into 1 MiB, stopped by --max-errors as on a full disk.
+    let args = [
+        "-w",
+        "files",
+        "-j",
+        "2",
+        "--files",
+        "40",
+        "--file-size",
+        "64k",
+        "--max-errors",
+        "5",
+    ];
+    let r = run("mem://?size=1m", &args);
+    assert_eq!(r.code, Some(RUNTIME), "{}", r.describe());
+    let lines = r.stderr_lines();
+    assert_eq!(lines.len(), 1, "one line on stderr: {}", r.stderr);
+    assert!(
+        lines[0].contains("ENOSPC") && lines[0].contains("mem://?size="),
+        "{}",
+        lines[0]
+    );
+    let doc = r.result();
+    validate(doc);
+    common::check_invariants(doc);
+    assert_eq!(doc["status"], "aborted");
+    assert_eq!(doc["target"]["details"]["capacity_bytes"], "1048576");
+    let write = &doc["phases"][0];
+    let enospc = u(&write["errors"]["by_kind"]["ENOSPC"]);
+    assert!(
+        (5..=6).contains(&enospc),
+        "{enospc} ENOSPC errors with --max-errors 5 and 2 workers"
+    );
+    assert!(
+        (10..16).contains(&u(&write["ops"])),
+        "the files that fitted: {}",
+        write["ops"]
+    );
+
+    // A time-based run goes on at the capacity to its end and completes, with the errors
+    // counted (exit 1, as with failed operations); the later phases read and delete the files.
+    let args = [
+        "-w",
+        "files",
+        "-j",
+        "2",
+        "--file-size",
+        "64k",
+        "--duration",
+        "2s",
+        "--max-errors",
+        "0",
+    ];
+    let r = run("mem://?size=1m", &args);
+    assert_eq!(r.code, Some(RUNTIME), "{}", r.describe());
+    assert!(r.stderr_lines()[0].contains("operations failed"), "{}", r.stderr);
+    let doc = r.result();
+    validate(doc);
+    assert_eq!(doc["status"], "complete");
+    let write = &doc["phases"][0];
+    assert!(u(&write["errors"]["by_kind"]["ENOSPC"]) > 0, "{}", write["errors"]);
+    assert_eq!(u(&write["errors"]["by_kind"]["ENOSPC"]), u(&write["errors"]["total"]));
+    assert!(
+        u(&write["bytes"]) <= 1 << 20,
+        "{} bytes written into 1 MiB",
+        write["bytes"]
+    );
+    assert!(write["errors"]["samples"].as_array().unwrap().len() <= 100);
+    for p in &doc["phases"].as_array().unwrap()[1..] {
+        assert_eq!(u(&p["errors"]["total"]), 0, "{}: {}", p["label"], p["errors"]);
+    }
+
+    // A size that is none is refused in one line.
+    let r = run("mem://?size=lots", &["-w", "meta"]);
+    assert_one_line(&r, RUNTIME, &["mem:// size: invalid size 'lots'", "mem://?size=4g"]);
+}
+
 /// Hangs fail the test instead of hanging it: a run is killed after this long (a generous
 /// bound for a loaded machine; every case below ends in milliseconds when it works).
 const HANG: &str = "120";

@@ -210,3 +210,73 @@ fn output_directory_gets_run_id_file() {
     // Without -q, the only stderr line says where the result went.
     assert_eq!(r.stderr.trim(), format!("results: {}", file.display()));
 }
+
+/// A result that cannot go where `-o` says is kept in the temp directory, and the run fails
+/// (exit 1), so a script does not look for it where it is not. The directory refuses the
+/// write (read-only for the user; root runs the command as nobody).
+#[test]
+fn unwritable_output_path_fails_the_run() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let locked = tmp.path().join("locked");
+    std::fs::create_dir(&locked).unwrap();
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o555)).unwrap();
+    let mut cmd = if common::is_root() {
+        let mut c = std::process::Command::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups", common::bin()]);
+        c
+    } else {
+        std::process::Command::new(common::bin())
+    };
+    let r = cmd
+        .args([
+            "run", "-t", "mem://", "-w", "meta", "-j", "1", "--files", "3", "-q", "-o",
+        ])
+        .arg(locked.join("result.json"))
+        .env("TMPDIR", tmp.path())
+        .current_dir(tmp.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(r.status.code(), Some(1), "{stderr}");
+    let kept: Vec<_> = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.starts_with("dfsbench-result-"))
+        .collect();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    let last = stderr.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("dfsbench: the result is not where -o asked") && last.contains(&kept[0]),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read_dir(&locked).unwrap().count(), 0);
+}
+
+/// An output path that cannot be a file (under a file) is refused before the run, in one line.
+#[test]
+fn an_impossible_output_path_is_refused_before_the_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("a-file");
+    std::fs::write(&file, "x").unwrap();
+    let r = common::dfsbench(&[
+        "run",
+        "-t",
+        "mem://",
+        "-w",
+        "meta",
+        "--files",
+        "3",
+        "-o",
+        file.join("result.json").to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, Some(2), "{}", r.describe());
+    assert_eq!(r.stderr_lines().len(), 1, "{}", r.describe());
+    assert!(
+        r.stderr.contains("Not a directory") && r.stdout.is_empty(),
+        "{}",
+        r.describe()
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "x");
+}

@@ -1,12 +1,11 @@
-//! A password in a target URI never leaves the process: every output of a run, a report, a
-//! comparison and a study made with one is searched for it.
+//! A password in a target URI never leaves the process: a target with credentials is refused
+//! without quoting them, and other messages that quote a target mask its passwords.
 
 mod common;
 
 use std::path::Path;
 use std::process::Command;
 
-use common::lab::lab_test;
 use common::{bin, dfsbench};
 
 const SECRET: &str = "Hunter2Secret";
@@ -44,81 +43,38 @@ fn checked(env: &std::collections::BTreeMap<String, String>, dir: &Path, args: &
     (out.status.code(), text)
 }
 
+/// A target with credentials in it is refused before anything runs (they would be dropped, or
+/// taken for a bucket), and the refusal quotes no password: by run and by study.
 #[test]
-fn a_password_in_the_target_reaches_no_output() {
-    lab_test("minio", |s| {
-        let endpoint = s.var("DFSBENCH_S3_ENDPOINT");
-        let bucket = s.var("DFSBENCH_S3_BUCKET");
-        let key = s.var("AWS_ACCESS_KEY_ID");
-        // The password in the URI is not used (credentials come from the environment), but
-        // people write it there.
-        let target = format!("s3://{key}:{SECRET}@{bucket}/secrets?endpoint={endpoint}");
-        let scratch = tempfile::tempdir().unwrap();
-        let dir = scratch.path();
-        let run = |out: &str, extra: &[&str]| {
-            let mut args = vec![
-                "run",
-                "-t",
-                &target,
-                "-w",
-                "files",
-                "--files",
-                "5",
-                "--file-size",
-                "4k",
-                "-j",
-                "2",
-                "-o",
-                out,
-            ];
-            args.extend(extra);
-            let (code, text) = checked(&s.env, dir, &args);
-            assert_eq!(code, Some(0), "{text}");
-        };
-        run("a.json", &[]);
-        run("b.json", &["--procs", "2"]);
-        for format in ["html", "md", "csv", "json"] {
-            let out = format!("report.{format}");
-            let (code, text) = checked(
-                &s.env,
-                dir,
-                &["report", "a.json", "b.json", "--format", format, "-o", &out],
-            );
-            assert_eq!(code, Some(0), "{text}");
-        }
-        for format in ["table", "md", "json"] {
-            let (code, text) = checked(&s.env, dir, &["compare", "a.json", "b.json", "--format", format]);
-            assert_eq!(code, Some(0), "{text}");
-        }
+fn a_password_in_the_target_is_refused_unquoted() {
+    let scratch = tempfile::tempdir().unwrap();
+    let env = std::collections::BTreeMap::new();
+    for target in [
+        format!("s3://key:{SECRET}@bucket/p?endpoint=http://127.0.0.1:9"),
+        format!("s3://user:{SECRET}@127.0.0.1:9/bucket"),
+        format!("s3://bucket/p?endpoint=http://u:{SECRET}@127.0.0.1:9"),
+    ] {
+        let run = ["run", "-t", &target, "-w", "meta", "--files", "1"];
         let study_target = format!("s3={target}");
-        let (code, text) = checked(
-            &s.env,
-            dir,
-            &[
-                "study",
-                "size-sweep",
-                "-t",
-                &study_target,
-                "--scale",
-                "0.001",
-                "--points",
-                "metadata*",
-                "--out",
-                "study",
-            ],
-        );
-        assert_eq!(code, Some(0), "{text}");
-        let written = files(dir);
-        for must in ["a.json", "b.json", "report.html", "study.json", "tables.md"] {
-            assert!(
-                written.iter().any(|(p, _)| p.ends_with(must)),
-                "{must} was written: {written:?}"
-            );
+        let study = [
+            "study",
+            "size-sweep",
+            "-t",
+            &study_target,
+            "--scale",
+            "0.001",
+            "--out",
+            "study",
+        ];
+        for args in [&run[..], &study[..]] {
+            let (code, text) = checked(&env, scratch.path(), args);
+            assert_ne!(code, Some(0), "{args:?}: {text}");
+            assert!(text.contains("credentials do not go in"), "{args:?}: {text}");
         }
-        for (path, text) in written {
-            assert!(!text.contains(SECRET), "{path} holds the secret");
-        }
-    });
+    }
+    for (path, text) in files(scratch.path()) {
+        assert!(!text.contains(SECRET), "{path} holds the secret");
+    }
 }
 
 /// Error messages quote the target masked, also a password nested in the endpoint option,
@@ -126,10 +82,7 @@ fn a_password_in_the_target_reaches_no_output() {
 #[test]
 fn error_messages_mask_passwords() {
     for target in [
-        format!("s3://k:{SECRET}@bucket/p?colour=1"),
-        format!("s3://bucket/p?endpoint=http://u:{SECRET}@127.0.0.1:9&colour=1"),
         format!("s3://bucket/p?endpoint=http%3A%2F%2Fu%3A{SECRET}%40127.0.0.1%3A9&colour=1"),
-        format!("webdav://user:{SECRET}@127.0.0.1:99999/x"),
         format!("nosuch://user:{SECRET}@host/x"),
     ] {
         let r = dfsbench(&["run", "-t", &target, "-w", "meta", "--files", "1"]);

@@ -780,6 +780,37 @@ fn ior_easy_reads_the_files_it_wrote() {
     );
 }
 
+/// A write cut short by a duration may leave blocks unwritten, so later reads get the file laid
+/// out first, from the job's shared data (this combination used to panic without it): on
+/// flags and with workloads/ior-easy.toml.
+#[test]
+fn timed_write_then_read_lays_the_file_out() {
+    let args = [
+        "-w",
+        "io",
+        "--rw",
+        "write",
+        "--then",
+        "read",
+        "--size",
+        "1m",
+        "-j",
+        "1",
+        "--duration",
+        "1s",
+    ];
+    let r = run_ok(&Target::Mem, &args);
+    assert_eq!(names(&r), ["layout", "write", "read"]);
+    assert!(u(&phase(&r, "read")["ops"]) > 0);
+
+    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/../../workloads/ior-easy.toml");
+    let mut cmd = std::process::Command::new(common::bin());
+    cmd.envs([("SIZE", "256k"), ("BS", "64k"), ("WORKERS", "2")]);
+    let args = [file, "--duration", "1s"];
+    let r = expect_ok(&Target::Mem, &args, common::run_with(cmd, &Target::Mem.uri(), &args));
+    assert_eq!(names(&r), ["layout", "write", "read"]);
+}
+
 /// A variable a workload file needs and nobody set is one line naming it, and exit 2;
 /// `${NAME:-default}` takes the default.
 #[test]

@@ -812,7 +812,8 @@ fn expand_toml(text: &str) -> Result<String, (usize, crate::vars::VarError)> {
     let mut out = String::with_capacity(text.len());
     for (i, line) in text.split_inclusive('\n').enumerate() {
         let (code, comment) = line.split_at(comment_start(line));
-        out += &crate::vars::expand(code, true, crate::vars::env).map_err(|e| (i + 1, e))?;
+        let room = crate::vars::MAX_EXPANDED.saturating_sub(out.len());
+        out += &crate::vars::expand(code, true, room, crate::vars::env).map_err(|e| (i + 1, e))?;
         out += comment;
     }
     Ok(out)

@@ -1,6 +1,7 @@
 //! fio job files (`dfsbench run job.fio`): fio's INI format read into a [`WorkloadFile`] of io
 //! jobs, for the options whose meaning dfsbench has. Every other option is named, with its
-//! section and line, in one error: a job file never runs as something it does not say.
+//! section and line, in one error (the first 50, then how many more): a job file never runs as
+//! something it does not say.
 //!
 //! As in fio: `[global]` sections set defaults for the jobs after them, `;` and `#` start
 //! comments, an option without `=` is a flag, `${VAR}` takes the environment's value (an unset
@@ -31,7 +32,7 @@ pub fn is_job_file(name: &str, text: &str) -> bool {
 }
 
 /// One `key[=value]` line.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 struct Opt {
     /// The section it is written in (`global` for defaults).
     section: String,
@@ -64,6 +65,9 @@ struct Refused {
     why: Option<String>,
 }
 
+/// The most refused options one error names: a line, not a listing of a generated file.
+const MAX_LISTED: usize = 50;
+
 /// Read fio job file `name`; `lookup` gives the variables' values.
 pub fn parse(name: &str, text: &str, lookup: impl Fn(&str) -> Option<String>) -> Result<WorkloadFile, ConfigError> {
     let file_error = |line: usize, message: String| ConfigError::File {
@@ -74,15 +78,23 @@ pub fn parse(name: &str, text: &str, lookup: impl Fn(&str) -> Option<String>) ->
     let sections = sections(text, &lookup).map_err(|(line, m)| file_error(line, m))?;
     let mut refused = Vec::new();
     let mut file = WorkloadFile::default();
-    let mut global: Vec<Opt> = Vec::new();
+    // [global] options are applied once, to the defaults every later job starts from: a file of
+    // many sections is read in linear time.
+    let mut defaults = Job::default();
     let mut jobs = 0;
     for s in &sections {
         if s.name == "global" {
-            global.extend(s.opts.iter().cloned());
+            for o in &s.opts {
+                defaults.apply(o, &mut file, &mut refused);
+            }
             continue;
         }
-        let opts: Vec<&Opt> = global.iter().chain(&s.opts).collect();
-        let job = Job::read(s, &opts, &mut file, &mut refused);
+        let mut job = defaults.clone();
+        job.spec.settings.name.get_or_insert_with(|| s.name.clone());
+        for o in &s.opts {
+            job.apply(o, &mut file, &mut refused);
+        }
+        let job = job.finish(s, &mut refused);
         if jobs > 0 && !job.stonewall {
             refused.push(Refused {
                 section: s.name.clone(),
@@ -95,16 +107,21 @@ pub fn parse(name: &str, text: &str, lookup: impl Fn(&str) -> Option<String>) ->
         file.jobs.push(job.spec);
     }
     if !refused.is_empty() {
-        // A [global] option is refused once, not once per job that inherits it.
+        // A [global] option a job's own check refuses (time_based without runtime) is named
+        // once, not once per job that inherits it.
         refused.sort_by_key(|r| r.line);
         refused.dedup_by(|a, b| a.line == b.line && a.why == b.why);
-        let list: Vec<String> = refused
+        let mut list: Vec<String> = refused
             .iter()
+            .take(MAX_LISTED)
             .map(|r| {
                 let why = r.why.as_deref().map(|w| format!(" ({w})")).unwrap_or_default();
                 format!("[{}] line {} `{}`{why}", r.section, r.line, r.shown)
             })
             .collect();
+        if refused.len() > MAX_LISTED {
+            list.push(format!("and {} more", refused.len() - MAX_LISTED));
+        }
         return Err(ConfigError::File {
             file: dfsbench_backends::one_line(name),
             line: None,
@@ -127,6 +144,7 @@ pub fn parse(name: &str, text: &str, lookup: impl Fn(&str) -> Option<String>) ->
 /// and the message.
 fn sections(text: &str, lookup: &impl Fn(&str) -> Option<String>) -> Result<Vec<Section>, (usize, String)> {
     let mut out: Vec<Section> = Vec::new();
+    let mut expanded = 0;
     for (i, raw) in text.lines().enumerate() {
         let line = i + 1;
         // fio cuts a line at its first `;` or `#`, wherever it is.
@@ -153,9 +171,13 @@ fn sections(text: &str, lookup: &impl Fn(&str) -> Option<String>) -> Result<Vec<
                 format!("`{body}` is outside a section: put it under [global] or a job's [name]"),
             ));
         };
-        let expand = |t: &str| vars::expand(t, false, lookup).map_err(|e| (line, e.to_string()));
         let (key, value) = match body.split_once('=') {
-            Some((k, v)) => (k.trim(), Some(expand(v.trim())?)),
+            Some((k, v)) => {
+                let room = vars::MAX_EXPANDED.saturating_sub(expanded);
+                let v = vars::expand(v.trim(), false, room, lookup).map_err(|e| (line, e.to_string()))?;
+                expanded += v.len();
+                (k.trim(), Some(v))
+            }
             None => (body, None),
         };
         section.opts.push(Opt {
@@ -168,179 +190,207 @@ fn sections(text: &str, lookup: &impl Fn(&str) -> Option<String>) -> Result<Vec<
     Ok(out)
 }
 
-/// A job section read into a dfsbench io job.
-struct Job {
+/// A job section read into a dfsbench io job: fio's defaults, then its [global] options and its
+/// own, one at a time.
+#[derive(Clone)]
+struct Job<'a> {
+    spec: JobSpec,
+    stonewall: bool,
+    workers: usize,
+    time_based: Option<&'a Opt>,
+    runtime: Option<&'a Opt>,
+    filename: Option<&'a Opt>,
+    size: Option<&'a Opt>,
+}
+
+impl Default for Job<'_> {
+    /// fio's defaults where dfsbench's differ: one clone, the psync engine.
+    fn default() -> Self {
+        let mut spec = JobSpec::default();
+        spec.settings.workload = Some("io".into());
+        spec.settings.workers = Some(1);
+        spec.workloads.io.ioengine = Some("psync".into());
+        Job {
+            spec,
+            stonewall: false,
+            workers: 1,
+            time_based: None,
+            runtime: None,
+            filename: None,
+            size: None,
+        }
+    }
+}
+
+/// A job read whole.
+struct ReadJob {
     spec: JobSpec,
     stonewall: bool,
 }
 
-impl Job {
-    fn read(s: &Section, opts: &[&Opt], file: &mut WorkloadFile, refused: &mut Vec<Refused>) -> Job {
-        let mut spec = JobSpec::new(&s.name, "io");
-        // fio's defaults where dfsbench's differ: one clone, the psync engine.
-        spec.settings.workers = Some(1);
-        spec.workloads.io.ioengine = Some("psync".into());
-        let (mut stonewall, mut time_based) = (false, None::<&Opt>);
-        let (mut runtime, mut filename, mut size) = (None::<&Opt>, None::<&Opt>, None::<&Opt>);
-        let mut workers = 1;
-        for o in opts {
-            let mut refuse = |why: Option<String>| {
-                refused.push(Refused {
-                    section: o.section.clone(),
-                    line: o.line,
-                    shown: o.shown(),
-                    why,
-                })
-            };
-            let v = o.value.as_deref();
-            match (o.key.as_str(), v) {
-                ("name", Some(n)) => spec.settings.name = Some(n.to_string()),
-                ("description" | "group_reporting" | "new_group" | "thread", _) => {}
-                ("stonewall" | "wait_for_previous", _) => match flag(v) {
-                    Some(b) => stonewall = b,
-                    None => refuse(Some("give 0 or 1".into())),
-                },
-                ("rw" | "readwrite", Some(rw)) => match rw {
-                    "read" | "write" | "randread" | "randwrite" | "randrw" => spec.workloads.io.rw = Some(rw.into()),
-                    "rw" | "readwrite" => spec.workloads.io.rw = Some("readwrite".into()),
-                    _ => refuse(Some(
-                        "dfsbench has read, write, randread, randwrite, rw and randrw, without modifiers".into(),
-                    )),
-                },
-                ("bs" | "blocksize", Some(bs)) => match bytes_pair(bs) {
-                    Ok(b) => spec.shared.bs = Some(b.to_string()),
-                    Err(why) => refuse(Some(why)),
-                },
-                ("bsrange" | "blocksize_range", Some(r)) => match bytes_range(r) {
-                    Ok(b) => spec.shared.bs = Some(b.to_string()),
-                    Err(why) => refuse(Some(why)),
-                },
-                ("size", Some(t)) => match size_bytes(t) {
-                    Ok(b) => {
-                        spec.workloads.io.size = Some(b.to_string());
-                        size = Some(o);
-                    }
-                    Err(why) => refuse(Some(why)),
-                },
-                ("numjobs", Some(n)) => match n.parse::<usize>() {
-                    Ok(n) if n > 0 => {
-                        spec.settings.workers = Some(n);
-                        workers = n;
-                    }
-                    _ => refuse(Some("give a number of clones, 1 or more".into())),
-                },
-                ("iodepth", Some(n)) => match n.parse() {
-                    Ok(n) => spec.workloads.io.iodepth = Some(n),
-                    Err(_) => refuse(Some("give a queue depth".into())),
-                },
-                ("rwmixread" | "rwmixwrite", Some(p)) => match percentage(p) {
-                    Some(p) => {
-                        let read = if o.key == "rwmixread" { p } else { 100 - p };
-                        spec.workloads.io.rwmixread = Some(read);
-                    }
-                    None => refuse(Some("give a percentage".into())),
-                },
-                ("direct" | "buffered", _) => match flag(v) {
-                    Some(b) => spec.shared.direct = Some(b == (o.key == "direct")),
-                    None => refuse(Some("give 0 or 1".into())),
-                },
-                ("pre_read", _) => match flag(v) {
-                    Some(b) => spec.workloads.io.pre_read = Some(b),
-                    None => refuse(Some("give 0 or 1".into())),
-                },
-                ("end_fsync" | "fsync_on_close", _) => match flag(v) {
-                    Some(b) => spec.shared.fsync = Some(b),
-                    None => refuse(Some("give 0 or 1".into())),
-                },
-                ("ioengine", Some(e)) => match e {
-                    "psync" | "sync" | "pvsync" => spec.workloads.io.ioengine = Some("psync".into()),
-                    "io_uring" | "libaio" => spec.workloads.io.ioengine = Some(e.to_string()),
-                    _ => refuse(Some("dfsbench's engines are psync/sync, io_uring and libaio".into())),
-                },
-                ("time_based", _) => match flag(v) {
-                    Some(true) => time_based = Some(o),
-                    Some(false) => time_based = None,
-                    None => refuse(Some("give 0 or 1".into())),
-                },
-                ("runtime" | "timeout", Some(t)) => match parse_duration(t) {
-                    Ok(_) => {
-                        spec.settings.duration = Some(t.to_string());
-                        runtime = Some(o);
-                    }
-                    Err(e) => refuse(Some(e)),
-                },
-                ("ramp_time", Some(t)) => match parse_duration(t) {
-                    Ok(_) => spec.settings.ramp = Some(t.to_string()),
-                    Err(e) => refuse(Some(e)),
-                },
-                ("filename", Some(f)) => {
-                    if f.contains(['/', ':']) {
-                        refuse(Some("a path or several files: dfsbench works in a fresh directory of the target (-t, directory)".into()));
-                    } else {
-                        spec.workloads.io.filename = Some(f.to_string());
-                        filename = Some(o);
-                    }
+impl<'a> Job<'a> {
+    /// Apply option `o`, or say in `refused` why it cannot be.
+    fn apply(&mut self, o: &'a Opt, file: &mut WorkloadFile, refused: &mut Vec<Refused>) {
+        let mut refuse = |why: Option<String>| {
+            refused.push(Refused {
+                section: o.section.clone(),
+                line: o.line,
+                shown: o.shown(),
+                why,
+            })
+        };
+        let v = o.value.as_deref();
+        match (o.key.as_str(), v) {
+            ("name", Some(n)) => self.spec.settings.name = Some(n.to_string()),
+            ("description" | "group_reporting" | "new_group" | "thread", _) => {}
+            ("stonewall" | "wait_for_previous", _) => match flag(v) {
+                Some(b) => self.stonewall = b,
+                None => refuse(Some("give 0 or 1".into())),
+            },
+            ("rw" | "readwrite", Some(rw)) => match rw {
+                "read" | "write" | "randread" | "randwrite" | "randrw" => self.spec.workloads.io.rw = Some(rw.into()),
+                "rw" | "readwrite" => self.spec.workloads.io.rw = Some("readwrite".into()),
+                _ => refuse(Some(
+                    "dfsbench has read, write, randread, randwrite, rw and randrw, without modifiers".into(),
+                )),
+            },
+            ("bs" | "blocksize", Some(bs)) => match bytes_pair(bs) {
+                Ok(b) => self.spec.shared.bs = Some(b.to_string()),
+                Err(why) => refuse(Some(why)),
+            },
+            ("bsrange" | "blocksize_range", Some(r)) => match bytes_range(r) {
+                Ok(b) => self.spec.shared.bs = Some(b.to_string()),
+                Err(why) => refuse(Some(why)),
+            },
+            ("size", Some(t)) => match size_bytes(t) {
+                Ok(b) => {
+                    self.spec.workloads.io.size = Some(b.to_string());
+                    self.size = Some(o);
                 }
-                ("directory", Some(d)) => {
-                    if d.contains(':') {
-                        refuse(Some("one directory only".into()));
-                    } else if file.target.as_deref().is_some_and(|t| t != d) {
-                        refuse(Some(
-                            "another directory than an earlier job's: dfsbench runs in one target".into(),
-                        ));
-                    } else {
-                        file.target = Some(d.to_string());
-                    }
+                Err(why) => refuse(Some(why)),
+            },
+            ("numjobs", Some(n)) => match n.parse::<usize>() {
+                Ok(n) if n > 0 => {
+                    self.spec.settings.workers = Some(n);
+                    self.workers = n;
                 }
-                ("buffer_compress_percentage", Some(p)) => match percentage(p) {
-                    Some(p) => spec.shared.compress_percentage = Some(p),
-                    None => refuse(Some("give a percentage, 0-100".into())),
-                },
-                ("buffer_compress_chunk", Some(c)) => {
-                    if size_bytes(c) != Ok(512) {
-                        refuse(Some("dfsbench makes data compressible in segments of 512 bytes, fio's default chunk: give 512 or leave it out".into()));
-                    }
+                _ => refuse(Some("give a number of clones, 1 or more".into())),
+            },
+            ("iodepth", Some(n)) => match n.parse() {
+                Ok(n) => self.spec.workloads.io.iodepth = Some(n),
+                Err(_) => refuse(Some("give a queue depth".into())),
+            },
+            ("rwmixread" | "rwmixwrite", Some(p)) => match percentage(p) {
+                Some(p) => {
+                    let read = if o.key == "rwmixread" { p } else { 100 - p };
+                    self.spec.workloads.io.rwmixread = Some(read);
                 }
-                ("dedupe_percentage", Some(p)) => match percentage(p) {
-                    Some(p) => spec.shared.dedupe_percentage = Some(p),
-                    None => refuse(Some("give a percentage, 0-100".into())),
-                },
-                // New random bytes for every block: dfsbench's generated data, with no zeros and
-                // no copies unless the job asks for them.
-                ("refill_buffers", _) => match flag(v) {
-                    Some(true) => {
-                        spec.shared.dedupe_percentage.get_or_insert(0);
-                    }
-                    Some(false) => {}
-                    None => refuse(Some("give 0 or 1".into())),
-                },
-                // 0 is dfsbench's default: one buffer of random bytes, repeated.
-                ("scramble_buffers", _) => match flag(v) {
-                    Some(false) => {}
-                    Some(true) => refuse(Some(
-                        "dfsbench does not scramble a repeated buffer: set 0 (one random buffer, repeated) or use refill_buffers (new random bytes every block)".into(),
-                    )),
-                    None => refuse(Some("give 0 or 1".into())),
-                },
-                ("random_distribution", Some(d)) => match Access::parse(d) {
-                    Ok(_) => spec.shared.random_distribution = Some(d.to_string()),
-                    Err(e) => refuse(Some(e.to_string())),
-                },
-                ("invalidate", _) => match (flag(v), file.run.invalidate) {
-                    (Some(b), Some(was)) if b != was => refuse(Some(
-                        "differs from an earlier job's: dfsbench invalidates for the whole run".into(),
-                    )),
-                    (Some(b), _) => {
-                        file.run = RunSpec {
-                            invalidate: Some(b),
-                            ..std::mem::take(&mut file.run)
-                        }
-                    }
-                    (None, _) => refuse(Some("give 0 or 1".into())),
-                },
-                _ => refuse(None),
+                None => refuse(Some("give a percentage".into())),
+            },
+            ("direct" | "buffered", _) => match flag(v) {
+                Some(b) => self.spec.shared.direct = Some(b == (o.key == "direct")),
+                None => refuse(Some("give 0 or 1".into())),
+            },
+            ("pre_read", _) => match flag(v) {
+                Some(b) => self.spec.workloads.io.pre_read = Some(b),
+                None => refuse(Some("give 0 or 1".into())),
+            },
+            ("end_fsync" | "fsync_on_close", _) => match flag(v) {
+                Some(b) => self.spec.shared.fsync = Some(b),
+                None => refuse(Some("give 0 or 1".into())),
+            },
+            ("ioengine", Some(e)) => match e {
+                "psync" | "sync" | "pvsync" => self.spec.workloads.io.ioengine = Some("psync".into()),
+                "io_uring" | "libaio" => self.spec.workloads.io.ioengine = Some(e.to_string()),
+                _ => refuse(Some("dfsbench's engines are psync/sync, io_uring and libaio".into())),
+            },
+            ("time_based", _) => match flag(v) {
+                Some(true) => self.time_based = Some(o),
+                Some(false) => self.time_based = None,
+                None => refuse(Some("give 0 or 1".into())),
+            },
+            ("runtime" | "timeout", Some(t)) => match parse_duration(t) {
+                Ok(_) => {
+                    self.spec.settings.duration = Some(t.to_string());
+                    self.runtime = Some(o);
+                }
+                Err(e) => refuse(Some(e)),
+            },
+            ("ramp_time", Some(t)) => match parse_duration(t) {
+                Ok(_) => self.spec.settings.ramp = Some(t.to_string()),
+                Err(e) => refuse(Some(e)),
+            },
+            ("filename", Some(f)) => {
+                if f.contains(['/', ':']) {
+                    refuse(Some("a path or several files: dfsbench works in a fresh directory of the target (-t, directory)".into()));
+                } else {
+                    self.spec.workloads.io.filename = Some(f.to_string());
+                    self.filename = Some(o);
+                }
             }
+            ("directory", Some(d)) => {
+                if d.contains(':') {
+                    refuse(Some("one directory only".into()));
+                } else if file.target.as_deref().is_some_and(|t| t != d) {
+                    refuse(Some(
+                        "another directory than an earlier job's: dfsbench runs in one target".into(),
+                    ));
+                } else {
+                    file.target = Some(d.to_string());
+                }
+            }
+            ("buffer_compress_percentage", Some(p)) => match percentage(p) {
+                Some(p) => self.spec.shared.compress_percentage = Some(p),
+                None => refuse(Some("give a percentage, 0-100".into())),
+            },
+            ("buffer_compress_chunk", Some(c)) => {
+                if size_bytes(c) != Ok(512) {
+                    refuse(Some("dfsbench makes data compressible in segments of 512 bytes, fio's default chunk: give 512 or leave it out".into()));
+                }
+            }
+            ("dedupe_percentage", Some(p)) => match percentage(p) {
+                Some(p) => self.spec.shared.dedupe_percentage = Some(p),
+                None => refuse(Some("give a percentage, 0-100".into())),
+            },
+            // New random bytes for every block: dfsbench's generated data, with no zeros and
+            // no copies unless the job asks for them.
+            ("refill_buffers", _) => match flag(v) {
+                Some(true) => {
+                    self.spec.shared.dedupe_percentage.get_or_insert(0);
+                }
+                Some(false) => {}
+                None => refuse(Some("give 0 or 1".into())),
+            },
+            // 0 is dfsbench's default: one buffer of random bytes, repeated.
+            ("scramble_buffers", _) => match flag(v) {
+                Some(false) => {}
+                Some(true) => refuse(Some(
+                    "dfsbench does not scramble a repeated buffer: set 0 (one random buffer, repeated) or use refill_buffers (new random bytes every block)".into(),
+                )),
+                None => refuse(Some("give 0 or 1".into())),
+            },
+            ("random_distribution", Some(d)) => match Access::parse(d) {
+                Ok(_) => self.spec.shared.random_distribution = Some(d.to_string()),
+                Err(e) => refuse(Some(e.to_string())),
+            },
+            ("invalidate", _) => match (flag(v), file.run.invalidate) {
+                (Some(b), Some(was)) if b != was => refuse(Some(
+                    "differs from an earlier job's: dfsbench invalidates for the whole run".into(),
+                )),
+                (Some(b), _) => {
+                    file.run = RunSpec {
+                        invalidate: Some(b),
+                        ..std::mem::take(&mut file.run)
+                    }
+                }
+                (None, _) => refuse(Some("give 0 or 1".into())),
+            },
+            _ => refuse(None),
         }
+    }
+
+    /// The job once all its options are applied: what holds only for options together.
+    fn finish(mut self, s: &Section, refused: &mut Vec<Refused>) -> ReadJob {
         let mut refuse = |o: &Opt, why: &str| {
             refused.push(Refused {
                 section: o.section.clone(),
@@ -349,16 +399,16 @@ impl Job {
                 why: Some(why.into()),
             })
         };
-        match (time_based, runtime) {
+        match (self.time_based, self.runtime) {
             (Some(o), None) => refuse(o, "time_based needs runtime"),
             // One pass over size, cut short at runtime.
-            (None, Some(_)) => spec.settings.time_based = Some(false),
+            (None, Some(_)) => self.spec.settings.time_based = Some(false),
             _ => {}
         }
-        if let Some(o) = filename.filter(|_| workers > 1) {
+        if let Some(o) = self.filename.filter(|_| self.workers > 1) {
             refuse(o, "numjobs clones sharing one file, each over all of it: dfsbench gives every worker its own file (remove filename)");
         }
-        if size.is_none() {
+        if self.size.is_none() {
             refused.push(Refused {
                 section: s.name.clone(),
                 line: s.line,
@@ -366,7 +416,10 @@ impl Job {
                 why: Some("no size: give size= (fio needs it for a regular file too)".into()),
             });
         }
-        Job { spec, stonewall }
+        ReadJob {
+            spec: self.spec,
+            stonewall: self.stonewall,
+        }
     }
 }
 
@@ -394,10 +447,11 @@ pub fn size_bytes(text: &str) -> Result<u64, String> {
     let bad = || format!("'{text}' is no byte count fio and dfsbench read alike: write 4096, 4k, 1m, 10g");
     let n: u64 = num.parse().map_err(|_| bad())?;
     let suffix = suffix.to_ascii_lowercase();
-    let (unit, rest) = match suffix.chars().next() {
-        None => return Ok(n),
-        Some(c) => (c, &suffix[1..]),
+    let mut chars = suffix.chars();
+    let Some(unit) = chars.next() else {
+        return Ok(n);
     };
+    let rest = chars.as_str();
     let power = match unit {
         'b' if rest.is_empty() => return Ok(n),
         'k' => 1,
@@ -455,6 +509,10 @@ mod tests {
         assert_eq!(size_bytes("2pb").unwrap(), 2 << 50);
         assert!(size_bytes("50%").is_err());
         assert!(size_bytes("1x").is_err());
+        // Suffixes are read by characters: a multi-byte one is refused, not sliced.
+        for odd in ["4ý", "4kÿ", "ý", "4\u{1F600}b"] {
+            assert!(size_bytes(odd).unwrap_err().contains(odd), "{odd}");
+        }
     }
 
     #[test]
@@ -554,6 +612,42 @@ mod tests {
         assert!(
             zoned.contains("[a] line 3 `random_distribution=zoned:50/5:50/95`") && zoned.contains("zipf:THETA"),
             "{zoned}"
+        );
+    }
+
+    /// [global] options are applied once, not again for every job after them: a file of 100,000
+    /// sections is read in linear time (50,000 took 52 s), and each option refused once.
+    #[test]
+    fn many_sections_read_in_linear_time() {
+        let text = format!("[global]\nsize=1m\n{}", "[j]\nstonewall\n".repeat(100_000));
+        let f = parse("t.fio", &text, no_vars).unwrap();
+        assert_eq!(f.jobs.len(), 100_000);
+        assert_eq!(f.jobs[99_999].workloads.io.size.as_deref(), Some("1048576"));
+        let text = "[global]\nfoo=1\n[j]\nsize=1m\nstonewall\n".repeat(50_000);
+        let e = parse("t.fio", &text, no_vars).unwrap_err().to_string();
+        // Each refused once: the first 50 named, then how many more.
+        assert_eq!(e.matches("`foo=1`").count(), 50);
+        assert!(
+            e.ends_with(", and 49950 more; remove or change them (README: Coming from fio)"),
+            "{e}"
+        );
+    }
+
+    /// Values are read by characters, and expanded within the size a workload file may have.
+    #[test]
+    fn odd_and_huge_values() {
+        let e = parse("t.fio", "[a]\nsize=4\u{fd}\n", no_vars).unwrap_err().to_string();
+        assert!(
+            e.contains("[a] line 2 `size=4\u{fd}`") && e.contains("no byte count"),
+            "{e}"
+        );
+        let big = "x".repeat(10_000);
+        let vars = |n: &str| (n == "BIG").then(|| big.clone());
+        let text = format!("[a]\nsize=1m\n{}", "description=${BIG}\n".repeat(200));
+        let e = parse("t.fio", &text, vars).unwrap_err().to_string();
+        assert!(
+            e.contains("line 107: with its variables expanded the file is longer than"),
+            "{e}"
         );
     }
 

@@ -119,7 +119,7 @@ pub fn execute(
     let run_id = agree_run_id(group, run_id)?;
     let target = Target::parse_with_endpoints(target_uri, &config.endpoints)
         .map_err(|e| StartError(StartCause::Target(e.message)))?;
-    if group.size() > 1 && matches!(target, Target::Mem { .. }) {
+    if group.size() > 1 && matches!(target, Target::Mem(_)) {
         return Err(StartError(StartCause::MemAcrossProcesses));
     }
     check_server_pids(group, config)?;

@@ -12,6 +12,8 @@ pub enum VarError {
     Unclosed,
     /// `${}` or a name that is not `[A-Za-z_][A-Za-z0-9_]*`.
     BadName { text: String },
+    /// The expanded text would be longer than a workload file may be.
+    TooLong,
 }
 
 impl std::fmt::Display for VarError {
@@ -26,22 +28,43 @@ impl std::fmt::Display for VarError {
                 f,
                 "`${{{text}}}` is no variable name: use letters, digits and _ (${{SIZE}}, ${{SIZE:-1g}})"
             ),
+            VarError::TooLong => write!(
+                f,
+                "with its variables expanded the file is longer than {MAX_EXPANDED} bytes, the most a workload file may hold: shorten their values"
+            ),
         }
     }
 }
 
+/// The most a whole file may expand to: what a file may hold, so that variables do not make a
+/// small file a huge one.
+pub const MAX_EXPANDED: usize = crate::config::MAX_WORKLOAD_FILE as usize;
+
 /// `text` with every `${NAME}` and `${NAME:-default}` replaced by `lookup(NAME)` (or the
 /// default when it is unset or empty, as the shell's `:-`). With `dollar_escape`, `$$` stands
 /// for one `$` (workload files, where a fault command may hold shell variables); fio job files
-/// have no escape, as in fio. A `$` before anything else is kept as it is.
-pub fn expand(text: &str, dollar_escape: bool, lookup: impl Fn(&str) -> Option<String>) -> Result<String, VarError> {
-    let mut out = String::with_capacity(text.len());
+/// have no escape, as in fio. A `$` before anything else is kept as it is. The result is at most
+/// `room` bytes (what is left of [`MAX_EXPANDED`] for the file), checked before it grows.
+pub fn expand(
+    text: &str,
+    dollar_escape: bool,
+    room: usize,
+    lookup: impl Fn(&str) -> Option<String>,
+) -> Result<String, VarError> {
+    let mut out = String::with_capacity(text.len().min(room));
+    let push = |out: &mut String, piece: &str| {
+        if out.len() + piece.len() > room {
+            return Err(VarError::TooLong);
+        }
+        out.push_str(piece);
+        Ok(())
+    };
     let mut rest = text;
     while let Some(at) = rest.find('$') {
-        out.push_str(&rest[..at]);
+        push(&mut out, &rest[..at])?;
         let after = &rest[at + 1..];
         if dollar_escape && after.starts_with('$') {
-            out.push('$');
+            push(&mut out, "$")?;
             rest = &after[1..];
         } else if let Some(inner) = after.strip_prefix('{') {
             let end = inner
@@ -62,17 +85,17 @@ pub fn expand(text: &str, dollar_escape: bool, lookup: impl Fn(&str) -> Option<S
             }
             let value = lookup(name).filter(|v| !v.is_empty() || default.is_none());
             match (value, default) {
-                (Some(v), _) => out.push_str(&v),
-                (None, Some(d)) => out.push_str(d),
+                (Some(v), _) => push(&mut out, &v)?,
+                (None, Some(d)) => push(&mut out, d)?,
                 (None, None) => return Err(VarError::Unset { name: name.to_string() }),
             }
             rest = &inner[end + 1..];
         } else {
-            out.push('$');
+            push(&mut out, "$")?;
             rest = after;
         }
     }
-    out.push_str(rest);
+    push(&mut out, rest)?;
     Ok(out)
 }
 
@@ -92,7 +115,7 @@ mod tests {
     #[test]
     fn set_unset_and_defaults() {
         let vars = [("SIZE", "4g"), ("EMPTY", "")];
-        let e = |t: &str| expand(t, true, with(&vars));
+        let e = |t: &str| expand(t, true, MAX_EXPANDED, with(&vars));
         assert_eq!(e("size = \"${SIZE}\"").unwrap(), "size = \"4g\"");
         assert_eq!(e("${SIZE:-1g} ${N:-8} ${EMPTY:-x}").unwrap(), "4g 8 x");
         assert_eq!(e("${EMPTY}").unwrap(), "");
@@ -104,14 +127,33 @@ mod tests {
     fn dollars_outside_braces_stay() {
         let none = |_: &str| None;
         assert_eq!(
-            expand("kill $PID; echo $$x $${A}", true, none).unwrap(),
+            expand("kill $PID; echo $$x $${A}", true, MAX_EXPANDED, none).unwrap(),
             "kill $PID; echo $x ${A}"
         );
-        assert_eq!(expand("a$$b", false, none).unwrap(), "a$$b");
-        assert_eq!(expand("${A", false, none).unwrap_err(), VarError::Unclosed);
+        assert_eq!(expand("a$$b", false, MAX_EXPANDED, none).unwrap(), "a$$b");
+        assert_eq!(
+            expand("${A", false, MAX_EXPANDED, none).unwrap_err(),
+            VarError::Unclosed
+        );
         assert!(matches!(
-            expand("${1x}", false, none).unwrap_err(),
+            expand("${1x}", false, MAX_EXPANDED, none).unwrap_err(),
             VarError::BadName { .. }
         ));
+    }
+
+    #[test]
+    fn expansion_stops_at_its_room() {
+        let big = "x".repeat(1000);
+        let vars = [("BIG", big.as_str())];
+        assert_eq!(expand("${BIG}", false, 1000, with(&vars)).unwrap(), big);
+        assert_eq!(
+            expand("a${BIG}", false, 1000, with(&vars)).unwrap_err(),
+            VarError::TooLong
+        );
+        assert_eq!(
+            expand("${A:-12}", false, 1, with(&vars)).unwrap_err(),
+            VarError::TooLong
+        );
+        assert!(VarError::TooLong.to_string().contains("1048576 bytes"));
     }
 }

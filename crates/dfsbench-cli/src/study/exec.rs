@@ -123,7 +123,7 @@ fn relative(path: &Path, dir: &Path) -> String {
 fn unsupported(config: &RunConfig, spread: Spread, sys: &System) -> Option<String> {
     let uri = sys.target.as_str();
     let target = Target::parse(uri).ok()?;
-    if matches!(target, Target::Mem { .. }) && spread != Spread::Threads {
+    if matches!(target, Target::Mem(_)) && spread != Spread::Threads {
         return Some("mem:// lives in one process: points of several processes need a shared target".into());
     }
     if sys.local_baseline && matches!(spread, Spread::Nodes { .. }) {
@@ -139,7 +139,7 @@ fn unsupported(config: &RunConfig, spread: Spread, sys: &System) -> Option<Strin
 fn backend_name<'u>(t: &Target, uri: &'u str) -> &'u str {
     match t {
         Target::Posix(_) => "posix",
-        Target::Mem { .. } => "mem",
+        Target::Mem(_) => "mem",
         Target::Net(_) => uri.split_once("://").map_or("net", |(s, _)| s),
     }
 }
@@ -252,7 +252,7 @@ fn run_here(config: &RunConfig, sys: &System, result: &Path, ctx: &Context) -> R
             Ok((rec, format!("failed: {e}")))
         }
         Ok(outcome) => {
-            let path = save(&outcome.result, result)?;
+            let path = save(&outcome.result, result)?.path;
             rec.result = Some(relative(&path, ctx.dir));
             Ok((rec, status_of(&outcome.result)))
         }

@@ -429,8 +429,9 @@ impl Kind for IoJob {
         Written {
             shape: self.data,
             block: self.bs,
-            // The layout writes the file whole, from the shared data.
-            chunk: if self.rw.reads() {
+            // The layout writes the file whole, from the shared data: before the first pattern
+            // when it reads, or before later reads when the first is cut short by a duration.
+            chunk: if self.rw.reads() || self.then.iter().any(|rw| rw.reads()) {
                 chunk_for(LAYOUT_CHUNK, self.size)
             } else {
                 0
