@@ -687,3 +687,57 @@ fn target_errors_are_actionable() {
     );
     assert!(lines[1].contains("cannot connect"), "{}", lines[1]);
 }
+
+/// A service that accepts connections and never answers: the run's set-up gives up at
+/// --op-timeout with one line, and a Ctrl-C during the set-up (no --op-timeout) ends it at once.
+#[test]
+fn a_silent_service_holds_no_run() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    // Accepts and keeps every connection open, saying nothing, until the test ends.
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for c in listener.incoming().flatten() {
+            held.push(c);
+        }
+    });
+    let target = format!("s3://b/x?endpoint=http://127.0.0.1:{port}");
+    let keys = [("AWS_ACCESS_KEY_ID", "a"), ("AWS_SECRET_ACCESS_KEY", "b")];
+    let mut cmd = Command::new("timeout");
+    cmd.args(["-s", "KILL", HANG, common::bin()]).envs(keys);
+    let r = run_with(cmd, &target, &["-w", "files", "--op-timeout", "2s", "--duration", "5s"]);
+    assert_one_line(
+        &r,
+        RUNTIME,
+        &["no answer within 2s while creating the run prefix", "--op-timeout"],
+    );
+
+    let scratch = tempfile::tempdir().unwrap();
+    let mut child = Command::new(common::bin())
+        .args(["run", "-t", &target, "-q", "-w", "files", "--duration", "5s"])
+        .envs(keys)
+        .current_dir(scratch.path())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    // SAFETY: kill(2) on the child this test started.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    // The set-up's own limit is 60 s: ending well before it is the Ctrl-C's doing.
+    let sent = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if sent.elapsed() > std::time::Duration::from_secs(30) {
+            let _ = child.kill();
+            panic!("the run ignored Ctrl-C during its set-up");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert!(!status.success(), "{stderr}");
+    assert!(stderr.contains("interrupted while creating the run prefix"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}

@@ -123,7 +123,7 @@ pub fn execute(
         return Err(StartError(StartCause::MemAcrossProcesses));
     }
     check_server_pids(group, config)?;
-    let storage = open_storage(group, &target, target_uri, &run_id, config)?;
+    let storage = open_storage(group, &target, target_uri, &run_id, config, interrupt)?;
     let run = Started {
         run_id: &run_id,
         target: &target,
@@ -173,11 +173,14 @@ fn open_storage(
     target_uri: &str,
     run_id: &str,
     config: &RunConfig,
+    interrupt: &'static AtomicBool,
 ) -> Result<AnyStorage, StartError> {
     let run_name = format!("{}{run_id}", dfsbench_backends::posix::RUN_PREFIX);
     let net = NetOptions {
         create_bucket: config.create_bucket,
         retries: config.retries,
+        setup_limit: config.op_timeout,
+        stop: Some(interrupt),
     };
     let created = group.is_root().then(|| target.open_run(target_uri, &run_name, net));
     let problem = created

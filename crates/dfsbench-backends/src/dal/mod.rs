@@ -9,6 +9,7 @@ mod spec;
 mod swift_auth;
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -36,6 +37,53 @@ pub struct NetOptions {
     pub create_bucket: bool,
     /// Retries of temporary failures per operation (0: none).
     pub retries: u32,
+    /// How long the set-up and the clean-up of the run's prefix may wait for the service
+    /// (`--op-timeout`) [default: [`SETUP_LIMIT`]].
+    pub setup_limit: Option<Duration>,
+    /// The run's stop flag (Ctrl-C): set-up gives up when it is set (clean-up runs on).
+    pub stop: Option<&'static AtomicBool>,
+}
+
+/// How long set-up and clean-up wait for a service that does not answer, without
+/// `--op-timeout`: a listener that accepts and never answers must not hold a run forever.
+pub const SETUP_LIMIT: Duration = Duration::from_secs(60);
+
+/// Bounds of the calls around the measurement: the run's prefix made, checked and removed.
+#[derive(Debug, Clone, Copy)]
+struct Setup {
+    limit: Duration,
+    stop: Option<&'static AtomicBool>,
+}
+
+impl Setup {
+    fn of(opts: NetOptions) -> Setup {
+        Setup {
+            limit: opts.setup_limit.unwrap_or(SETUP_LIMIT),
+            stop: opts.stop,
+        }
+    }
+
+    /// Run `f` on the shared runtime until it ends, the limit passes (a `timeout` error saying
+    /// what was waited for) or the stop flag is set (`interrupted`).
+    fn run<T>(self, what: &str, f: impl std::future::Future<Output = Result<T, OpError>>) -> Result<T, OpError> {
+        let stopped = async {
+            loop {
+                if self.stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
+                    return;
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        };
+        crate::runtime::shared().block_on(async {
+            tokio::select! {
+                r = tokio::time::timeout(self.limit, f) => r.unwrap_or_else(|_| Err(OpError::new(
+                    "timeout",
+                    format!("no answer within {} while {what} (--op-timeout)", humantime::format_duration(self.limit)),
+                ))),
+                () = stopped => Err(OpError::new("interrupted", format!("interrupted while {what}"))),
+            }
+        })
+    }
 }
 
 /// A read stream's error: OpenDAL's own (a 404 on the first chunk is ENOENT) carried in an
@@ -94,6 +142,7 @@ pub struct DalStorage {
     run_name: String,
     caps: Capabilities,
     retries: u32,
+    setup: Setup,
 }
 
 fn http_client(pool: usize) -> Result<reqwest::Client, OpError> {
@@ -110,11 +159,6 @@ fn http_client(pool: usize) -> Result<reqwest::Client, OpError> {
         .no_proxy()
         .build()
         .map_err(|e| OpError::new("config_invalid", format!("cannot build the HTTP client: {e}")))
-}
-
-/// Run a future to its end on the shared runtime (setup and cleanup).
-fn block_on<F: std::future::Future>(f: F) -> F::Output {
-    crate::runtime::shared().block_on(f)
 }
 
 fn join(a: &str, b: &str) -> String {
@@ -233,51 +277,53 @@ impl DalStorage {
             },
         };
         let what = storage.spec.redacted.clone();
-        block_on(async {
-            let run_dir = format!("{run_name}/");
-            let exists = match admin.stat(&run_dir).await {
-                Ok(_) => true,
-                Err(e) if e.kind() == ErrorKind::NotFound => false,
-                Err(e) => {
-                    let e = op_error(e);
-                    if opts.create_bucket && e.message.contains("NoSuchBucket") {
-                        storage.create_bucket().await?;
-                        false
-                    } else {
-                        return Err(explain(e, &what));
+        storage
+            .setup
+            .run(&format!("creating the run prefix on {what}"), async {
+                let run_dir = format!("{run_name}/");
+                let exists = match admin.stat(&run_dir).await {
+                    Ok(_) => true,
+                    Err(e) if e.kind() == ErrorKind::NotFound => false,
+                    Err(e) => {
+                        let e = op_error(e);
+                        if opts.create_bucket && e.message.contains("NoSuchBucket") {
+                            storage.create_bucket().await?;
+                            false
+                        } else {
+                            return Err(explain(e, &what));
+                        }
                     }
-                }
-            };
-            if join {
-                let marker = admin.read(&format!("{run_dir}{RUN_MARKER}")).await;
-                return match marker {
-                    Ok(m) if String::from_utf8_lossy(&m.to_vec()).trim() == run_name => Ok(()),
-                    _ => Err(OpError::new(
-                        "ENOENT",
-                        format!(
+                };
+                if join {
+                    let marker = admin.read(&format!("{run_dir}{RUN_MARKER}")).await;
+                    return match marker {
+                        Ok(m) if String::from_utf8_lossy(&m.to_vec()).trim() == run_name => Ok(()),
+                        _ => Err(OpError::new(
+                            "ENOENT",
+                            format!(
                             "{what}: the run prefix {run_dir} is not visible here: every process needs the same target"
                         ),
-                    )),
-                };
-            }
-            if exists {
-                return Err(OpError::new(
-                    "EEXIST",
-                    format!("{what}: the run prefix {run_dir} already exists"),
-                ));
-            }
-            if real_dirs {
+                        )),
+                    };
+                }
+                if exists {
+                    return Err(OpError::new(
+                        "EEXIST",
+                        format!("{what}: the run prefix {run_dir} already exists"),
+                    ));
+                }
+                if real_dirs {
+                    admin
+                        .create_dir(&run_dir)
+                        .await
+                        .map_err(|e| explain(op_error(e), &what))?;
+                }
                 admin
-                    .create_dir(&run_dir)
+                    .write(&format!("{run_dir}{RUN_MARKER}"), format!("{run_name}\n"))
                     .await
                     .map_err(|e| explain(op_error(e), &what))?;
-            }
-            admin
-                .write(&format!("{run_dir}{RUN_MARKER}"), format!("{run_name}\n"))
-                .await
-                .map_err(|e| explain(op_error(e), &what))?;
-            Ok(())
-        })?;
+                Ok(())
+            })?;
         Ok(storage)
     }
 
@@ -286,7 +332,10 @@ impl DalStorage {
         let (auth, gateways) = match &spec.service {
             Service::Swift { auth_url, proxies, .. } => {
                 let client = http_client(1)?;
-                let s = block_on(swift_auth::authenticate(&client, auth_url.as_deref()))?;
+                let s = Setup::of(opts).run(
+                    "authenticating with Swift",
+                    swift_auth::authenticate(&client, auth_url.as_deref()),
+                )?;
                 let through = swift_auth::through_proxies(&s.storage_url, proxies)?;
                 let (gateways, mut storage_urls): (Vec<String>, Vec<String>) = through.into_iter().unzip();
                 if storage_urls.is_empty() {
@@ -307,6 +356,7 @@ impl DalStorage {
             run_name: run_name.to_string(),
             caps: Capabilities::default(),
             retries: opts.retries,
+            setup: Setup::of(opts),
         };
         let admin = storage.operator(&storage.spec.prefix, 4, 0)?;
         Ok((storage, admin))
@@ -326,7 +376,7 @@ impl DalStorage {
         let (storage, admin) = Self::connect(spec, run_name, NetOptions::default())?;
         let what = storage.spec.redacted.clone();
         let run_dir = format!("{run_name}/");
-        let files = block_on(async {
+        let files = storage.setup.run(&format!("listing {run_dir} on {what}"), async {
             match admin.read(&format!("{run_dir}{RUN_MARKER}")).await {
                 Ok(m) if String::from_utf8_lossy(&m.to_vec()).trim() == run_name => {}
                 Ok(_) => return Err(refuse_clean(&what, "its marker file names another run")),
@@ -476,7 +526,16 @@ impl Storage for DalStorage {
     fn remove_run(&self) -> OpResult<()> {
         let admin = self.operator(&self.spec.prefix, 4, 0)?;
         let run_dir = format!("{}/", self.run_name);
-        block_on(async {
+        let what = format!(
+            "removing {run_dir} from {} (what is left there: `dfsbench clean`)",
+            self.spec.redacted
+        );
+        // Bounded in time only: a run stopped by Ctrl-C still removes what it made.
+        let clean_up = Setup {
+            stop: None,
+            ..self.setup
+        };
+        clean_up.run(&what, async {
             let marker = admin.read(&format!("{run_dir}{RUN_MARKER}")).await.map_err(|e| {
                 OpError::new(
                     "refused",
