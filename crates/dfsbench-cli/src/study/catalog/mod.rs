@@ -52,6 +52,27 @@ mod tests {
     use super::common::{pub_size, GB, KB};
     use super::*;
 
+    /// surfnet measures what iozone and bonnie++ did: plain read/write, no engine probe.
+    #[test]
+    fn surfnet_io_runs_plain_read_and_write() {
+        let s = build("surfnet", Scale::parse("0.001").unwrap(), &[]).unwrap();
+        let io: Vec<_> = s
+            .points
+            .iter()
+            .flat_map(|p| &p.jobs)
+            .filter(|j| j.settings.workload.as_deref() == Some("io"))
+            .collect();
+        assert_eq!(io.len(), 25, "24 I/O points and the seeks");
+        for j in io {
+            assert_eq!(
+                j.workloads.io.ioengine.as_deref(),
+                Some("psync"),
+                "{:?}",
+                j.settings.name
+            );
+        }
+    }
+
     #[test]
     fn every_study_is_consistent() {
         let scale = Scale::parse("0.001").unwrap();

@@ -8,6 +8,16 @@ use super::super::model::{
 use super::super::scale::Scale;
 use super::common::{copy_job, fio_size, io_job, timed, timing, FAULT_PHASE_S};
 
+/// An io job as iozone and bonnie++ ran it: plain read(2) and write(2) (psync, one in flight),
+/// never an engine probe inside a point (its trials are shorter than one delayed round trip,
+/// and each point could pick another engine). Close is in the timed work, as the file is
+/// closed before the worker's phase ends; no fsync: iozone ran without -e.
+fn iozone_job(rw: &str, workers: usize, bs: u64, size: u64) -> dfsbench_core::config::JobSpec {
+    let mut job = io_job(rw, workers, bs, size, 1);
+    job.workloads.io.ioengine = Some("psync".into());
+    job
+}
+
 pub fn surfnet(scale: Scale) -> Study {
     const FILE: u64 = 2 << 30;
     const RECORDS: [u64; 3] = [8 << 10, 256 << 10, 8 << 20];
@@ -44,7 +54,7 @@ pub fn surfnet(scale: Scale) -> Study {
                     spread: Spread::Threads,
                     id: id.clone(),
                     params,
-                    jobs: vec![io_job(rw, 1, rec, size, 1)],
+                    jobs: vec![iozone_job(rw, 1, rec, size)],
                 });
                 let cell = Cell::new(&id, PhaseSel::op(rw), Metric::MibPerSec);
                 match delay {
@@ -67,7 +77,7 @@ pub fn surfnet(scale: Scale) -> Study {
     let seek_secs = scale.duration(SEEK_SECS);
     let seek_size = scale.blocks(FILE, 8 << 10);
     let mut seeks = timed(
-        io_job("randread", SEEKERS, 8 << 10, seek_size / SEEKERS as u64, 1),
+        iozone_job("randread", SEEKERS, 8 << 10, seek_size / SEEKERS as u64),
         seek_secs,
     );
     seeks.workloads.io.shared_file = Some(true);
