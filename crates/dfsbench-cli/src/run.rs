@@ -128,7 +128,7 @@ fn null_tests_text(n: &NullTests) -> String {
             .map(|c| format!(", read again from the client's cache {}", mib(c)))
             .unwrap_or_default();
         out += &format!(
-            "null test: target stat median {}, write {}, read {}{cached}\n",
+            "null test: target lookup of a new name median {}, write {}, read {}{cached}\n",
             format_ns(r.median_ns),
             mib(b.write_bytes_per_sec),
             mib(b.read_bytes_per_sec)

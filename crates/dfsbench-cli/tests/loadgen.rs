@@ -430,7 +430,7 @@ fn null_tests_are_recorded() {
         assert!(f(&disk["write_bytes_per_sec"]) > 1e6, "{disk}");
         assert!(f(&disk["read_bytes_per_sec"]) > 1e6, "{disk}");
         let rtt = &n["round_trip"];
-        assert_eq!(rtt["op"], "stat");
+        assert_eq!(rtt["op"], "lookup of a new name");
         assert!(u(&rtt["min_ns"]) > 0 && u(&rtt["median_ns"]) < 1_000_000_000, "{rtt}");
         assert!(f(&n["bandwidth"]["read_bytes_per_sec"]) > 1e6);
         assert!(n.get("connect").is_none(), "no endpoint to connect to");
@@ -440,7 +440,11 @@ fn null_tests_are_recorded() {
     let r = run(SLOW, &["-w", "meta", "--files", "2", "--null-tests"]);
     assert_eq!(r.code, Some(0), "{}", r.describe());
     assert!(u(&r.result()["null_tests"]["round_trip"]["median_ns"]) >= 5_000_000);
-    assert!(r.stdout.contains("null test: target stat median"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("null test: target lookup of a new name median"),
+        "{}",
+        r.stdout
+    );
 }
 
 /// A child process killed when the test ends, also when it fails.

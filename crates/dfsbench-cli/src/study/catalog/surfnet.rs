@@ -174,7 +174,7 @@ pub fn surfnet(scale: Scale) -> Study {
                     ("local disk read", NullField::DiskRead),
                     ("write to the target (one blob)", NullField::NetWrite),
                     ("read from the target (one blob)", NullField::NetRead),
-                    ("round trip, stat (median)", NullField::RoundTrip),
+                    ("round trip, lookup of a new name (median)", NullField::RoundTrip),
                     ("TCP connect (median)", NullField::Connect),
                 ]
                 .map(|(label, f)| Row {
