@@ -7,6 +7,8 @@
 //! Charts take plain data and return the SVG text; what to draw is decided in `html` and
 //! `sweep`.
 
+use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint, LightPoints, Ranged};
+use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -122,6 +124,8 @@ pub struct Axis {
     pub from_zero: bool,
     /// Fixed range (in data units), else from the data.
     pub range: Option<(f64, f64)>,
+    /// Ticks at these values (data units), else where the scale puts them.
+    pub at: Vec<f64>,
 }
 
 impl Axis {
@@ -132,6 +136,7 @@ impl Axis {
             ticks,
             from_zero: true,
             range: None,
+            at: Vec::new(),
         }
     }
 
@@ -142,6 +147,7 @@ impl Axis {
             ticks,
             from_zero: false,
             range: None,
+            at: Vec::new(),
         }
     }
 
@@ -152,11 +158,20 @@ impl Axis {
             ticks,
             from_zero: false,
             range: None,
+            at: Vec::new(),
         }
     }
 
     pub fn with_range(mut self, lo: f64, hi: f64) -> Axis {
         self.range = Some((lo, hi));
+        self
+    }
+
+    /// Ticks at `values` only (the sizes a study measured), not at the scale's own steps.
+    pub fn ticks_at(mut self, mut values: Vec<f64>) -> Axis {
+        values.sort_by(f64::total_cmp);
+        values.dedup();
+        self.at = values;
         self
     }
 
@@ -249,6 +264,20 @@ pub fn rate_axis(unit: &str, values: impl IntoIterator<Item = f64>) -> Axis {
         axis.with_range(0.0, hi * 1.08)
     } else {
         axis
+    }
+}
+
+/// A throughput axis for lines: as [`rate_axis`], but log10 (and labelled so) when the values
+/// span more than a factor of 100, where a linear axis would lay the small ones flat on zero
+/// (surfnet's 20 ms lines under the LAN ones).
+pub fn rate_axis_for_lines(unit: &str, values: impl IntoIterator<Item = f64>) -> Axis {
+    let positive: Vec<f64> = values.into_iter().filter(|v| v.is_finite() && *v > 0.0).collect();
+    let lo = positive.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = positive.iter().copied().fold(0.0f64, f64::max);
+    if hi > 100.0 * lo {
+        Axis::log10(format!("{unit} (log scale)"), Ticks::Si)
+    } else {
+        rate_axis(unit, positive)
     }
 }
 
@@ -490,6 +519,60 @@ fn thin(points: &[(f64, f64)], buckets: usize) -> Vec<(f64, f64)> {
     out
 }
 
+/// An x range whose ticks are chosen here: the values the axis names, or plotters' own.
+struct XRange {
+    inner: RangedCoordf64,
+    bold: Vec<f64>,
+    light: Vec<f64>,
+}
+
+impl XRange {
+    /// Ticks on `x0..x1`: the axis's own values when it names them, else what plotters picks
+    /// for `ticks` labels (and `light_lines` between them).
+    fn new(axis: &Axis, x0: f64, x1: f64, ticks: usize, light_lines: usize) -> XRange {
+        let inner = RangedCoordf64::from(x0..x1);
+        if axis.at.is_empty() {
+            return XRange {
+                bold: inner.key_points(ticks),
+                light: inner.key_points(LightPoints::new(ticks, ticks * (light_lines + 1))),
+                inner,
+            };
+        }
+        let bold = axis
+            .at
+            .iter()
+            .filter_map(|&v| axis.to_pos(v))
+            .filter(|p| (x0..=x1).contains(p))
+            .collect();
+        XRange {
+            inner,
+            bold,
+            light: Vec::new(),
+        }
+    }
+}
+
+impl Ranged for XRange {
+    type FormatOption = DefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, value: &f64, limit: (i32, i32)) -> i32 {
+        self.inner.map(value, limit)
+    }
+
+    fn key_points<Hint: KeyPointHint>(&self, hint: Hint) -> Vec<f64> {
+        if hint.weight().allow_light_points() {
+            self.light.clone()
+        } else {
+            self.bold.clone()
+        }
+    }
+
+    fn range(&self) -> std::ops::Range<f64> {
+        self.inner.range()
+    }
+}
+
 /// Draw a line chart to SVG.
 pub fn line_chart(c: &LineChart) -> Result<String> {
     let (w, h) = c.size;
@@ -526,6 +609,7 @@ pub fn line_chart(c: &LineChart) -> Result<String> {
     }
     let (x0, x1, x_ticks) = c.x.layout(x_lo, x_hi, 0.0, w - 110);
     let (y0, y1, y_ticks) = c.y.layout(y_lo, y_hi, 0.06, h - 100);
+    let light_lines = if c.y.scale == Scale::Linear { 1 } else { 0 };
 
     let mut entries: Vec<(String, Key)> = c
         .series
@@ -547,7 +631,7 @@ pub fn line_chart(c: &LineChart) -> Result<String> {
             .margin_right(26)
             .x_label_area_size(46)
             .y_label_area_size(78)
-            .build_cartesian_2d(x0..x1, y0..y1)
+            .build_cartesian_2d(XRange::new(&c.x, x0, x1, x_ticks, light_lines), y0..y1)
             .map_err(err)?;
         let xf = |v: &f64| c.x.ticks.format(c.x.value_at(*v));
         let yf = |v: &f64| c.y.ticks.format(c.y.value_at(*v));
@@ -563,7 +647,7 @@ pub fn line_chart(c: &LineChart) -> Result<String> {
             .axis_desc_style(font(DESC_SIZE))
             .bold_line_style(GRID_BOLD)
             .light_line_style(GRID_LIGHT)
-            .max_light_lines(if c.y.scale == Scale::Linear { 1 } else { 0 })
+            .max_light_lines(light_lines)
             .draw()
             .map_err(err)?;
 

@@ -131,7 +131,8 @@ pub struct FigureSpec {
 }
 
 /// Cells of `tables[table]`, column `column`, in `rows`; `x` holds the x of each row (line
-/// figures). A dashed series is drawn in the system's colour without a legend entry of its own.
+/// figures). A dashed series is drawn in the system's colour; its legend entry is the system
+/// and `dashed_label` (what the dashes mean), with the dashes.
 #[derive(Serialize, Deserialize, Debug, Clone)]
 pub struct SeriesSpec {
     pub table: usize,
@@ -141,6 +142,8 @@ pub struct SeriesSpec {
     pub x: Vec<f64>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub dashed: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dashed_label: Option<String>,
 }
 
 impl StudyTables {
@@ -178,12 +181,14 @@ fn draw(doc: &StudyTables, f: &FigureSpec) -> Result<Option<String>, RenderError
     }
     let svg = match f.kind {
         FigureKind::Line => {
+            // Ticks at the x values measured (8K, 256K, 8M), not at powers of two between them.
+            let measured: Vec<f64> = f.series.iter().flat_map(|s| s.x.iter().copied()).collect();
             let x = match f.x_axis {
-                XAxis::Count => Axis::log2(f.x_label.clone(), Ticks::Integer),
-                XAxis::Bytes => Axis::log2(f.x_label.clone(), Ticks::Bytes),
+                XAxis::Count => Axis::log2(f.x_label.clone(), Ticks::Integer).ticks_at(measured),
+                XAxis::Bytes => Axis::log2(f.x_label.clone(), Ticks::Bytes).ticks_at(measured),
                 XAxis::Linear => Axis::linear(f.x_label.clone(), Ticks::Si).not_from_zero(),
             };
-            let y = charts::rate_axis(&f.y_label, values());
+            let y = charts::rate_axis_for_lines(&f.y_label, values());
             let mut c = LineChart::new(f.title.clone(), x, y, HALF);
             for (k, sys) in doc.systems.iter().enumerate() {
                 for s in &f.series {
@@ -193,12 +198,12 @@ fn draw(doc: &StudyTables, f: &FigureSpec) -> Result<Option<String>, RenderError
                         .zip(&s.x)
                         .filter_map(|(&r, &x)| doc.value(s, r, k).map(|v| (x, v)))
                         .collect();
-                    let line = Series::line(
-                        if s.dashed { String::new() } else { sys.label.clone() },
-                        charts::colour(k),
-                        pts,
-                    )
-                    .with_marker(charts::Marker::Circle);
+                    let name = match (&s.dashed_label, s.dashed) {
+                        (Some(what), true) => format!("{} {what}", sys.label),
+                        (None, true) => String::new(),
+                        (_, false) => sys.label.clone(),
+                    };
+                    let line = Series::line(name, charts::colour(k), pts).with_marker(charts::Marker::Circle);
                     c.series.push(if s.dashed { line.dashed() } else { line });
                 }
             }
@@ -568,6 +573,7 @@ mod tests {
                 rows: vec![0, 1],
                 x: vec![1.0, 2.0],
                 dashed: false,
+                dashed_label: None,
             }],
             caption: None,
             categories: Vec::new(),
@@ -617,5 +623,39 @@ mod tests {
         let html = figures(&d).unwrap();
         assert_eq!(html.matches("<figure").count(), 1);
         assert!(html.contains("Not drawn, no system has a number in them: column 1."));
+    }
+
+    /// surfnet's shape: sizes on x, a solid and a dashed series 1000x apart. The y axis is log
+    /// (and says so), the dashed series has a legend entry, the ticks are the sizes measured.
+    #[test]
+    fn lines_far_apart_get_a_log_axis_and_dashes_a_legend_entry() {
+        let mut d = doc();
+        d.tables[0].rows[1].cells[0][0] = num(0.02);
+        let sizes = vec![8192.0, 8.0 * 1024.0 * 1024.0];
+        let series = |column: usize, dashed: bool| SeriesSpec {
+            table: 0,
+            column,
+            rows: vec![if dashed { 1 } else { 0 }, if dashed { 1 } else { 0 }],
+            x: sizes.clone(),
+            dashed,
+            dashed_label: dashed.then(|| "+20 ms RTT".to_string()),
+        };
+        let mut f = d.figures[0].clone();
+        f.x_axis = XAxis::Bytes;
+        f.series = vec![series(0, false), series(0, true)];
+        let svg = draw(&d, &f).unwrap().expect("numbers");
+        assert!(svg.contains("MiB/s (log scale)"), "{svg}");
+        assert!(svg.contains("disk +20 ms RTT"), "{svg}");
+        for tick in ["8 KiB", "8 MiB"] {
+            assert!(svg.contains(tick), "{tick}: {svg}");
+        }
+        assert!(
+            !svg.contains("16 KiB") && !svg.contains("4 MiB"),
+            "no ticks between the sizes"
+        );
+        // Close values keep the linear axis from zero.
+        d.tables[0].rows[1].cells[0][0] = num(5.0);
+        let svg = draw(&d, &f).unwrap().expect("numbers");
+        assert!(!svg.contains("log scale"), "{svg}");
     }
 }

@@ -284,6 +284,7 @@ pub fn bars(title: String, y_label: &str, table: usize, column: usize, rows: Vec
             rows,
             x: Vec::new(),
             dashed: false,
+            dashed_label: None,
         }],
         caption: None,
         categories: Vec::new(),
@@ -298,5 +299,6 @@ pub fn series(table: usize, column: usize, rows: Vec<usize>, x: Vec<f64>) -> Ser
         rows,
         x,
         dashed: false,
+        dashed_label: None,
     }
 }

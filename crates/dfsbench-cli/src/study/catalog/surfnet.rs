@@ -150,6 +150,7 @@ pub fn surfnet(scale: Scale) -> Study {
                 let x: Vec<f64> = RECORDS.iter().map(|&r| r as f64).collect();
                 let mut delayed = series(2, c, rows.clone(), x.clone());
                 delayed.dashed = true;
+                delayed.dashed_label = Some(format!("+{} ms RTT", 2 * DELAYED_MS));
                 let mut f = line(
                     format!("{what}, MiB/s over record size"),
                     "record size",
@@ -174,7 +175,7 @@ pub fn surfnet(scale: Scale) -> Study {
                     ("local disk read", NullField::DiskRead),
                     ("write to the target (one blob)", NullField::NetWrite),
                     ("read from the target (one blob)", NullField::NetRead),
-                    ("round trip, lookup of a new name (median)", NullField::RoundTrip),
+                    ("round trip, new-name lookup (median)", NullField::RoundTrip),
                     ("TCP connect (median)", NullField::Connect),
                 ]
                 .map(|(label, f)| Row {
