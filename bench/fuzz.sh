@@ -1,18 +1,22 @@
 #!/usr/bin/env bash
 # The long run of dfsbench's generated-input tests (crates/dfsbench-cli/src/fuzz.rs): the
-# command line, target URIs, workload files and result files, each with PROPTEST_CASES inputs
+# command line (faults and probes), target URIs, workload files (${VAR} too), fio job files,
+# result files, compare --threshold, lab arguments and output paths (a tree of decoy files,
+# links, devices and a socket checked by kind and content after each write), each with
+# PROPTEST_CASES inputs
 # (the normal `cargo test` runs 256). Every input must end in a value or in a one-line error;
 # a panic or an error of several lines fails the property and prints the smallest input that
 # does it. Prints per property the inputs tried and how many were refused.
 #
 # Settings (environment):
 #   PROPTEST_CASES=100000   inputs per property
-#   PROPERTIES="command_lines target_uris workload_files fio_job_files result_files"   properties to run
+#   PROPERTIES="command_lines target_uris workload_files fio_job_files result_files compare_thresholds
+#               lab_arguments output_paths"   properties to run
 #   CARGO_TARGET_DIR        as for any cargo build
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PROPTEST_CASES="${PROPTEST_CASES:-100000}"
-PROPERTIES="${PROPERTIES:-command_lines target_uris workload_files fio_job_files result_files}"
+PROPERTIES="${PROPERTIES:-command_lines target_uris workload_files fio_job_files result_files compare_thresholds lab_arguments output_paths}"
 status=0
 for p in $PROPERTIES; do
     start=$(date +%s)

@@ -1,5 +1,7 @@
-//! Generated hostile input (issue 13): the command line, target URIs, workload files, fio job
-//! files and result files. Every input must end in a value or in an error of one line, never a panic.
+//! Generated hostile input (issues 13 and 32): the command line (faults and probes included),
+//! target URIs, workload files (`${VAR}` too), fio job files, result files, `compare
+//! --threshold`, `lab` arguments and output paths. Every input must end in a value or in an
+//! error of one line, never a panic; an output path never changes another file.
 //!
 //! `cargo test` runs a bounded slice (256 cases a property); `bench/fuzz.sh` the long run
 //! (`PROPTEST_CASES=100000`). Everything goes through the library functions, not the binary.
@@ -122,6 +124,17 @@ fn value() -> impl Strategy<Value = String> {
         "4k:70,1m:30",
         "create,stat,delete",
         "mkdir,rmdir",
+        // --fault and the recovery probe: schedules and harmless commands, never run here.
+        "read+1s: true",
+        "write+0s: lab kill node2",
+        "+1s: true",
+        "read+-1s: true",
+        "read+1s:",
+        "read+99999999999d: true",
+        "nosuchphase+1s: true",
+        "test -e /proc/self",
+        "-5%",
+        "1e309%",
         "\u{0}",
         "é",
         "\u{202e}",
@@ -251,6 +264,18 @@ fn toml_value() -> impl Strategy<Value = String> {
         prop::collection::vec(value(), 0..3).prop_map(|v| format!("{v:?}")),
         Just("[1e-300, 100]".to_string()),
         Just("{ a = 1 }".to_string()),
+        // Variables: set, unset, defaults that nest, escapes, and an expansion far past the cap.
+        prop::sample::select(vec![
+            "${HOME}",
+            "${NO_SUCH_VAR}",
+            "${X:-${X}}",
+            "$${HOME}",
+            "${",
+            "${1}",
+            "${A:-"
+        ])
+        .prop_map(|v| format!("{v:?}")),
+        Just(format!("{:?}", "${PATH}".repeat(20_000))),
     ]
 }
 
@@ -319,6 +344,8 @@ fn fio_text() -> impl Strategy<Value = String> {
         "refill_buffers",
         "scramble_buffers",
         "random_distribution",
+        "include",
+        "$include",
     ];
     let fio_values = prop::sample::select(vec![
         "read",
@@ -359,9 +386,13 @@ fn fio_text() -> impl Strategy<Value = String> {
     )
         // A size first, so that many jobs get as far as validation.
         .prop_map(|(name, lines)| format!("{name}\nsize=64k\n{}", lines.concat()));
+    // Many sections: the parser must stay linear (50,000 took 52 s of CPU once).
+    let many = prop::sample::select(vec!["[global]\n", "[j]\nsize=4k\n", "[global]\nbs=4k\n[j]\n"])
+        .prop_map(|s| s.repeat(20_000));
     prop_oneof![
         8 => prop::collection::vec(section, 0..4).prop_map(|s| s.concat()),
         1 => any::<String>(),
+        1 => many,
     ]
 }
 
@@ -471,6 +502,167 @@ fn load_result(dir: &std::path::Path, text: &str) -> Result<(), String> {
         let _ = dfsbench_report::compare::text(&dfsbench_report::compare::compare(a, a));
     }
     Ok(())
+}
+
+static THRESHOLDS: Tally = Tally::new("compare --threshold");
+static LAB_ARGS: Tally = Tally::new("lab arguments");
+
+/// `dfsbench lab SUB A B` with generated arguments, as the command checks them before it acts:
+/// clap, the system's name, a delay. Nothing is brought up, faulted or torn down here.
+fn lab_argv() -> impl Strategy<Value = Vec<String>> {
+    let sub = prop::sample::select(vec![
+        "install", "up", "down", "status", "fault", "delay", "limit", "probe", "rtt", "bogus",
+    ]);
+    let arg = prop_oneof![
+        2 => prop::sample::select(vec!["gluster", "moosefs", "minio", "s3fs", "ceph", "nosuch", "--all", "--layout", "node2", "kill"])
+            .prop_map(str::to_string),
+        2 => value(),
+    ];
+    (sub, prop::collection::vec(arg, 0..4)).prop_map(|(s, args)| {
+        let mut argv = vec!["dfsbench".to_string(), "lab".into(), s.into()];
+        argv.extend(args);
+        argv
+    })
+}
+
+fn check_lab_args(argv: &[String]) -> Result<(), String> {
+    let cli = Cli::try_parse_from(argv).map_err(|e| crate::one_line(&e))?;
+    let Command::Lab(lab) = cli.command else {
+        return Ok(());
+    };
+    match lab.command {
+        crate::lab::LabCommand::Delay { system, delay } => {
+            dfsbench_lab::system(&system).map_err(|e| e.to_string())?;
+            dfsbench_lab::delay::parse_delay(&delay)
+                .map(drop)
+                .map_err(|e| e.to_string())
+        }
+        crate::lab::LabCommand::Fault { system, .. } | crate::lab::LabCommand::Limit { system, .. } => {
+            dfsbench_lab::system(&system).map(drop).map_err(|e| e.to_string())
+        }
+        _ => Ok(()),
+    }
+}
+
+/// What is at a path, to compare before and after a write: the kind and, for files, the bytes.
+fn fingerprint(p: &std::path::Path) -> String {
+    use std::os::unix::fs::FileTypeExt as _;
+    match std::fs::symlink_metadata(p) {
+        Err(_) => "absent".into(),
+        Ok(m) if m.is_file() => format!("file {:?}", std::fs::read(p).unwrap_or_default()),
+        Ok(m) if m.file_type().is_symlink() => format!("link {:?}", std::fs::read_link(p).ok()),
+        Ok(m) if m.is_dir() => "dir".into(),
+        Ok(m) if m.file_type().is_socket() => "socket".into(),
+        Ok(m) => format!("device {:?}", std::os::unix::fs::MetadataExt::rdev(&m)),
+    }
+}
+
+/// A scratch tree of decoys: files, a link to a file, a dangling link, a directory, a socket
+/// and (as root) a character and a block device. No FIFO: an open for writing waits for a
+/// reader (tests/output_paths.rs covers them with one).
+struct Decoys {
+    dir: tempfile::TempDir,
+    _socket: std::os::unix::net::UnixListener,
+}
+
+const DECOYS: [&str; 8] = ["file", "other", "link", "dangling", "dir", "socket", "null", "block"];
+
+impl Decoys {
+    fn new() -> Decoys {
+        let dir = tempfile::tempdir().expect("a scratch dir");
+        let at = |n: &str| dir.path().join(n);
+        std::fs::write(at("file"), "decoy").expect("a decoy");
+        std::fs::write(at("other"), "another decoy").expect("a decoy");
+        std::os::unix::fs::symlink("other", at("link")).expect("a link");
+        std::os::unix::fs::symlink("nowhere/x", at("dangling")).expect("a link");
+        std::fs::create_dir(at("dir")).expect("a dir");
+        let socket = std::os::unix::net::UnixListener::bind(at("socket")).expect("a socket");
+        for (name, kind, major, minor) in [("null", libc::S_IFCHR, 1, 3), ("block", libc::S_IFBLK, 240, 0)] {
+            let c = std::ffi::CString::new(at(name).to_str().expect("UTF-8")).expect("a path");
+            // SAFETY: a NUL-terminated path in the scratch dir; fails harmlessly without root.
+            unsafe { libc::mknod(c.as_ptr(), kind | 0o600, libc::makedev(major, minor)) };
+        }
+        Decoys { dir, _socket: socket }
+    }
+
+    fn state(&self) -> Vec<(String, String)> {
+        let mut out: Vec<(String, String)> = std::fs::read_dir(self.dir.path())
+            .expect("the scratch dir")
+            .map(|e| {
+                let e = e.expect("an entry");
+                (e.file_name().to_string_lossy().into_owned(), fingerprint(&e.path()))
+            })
+            .collect();
+        out.sort();
+        out
+    }
+}
+
+static OUTPUTS: Tally = Tally::new("output path");
+
+/// Write through `write_output` to a decoy (or a new name, or one under a decoy) and check the
+/// rule: only the path named (or a link's target) changed, and never its kind unless it was a
+/// regular file or nothing.
+fn write_to_decoy(decoys: &Decoys, name: &str, bytes: &[u8]) -> Result<(), String> {
+    let before = decoys.state();
+    let path = decoys.dir.path().join(name);
+    let written = dfsbench_result::files::write_output(&path, bytes).map_err(|e| format!("cannot write {name}: {e}"));
+    let after = decoys.state();
+    // What the write may change: the name itself, and what a link names.
+    let top = name.split('/').next().unwrap_or(name);
+    let mut allowed = vec![top.to_string()];
+    allowed.extend(match top {
+        "link" => Some("other".to_string()),
+        "dangling" => Some("nowhere".to_string()),
+        _ => None,
+    });
+    for (n, fp) in &before {
+        let now = after.iter().find(|(m, _)| m == n).map(|(_, f)| f.as_str());
+        if !allowed.contains(n) {
+            assert_eq!(now, Some(fp.as_str()), "{n} changed by a write to {name}");
+        } else if !fp.starts_with("file") {
+            // Links stay links, devices devices, directories and sockets as they were.
+            let kind = |f: &str| f.split(' ').next().unwrap_or_default().to_string();
+            assert_eq!(now.map(kind), Some(kind(fp)), "{n} changed kind by a write to {name}");
+        }
+    }
+    let stray: Vec<&String> = after
+        .iter()
+        .map(|(n, _)| n)
+        .filter(|n| !before.iter().any(|(m, _)| m == *n) && !allowed.contains(n))
+        .collect();
+    assert!(stray.is_empty(), "a write to {name} left {stray:?}");
+    written
+}
+
+#[test]
+fn output_paths() {
+    let decoys = Decoys::new();
+    let name = prop_oneof![
+        4 => prop::sample::select(DECOYS.to_vec()).prop_map(str::to_string),
+        1 => prop::sample::select(DECOYS.to_vec()).prop_map(|d| format!("{d}/x")),
+        1 => "[a-z]{1,8}",
+    ];
+    proptest!(config(), |(name in name, bytes in prop::collection::vec(any::<u8>(), 0..64))| {
+        OUTPUTS.check(write_to_decoy(&decoys, &name, &bytes))?;
+    });
+    OUTPUTS.report();
+}
+
+#[test]
+fn compare_thresholds() {
+    proptest!(config(), |(v in value())| {
+        THRESHOLDS.check(crate::report::parse_threshold(&v).map(drop))?;
+    });
+    THRESHOLDS.report();
+}
+
+#[test]
+fn lab_arguments() {
+    proptest!(config(), |(argv in lab_argv())| {
+        LAB_ARGS.check(check_lab_args(&argv))?;
+    });
+    LAB_ARGS.report();
 }
 
 #[test]

@@ -78,17 +78,21 @@ pub struct CompareArgs {
 }
 
 /// `5%` or `5`: a percentage of 0 or more.
-fn parse_threshold(s: &str) -> Result<f64, String> {
+pub(crate) fn parse_threshold(s: &str) -> Result<f64, String> {
+    // Quoted as one line: the value may hold a newline.
+    let shown = dfsbench_backends::one_line(s);
     let v: f64 = s
         .trim()
         .trim_end_matches('%')
         .trim()
         .parse()
-        .map_err(|_| format!("'{s}' is not a percentage; give one such as 5%"))?;
+        .map_err(|_| format!("'{shown}' is not a percentage; give one such as 5%"))?;
     if v.is_finite() && v >= 0.0 {
         Ok(v)
     } else {
-        Err(format!("'{s}' is not a percentage of 0 or more; give one such as 5%"))
+        Err(format!(
+            "'{shown}' is not a percentage of 0 or more; give one such as 5%"
+        ))
     }
 }
 
