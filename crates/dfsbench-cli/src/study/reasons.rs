@@ -29,6 +29,8 @@ pub fn short(why: &str) -> String {
         Some(format!("no {phase} on {backend}"))
     } else if rest.starts_with("server CPU not measured") {
         Some("no --server-pid".into())
+    } else if let Some((_, what)) = rest.split_once(" lab has no ") {
+        Some(format!("no {what}"))
     } else if rest.starts_with("needs a lab target") {
         Some("needs a lab target".into())
     } else if rest.starts_with("mem:// lives in one process") {
@@ -80,6 +82,10 @@ mod tests {
             (
                 "n/a: left out at scale 0.0001: 1000 x 0.0001 is no whole file of 1 MB",
                 "n/a: left out at this scale",
+            ),
+            (
+                "n/a: the gluster lab has no metadata server",
+                "n/a: no metadata server",
             ),
         ] {
             assert_eq!(short(full), code, "{full}");
