@@ -51,7 +51,7 @@ fn row(i: usize, f: &FaultImpact) -> [String; 10] {
     };
     let measured = f.phase.is_some();
     [
-        format!("{} {}", i + 1, f.command),
+        format!("{} {}", i + 1, shown(&f.command)),
         at,
         match f.run.exit_code {
             Some(c) if f.run.status == "failed" => format!("failed (exit {c})"),
@@ -71,6 +71,52 @@ fn row(i: usize, f: &FaultImpact) -> [String; 10] {
     ]
 }
 
+/// A fault or probe command as the user wrote it: the lab actions a run expands into
+/// `'/path/to/dfsbench' 'lab' 'fault' 'moosefs' 'kill' 'node2'` read `lab kill node2` again;
+/// any other command is shown as it is.
+pub fn shown(command: &str) -> String {
+    let Some(words) = single_quoted_words(command) else {
+        return command.to_string();
+    };
+    let is_dfsbench = words.first().is_some_and(|w| w.rsplit('/').next() == Some("dfsbench"));
+    let rest: Vec<&str> = words.iter().skip(2).map(String::as_str).collect();
+    match (is_dfsbench, words.get(1).map(String::as_str), rest.as_slice()) {
+        (true, Some("lab"), ["fault", _, action, node]) => format!("lab {action} {node}"),
+        (true, Some("lab"), [what @ ("delay" | "limit"), _, value]) => format!("lab {what} {value}"),
+        (true, Some("lab"), ["probe", _]) => "lab probe".into(),
+        _ => command.to_string(),
+    }
+}
+
+/// The words of a command made of single-quoted words (`'a' 'b'\''c'`), or None.
+fn single_quoted_words(command: &str) -> Option<Vec<String>> {
+    let mut words = Vec::new();
+    let mut rest = command.trim();
+    while !rest.is_empty() {
+        let mut word = String::new();
+        loop {
+            let inner = rest.strip_prefix('\'')?;
+            let end = inner.find('\'')?;
+            word.push_str(&inner[..end]);
+            rest = &inner[end + 1..];
+            // `'\''`: a quote inside the word.
+            match rest.strip_prefix("\\'") {
+                Some(after) => {
+                    word.push('\'');
+                    rest = after;
+                }
+                None => break,
+            }
+        }
+        words.push(word);
+        rest = rest.strip_prefix(' ').unwrap_or(rest);
+        if !rest.is_empty() && !rest.starts_with('\'') {
+            return None;
+        }
+    }
+    Some(words)
+}
+
 /// One row per fault, the header first; None when the run had no faults.
 pub fn rows(result: &RunResult) -> Option<Vec<[String; 10]>> {
     if result.faults.is_empty() {
@@ -88,16 +134,16 @@ pub fn recovery_line(result: &RunResult) -> Option<String> {
     Some(match (r.recovered_s, r.recovery_time_s) {
         (Some(_), Some(t)) => format!(
             "recovery: '{}' succeeded {t:.1} s after the last fault ({tries})",
-            r.command
+            shown(&r.command)
         ),
-        (Some(at), None) => format!("recovery: '{}' succeeded at {at:.1} s ({tries})", r.command),
+        (Some(at), None) => format!("recovery: '{}' succeeded at {at:.1} s ({tries})", shown(&r.command)),
         (None, _) if r.timed_out => format!(
             "recovery: '{}' did not succeed within the recovery timeout ({tries}); last output: {}",
-            r.command,
+            shown(&r.command),
             r.last_output.lines().next().unwrap_or("-")
         ),
-        (None, _) if r.interrupted => format!("recovery: '{}' stopped by the user ({tries})", r.command),
-        (None, _) => format!("recovery: '{}' did not run", r.command),
+        (None, _) if r.interrupted => format!("recovery: '{}' stopped by the user ({tries})", shown(&r.command)),
+        (None, _) => format!("recovery: '{}' did not run", shown(&r.command)),
     })
 }
 
@@ -131,4 +177,28 @@ pub fn stall_lines(result: &RunResult) -> Vec<String> {
             ))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shown;
+
+    #[test]
+    fn lab_actions_read_as_the_user_wrote_them() {
+        let lab = |args: &str| format!("'/usr/local/bin/dfsbench' 'lab' {args}");
+        assert_eq!(shown(&lab("'fault' 'moosefs' 'kill' 'node2'")), "lab kill node2");
+        assert_eq!(shown(&lab("'delay' 'gluster' '10ms'")), "lab delay 10ms");
+        assert_eq!(shown(&lab("'probe' 'ceph'")), "lab probe");
+        // A quote inside a word, as the run quotes it.
+        assert_eq!(shown(&lab(r"'fault' 'm' 'kill' 'no'\''de'")), "lab kill no'de");
+        for other in [
+            "systemctl stop minio",
+            "'/bin/other' 'lab' 'fault' 'm' 'kill' 'n'",
+            "'unclosed",
+            "'a' b",
+            "",
+        ] {
+            assert_eq!(shown(other), other);
+        }
+    }
 }

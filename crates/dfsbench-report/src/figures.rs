@@ -405,7 +405,12 @@ pub fn faults(run: &Run) -> Result<Option<Figure>> {
         .push(Series::line("ops/s per 100 ms", charts::colour(run.colour), points));
     for (i, f) in res.faults.iter().enumerate() {
         if let Some(t) = f.run.started_s {
-            let name = format!("fault {}: {} ({})", i + 1, f.command, f.run.status);
+            let name = format!(
+                "fault {}: {} ({})",
+                i + 1,
+                crate::faults::shown(&f.command),
+                f.run.status
+            );
             chart
                 .series
                 .push(Series::line(name, charts::colour(i + 1), vec![(t, 0.0), (t, top)]).dashed());
