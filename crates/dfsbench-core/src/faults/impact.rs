@@ -91,6 +91,13 @@ fn measure(row: &mut FaultImpact, p: &PhaseResult, t: f64, prev: Option<f64>, un
         let stopped = stall.filter(|g| g.length() >= stalls.threshold_s);
         row.first_success_after_s = Some(stopped.map_or(0.0, |g| (g.to_s - t).max(0.0)));
     }
+    // A fault the I/O did not notice has nothing to recover from: a 1 s window under the level
+    // before is then the workload's own noise (a copy at 4 files/s dips to 3 by chance), not a
+    // dip. It did not notice when nothing stopped and the window after the fault kept the level.
+    let stopped = row.first_success_after_s.is_some_and(|s| s > 0.0);
+    if !stopped && row.during_ratio.is_some_and(|r| r >= RECOVERED_SHARE) {
+        row.throughput_recovered_after_s = Some(0.0);
+    }
 }
 
 /// The buckets of a series that `[from, to)` touches (the phase started at `start`): a window
@@ -241,6 +248,26 @@ mod tests {
         measure(&mut row, &phase, 7.0, None, Some(10.0));
         assert_eq!(row.stall_s, 0.5);
         assert_eq!(row.first_success_after_s, Some(0.0));
+
+        // Throughput that kept its level (here: rose) over a fault did not recover from it,
+        // whatever a noisy second within the window did.
+        let mut noisy = series();
+        for (k, v) in noisy.ops.iter_mut().enumerate() {
+            *v = match k {
+                50..=59 => 80,
+                60.. => 130,
+                _ => 100,
+            };
+        }
+        let steady = PhaseResult {
+            fine_series: Some(noisy),
+            stalls: Some(Stalls::default()),
+            ..phase.clone()
+        };
+        let mut row = FaultImpact::default();
+        measure(&mut row, &steady, 5.0, None, None);
+        assert!(row.during_ratio.unwrap() > 1.0, "{:?}", row.during_ratio);
+        assert_eq!(row.throughput_recovered_after_s, Some(0.0));
 
         // A second fault at 9.0 s (the CONT of a stop at 7.0 s) is judged against the quiet
         // the first left, not the level before it.
