@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use dfsbench_result::faults::{FaultImpact, Window};
+use dfsbench_result::faults::{FaultImpact, Interval, Window};
 use dfsbench_result::PhaseResult;
 
 use super::spec::FaultPlan;
@@ -15,6 +15,9 @@ const WINDOW_S: f64 = 10.0;
 /// Throughput is back when a 1 s window reaches this share of the pre-fault level.
 const RECOVERED_SHARE: f64 = 0.9;
 const RECOVERY_WINDOW_S: f64 = 1.0;
+/// How long before the first operation it stops a fault may have bitten: a kill is sent after
+/// the shell starts, and the last operation before it may complete a moment earlier.
+const BITE_S: f64 = 1.0;
 
 /// One row per fault of the plan.
 pub fn analyse(plan: &FaultPlan, record: &Record, phases: &[PhaseResult]) -> Vec<FaultImpact> {
@@ -39,7 +42,7 @@ pub fn analyse(plan: &FaultPlan, record: &Record, phases: &[PhaseResult]) -> Vec
                     .flatten()
                     .reduce(f64::min);
                 if let Some(p) = phases.iter().find(|p| !p.prepare && contains(p, t)) {
-                    measure(&mut row, p, t, prev, until);
+                    measure(&mut row, p, t, (prev, next), until);
                 }
             }
             row
@@ -55,10 +58,17 @@ fn contains(p: &PhaseResult, t: f64) -> bool {
     t >= p.start_s && t < end_of(p)
 }
 
-/// The phase's figures around a fault at `t`; its window ends at `until` or the phase's end.
-/// The window before starts no earlier than the fault before (`prev`): the level a second
-/// fault (a restart, a CONT) changes is the one the first left.
-fn measure(row: &mut FaultImpact, p: &PhaseResult, t: f64, prev: Option<f64>, until: Option<f64>) {
+/// The phase's figures around a fault at `t`, between the faults before and after it
+/// (`prev`, `next`); its window ends at `until` or the phase's end. The window before starts no
+/// earlier than `prev`: the level a second fault (a restart, a CONT) changes is the one the
+/// first left.
+fn measure(
+    row: &mut FaultImpact,
+    p: &PhaseResult,
+    t: f64,
+    (prev, next): (Option<f64>, Option<f64>),
+    until: Option<f64>,
+) {
     row.phase = Some(p.label.clone());
     let end = end_of(p);
     let during_to = until.map_or(end, |u| u.min(end));
@@ -79,17 +89,29 @@ fn measure(row: &mut FaultImpact, p: &PhaseResult, t: f64, prev: Option<f64>, un
         row.throughput_recovered_after_s = base.and_then(|b| back_to(s, p.start_s, t, during_to, end, b));
     }
     if let Some(stalls) = &p.stalls {
+        // A gap is the stall of the fault it began after (give or take the moment a fault
+        // takes to bite): a STOP's stall is not the CONT's too, though it lasts past it.
+        let owned =
+            |g: &&Interval| prev.is_none_or(|_| g.from_s + BITE_S >= t) && next.is_none_or(|n| g.from_s + BITE_S < n);
         let overlapping = stalls.gaps.iter().filter(|g| g.to_s > t && g.from_s < during_to);
-        let stall = overlapping.max_by(|a, b| a.length().total_cmp(&b.length()));
+        let stall = overlapping
+            .filter(owned)
+            .max_by(|a, b| a.length().total_cmp(&b.length()));
         if let Some(g) = stall {
             row.stall_s = g.length();
             row.stall_from_s = Some(g.from_s);
         }
-        // A fault takes a moment to bite (a kill is sent after the shell starts): operations
-        // resume at the end of its stall, wherever in the window that began. A longest gap
-        // below the threshold is the workload's own rhythm, not a stop: they never stopped.
-        let stopped = stall.filter(|g| g.length() >= stalls.threshold_s);
-        row.first_success_after_s = Some(stopped.map_or(0.0, |g| (g.to_s - t).max(0.0)));
+        // Operations resume at the end of the stall that holds them at or after the fault
+        // (an earlier fault's, for a CONT). A gap below the threshold is the workload's own
+        // rhythm, not a stop: they never stopped.
+        let holding = stalls
+            .gaps
+            .iter()
+            .filter(|g| g.to_s > t && g.from_s < during_to && g.length() >= stalls.threshold_s)
+            .filter(|g| g.from_s <= t || owned(g))
+            .map(|g| g.to_s)
+            .reduce(f64::min);
+        row.first_success_after_s = Some(holding.map_or(0.0, |end| (end - t).max(0.0)));
     }
     // A fault the I/O did not notice has nothing to recover from: a 1 s window under the level
     // before is then the workload's own noise (a copy at 4 files/s dips to 3 by chance), not a
@@ -163,7 +185,7 @@ fn back_to(s: &dfsbench_result::Series, start: f64, t: f64, during_to: f64, end:
 #[cfg(test)]
 mod tests {
     use super::*;
-    use dfsbench_result::faults::{Interval, Stalls};
+    use dfsbench_result::faults::Stalls;
     use dfsbench_result::Series;
 
     /// 100 ops per 100 ms, nothing from 5.0 to 8.0 s (10 timeouts in the first second of it),
@@ -218,7 +240,7 @@ mod tests {
             stalls: Some(stalls),
             ..phase
         };
-        measure(&mut row, &phase, 7.0, None, Some(10.0));
+        measure(&mut row, &phase, 7.0, (None, None), Some(10.0));
         let (b, d, a) = (row.before.unwrap(), row.during.unwrap(), row.after.unwrap());
         assert!((b.ops_per_sec - 1000.0).abs() < 1e-6, "{b:?}");
         assert_eq!(d.ops_per_sec, 0.0, "{d:?}");
@@ -234,6 +256,16 @@ mod tests {
         assert!((back - 4.8).abs() < 1e-6, "{back}");
         assert_eq!(row.during_ratio, Some(0.0));
 
+        // A STOP at 7.0 s and its CONT at 9.0 s: the gap (7.0-10.0 s) is the STOP's stall; the
+        // CONT's row says operations came back 1 s after it, with no stall of its own.
+        let mut stop = FaultImpact::default();
+        measure(&mut stop, &phase, 7.0, (None, Some(9.0)), Some(9.0));
+        let mut cont = FaultImpact::default();
+        measure(&mut cont, &phase, 9.0, (Some(7.0), None), None);
+        assert_eq!((stop.stall_s, stop.first_success_after_s), (3.0, Some(3.0)));
+        assert_eq!((cont.stall_s, cont.stall_from_s), (0.0, None));
+        assert_eq!(cont.first_success_after_s, Some(1.0));
+
         // A longest gap under the stall threshold is no stop: operations resumed at once.
         let short = Stalls {
             threshold_s: 1.0,
@@ -245,7 +277,7 @@ mod tests {
             ..phase
         };
         let mut row = FaultImpact::default();
-        measure(&mut row, &phase, 7.0, None, Some(10.0));
+        measure(&mut row, &phase, 7.0, (None, None), Some(10.0));
         assert_eq!(row.stall_s, 0.5);
         assert_eq!(row.first_success_after_s, Some(0.0));
 
@@ -265,14 +297,14 @@ mod tests {
             ..phase.clone()
         };
         let mut row = FaultImpact::default();
-        measure(&mut row, &steady, 5.0, None, None);
+        measure(&mut row, &steady, 5.0, (None, None), None);
         assert!(row.during_ratio.unwrap() > 1.0, "{:?}", row.during_ratio);
         assert_eq!(row.throughput_recovered_after_s, Some(0.0));
 
         // A second fault at 9.0 s (the CONT of a stop at 7.0 s) is judged against the quiet
         // the first left, not the level before it.
         let mut row = FaultImpact::default();
-        measure(&mut row, &phase, 9.0, Some(7.0), None);
+        measure(&mut row, &phase, 9.0, (Some(7.0), None), None);
         let b = row.before.unwrap();
         assert_eq!((b.from_s, b.ops_per_sec), (7.0, 0.0), "{b:?}");
     }
