@@ -428,6 +428,15 @@ fn cell_doc(v: &Value, ratio: bool, unit: &str, notes: &mut Footnotes) -> (CellD
 }
 
 /// The tables of the study from its files: as data, and the long CSV of their cells.
+/// The warning under the tables for points whose figures rest on less than a second.
+const SHORT_POINT: &str = "a phase measured for under a second: too short to trust; run a larger --scale";
+
+/// Whether a measured phase of `r` ran for under a second (a timer's jitter and one slow
+/// operation then decide its figure).
+fn measured_under_a_second(r: &RunResult) -> bool {
+    r.phases.iter().any(|p| !p.prepare && p.ops > 0 && p.duration_s < 1.0)
+}
+
 fn tables(study: &Study, m: &Manifest, dir: &Path) -> (StudyTables, String) {
     let loaded = load(m, dir);
     let mut notes = Footnotes::default();
@@ -471,6 +480,11 @@ fn tables(study: &Study, m: &Manifest, dir: &Path) -> (StudyTables, String) {
         for r in &p.runs {
             if let Some(w) = &r.warning {
                 warnings.entry((&r.system, w)).or_default().push(&p.id);
+            }
+            if let Some(Ok((_, result))) = loaded.get(&p.id, &r.system) {
+                if measured_under_a_second(result) {
+                    warnings.entry((&r.system, SHORT_POINT)).or_default().push(&p.id);
+                }
             }
         }
     }
