@@ -514,6 +514,26 @@ fn rereads_on_a_fuse_mount_that_keeps_its_cache_reach_the_storage() {
         );
     }
 
+    // Reads of files the phase wrote write them back before the drop: the data read is the
+    // data written.
+    let mixed = [
+        "-w",
+        "mix",
+        "--mix",
+        "read=1,write=1",
+        "--files",
+        "4",
+        "--file-size",
+        "256k",
+        "-j",
+        "1",
+    ];
+    let r = ok_run(target, &[&mixed[..], &["--duration", "1s", "--verify"]].concat());
+    let read = read_phase(r.result());
+    assert_eq!(read["errors"]["total"], 0, "{}", read["errors"]);
+    assert!(u(&read["cache"]["rereads"]) > 0, "{}", read["cache"]);
+    assert_eq!(read["cache"]["reread_invalidations"], read["cache"]["rereads"]);
+
     // Reads that pick a file again (a skewed pick over 32 files) drop it first too.
     let mut skewed = once.to_vec();
     skewed[5] = "32";

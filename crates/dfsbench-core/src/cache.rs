@@ -98,13 +98,18 @@ fn drop_kernel_caches() -> Result<(), String> {
         .map_err(|e| format!("cannot drop the kernel's caches (/proc/sys/vm/drop_caches): {e}"))
 }
 
-/// Drop `path`'s cached pages again before it is read again, unless `invalidate` is off.
-pub(crate) async fn drop_again<C: Client>(client: &mut C, path: &str, invalidate: bool) -> Reread {
+/// Drop `path`'s cached pages again before it is read again, unless `invalidate` is off; only
+/// a file written since its last drop (`dirty`) needs the write-back first.
+pub(crate) async fn drop_again<C: Client>(client: &mut C, path: &str, invalidate: bool, dirty: bool) -> Reread {
     if !invalidate {
         return Reread::Kept;
     }
     let start = Instant::now();
-    let r = client.invalidate(path).await;
+    let r = if dirty {
+        client.invalidate(path).await
+    } else {
+        client.invalidate_clean(path).await
+    };
     let took = start.elapsed();
     match r {
         // A file that is not there has nothing cached: its read fails on its own.
@@ -114,44 +119,56 @@ pub(crate) async fn drop_again<C: Client>(client: &mut C, path: &str, invalidate
     }
 }
 
-/// The files, by index, a worker read or wrote in the current phase: reading one of them again
-/// drops it first. Tracks nothing where no page cache is involved (the backend keeps none, or
-/// direct I/O bypasses it).
+/// The files, by index, a worker read or wrote in the current phase (reading one of them again
+/// drops it first), and those written since their last drop. Tracks nothing where no page
+/// cache is involved (the backend keeps none, or direct I/O bypasses it).
 pub(crate) struct Seen {
-    bits: Vec<u64>,
+    touched: Vec<u64>,
+    dirty: Vec<u64>,
     on: bool,
     invalidate: bool,
+}
+
+/// Set (`to`) or clear bit `i` of `bits`; whether it was set.
+fn flip(bits: &mut Vec<u64>, i: u64, to: bool) -> bool {
+    let (word, bit) = ((i / 64) as usize, 1u64 << (i % 64));
+    if word >= bits.len() {
+        bits.resize(word + 1, 0);
+    }
+    let was = bits[word] & bit != 0;
+    if to {
+        bits[word] |= bit;
+    } else {
+        bits[word] &= !bit;
+    }
+    was
 }
 
 impl Seen {
     pub(crate) fn new(ctx: &JobContext<'_>, direct: bool) -> Self {
         Seen {
-            bits: Vec::new(),
+            touched: Vec::new(),
+            dirty: Vec::new(),
             on: ctx.page_cache && !direct,
             invalidate: ctx.config.invalidate,
         }
     }
 
-    /// Note file `i` as read or written; whether it was already.
-    pub(crate) fn mark(&mut self, i: u64) -> bool {
-        if !self.on {
-            return false;
+    /// Note file `i` as written: its next read drops it, writing it back first.
+    pub(crate) fn wrote(&mut self, i: u64) {
+        if self.on {
+            flip(&mut self.touched, i, true);
+            flip(&mut self.dirty, i, true);
         }
-        let (word, bit) = ((i / 64) as usize, 1u64 << (i % 64));
-        if word >= self.bits.len() {
-            self.bits.resize(word + 1, 0);
-        }
-        let was = self.bits[word] & bit != 0;
-        self.bits[word] |= bit;
-        was
     }
 
     /// Before reading file `i` at `path`: drop it again if this phase already read or wrote it.
     pub(crate) async fn ready<C: Client>(&mut self, client: &mut C, path: &str, i: u64) -> Reread {
-        if !self.mark(i) {
+        if !self.on || !flip(&mut self.touched, i, true) {
             return Reread::First;
         }
-        drop_again(client, path, self.invalidate).await
+        let dirty = flip(&mut self.dirty, i, false);
+        drop_again(client, path, self.invalidate, dirty).await
     }
 }
 
@@ -203,17 +220,13 @@ mod tests {
     }
 
     #[test]
-    fn a_file_is_seen_again_only_where_a_page_cache_is_involved() {
-        let mut seen = Seen {
-            bits: Vec::new(),
-            on: true,
-            invalidate: true,
-        };
-        assert!(!seen.mark(200), "the first read of a file");
-        assert!(seen.mark(200), "read again");
-        assert!(!seen.mark(199) && !seen.mark(0));
-        seen.on = false;
-        assert!(!seen.mark(0), "no page cache: nothing is ever a re-read");
+    fn bits_flip_and_tell_what_they_were() {
+        let mut bits = Vec::new();
+        assert!(!flip(&mut bits, 200, true), "the first read of a file");
+        assert!(flip(&mut bits, 200, true), "read again");
+        assert!(!flip(&mut bits, 199, true) && !flip(&mut bits, 0, false));
+        assert!(flip(&mut bits, 200, false) && !flip(&mut bits, 200, false), "cleared");
+        assert_eq!(bits.len(), 4);
     }
 
     #[test]

@@ -709,7 +709,8 @@ impl<C: Client> Worker<C> {
                 if pass_left == 0 {
                     pass_left = blocks;
                     if rereads {
-                        let r = drop_again(&mut self.client, &path, evict_each_pass).await;
+                        // Read-only: nothing to write back.
+                        let r = drop_again(&mut self.client, &path, evict_each_pass, false).await;
                         evict_each_pass &= !matches!(r, Reread::Failed(..));
                         rec.note_reread(r);
                         now = Instant::now();

@@ -355,7 +355,7 @@ impl<C: Client> Worker<C> {
             };
             rec.note_reread(reread);
             if op == MixOp::Write {
-                seen.mark(slot as u64);
+                seen.wrote(slot as u64);
             }
             match op {
                 MixOp::List => pool_dir(&mut self.path, ctx.job_index, self.id),
