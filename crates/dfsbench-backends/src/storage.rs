@@ -297,6 +297,12 @@ pub trait Client {
             format!("{path}: this backend keeps no client page cache to invalidate"),
         ))
     }
+    /// Drop the client's cached pages of a file that has none dirty (it was only read since it
+    /// was last invalidated): [`Client::invalidate`] without the write-back, which on a FUSE
+    /// mount costs a round trip to the daemon and a sync of the file there.
+    async fn invalidate_clean(&mut self, path: &str) -> OpResult<()> {
+        self.invalidate(path).await
+    }
     /// Retries of failed requests since the last call (backends that retry count them).
     fn take_retries(&mut self) -> u64 {
         0

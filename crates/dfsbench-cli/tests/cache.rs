@@ -14,7 +14,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::AtomicBool;
 
-use common::{dfsbench, is_root, phase, phases, run, run_ok, validate, Target};
+use common::bindfs::Bindfs;
+use common::{check_invariants, dfsbench, f, is_root, phase, phases, run, run_ok, u, validate, Target};
 use dfsbench_core::config::{validate as validate_config, JobSpec, RunSpec};
 use dfsbench_core::plan::Phase;
 use dfsbench_core::runner::{Observer, Status};
@@ -397,6 +398,152 @@ fn the_cache_policy_is_recorded_and_shown_and_an_opt_out_is_flagged() {
     assert_eq!(read["cache"]["policy"], "not_applicable");
     assert_eq!(read["name"], "read");
     assert!(read.get("cache_suspect").is_none());
+}
+
+/// A run on `target` that must succeed, its result valid and its numbers adding up.
+fn ok_run(target: &str, args: &[&str]) -> common::Run {
+    let r = run(target, args);
+    assert_eq!(r.code, Some(0), "dfsbench run {args:?}: {}", r.describe());
+    validate(r.result());
+    check_invariants(r.result());
+    r
+}
+
+/// MiB/s of the read phase of a result.
+fn read_mib_s(doc: &Value) -> f64 {
+    f(&read_phase(doc)["bytes_per_sec"]) / (1 << 20) as f64
+}
+
+/// On a FUSE mount that keeps its page cache across opens (bindfs `kernel_cache`, as mfsmount
+/// and ceph-fuse do), a file the phase already read is dropped again before it is read again:
+/// a time-based read of 4 files over many passes reads no faster than one pass over files
+/// dropped before the phase (within 2x, for a busy machine), or is marked, and the result
+/// counts a drop for every re-read; without invalidation the same re-reads are counted and
+/// marked in every view. The files workload's reads that pick a file again are dropped too.
+#[test]
+fn rereads_on_a_fuse_mount_that_keeps_its_cache_reach_the_storage() {
+    let Some(fs) = Bindfs::mount("kernel_cache") else {
+        return;
+    };
+    let target = fs.path().to_str().unwrap();
+    // Every one of 64 files read once after the drop before the phase: the best of three runs.
+    let once = [
+        "-w",
+        "files",
+        "--file-size",
+        "1m",
+        "--files",
+        "64",
+        "-j",
+        "1",
+        "--phases",
+        "write,read",
+    ];
+    let one_pass = (0..3)
+        .map(|_| read_mib_s(ok_run(target, &once).result()))
+        .fold(0.0, f64::max);
+
+    let (files, timed) = (
+        4,
+        [
+            "-w",
+            "mix",
+            "--mix",
+            "read=1",
+            "--files",
+            "4",
+            "--file-size",
+            "1m",
+            "-j",
+            "1",
+        ],
+    );
+    let mut args = timed.to_vec();
+    args.extend(["--duration", "2s"]);
+    let r = ok_run(target, &args);
+    let read = read_phase(r.result());
+    let (reads, cache) = (u(&read["ops"]), &read["cache"]);
+    assert!(reads > 4 * files, "many passes over the {files} files: {reads} reads");
+    let rereads = u(&cache["rereads"]);
+    assert!(rereads >= reads - files, "{rereads} re-reads of {reads} reads: {cache}");
+    let marked = read.get("cache_suspect").is_some();
+    let mib_s = read_mib_s(r.result());
+    if marked {
+        eprintln!("note: the re-reads were marked, not dropped: {}", read["cache_suspect"]);
+    } else {
+        assert_eq!(cache["reread_invalidations"], cache["rereads"], "{cache}");
+        assert_eq!(cache["policy"], "invalidated");
+        assert!(
+            mib_s <= 2.0 * one_pass,
+            "{mib_s:.0} MiB/s over many passes, {one_pass:.0} MiB/s in one pass"
+        );
+        assert!(
+            r.stdout
+                .contains(&format!("and again before each of {rereads} re-reads")),
+            "{}",
+            r.describe()
+        );
+    }
+
+    // Without invalidation the re-reads come from memory: counted, never dropped, marked.
+    args.extend(["--invalidate", "0"]);
+    let r = ok_run(target, &args);
+    let read = read_phase(r.result());
+    let cache = &read["cache"];
+    assert!(u(&cache["rereads"]) >= u(&read["ops"]) - files, "{cache}");
+    assert!(cache.get("reread_invalidations").is_none(), "{cache}");
+    let reason = read["cache_suspect"][0].as_str().unwrap();
+    assert!(reason.contains("re-reads not invalidated first"), "{reason}");
+    let warm = read_mib_s(r.result());
+    assert!(
+        warm > mib_s,
+        "the mount keeps its cache, or this test shows nothing: {warm:.0} MiB/s warm, {mib_s:.0} MiB/s dropped"
+    );
+    assert!(r.stdout.contains("[cache?]"), "{}", r.describe());
+    let file = r.scratch.path().join("result.json");
+    for (format, text) in reports(&file) {
+        let mark = if format == "csv" {
+            "cache_rereads,"
+        } else {
+            "re-reads not invalidated first"
+        };
+        assert!(text.contains(mark), "{format} report lacks '{mark}'");
+        assert!(
+            text.contains("[cache?]") || format == "csv",
+            "{format} report lacks the mark"
+        );
+    }
+
+    // Reads of files the phase wrote write them back before the drop: the data read is the
+    // data written.
+    let mixed = [
+        "-w",
+        "mix",
+        "--mix",
+        "read=1,write=1",
+        "--files",
+        "4",
+        "--file-size",
+        "256k",
+        "-j",
+        "1",
+    ];
+    let r = ok_run(target, &[&mixed[..], &["--duration", "1s", "--verify"]].concat());
+    let read = read_phase(r.result());
+    assert_eq!(read["errors"]["total"], 0, "{}", read["errors"]);
+    assert!(u(&read["cache"]["rereads"]) > 0, "{}", read["cache"]);
+    assert_eq!(read["cache"]["reread_invalidations"], read["cache"]["rereads"]);
+
+    // Reads that pick a file again (a skewed pick over 32 files) drop it first too.
+    let mut skewed = once.to_vec();
+    skewed[5] = "32";
+    skewed.extend(["--random-distribution", "zipf:1.5"]);
+    let doc = ok_run(target, &skewed);
+    let read = read_phase(doc.result());
+    let cache = &read["cache"];
+    assert!(u(&cache["rereads"]) > 0, "zipf picks files again: {cache}");
+    assert_eq!(cache["reread_invalidations"], cache["rereads"], "{cache}");
+    assert!(read.get("cache_suspect").is_none(), "{read}");
 }
 
 #[test]

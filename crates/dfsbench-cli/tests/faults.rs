@@ -4,79 +4,14 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::bindfs::Bindfs;
 use common::lab::lab_test;
 use common::{check_invariants, f, phase, run, u, validate, Target};
 use serde_json::Value;
-
-/// A bindfs mount of a temporary directory, unmounted (and its daemon killed) when dropped.
-struct Bindfs {
-    mount: tempfile::TempDir,
-    _source: tempfile::TempDir,
-    pid: u32,
-}
-
-impl Bindfs {
-    /// None (with a note) where bindfs is missing and the lab is not required.
-    fn mount() -> Option<Bindfs> {
-        if Command::new("bindfs").arg("--version").output().is_err() {
-            assert!(
-                std::env::var("DFSBENCH_REQUIRE_LAB").as_deref() != Ok("1"),
-                "bindfs is missing: scripts/test.sh installs it"
-            );
-            eprintln!("note: skipping: bindfs is not installed (apt-get install bindfs)");
-            return None;
-        }
-        let source = tempfile::tempdir().unwrap();
-        let mount = tempfile::tempdir().unwrap();
-        let before = pids_of("bindfs");
-        let st = Command::new("bindfs")
-            .arg(source.path())
-            .arg(mount.path())
-            .status()
-            .unwrap();
-        assert!(st.success(), "bindfs failed");
-        let pid = pids_of("bindfs")
-            .into_iter()
-            .find(|p| !before.contains(p) && cmdline(*p).contains(&mount.path().display().to_string()))
-            .expect("the new bindfs daemon");
-        Some(Bindfs {
-            mount,
-            _source: source,
-            pid,
-        })
-    }
-
-    fn path(&self) -> &Path {
-        self.mount.path()
-    }
-}
-
-impl Drop for Bindfs {
-    fn drop(&mut self) {
-        // SAFETY: kill has no memory preconditions; the pid is the daemon this test started.
-        unsafe { libc::kill(self.pid as i32, libc::SIGCONT) };
-        let _ = Command::new("fusermount").arg("-u").arg(self.mount.path()).status();
-        unsafe { libc::kill(self.pid as i32, libc::SIGKILL) };
-    }
-}
-
-fn pids_of(name: &str) -> Vec<u32> {
-    let out = Command::new("pgrep").arg("-x").arg(name).output().unwrap();
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| l.trim().parse().ok())
-        .collect()
-}
-
-fn cmdline(pid: u32) -> String {
-    std::fs::read(format!("/proc/{pid}/cmdline"))
-        .map(|b| String::from_utf8_lossy(&b).replace('\0', " "))
-        .unwrap_or_default()
-}
 
 fn events<'a>(r: &'a Value, kind: &str) -> Vec<&'a Value> {
     r["events"]
@@ -97,7 +32,7 @@ fn fault_start(r: &Value, i: u64) -> f64 {
 
 #[test]
 fn a_stopped_fuse_daemon_is_a_stall_as_long_as_the_stop() {
-    let Some(fs) = Bindfs::mount() else { return };
+    let Some(fs) = Bindfs::mount("") else { return };
     let pid = fs.pid;
     let (stop, cont) = (format!("2s: kill -STOP {pid}"), format!("5s: kill -CONT {pid}"));
     let probe = format!("ls {} >/dev/null", fs.path().display());

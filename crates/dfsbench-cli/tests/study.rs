@@ -677,6 +677,50 @@ fn a_launcher_that_runs_nothing_fails_its_points_clearly() {
 // ---------------------------------------------------------------- the study page
 
 /// `dfsbench study ARGS --out DIR` that must succeed; returns DIR's tables.md.
+/// A number whose phase the run report marks `[cache?]` keeps the mark in the study's tables,
+/// with the reason in a footnote and in the long CSV's note.
+#[test]
+fn a_cell_from_a_phase_marked_cache_keeps_the_mark() {
+    let target = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let dir = out.path().join("s");
+    let t = format!("disk={}", target.path().display());
+    study_ok(&["size-sweep", "-t", &t, "--scale", SCALE], &dir);
+    let long = std::fs::read_to_string(dir.join("tables.csv")).unwrap();
+    let mut lines = long.lines();
+    let head = fields(lines.next().unwrap());
+    let col = |name: &str| head.iter().position(|h| h == name).unwrap();
+    let read = lines
+        .map(fields)
+        .find(|f| f[col("column")].starts_with("read") && !f[col("value")].is_empty())
+        .expect("a read cell with a number");
+    let file = dir.join(&read[col("result")]);
+    let mut doc: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    let why = "served from client cache? a test's reason";
+    for p in doc["phases"].as_array_mut().unwrap() {
+        if p["label"] == read[col("phase")].as_str() {
+            p["cache_suspect"] = serde_json::json!([why]);
+        }
+    }
+    std::fs::write(&file, serde_json::to_vec(&doc).unwrap()).unwrap();
+
+    let md = study(&["size-sweep", "--from", dir.to_str().unwrap()], &BTreeMap::new());
+    assert_eq!(md.code, Some(0), "{}", md.stderr);
+    assert!(md.stdout.contains(" [cache?] ["), "the cell: {}", md.stdout);
+    assert!(
+        md.stdout.contains(&format!("[cache?] {why}")),
+        "the footnote: {}",
+        md.stdout
+    );
+    let csv = study(
+        &["size-sweep", "--from", dir.to_str().unwrap(), "--format", "csv"],
+        &BTreeMap::new(),
+    );
+    assert!(csv.stdout.contains(why), "the note: {}", csv.stdout);
+    let (_, page) = study_page(&dir);
+    assert!(page.contains("[cache?]"), "the study page");
+}
+
 fn study_ok(args: &[&str], dir: &Path) -> String {
     let mut a = args.to_vec();
     a.extend(["--out", dir.to_str().unwrap()]);

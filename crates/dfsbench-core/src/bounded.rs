@@ -110,6 +110,10 @@ impl<C: Client> Client for Bounded<C> {
         self.inner.invalidate(path).await
     }
 
+    async fn invalidate_clean(&mut self, path: &str) -> OpResult<()> {
+        self.inner.invalidate_clean(path).await
+    }
+
     fn take_retries(&mut self) -> u64 {
         self.inner.take_retries()
     }

@@ -19,8 +19,8 @@ use crate::faults::stalls::Quiet;
 use crate::host::CpuSample;
 use crate::plan::Phase;
 use crate::stats::{
-    coarsen, merge_errors, merge_histograms, Buckets, Latencies, PhaseControl, WorkerPhase, FINE_SERIES_INTERVAL,
-    SERIES_INTERVAL,
+    coarsen, merge_errors, merge_histograms, Buckets, Latencies, PhaseControl, Rereads, WorkerPhase,
+    FINE_SERIES_INTERVAL, SERIES_INTERVAL,
 };
 use dfsbench_result::histogram::{deserialize, latency, new_histogram, serialize};
 use dfsbench_result::{
@@ -145,6 +145,8 @@ pub struct RankPart {
     pub errors: Errors,
     pub items: u64,
     pub retries: u64,
+    #[serde(default)]
+    pub rereads: Rereads,
     pub verified_bytes: u64,
     pub mismatches: u64,
     pub engine: Option<String>,
@@ -286,6 +288,7 @@ pub fn rank_part(
         errors: Errors::default(),
         items: workers.iter().map(|w| w.items).sum(),
         retries: workers.iter().map(|w| w.retries).sum(),
+        rereads: Rereads::sum(workers.iter().map(|w| &w.rereads)),
         verified_bytes: workers.iter().map(|w| w.verified_bytes).sum(),
         mismatches: workers.iter().map(|w| w.mismatches).sum(),
         engine: workers.iter().find_map(|w| w.engine).map(|e| e.name().to_string()),
@@ -736,6 +739,7 @@ mod tests {
             errors: Errors::default(),
             items: 0,
             retries: 0,
+            rereads: Rereads::default(),
             verified_bytes: 0,
             mismatches: 0,
             engine: None,

@@ -31,7 +31,7 @@ use crate::host::{cpu_sample, thread_limit};
 use crate::load::Stable;
 use crate::part::{combine, rank_part, Merger, RankPart, Subtotal};
 use crate::plan::{phases, Phase};
-use crate::stats::{series_of, Buckets, Latencies, Live, PhaseControl, WorkerPhase, SERIES_INTERVAL};
+use crate::stats::{series_of, Buckets, Latencies, Live, PhaseControl, Rereads, WorkerPhase, SERIES_INTERVAL};
 use crate::worker::{JobContext, Worker};
 use dfsbench_result::{validity_reasons, PhaseCache, PhaseResult};
 
@@ -464,7 +464,7 @@ fn run_job<S: Storage>(
         latencies: Mutex::default(),
         client_error: Mutex::new(None),
     };
-    let ctx = JobContext::new(config, job, index, run.total_workers);
+    let ctx = JobContext::new(config, job, index, run.total_workers, caps.page_cache);
     let (done_tx, done_rx) = mpsc::channel::<()>();
     std::thread::scope(|scope| {
         // A panic on this thread must release the workers, or the scope would wait for them.
@@ -817,9 +817,10 @@ impl<'a, S: Storage> JobRun<'a, S> {
             let bad = merger.unreadable.first().cloned();
             let threshold = stall_threshold(self.config.stall_threshold, phase.rate);
             let mut result = combine(phase, job, &mut merger, ranks, &members, self.run_start, threshold);
-            result.cache = cache.clone();
-            result.validity = marks(&result, self.caps);
             let parts: Vec<&RankPart> = merger.ranks.iter().map(|l| &l.part).collect();
+            let rereads = Rereads::sum(parts.iter().map(|p| &p.rereads));
+            result.cache = cache.clone().map(|c| crate::cache::with_rereads(c, rereads));
+            result.validity = marks(&result, self.caps);
             let end = match bad {
                 None => phase_end(&parts, &result, phase, self.config, self.total_workers, &self.run_path),
                 Some(e) => PhaseEnd::failed(e),

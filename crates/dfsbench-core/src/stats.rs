@@ -15,6 +15,7 @@ use std::time::Duration;
 use dfsbench_backends::clock::Instant;
 use dfsbench_backends::{IoEngine, OpError};
 use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
 
 use crate::faults::stalls::GapLog;
 use dfsbench_result::histogram::{new_growing_histogram, new_histogram, record_latency};
@@ -347,6 +348,59 @@ fn worker_histogram() -> Histogram<u64> {
     hist
 }
 
+/// What was done before one read of a file: nothing (its first read in the phase, or a
+/// backend without a page cache), or, for a file the worker already read or wrote in the
+/// phase, its cached pages dropped again, kept (`--invalidate 0`), or a failed drop; with the
+/// time the drop took.
+#[derive(Debug, PartialEq)]
+pub enum Reread {
+    First,
+    Dropped(Duration),
+    Kept,
+    Failed(Duration, String),
+}
+
+/// Reads of files already read or written in the phase, of a worker, a process or a phase.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Rereads {
+    pub reads: u64,
+    /// Of them, those whose file was dropped again first.
+    pub dropped: u64,
+    /// Seconds the drops took, summed over workers.
+    pub seconds: f64,
+    /// The first failed drop.
+    pub failure: Option<String>,
+}
+
+impl Rereads {
+    fn note(&mut self, r: Reread) {
+        match r {
+            Reread::First => return,
+            Reread::Dropped(took) => {
+                self.dropped += 1;
+                self.seconds += took.as_secs_f64();
+            }
+            Reread::Kept => {}
+            Reread::Failed(took, m) => {
+                self.seconds += took.as_secs_f64();
+                self.failure.get_or_insert(m);
+            }
+        }
+        self.reads += 1;
+    }
+
+    /// The sum of `parts`, with the first failure among them.
+    pub fn sum<'a>(parts: impl IntoIterator<Item = &'a Rereads>) -> Rereads {
+        parts.into_iter().fold(Rereads::default(), |mut all, p| {
+            all.reads += p.reads;
+            all.dropped += p.dropped;
+            all.seconds += p.seconds;
+            all.failure = all.failure.or_else(|| p.failure.clone());
+            all
+        })
+    }
+}
+
 /// Everything a worker measured in one phase.
 pub struct WorkerPhase {
     pub worker: usize,
@@ -366,6 +420,7 @@ pub struct WorkerPhase {
     pub latency: WorkerLatency,
     /// Requests retried after a temporary failure (with --retries).
     pub retries: u64,
+    pub rereads: Rereads,
     /// The I/O engine that ran, for io phases (`auto` resolves to one).
     pub engine: Option<IoEngine>,
     /// Blocks per second of each engine `auto` probed before this phase's pattern.
@@ -451,6 +506,7 @@ impl<'a> Recorder<'a> {
                 mismatches: 0,
                 latency: WorkerLatency::default(),
                 retries: 0,
+                rereads: Rereads::default(),
                 engine: None,
                 probe: Vec::new(),
                 existing: Vec::new(),
@@ -588,6 +644,11 @@ impl<'a> Recorder<'a> {
     #[inline]
     pub fn add_retries(&mut self, n: u64) {
         self.out.retries += n;
+    }
+
+    /// Count what was done before a read of a file (see [`Reread`]).
+    pub fn note_reread(&mut self, r: Reread) {
+        self.out.rereads.note(r);
     }
 
     /// Count directory entries seen by a list operation.

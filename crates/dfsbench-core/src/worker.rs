@@ -67,13 +67,16 @@ pub struct JobContext<'a> {
     pub job_index: usize,
     /// Workers of the job over all ranks.
     pub total_workers: usize,
+    /// The backend keeps file data in the client's page cache (reads of a file again must drop
+    /// it first: see cache.rs).
+    pub page_cache: bool,
     /// Random bytes every worker of this process writes from when no [`Content`] is made:
     /// one allocation for the job, not one per worker.
     pub data: Option<SharedData>,
 }
 
 impl<'a> JobContext<'a> {
-    pub fn new(config: &'a RunConfig, job: &'a Job, job_index: usize, total_workers: usize) -> Self {
+    pub fn new(config: &'a RunConfig, job: &'a Job, job_index: usize, total_workers: usize, page_cache: bool) -> Self {
         let w = job.workload.written();
         let shared = w.chunk > 0 && !config.verify && !w.shape.generated();
         let seed = config.seed ^ ((job_index as u64) << 40);
@@ -82,6 +85,7 @@ impl<'a> JobContext<'a> {
             job,
             job_index,
             total_workers,
+            page_cache,
             data: shared.then(|| SharedData::new(w.chunk, |b| SmallRng::seed_from_u64(seed).fill_bytes(b))),
         }
     }

@@ -4,7 +4,7 @@
 
 use dfsbench_result::RunResult;
 
-const COLUMNS: [&str; 25] = [
+const COLUMNS: [&str; 27] = [
     "run_id",
     "job",
     "phase",
@@ -28,6 +28,8 @@ const COLUMNS: [&str; 25] = [
     "errors",
     "cache",
     "cache_files",
+    "cache_rereads",
+    "cache_reread_invalidations",
     "cache_suspect",
     "validity",
 ];
@@ -75,6 +77,10 @@ pub fn phases_csv(result: &RunResult) -> String {
             p.errors.total.to_string(),
             p.cache.as_ref().map_or(String::new(), |c| c.policy.clone()),
             p.cache.as_ref().map_or(String::new(), |c| c.files.to_string()),
+            p.cache.as_ref().map_or(String::new(), |c| c.rereads.to_string()),
+            p.cache
+                .as_ref()
+                .map_or(String::new(), |c| c.reread_invalidations.to_string()),
             p.cache_suspect.join("; "),
             p.validity.join("; "),
         ];
@@ -103,6 +109,8 @@ pub fn phases_csv(result: &RunResult) -> String {
                 l.p99_ns.to_string(),
                 l.p99_9_ns.to_string(),
                 l.max_ns.to_string(),
+                String::new(),
+                String::new(),
                 String::new(),
                 String::new(),
                 String::new(),
@@ -211,6 +219,21 @@ pub fn long_csv(runs: &[crate::runs::Run]) -> String {
             if let Some(c) = &p.cache {
                 row(op, &format!("cache_{}", c.policy), "1".into(), "flag");
                 row(op, "cache_invalidated_files", c.files.to_string(), "files");
+                if c.rereads > 0 {
+                    row(op, "cache_rereads", c.rereads.to_string(), "reads");
+                    row(
+                        op,
+                        "cache_reread_invalidations",
+                        c.reread_invalidations.to_string(),
+                        "files",
+                    );
+                    row(
+                        op,
+                        "cache_reread_invalidation_s",
+                        c.reread_invalidation_s.to_string(),
+                        "s",
+                    );
+                }
             }
             if !p.cache_suspect.is_empty() {
                 row(op, "cache_suspect", p.cache_suspect.len().to_string(), "reasons");

@@ -85,7 +85,7 @@ pub struct CellDoc {
     /// As shown: `123`, `continued`, `n/a: no rename on s3`.
     pub text: String,
     pub unit: String,
-    /// The footnote with the full reason of a cell without a number.
+    /// The footnote with the full reason of a cell without a number, or of its mark.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub footnote: Option<usize>,
     /// The result file the number comes from, relative to the study folder.
@@ -410,7 +410,7 @@ fn tables(doc: &StudyTables) -> String {
         table(&mut out, doc, t, i);
     }
     if !doc.footnotes.is_empty() {
-        out.push_str("<h3 id=\"notes\">Cells without a number</h3>\n<ol class=\"footnotes\">\n");
+        out.push_str("<h3 id=\"notes\">Notes on cells</h3>\n<ol class=\"footnotes\">\n");
         for (i, f) in doc.footnotes.iter().enumerate() {
             let _ = writeln!(out, "<li id=\"note-{}\">{}</li>", i + 1, esc(f));
         }

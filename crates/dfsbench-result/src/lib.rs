@@ -250,6 +250,18 @@ pub struct PhaseCache {
     /// The first failure, when there was one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
+    /// Reads in the phase of a file that the same worker had already read or written in it
+    /// (time-based reads go round their files, a mix reads its pool again), over every process.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub rereads: u64,
+    /// Of those, the ones whose file was written back and dropped again just before it, as
+    /// before the phase: inside the phase's wall time, outside every operation's latency.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub reread_invalidations: u64,
+    /// Seconds those drops took, summed over workers: time of the phase in which its workers
+    /// read nothing.
+    #[serde(default, skip_serializing_if = "is_zero_f64")]
+    pub reread_invalidation_s: f64,
 }
 
 impl PhaseCache {
@@ -258,15 +270,20 @@ impl PhaseCache {
     pub const DISABLED: &'static str = "disabled";
     pub const NOT_APPLICABLE: &'static str = "not_applicable";
 
-    /// Whether the phase's reads can have come from a client cache that was left warm.
+    /// Whether the phase's reads can have come from a client cache that was left warm: before
+    /// the phase, or before a read of a file already read or written in it (dropping the
+    /// kernel's caches before the phase does not cool those).
     pub fn left_warm(&self) -> bool {
-        !self.dropped_kernel_caches && matches!(self.policy.as_str(), Self::FAILED | Self::DISABLED)
+        let before = !self.dropped_kernel_caches && matches!(self.policy.as_str(), Self::FAILED | Self::DISABLED);
+        before || self.rereads > self.reread_invalidations
     }
 
     /// The policy for people: `invalidated 4 files, kernel caches dropped`.
     pub fn describe(&self) -> String {
         let mut s = match self.policy.as_str() {
             Self::INVALIDATED => format!("invalidated {} file{}", self.files, plural(self.files)),
+            // Only re-reads failed: every file was invalidated before the phase.
+            Self::FAILED if self.failed == 0 => format!("invalidated {} file{}", self.files, plural(self.files)),
             Self::FAILED => format!(
                 "invalidation failed for {} of {} files",
                 self.failed,
@@ -278,6 +295,16 @@ impl PhaseCache {
         };
         if self.dropped_kernel_caches {
             s += ", kernel caches dropped";
+        }
+        let (n, dropped) = (self.rereads, self.reread_invalidations);
+        if n > 0 && dropped >= n {
+            s += &format!(
+                ", and again before each of {n} re-read{} ({:.3} s of the workers' time)",
+                plural(n),
+                self.reread_invalidation_s
+            );
+        } else if n > 0 {
+            s += &format!(", {} of {n} re-read{} not invalidated first", n - dropped, plural(n));
         }
         s
     }
@@ -460,6 +487,10 @@ pub struct NodeSummary {
 
 fn is_zero(v: &u64) -> bool {
     *v == 0
+}
+
+fn is_zero_f64(v: &f64) -> bool {
+    *v == 0.0
 }
 
 /// Error details kept per phase; counts stay exact beyond it.
@@ -695,6 +726,31 @@ mod tests {
             }),
             ..NullTests::default()
         }
+    }
+
+    #[test]
+    fn a_reread_left_warm_marks_the_phase_even_after_dropped_kernel_caches() {
+        let mut p = read_phase();
+        let cache = p.cache.as_mut().unwrap();
+        (cache.rereads, cache.reread_invalidations, cache.reread_invalidation_s) = (100, 100, 1.5);
+        assert!(!cache.left_warm());
+        assert_eq!(
+            cache.describe(),
+            "invalidated 2 files, and again before each of 100 re-reads (1.500 s of the workers' time)"
+        );
+        cache.policy = PhaseCache::DISABLED.into();
+        (cache.dropped_kernel_caches, cache.reread_invalidations) = (true, 0);
+        assert!(
+            cache.left_warm(),
+            "dropping before the phase does not cool the re-reads"
+        );
+        assert_eq!(
+            cache.describe(),
+            "not invalidated (--invalidate 0), kernel caches dropped, 100 of 100 re-reads not invalidated first"
+        );
+        let s = cache_suspects(&p, None);
+        assert_eq!(s.len(), 1, "{s:?}");
+        assert!(s[0].ends_with("100 of 100 re-reads not invalidated first"), "{}", s[0]);
     }
 
     #[test]

@@ -358,6 +358,11 @@ const SECTOR: usize = 512;
 fn drop_cached_pages(fd: RawFd) -> OpResult<()> {
     // SAFETY: fd is open.
     check(unsafe { libc::fsync(fd) })?;
+    drop_clean_pages(fd)
+}
+
+/// Drop the clean cached pages of `fd` (dirty ones stay: write them back first).
+fn drop_clean_pages(fd: RawFd) -> OpResult<()> {
     // posix_fadvise returns the error number instead of setting errno.
     let err = unsafe { libc::posix_fadvise(fd, 0, 0, libc::POSIX_FADV_DONTNEED) };
     if err != 0 {
@@ -505,6 +510,13 @@ impl Client for PosixClient {
         // Read-only is enough for both calls; a write-only or unreadable file fails here.
         let fd = self.open(path, libc::O_RDONLY)?;
         let result = drop_cached_pages(fd);
+        let closed = close(fd);
+        result.and(closed)
+    }
+
+    async fn invalidate_clean(&mut self, path: &str) -> OpResult<()> {
+        let fd = self.open(path, libc::O_RDONLY)?;
+        let result = drop_clean_pages(fd);
         let closed = close(fd);
         result.and(closed)
     }

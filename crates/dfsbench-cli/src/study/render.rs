@@ -10,6 +10,7 @@ use dfsbench_backends::redact::redact;
 use dfsbench_result::faults::FaultImpact;
 use dfsbench_result::{PhaseResult, RunResult};
 
+use dfsbench_report::flags::SUSPECT_MARK;
 use dfsbench_report::study_page::{self as page, CellDoc, PointDoc, RowDoc, StudyTables, SystemColumn, TableDoc};
 
 use super::manifest::Manifest;
@@ -21,6 +22,8 @@ struct Source {
     file: String,
     phase: String,
     raw: f64,
+    /// Why the phase's reads may have come from the client's cache, when they may have.
+    suspect: Option<String>,
 }
 
 enum Value {
@@ -141,6 +144,7 @@ fn source(loaded: &Loaded, point: &str, system: &str, cell: &Cell) -> Result<(So
                 file: file.clone(),
                 phase: "recovery probe".into(),
                 raw: recovery_secs(r)?,
+                suspect: None,
             },
             1.0,
         ));
@@ -156,6 +160,7 @@ fn source(loaded: &Loaded, point: &str, system: &str, cell: &Cell) -> Result<(So
                 file: file.clone(),
                 phase: "null tests".into(),
                 raw,
+                suspect: None,
             },
             factor,
         ));
@@ -192,6 +197,7 @@ fn source(loaded: &Loaded, point: &str, system: &str, cell: &Cell) -> Result<(So
             file: file.clone(),
             phase: p.label.clone(),
             raw,
+            suspect: (!p.cache_suspect.is_empty()).then(|| p.cache_suspect.join("; ")),
         },
         factor,
     ))
@@ -236,6 +242,7 @@ fn outcome(loaded: &Loaded, system: &str, cell: &Cell) -> Value {
             file: file.clone(),
             phase: f.phase.clone().unwrap_or_default(),
             raw: f.stall_s,
+            suspect: None,
         },
     }
 }
@@ -384,6 +391,15 @@ fn cell_doc(v: &Value, ratio: bool, unit: &str, notes: &mut Footnotes) -> (CellD
             doc.value = Some(*value);
             doc.text = short(*value, ratio);
             doc.result = Some(src.file.clone());
+            // A number its own phase doubts (or its baseline's) keeps the run report's mark.
+            let suspect = src
+                .suspect
+                .as_ref()
+                .or(baseline.as_ref().and_then(|b| b.suspect.as_ref()));
+            if let Some(why) = suspect {
+                doc.text = format!("{} {SUSPECT_MARK}", doc.text);
+                doc.footnote = Some(notes.number(&format!("{SUSPECT_MARK} {why}")));
+            }
             vec![
                 value.to_string(),
                 unit.into(),
@@ -394,7 +410,7 @@ fn cell_doc(v: &Value, ratio: bool, unit: &str, notes: &mut Footnotes) -> (CellD
                 factor.to_string(),
                 baseline.as_ref().map(|b| b.file.clone()).unwrap_or_default(),
                 baseline.as_ref().map(|b| b.raw.to_string()).unwrap_or_default(),
-                String::new(),
+                suspect.cloned().unwrap_or_default(),
             ]
         }
         Value::Text { text, src } => {
@@ -580,7 +596,7 @@ pub fn render(study: &Study, m: &Manifest, dir: &Path) -> Rendered {
     }
     for (title, lines) in [
         (
-            "Cells without a number",
+            "Notes on cells",
             doc.footnotes
                 .iter()
                 .enumerate()

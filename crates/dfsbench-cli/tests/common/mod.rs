@@ -4,6 +4,7 @@
 // Each test file uses a different subset of these helpers.
 #![allow(dead_code)]
 
+pub mod bindfs;
 pub mod lab;
 
 use std::path::{Path, PathBuf};

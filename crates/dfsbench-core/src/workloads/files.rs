@@ -7,12 +7,13 @@ use rand::RngCore;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
+use crate::cache::Seen;
 use crate::config::{ConfigError, Job, RunSpec};
 use crate::data::{DataShape, Written};
 use crate::dist::{Access, Picker};
 use crate::pattern::FileKey;
 use crate::plan::Phase;
-use crate::stats::Recorder;
+use crate::stats::{Recorder, Reread};
 use crate::units::format_size;
 use crate::worker::{push_num, JobContext, Worker};
 use crate::workloads::shared::{parse_phases, size_key, size_or};
@@ -305,6 +306,7 @@ impl<C: Client> Worker<C> {
             (FilePhase::Read, Some(a)) => Some(Picker::new(a, existing, self.rng.next_u64())),
             _ => None,
         };
+        let mut seen = Seen::new(ctx, f.direct);
         while done < count {
             // Time-based reads go round the written files again and again.
             let i = match (&picker, phase) {
@@ -317,10 +319,16 @@ impl<C: Client> Worker<C> {
                 done += 1;
                 continue;
             }
+            file_path(&mut self.path, ctx.job_index, owner, set, i);
+            // Before the operation's clock starts: a file read again is dropped again.
+            let reread = match phase {
+                FilePhase::Read => seen.ready(&mut self.client, &self.path, i).await,
+                _ => Reread::First,
+            };
             let Some((intended, start)) = self.begin(rec.ctl()).await else {
                 break;
             };
-            file_path(&mut self.path, ctx.job_index, owner, set, i);
+            rec.note_reread(reread);
             let key = FileKey {
                 job: ctx.job_index as u16,
                 set: set as u16,

@@ -10,12 +10,13 @@ use dfsbench_backends::{
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
+use crate::cache::drop_again;
 use crate::config::{ConfigError, Job, RunSpec};
 use crate::data::{DataShape, Written};
 use crate::dist::{Access, Picker};
 use crate::pattern::FileKey;
 use crate::plan::Phase;
-use crate::stats::Recorder;
+use crate::stats::{Recorder, Reread};
 use crate::units::format_size;
 use crate::worker::{JobContext, Worker};
 use crate::workloads::shared::{size_or, READ, RW_CLASSES, WRITE};
@@ -687,9 +688,10 @@ impl<C: Client> Worker<C> {
             .map(|a| Picker::new(a, blocks, self.rng.next_u64()));
         // A time-based read phase reads its blocks again once every block was read (the order
         // is a permutation): drop the cached pages at each such pass, as fio does when it loops,
-        // or every pass after the first reads the client's memory. Backends without a page
-        // cache refuse the first call, which ends the attempts.
-        let mut evict_each_pass = time_based && !rw.writes() && ctx.config.invalidate && blocks > 0;
+        // or every pass after the first reads the client's memory. Each later pass is a re-read
+        // of the file (see cache.rs); a failed drop ends the attempts.
+        let rereads = time_based && !rw.writes() && ctx.page_cache && !io.direct && blocks > 0;
+        let mut evict_each_pass = rereads && ctx.config.invalidate;
         // Blocks left in this pass: a countdown, not a division per block.
         let mut pass_left = blocks;
         let mut free: Vec<usize> = (0..depth).rev().collect();
@@ -703,6 +705,18 @@ impl<C: Client> Worker<C> {
         let mut stopping = false;
         loop {
             while inflight < depth && issued < total && !stopping {
+                // Before the first block of every pass after the first, whose clock starts after
+                // the drop (at depth 1 the previous pass's last block is in by then).
+                if pass_left == 0 {
+                    pass_left = blocks;
+                    if rereads {
+                        // Read-only: nothing to write back.
+                        let r = drop_again(&mut self.client, &path, evict_each_pass, false).await;
+                        evict_each_pass &= !matches!(r, Reread::Failed(..));
+                        rec.note_reread(r);
+                        now = Instant::now();
+                    }
+                }
                 // Paced phases run at queue depth 1 (validation sees to it): each block waits
                 // for its intended start. Closed loops reuse the completion time as the start.
                 let intended = if self.pacer.is_some() {
@@ -756,12 +770,6 @@ impl<C: Client> Worker<C> {
                 inflight += 1;
                 issued += 1;
                 pass_left -= 1;
-                if pass_left == 0 {
-                    pass_left = blocks;
-                    if evict_each_pass {
-                        evict_each_pass = self.client.invalidate(&path).await.is_ok();
-                    }
-                }
             }
             if inflight == 0 {
                 break;

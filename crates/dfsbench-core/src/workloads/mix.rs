@@ -12,12 +12,13 @@ use dfsbench_backends::{Capability, Client, FileOpts};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
+use crate::cache::Seen;
 use crate::config::{ConfigError, Job, RunSpec};
 use crate::data::{DataShape, Written};
 use crate::dist::{Access, Mix, MixOp, Picker, SizeDist};
 use crate::pattern::FileKey;
 use crate::plan::Phase;
-use crate::stats::Recorder;
+use crate::stats::{Recorder, Reread};
 use crate::worker::{push_num, JobContext, Worker};
 use crate::workloads::shared::size_or;
 use crate::workloads::whole::{chunk_for, read_whole, whole_file_needs, write_whole};
@@ -299,6 +300,21 @@ impl<C: Client> Worker<C> {
         }
     }
 
+    /// The slot `op` works on and the size it writes; None when the pool has nothing for it.
+    fn mix_target(&mut self, m: &MixJob, op: MixOp, picker: &Picker) -> Option<(usize, u64)> {
+        match op {
+            // Writes overwrite or refill a slot of the pool the fill phase made.
+            MixOp::Write if self.pool.is_empty() => None,
+            MixOp::Write => Some((
+                picker.pick(&mut self.rng) as usize % self.pool.len(),
+                m.sizes.sample(&mut self.rng),
+            )),
+            MixOp::List => Some((0, 0)),
+            // None once deletes emptied the pool: nothing to read until a write refills it.
+            MixOp::Read | MixOp::Stat | MixOp::Delete => live_slot(&self.pool, picker, &mut self.rng),
+        }
+    }
+
     fn mix_key(&self, ctx: &JobContext<'_>, slot: u64) -> FileKey {
         FileKey {
             job: ctx.job_index as u16,
@@ -317,26 +333,30 @@ impl<C: Client> Worker<C> {
         let mut done = 0u64;
         let access = m.random_distribution.unwrap_or(Access::Random);
         let picker = Picker::new(access, self.pool.len() as u64, self.rng.next_u64());
+        let mut seen = Seen::new(ctx, m.direct);
         while done < count {
+            let op = m.mix.pick(&mut self.rng);
+            let target = self.mix_target(m, op, &picker);
+            // Before the operation's clock starts: a file read again, or read after a write of
+            // this phase, is dropped again.
+            let reread = match (op, target) {
+                (MixOp::Read, Some((slot, _))) => {
+                    slot_path(&mut self.path, ctx.job_index, self.id, slot as u64);
+                    seen.ready(&mut self.client, &self.path, slot as u64).await
+                }
+                _ => Reread::First,
+            };
             let Some((intended, start)) = self.begin(rec.ctl()).await else {
                 break;
             };
             done += 1;
-            let op = m.mix.pick(&mut self.rng);
-            let (slot, size) = match op {
-                // Writes overwrite or refill a slot of the pool the fill phase made.
-                MixOp::Write if self.pool.is_empty() => continue,
-                MixOp::Write => (
-                    picker.pick(&mut self.rng) as usize % self.pool.len(),
-                    m.sizes.sample(&mut self.rng),
-                ),
-                MixOp::List => (0, 0),
-                MixOp::Read | MixOp::Stat | MixOp::Delete => match live_slot(&self.pool, &picker, &mut self.rng) {
-                    Some(found) => found,
-                    // Deletes emptied the pool: nothing to read until a write refills it.
-                    None => continue,
-                },
+            let Some((slot, size)) = target else {
+                continue;
             };
+            rec.note_reread(reread);
+            if op == MixOp::Write {
+                seen.wrote(slot as u64);
+            }
             match op {
                 MixOp::List => pool_dir(&mut self.path, ctx.job_index, self.id),
                 _ => slot_path(&mut self.path, ctx.job_index, self.id, slot as u64),
