@@ -38,7 +38,7 @@ pub enum Command {
     Compare(crate::report::CompareArgs),
     /// Run a published evaluation (size-sweep, clients-sweep, dfsperf, surfnet, fio-matrix) and
     /// print its tables in the publication's shape; `dfsbench study list` lists them.
-    Study(crate::study::args::StudyArgs),
+    Study(Box<crate::study::args::StudyArgs>),
     /// Multi-node storage clusters on this machine, with faults and delay (docs/lab.md).
     Lab(crate::lab::LabArgs),
     /// Remove run directories left by `--keep` or a killed run (only ones dfsbench created).

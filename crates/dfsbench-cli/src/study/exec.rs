@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
-use std::time::{Instant, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use dfsbench_backends::{Target, BACKENDS};
 use dfsbench_core::cluster::Group;
@@ -446,6 +446,20 @@ pub fn execute(
                 config.null_tests = true;
             }
             let delayed = point.one_way_delay_ms.zip(sys.lab.as_deref());
+            if let (Some(_), Some((ops, least))) = (delayed, super::budget::least_time(point)) {
+                let capped = a
+                    .max_point_time
+                    .as_deref()
+                    .map(|t| format!(", capped at {t}"))
+                    .unwrap_or_default();
+                say(format!(
+                    "[{done:>3}/{total}] {:<10} {:<18} starts: at least {} ({ops} operations x {} ms added round trip{capped})",
+                    sys.label,
+                    point.id,
+                    humantime::format_duration(Duration::from_secs(least.as_secs())),
+                    2 * point.one_way_delay_ms.unwrap_or(0)
+                ));
+            }
             let (run, status) = match delayed.map(|(ms, lab)| set_delay(lab, ms)) {
                 Some(Err(why)) => (
                     RunRecord {

@@ -2,6 +2,7 @@
 //! its tables printed in the publication's shape.
 
 pub mod args;
+mod budget;
 mod catalog;
 mod exec;
 mod launch;
@@ -190,6 +191,11 @@ pub fn study(a: &StudyArgs) -> Result<(), Failure> {
     }
     if let Some(only) = &a.points {
         select(&mut study, only)?;
+    }
+    if let Some(limit) = &a.max_point_time {
+        for p in &mut study.points {
+            budget::cap(p, limit);
+        }
     }
     let systems = exec::systems(&a.targets, study.localfs_baseline).map_err(Failure::usage)?;
     let (manifest, dir, outcome) = exec::execute(&study, scale, systems, a, launcher.as_ref())?;
