@@ -162,9 +162,6 @@ impl System for Gluster {
     fn code(&self) -> &'static str {
         "gl"
     }
-    fn subnet(&self) -> u8 {
-        1
-    }
     fn packages(&self) -> &'static [&'static str] {
         &["glusterfs-server", "glusterfs-client"]
     }
