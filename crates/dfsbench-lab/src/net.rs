@@ -275,7 +275,7 @@ pub fn remove_link(name: &str) -> Result<()> {
     Ok(())
 }
 
-/// Namespaces and interfaces with the lab prefix that are on the machine now.
+/// Namespaces and interfaces with the lab prefix that are on the machine now, sorted.
 pub fn prefixed_netns() -> Vec<String> {
     ip(&["netns", "list"])
         .unwrap_or_default()
@@ -283,6 +283,8 @@ pub fn prefixed_netns() -> Vec<String> {
         .filter_map(|l| l.split_whitespace().next())
         .filter(|n| n.starts_with(PREFIX))
         .map(String::from)
+        .collect::<BTreeSet<String>>()
+        .into_iter()
         .collect()
 }
 
@@ -291,6 +293,8 @@ pub fn prefixed_links() -> Vec<String> {
         .map(|d| {
             d.filter_map(|e| e.ok()?.file_name().into_string().ok())
                 .filter(|n| n.starts_with(PREFIX))
+                .collect::<BTreeSet<String>>()
+                .into_iter()
                 .collect()
         })
         .unwrap_or_default()
