@@ -59,10 +59,17 @@ pub fn veth_name(id: &str, code: &str, index: usize) -> String {
     format!("{PREFIX}{id}{code}{index}")
 }
 
-/// The lowest /24 of 198.18.0.0/16 (third octet 1..=253) that `used` does not hold; None when
-/// every one is taken. A pure function so that uniqueness is testable without a machine.
+/// The third octets older dfsbench versions gave their labs without looking (1 gluster ... 9
+/// alluxio): tried last, because such a lab may still come up beside ours and cannot avoid us.
+const OLD_FIXED: std::ops::RangeInclusive<u8> = 1..=9;
+
+/// The first /24 of 198.18.0.0/16 (third octet 10..=253, then 1..=9) that `used` does not hold;
+/// None when every one is taken. A pure function so that uniqueness is testable without a
+/// machine.
 pub fn pick_subnet(used: &BTreeSet<u8>) -> Option<u8> {
-    (1..=253u8).find(|s| !used.contains(s))
+    (*OLD_FIXED.end() + 1..=253u8)
+        .chain(OLD_FIXED)
+        .find(|s| !used.contains(s))
 }
 
 /// The third octets of the 198.18.X.0/24 that an IPv4 network `addr/len` overlaps (a network
@@ -340,7 +347,10 @@ mod tests {
         }
         assert_eq!(picked.len(), 253);
         assert!(!picked.contains(&0) && !picked.contains(&255) && !picked.contains(&254));
-        let used: BTreeSet<u8> = [1, 2, 4].into();
+        assert_eq!(pick_subnet(&BTreeSet::new()), Some(10), "older versions' subnets last");
+        let used: BTreeSet<u8> = [10, 11, 13].into();
+        assert_eq!(pick_subnet(&used), Some(12));
+        let used: BTreeSet<u8> = (10..=253).chain([1, 2, 4]).collect();
         assert_eq!(pick_subnet(&used), Some(3));
     }
 
