@@ -44,7 +44,8 @@ pub enum LabCommand {
     Down {
         #[arg(required_unless_present = "all", conflicts_with = "all")]
         system: Option<String>,
-        /// Every lab with a state file, and anything else with the lab's prefix.
+        /// Every lab with a state file in this lab directory (nothing else: other `dfsb*`
+        /// namespaces and interfaces are listed as left alone).
         #[arg(long)]
         all: bool,
     },
@@ -178,8 +179,12 @@ pub fn lab(args: &LabArgs) -> Result<(), Failure> {
         }
         LabCommand::Down { system, all } => {
             if *all {
-                for name in dfsbench_lab::down_all()? {
+                let swept = dfsbench_lab::down_all()?;
+                for name in swept.removed {
                     say!("removed {name}");
+                }
+                for line in swept.left_alone {
+                    say!("{line}");
                 }
                 return Ok(());
             }
@@ -187,6 +192,9 @@ pub fn lab(args: &LabArgs) -> Result<(), Failure> {
             let name = dfsbench_lab::system(system)?.name();
             dfsbench_lab::down(name)?;
             say!("{name}: down");
+            for line in dfsbench_lab::left_alone() {
+                say!("{line}");
+            }
             Ok(())
         }
         LabCommand::Status { system, format } => print_status(system.as_deref(), *format),
@@ -267,7 +275,10 @@ fn print_status(only: Option<&str>, format: Format) -> Result<(), Failure> {
         if lab.delay_ms > 0.0 {
             text += &format!("  delay   {} ms one-way on every node link\n", lab.delay_ms);
         }
-        text += &format!("  client  {} (root namespace)\n", lab.client_addr);
+        text += &format!(
+            "  client  {} (root namespace, bridge {}; lab directory id {})\n",
+            lab.client_addr, lab.bridge, lab.id
+        );
         for n in &lab.nodes {
             let pids: Vec<String> = n.pids.iter().map(|p| p.to_string()).collect();
             text += &format!(

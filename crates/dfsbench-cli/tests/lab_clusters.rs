@@ -45,17 +45,40 @@ fn lab_available(test: &str) -> bool {
 struct Lab {
     system: &'static str,
     dir: tempfile::TempDir,
-    _one: std::sync::MutexGuard<'static, ()>,
+    /// None for a second lab beside one that holds it (`Lab::beside`).
+    _one: Option<std::sync::MutexGuard<'static, ()>>,
+}
+
+fn lab_dir() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("dfsbench-labs-")
+        .tempdir_in("/var/tmp")
+        .expect("a lab directory")
 }
 
 impl Lab {
     fn new(system: &'static str) -> Lab {
         let one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-        let dir = tempfile::Builder::new()
-            .prefix("dfsbench-labs-")
-            .tempdir_in("/var/tmp")
-            .expect("a lab directory");
-        Lab { system, dir, _one: one }
+        Lab {
+            system,
+            dir: lab_dir(),
+            _one: Some(one),
+        }
+    }
+
+    /// A lab in another lab directory, run while `self` runs (declare it after `self`, so it
+    /// is taken down first).
+    fn beside(&self, system: &'static str) -> Lab {
+        Lab {
+            system,
+            dir: lab_dir(),
+            _one: None,
+        }
+    }
+
+    /// The id the lab's names carry: derived from its canonical lab directory.
+    fn id(&self) -> String {
+        dfsbench_lab::net::lab_id(&std::fs::canonicalize(self.dir.path()).unwrap())
     }
 
     /// `dfsbench ARGS` with this lab's directory, killed after `secs`.
@@ -184,23 +207,14 @@ fn write_files(mount: &Path, n: usize) -> Vec<(PathBuf, Vec<u8>)> {
 
 /// What `down` must have removed: namespaces, veths, mounts and processes.
 fn assert_nothing_left(system: &str, dir: &Path, pids: &[i64]) {
-    let code = match system {
-        "gluster" => "gl",
-        "moosefs" => "mfs",
-        "minio" => "mio",
-        "swift" => "sw",
-        "hdfs" => "hd",
-        "ceph" => "ceph",
-        "alluxio" => "alx",
-        other => panic!("no interface code known for {other}"),
-    };
-    let netns = Command::new("ip").args(["netns", "list"]).output().unwrap();
-    let netns = String::from_utf8_lossy(&netns.stdout);
-    assert!(!netns.contains(&format!("dfsb-{system}-")), "namespaces left: {netns}");
+    let id = dfsbench_lab::net::lab_id(&std::fs::canonicalize(dir).unwrap());
+    let netns = lab_netns();
+    let ours: Vec<&String> = netns.iter().filter(|n| n.starts_with(&format!("dfsb-{id}-"))).collect();
+    assert!(ours.is_empty(), "namespaces left: {ours:?}");
     let links: Vec<String> = std::fs::read_dir("/sys/class/net")
         .unwrap()
         .filter_map(|e| e.ok()?.file_name().into_string().ok())
-        .filter(|n| n.starts_with(&format!("dfsb{code}")) || n == &format!("dfsb-{code}"))
+        .filter(|n| n.starts_with(&format!("dfsb{id}")) || n.starts_with(&format!("dfsb-{id}")))
         .collect();
     assert!(links.is_empty(), "links left: {links:?}");
     let mounts = std::fs::read_to_string("/proc/mounts").unwrap();
@@ -216,6 +230,15 @@ fn assert_nothing_left(system: &str, dir: &Path, pids: &[i64]) {
         assert!(gone, "process {pid} of the lab still runs");
     }
     assert!(!dir.join(system).exists(), "the lab's data directory is left");
+}
+
+/// The network namespaces on the machine.
+fn lab_netns() -> Vec<String> {
+    let out = Command::new("ip").args(["netns", "list"]).output().unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().next().map(String::from))
+        .collect()
 }
 
 /// Every process of the lab: the nodes' daemons (status) and the recorded ones (state file).
@@ -1040,7 +1063,7 @@ fn ceph_survives_an_osd_node_kill_and_recovers() {
     assert_eq!(st["nodes"].as_array().unwrap().len(), 4);
     assert_eq!(st["health"], "ok", "{st}");
     for n in st["nodes"].as_array().unwrap() {
-        assert!(n["addr"].as_str().unwrap().starts_with("198.18.8."), "{n}");
+        assert!(n["addr"].as_str().unwrap().starts_with("198.18."), "{n}");
         assert!(!n["pids"].as_array().unwrap().is_empty(), "{} runs nothing", n["name"]);
     }
     let file = st["targets"][0].as_str().unwrap().to_string();
@@ -1096,4 +1119,88 @@ fn ceph_survives_an_osd_node_kill_and_recovers() {
     let pids = lab_pids(&lab);
     lab.ok(180, &["lab", "down", "ceph"]);
     assert_nothing_left("ceph", lab.dir.path(), &pids);
+}
+
+/// The namespaces a lab's status names, one per node.
+fn node_netns(st: &Value) -> Vec<String> {
+    st["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["netns"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Two lab directories (two checkouts, CI and a person) run the same system at once: the two
+/// `lab up` race for a subnet and each gets its own, every name carries its directory's id,
+/// both serve a workload, and `down --all` in one takes down only its own lab, says it left the
+/// other's namespaces alone, and the other still serves.
+#[test]
+fn two_lab_directories_run_the_same_system_at_once() {
+    if !lab_available("two lab directories") {
+        return;
+    }
+    let a = Lab::new("gluster");
+    let b = a.beside("gluster");
+    let (up_a, up_b) = std::thread::scope(|s| {
+        let up_a = s.spawn(|| a.dfsbench(900, &["lab", "up", "gluster"]));
+        let up_b = s.spawn(|| b.dfsbench(900, &["lab", "up", "gluster"]));
+        (up_a.join().unwrap(), up_b.join().unwrap())
+    });
+    assert!(
+        up_a.status.success(),
+        "lab up in the first directory: {}",
+        describe(&up_a)
+    );
+    assert!(
+        up_b.status.success(),
+        "lab up in the second directory: {}",
+        describe(&up_b)
+    );
+    let (st_a, st_b) = (a.status(), b.status());
+    assert_ne!(a.id(), b.id());
+    assert_eq!(st_a["id"], a.id().as_str(), "{st_a}");
+    assert_eq!(st_b["id"], b.id().as_str(), "{st_b}");
+    assert_ne!(st_a["client_addr"], st_b["client_addr"], "the same subnet twice");
+    assert_ne!(st_a["bridge"], st_b["bridge"]);
+    let (ns_a, ns_b) = (node_netns(&st_a), node_netns(&st_b));
+    for (lab, names) in [(&a, &ns_a), (&b, &ns_b)] {
+        for ns in names {
+            assert!(ns.starts_with(&format!("dfsb-{}-gluster-", lab.id())), "{ns}");
+        }
+    }
+    eprintln!(
+        "first: id {} {} bridge {}; second: id {} {} bridge {}",
+        a.id(),
+        st_a["client_addr"],
+        st_a["bridge"],
+        b.id(),
+        st_b["client_addr"],
+        st_b["bridge"]
+    );
+    let target_a = st_a["targets"][0].as_str().unwrap().to_string();
+    let target_b = st_b["targets"][0].as_str().unwrap().to_string();
+    a.files_workload(&target_a);
+    b.files_workload(&target_b);
+
+    let pids_a = lab_pids(&a);
+    let swept = a.ok(180, &["lab", "down", "--all"]);
+    assert!(swept.lines().any(|l| l == "removed gluster"), "{swept}");
+    for ns in &ns_b {
+        let said = swept
+            .lines()
+            .any(|l| l.starts_with(&format!("left alone: namespace {ns} (")));
+        assert!(said, "down --all does not say it left {ns} alone:\n{swept}");
+    }
+    assert_nothing_left("gluster", a.dir.path(), &pids_a);
+
+    let netns = lab_netns();
+    for ns in &ns_b {
+        assert!(netns.contains(ns), "{ns} is gone: {netns:?}");
+    }
+    assert_eq!(b.status()["health"], "ok");
+    b.files_workload(&target_b);
+    let pids_b = lab_pids(&b);
+    b.ok(180, &["lab", "down", "gluster"]);
+    assert_nothing_left("gluster", b.dir.path(), &pids_b);
 }

@@ -54,8 +54,6 @@ pub trait System {
     fn name(&self) -> &'static str;
     /// Short code for interface names (a few letters).
     fn code(&self) -> &'static str;
-    /// The third octet of this system's /24 in 198.18.0.0/15 (one per system: labs can coexist).
-    fn subnet(&self) -> u8;
     /// Debian packages it needs.
     fn packages(&self) -> &'static [&'static str];
     /// Install what does not come from Debian (into the project's cache); what was installed now.
@@ -207,9 +205,14 @@ pub fn up(name: &str, layout: Option<&str>) -> Result<State> {
         down(sys.name())?;
     }
     install(sys.name())?;
-    let mut state = plan(sys.as_ref(), layout);
+    // Held until the bridge has its address, which claims the subnet for every later `lab up`.
+    let lock = net::subnet_lock()?;
+    let mut state = plan(sys.as_ref(), layout, free_subnet()?);
     state.save()?;
-    let result = build(sys.as_ref(), &mut state);
+    let result = net::make_bridge(&state).and_then(|()| {
+        drop(lock);
+        build(sys.as_ref(), &mut state)
+    });
     if let Err(e) = result {
         let _ = state.save();
         return Err(Error::runtime(format!(
@@ -220,14 +223,34 @@ pub fn up(name: &str, layout: Option<&str>) -> Result<State> {
     Ok(state)
 }
 
-fn plan(sys: &dyn System, layout: &str) -> State {
+/// A /24 that no lab of this directory has in its state and nothing on the machine uses.
+fn free_subnet() -> Result<u8> {
+    let mut used = net::used_subnets()?;
+    for name in State::all_names() {
+        used.extend(State::load(&name).ok().flatten().map(|s| s.subnet));
+    }
+    net::pick_subnet(&used).ok_or_else(|| {
+        Error::runtime(
+            "every /24 of 198.18.0.0/16 is in use on this machine (addresses or routes): take a lab down first".into(),
+        )
+    })
+}
+
+/// The id every name of a lab of this lab directory carries.
+pub fn lab_id() -> String {
+    net::lab_id(&sys::real_path(&labs_dir()))
+}
+
+fn plan(sys: &dyn System, layout: &str, subnet: u8) -> State {
     let name = sys.name();
+    let id = lab_id();
     let mut state = State {
         name: name.to_string(),
         system: name.to_string(),
         layout: layout.to_string(),
-        subnet: sys.subnet(),
-        bridge: net::bridge_name(sys.code()),
+        subnet,
+        bridge: net::bridge_name(&id, sys.code()),
+        id: id.clone(),
         ..State::default()
     };
     let dir = state.dir();
@@ -238,9 +261,9 @@ fn plan(sys: &dyn System, layout: &str) -> State {
         .map(|(i, role)| {
             let node = format!("node{}", i + 1);
             NodeState {
-                netns: net::netns_name(name, &node),
+                netns: net::netns_name(&id, name, &node),
                 addr: net::node_addr(state.subnet, i + 1),
-                veth: net::veth_name(sys.code(), i + 1),
+                veth: net::veth_name(&id, sys.code(), i + 1),
                 role: role.to_string(),
                 data_dir: dir.join(&node),
                 name: node,
@@ -342,28 +365,50 @@ fn remove_data(state: &State, dir: &std::path::Path) -> Result<()> {
     }
 }
 
-/// Every lab with a state file, then any namespace or link with the lab prefix left over.
-pub fn down_all() -> Result<Vec<String>> {
+/// What `down --all` did: the labs of this lab directory it took down, and the lab-prefixed
+/// namespaces and interfaces on the machine it left alone.
+#[derive(Debug, Default)]
+pub struct Swept {
+    pub removed: Vec<String>,
+    pub left_alone: Vec<String>,
+}
+
+/// Every lab with a state file in this lab directory, and nothing else: namespaces and
+/// interfaces that no state file here names belong to other lab directories (another checkout,
+/// CI, another user) or to a crash, and are only reported.
+pub fn down_all() -> Result<Swept> {
     preflight()?;
-    let mut done = Vec::new();
+    let mut removed = Vec::new();
     for name in State::all_names() {
         down(&name)?;
-        done.push(name);
+        removed.push(name);
     }
-    for ns in net::stray_netns() {
-        let pids: Vec<PidRecord> = sys::pids_in_netns(&ns)
-            .into_iter()
-            .filter_map(|p| PidRecord::of(p, "stray"))
-            .collect();
-        sys::stop_all(&pids, Duration::from_secs(10))?;
-        net::remove_netns(&ns)?;
-        done.push(ns);
-    }
-    for link in net::stray_links() {
-        net::remove_link(&link)?;
-        done.push(link);
-    }
-    Ok(done)
+    Ok(Swept {
+        removed,
+        left_alone: left_alone(),
+    })
+}
+
+/// One line for each lab-prefixed namespace or interface on the machine that no state file of
+/// this lab directory names.
+pub fn left_alone() -> Vec<String> {
+    let states: Vec<State> = State::all_names()
+        .iter()
+        .filter_map(|n| State::load(n).ok().flatten())
+        .collect();
+    let named = |what: &str| {
+        states
+            .iter()
+            .any(|s| s.bridge == what || s.nodes.iter().any(|n| n.netns == what || n.veth == what))
+    };
+    let dir = labs_dir();
+    let netns = net::prefixed_netns().into_iter().map(|n| ("namespace", n));
+    let links = net::prefixed_links().into_iter().map(|n| ("interface", n));
+    netns
+        .chain(links)
+        .filter(|(_, n)| !named(n))
+        .map(|(kind, n)| format!("left alone: {kind} {n} (no state file in {} names it)", dir.display()))
+        .collect()
 }
 
 /// The daemons of a node right now (everything in its namespace).
@@ -586,6 +631,9 @@ pub struct LabStatus {
     pub name: String,
     pub system: String,
     pub layout: String,
+    /// The id of the lab directory in the lab's names, and its bridge.
+    pub id: String,
+    pub bridge: String,
     pub client_addr: String,
     pub targets: Vec<String>,
     /// Endpoints, credentials and the like that go with the targets.
@@ -631,6 +679,8 @@ fn health(state: &State) -> LabStatus {
         name: state.name.clone(),
         system: state.system.clone(),
         layout: state.layout.clone(),
+        id: state.id.clone(),
+        bridge: state.bridge.clone(),
         client_addr: net::client_addr(state.subnet),
         targets: Vec::new(),
         notes: Vec::new(),

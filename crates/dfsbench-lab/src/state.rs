@@ -64,7 +64,11 @@ pub struct State {
     pub name: String,
     pub system: String,
     pub layout: String,
-    /// The third octet of the lab's /24 in 198.18.0.0/15.
+    /// The id of the lab directory in every name the lab gives (`net::lab_id`); empty in state
+    /// files of older versions, whose names are recorded as they were.
+    #[serde(default)]
+    pub id: String,
+    /// The third octet of the lab's /24 in 198.18.0.0/16, picked by `net::pick_subnet`.
     pub subnet: u8,
     pub bridge: String,
     pub nodes: Vec<NodeState>,

@@ -364,9 +364,6 @@ impl System for Alluxio {
     fn code(&self) -> &'static str {
         "alx"
     }
-    fn subnet(&self) -> u8 {
-        9
-    }
     fn packages(&self) -> &'static [&'static str] {
         &["openjdk-17-jre-headless", "curl"]
     }

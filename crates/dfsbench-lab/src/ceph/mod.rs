@@ -403,9 +403,6 @@ impl System for Ceph {
     fn code(&self) -> &'static str {
         "ceph"
     }
-    fn subnet(&self) -> u8 {
-        8
-    }
     fn packages(&self) -> &'static [&'static str] {
         &[
             "ceph-mon",

@@ -36,13 +36,51 @@ fn brick_spec(node: &NodeState) -> String {
     format!("{}:{}", node.addr, brick(node).display())
 }
 
+/// Where this node's glusterfs processes find /var/log/glusterfs and /var/run/gluster: brick,
+/// self-heal and CLI logs and brick sockets go there whatever the options say (compiled-in
+/// paths), so each node gets its own under the lab directory and `down` removes them with it.
+fn private_log(node: &NodeState) -> PathBuf {
+    node.data_dir.join("var-log-glusterfs")
+}
+
+fn private_run(node: &NodeState) -> PathBuf {
+    node.data_dir.join("var-run-gluster")
+}
+
+/// Binds the node's own directories over the compiled-in ones in a mount namespace of its own,
+/// then runs the command. Slave propagation: unmounts in the root namespace (another lab's
+/// `down`) reach it, its binds never leave it.
+const CONFINE: &str =
+    "mount --bind \"$1\" /var/log/glusterfs && mount --bind \"$2\" /var/run/gluster && shift 2 && exec \"$@\"";
+
+/// `program args` wrapped so that it runs with the node's private glusterfs directories.
+fn confined(node: &NodeState, program: &str, args: &[&str]) -> Vec<String> {
+    let dirs = [private_log(node), private_run(node)].map(|d| d.display().to_string());
+    let head = ["--mount", "--propagation", "slave", "sh", "-c", CONFINE, "sh"];
+    head.iter()
+        .map(|a| a.to_string())
+        .chain(dirs)
+        .chain([program.to_string()])
+        .chain(args.iter().map(|a| a.to_string()))
+        .collect()
+}
+
+fn run_confined(node: &NodeState, program: &str, args: &[&str]) -> Result<String> {
+    let all = confined(node, program, args);
+    let wrapper = all[..all.len() - args.len() - 1].join(" ");
+    let all: Vec<&str> = all.iter().map(String::as_str).collect();
+    // An error names the command, not the wrapper.
+    run_in(&node.netns, "unshare", &all, CLI_LIMIT)
+        .map_err(|e| Error::runtime(e.to_string().replacen(&format!("unshare {wrapper} "), "", 1)))
+}
+
 /// The gluster CLI against one node's glusterd, run in that node's namespace (heal info starts
 /// a helper that fetches the volume from the node's own glusterd).
 fn cli(node: &NodeState, args: &[&str]) -> Result<String> {
     let sock = format!("--glusterd-sock={}", sockfile(node).display());
     let mut all = vec!["--mode=script", sock.as_str()];
     all.extend_from_slice(args);
-    run_in(&node.netns, "gluster", &all, CLI_LIMIT)
+    run_confined(node, "gluster", &all)
 }
 
 /// The helper behind `volume heal VOL info` (its directory depends on the architecture).
@@ -69,7 +107,13 @@ fn any_live_node<'a>(state: &'a State, not: Option<&str>) -> Result<&'a NodeStat
 }
 
 fn start_glusterd(node: &NodeState) -> Result<()> {
-    for d in [workdir(node), rundir(node), brick(node)] {
+    for d in [
+        workdir(node),
+        rundir(node),
+        brick(node),
+        private_log(node).join("bricks"),
+        private_run(node),
+    ] {
         fs::create_dir_all(&d).map_err(|e| Error::runtime(format!("cannot create {}: {e}", d.display())))?;
     }
     let vol = node.data_dir.join("glusterd.vol");
@@ -85,7 +129,9 @@ fn start_glusterd(node: &NodeState) -> Result<()> {
     let log = node.data_dir.join("glusterd.log");
     let vol_arg = vol.display().to_string();
     let log_arg = format!("--log-file={}", log.display());
-    spawn_in(Some(&node.netns), "glusterd", &["-N", "-f", &vol_arg, &log_arg], &log)?;
+    let args = confined(node, "glusterd", &["-N", "-f", &vol_arg, &log_arg]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    spawn_in(Some(&node.netns), "unshare", &args, &log)?;
     wait_for(&format!("glusterd on {}", node.name), Duration::from_secs(30), || {
         cli(node, &["peer", "status"]).ok()
     })?;
@@ -161,9 +207,6 @@ impl System for Gluster {
     }
     fn code(&self) -> &'static str {
         "gl"
-    }
-    fn subnet(&self) -> u8 {
-        1
     }
     fn packages(&self) -> &'static [&'static str] {
         &["glusterfs-server", "glusterfs-client"]
@@ -258,7 +301,7 @@ impl System for Gluster {
         // `gluster volume heal VOL info` runs glfsheal, which would ask the default glusterd
         // socket; run it with the node's own socket instead (same output).
         let sock = sockfile(node).display().to_string();
-        let out = run_in(&node.netns, &glfsheal()?, &[VOLUME, "glusterd-sock", &sock], CLI_LIMIT)?;
+        let out = run_confined(node, &glfsheal()?, &[VOLUME, "glusterd-sock", &sock])?;
         Ok(heal_pending(&out, state.nodes.len()))
     }
 }
@@ -280,7 +323,34 @@ fn heal_pending(out: &str, bricks: usize) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::{count_online_bricks, heal_pending};
+    use super::{confined, count_online_bricks, heal_pending};
+    use crate::state::NodeState;
+
+    #[test]
+    fn glusterfs_directories_are_the_nodes_own() {
+        let node = NodeState {
+            name: "node1".into(),
+            netns: "dfsb-0000-gluster-node1".into(),
+            addr: "198.18.1.1".into(),
+            veth: "dfsb0000gl1".into(),
+            role: "brick".into(),
+            data_dir: "/labs/gluster/node1".into(),
+        };
+        let args = confined(&node, "gluster", &["peer", "status"]);
+        let at = args.iter().position(|a| a == "sh").unwrap();
+        assert_eq!(args[..at], ["--mount", "--propagation", "slave"]);
+        assert_eq!(
+            args[at + 3..],
+            [
+                "sh",
+                "/labs/gluster/node1/var-log-glusterfs",
+                "/labs/gluster/node1/var-run-gluster",
+                "gluster",
+                "peer",
+                "status"
+            ]
+        );
+    }
 
     const HEALED: &str = "Brick 198.18.1.1:/b\nStatus: Connected\nNumber of entries: 0\n\n\
                           Brick 198.18.1.2:/b\nStatus: Connected\nNumber of entries: 0\n";

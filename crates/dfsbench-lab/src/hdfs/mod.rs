@@ -260,9 +260,6 @@ impl System for Hdfs {
     fn code(&self) -> &'static str {
         "hd"
     }
-    fn subnet(&self) -> u8 {
-        7
-    }
     fn packages(&self) -> &'static [&'static str] {
         &["openjdk-17-jre-headless", "curl"]
     }

@@ -293,9 +293,6 @@ impl System for Minio {
     fn code(&self) -> &'static str {
         "mio"
     }
-    fn subnet(&self) -> u8 {
-        4
-    }
     fn packages(&self) -> &'static [&'static str] {
         // s3fs comes with the s3fs layout only.
         &["curl"]

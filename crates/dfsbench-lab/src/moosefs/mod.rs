@@ -164,9 +164,6 @@ impl System for MooseFs {
     fn code(&self) -> &'static str {
         "mfs"
     }
-    fn subnet(&self) -> u8 {
-        2
-    }
     fn packages(&self) -> &'static [&'static str] {
         &["moosefs-master", "moosefs-chunkserver", "moosefs-client", "moosefs-cli"]
     }

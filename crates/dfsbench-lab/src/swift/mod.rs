@@ -302,9 +302,6 @@ impl System for Swift {
     fn code(&self) -> &'static str {
         "sw"
     }
-    fn subnet(&self) -> u8 {
-        6
-    }
     fn packages(&self) -> &'static [&'static str] {
         &[
             "swift",
