@@ -239,38 +239,10 @@ fn disk_full() {
         return;
     };
     let uri = fs.path().to_str().unwrap();
-    // 2 x 40 x 64 KiB = 5 MiB into 1 MiB.
-    let args = [
-        "-w",
-        "files",
-        "-j",
-        "2",
-        "--files",
-        "40",
-        "--file-size",
-        "64k",
-        "--max-errors",
-        "5",
-    ];
-    let r = run(uri, &args);
-    assert_eq!(r.code, Some(RUNTIME), "{}", r.describe());
-    let lines = r.stderr_lines();
-    assert_eq!(lines.len(), 1, "one line on stderr: {}", r.stderr);
-    assert!(lines[0].contains("ENOSPC"), "{}", lines[0]);
-    assert!(!r.stderr.contains("panicked"));
-    // The result file was still written, saying why the run stopped.
+    let r = fill_up(uri);
     let doc = r.result();
-    validate(doc);
-    common::check_invariants(doc);
-    assert_eq!(doc["status"], "aborted");
-    assert!(doc["status_message"].as_str().unwrap().contains("ENOSPC"));
     assert_eq!(common::names(doc), ["write"], "the run stopped in the write phase");
     let write = &doc["phases"][0];
-    let enospc = u(&write["errors"]["by_kind"]["ENOSPC"]);
-    assert!(
-        (5..=6).contains(&enospc),
-        "{enospc} ENOSPC errors with --max-errors 5 and 2 workers"
-    );
     assert_eq!(write["errors"]["samples"][0]["kind"], "ENOSPC");
     assert!(u(&write["ops"]) > 0, "files that fitted were written");
     assert!(u(&write["ops"]) < 80);
@@ -335,11 +307,10 @@ fn disk_full() {
     assert_eq!(std::fs::read_dir(fs.path()).unwrap().count(), 0);
 }
 
-/// mem:// has a capacity (`?size=`): writes beyond it fail with ENOSPC, counted as a full
-/// disk's, and the run ends as on one, with its result written.
-#[test]
-fn mem_store_full() {
-    // 2 x 40 x 64 KiB = 5 MiB into 1 MiB, stopped by --max-errors as on a full disk.
+/// Write 2 x 40 x 64 KiB = 5 MiB into the 1 MiB `target` with --max-errors 5: the run ends
+/// as on a full disk, in one line naming ENOSPC, with its result written (status aborted, 5 or
+/// 6 ENOSPC errors from the 2 workers).
+fn fill_up(target: &str) -> Run {
     let args = [
         "-w",
         "files",
@@ -352,26 +323,35 @@ fn mem_store_full() {
         "--max-errors",
         "5",
     ];
-    let r = run("mem://?size=1m", &args);
+    let r = run(target, &args);
     assert_eq!(r.code, Some(RUNTIME), "{}", r.describe());
     let lines = r.stderr_lines();
     assert_eq!(lines.len(), 1, "one line on stderr: {}", r.stderr);
-    assert!(
-        lines[0].contains("ENOSPC") && lines[0].contains("mem://?size="),
-        "{}",
-        lines[0]
-    );
+    assert!(lines[0].contains("ENOSPC"), "{}", lines[0]);
+    assert!(!r.stderr.contains("panicked"));
     let doc = r.result();
     validate(doc);
     common::check_invariants(doc);
     assert_eq!(doc["status"], "aborted");
-    assert_eq!(doc["target"]["details"]["capacity_bytes"], "1048576");
-    let write = &doc["phases"][0];
-    let enospc = u(&write["errors"]["by_kind"]["ENOSPC"]);
+    assert!(doc["status_message"].as_str().unwrap().contains("ENOSPC"));
+    let enospc = u(&doc["phases"][0]["errors"]["by_kind"]["ENOSPC"]);
     assert!(
         (5..=6).contains(&enospc),
         "{enospc} ENOSPC errors with --max-errors 5 and 2 workers"
     );
+    r
+}
+
+/// mem:// has a capacity (`?size=`): writes beyond it fail with ENOSPC, counted as a full
+/// disk's, and the run ends as on one, with its result written.
+#[test]
+fn mem_store_full() {
+    // Stopped by --max-errors as on a full disk.
+    let r = fill_up("mem://?size=1m");
+    assert!(r.stderr.contains("mem://?size="), "{}", r.stderr);
+    let doc = r.result();
+    assert_eq!(doc["target"]["details"]["capacity_bytes"], "1048576");
+    let write = &doc["phases"][0];
     assert!(
         (10..16).contains(&u(&write["ops"])),
         "the files that fitted: {}",

@@ -6,6 +6,8 @@
 //! without them they print a note and pass, unless DFSBENCH_REQUIRE_LAB=1 makes that a failure.
 //! Every command is bounded (`timeout -s KILL`); a guard takes the lab down on any exit.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::Mutex;
@@ -350,26 +352,7 @@ fn moosefs_survives_a_chunkserver_kill_and_replicates() {
 /// A study's table as CSV rows, header first.
 fn table(dir: &Path, n: usize) -> Vec<Vec<String>> {
     let text = std::fs::read_to_string(dir.join(format!("table-{n}.csv"))).unwrap();
-    text.lines().map(csv_fields).collect()
-}
-
-/// A CSV line's fields (RFC 4180 quoting: a cell may hold a comma).
-fn csv_fields(line: &str) -> Vec<String> {
-    let (mut out, mut cur, mut quoted) = (Vec::new(), String::new(), false);
-    let mut chars = line.chars().peekable();
-    while let Some(c) = chars.next() {
-        match (c, quoted) {
-            ('"', true) if chars.peek() == Some(&'"') => {
-                cur.push('"');
-                chars.next();
-            }
-            ('"', _) => quoted = !quoted,
-            (',', false) => out.push(std::mem::take(&mut cur)),
-            _ => cur.push(c),
-        }
-    }
-    out.push(cur);
-    out
+    text.lines().map(common::csv_fields).collect()
 }
 
 /// Faults from a run and from studies on a lab target: `--fault 'lab stop node1'` expands to

@@ -8,8 +8,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 
-use common::bin;
 use common::lab::lab_test;
+use common::{bin, csv_fields as fields};
 use serde_json::Value;
 
 const SCALE: &str = "0.0001";
@@ -32,24 +32,6 @@ fn study(args: &[&str], env: &BTreeMap<String, String>) -> Out {
         stdout: String::from_utf8_lossy(&out.stdout).into(),
         stderr: String::from_utf8_lossy(&out.stderr).into(),
     }
-}
-
-/// A CSV line's fields (RFC 4180 quoting).
-fn fields(line: &str) -> Vec<String> {
-    let (mut out, mut cur, mut quoted, mut chars) = (Vec::new(), String::new(), false, line.chars().peekable());
-    while let Some(c) = chars.next() {
-        match (c, quoted) {
-            ('"', true) if chars.peek() == Some(&'"') => {
-                cur.push('"');
-                chars.next();
-            }
-            ('"', _) => quoted = !quoted,
-            (',', false) => out.push(std::mem::take(&mut cur)),
-            _ => cur.push(c),
-        }
-    }
-    out.push(cur);
-    out
 }
 
 /// `a.b.c` in a JSON value; `ops_by_kind.read` picks the array element whose op is `read`.

@@ -515,3 +515,21 @@ pub fn children(pid: u32, n: usize, bound: std::time::Duration) -> Vec<i32> {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
+
+/// A CSV line's fields (RFC 4180 quoting: a cell may hold a comma or a quote).
+pub fn csv_fields(line: &str) -> Vec<String> {
+    let (mut out, mut cur, mut quoted, mut chars) = (Vec::new(), String::new(), false, line.chars().peekable());
+    while let Some(c) = chars.next() {
+        match (c, quoted) {
+            ('"', true) if chars.peek() == Some(&'"') => {
+                cur.push('"');
+                chars.next();
+            }
+            ('"', _) => quoted = !quoted,
+            (',', false) => out.push(std::mem::take(&mut cur)),
+            _ => cur.push(c),
+        }
+    }
+    out.push(cur);
+    out
+}
