@@ -47,8 +47,10 @@ impl GatherClock {
     /// The parts are merged (`starts`: each rank's departure from the start barrier) along
     /// `tree`, and the answer to every rank is `reply_bytes` long.
     pub fn merged(&mut self, starts: impl Iterator<Item = f64> + Clone, reply_bytes: usize, tree: Tree) {
-        self.merged = Some(Instant::now());
+        // The CPU clock is read inside the wall interval, at both ends: the thread's CPU time
+        // then never exceeds the wall time (read after it, it did by 1 us once).
         self.cpu.1 = thread_cpu_s();
+        self.merged = Some(Instant::now());
         self.reply_bytes = reply_bytes as u64;
         self.tree = Some(tree);
         let skew = starts.clone().fold(f64::NEG_INFINITY, f64::max) - starts.fold(f64::INFINITY, f64::min);
