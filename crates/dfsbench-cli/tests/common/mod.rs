@@ -533,3 +533,20 @@ pub fn csv_fields(line: &str) -> Vec<String> {
     out.push(cur);
     out
 }
+
+/// Whether the unprivileged user (nobody, 65534) can run the binary under test: a checkout
+/// under a private home (0700) cannot be entered by nobody, and a test that runs as nobody then
+/// has nothing to test. Says so when not.
+pub fn nobody_can_run_the_binary() -> bool {
+    let ran = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", bin(), "--version"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ran {
+        eprintln!(
+            "note: nobody (65534) cannot run {} here (setpriv missing or a private directory): not tested as nobody",
+            bin()
+        );
+    }
+    ran
+}
