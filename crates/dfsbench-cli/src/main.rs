@@ -142,13 +142,26 @@ fn main() -> ExitCode {
     let result = std::panic::catch_unwind(|| dispatch(&cli.command)).unwrap_or_else(|payload| {
         Err(Failure::runtime(dfsbench_core::panics::internal_error(Some(payload.as_ref()))).into())
     });
+    ExitCode::from(status_of(result))
+}
+
+/// The exit status of a command's result, once its error (if any) is said.
+fn status_of(result: anyhow::Result<()>) -> u8 {
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(()) => 0,
         Err(e) => {
             // The error's own line (`{}`, not anyhow's chain or backtrace). Messages quote
             // arguments; a URI's password must not reach the terminal.
             eprintln!("dfsbench: {}", failure::message_line(&e.to_string()));
-            ExitCode::from(exit_code(&e))
+            exit_code(&e)
         }
     }
+}
+
+/// End the process now, as `main` would with `result`: for a run whose threads cannot be
+/// joined (stuck in a storage call), so no destructor waits for them.
+pub(crate) fn exit_now(result: Result<(), failure::Failure>) -> ! {
+    let code = status_of(result.map_err(Into::into));
+    let _ = std::io::Write::flush(&mut std::io::stdout());
+    std::process::exit(code.into())
 }

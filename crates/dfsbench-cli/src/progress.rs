@@ -90,6 +90,20 @@ impl Progress {
             b.finish_and_clear();
         }
     }
+
+    /// What clears the progress line while the run still holds this (a run that must end the
+    /// process from inside: see `run::run`).
+    pub fn clearer(&self) -> impl Fn() {
+        let bar = match &self.mode {
+            Mode::Live(b) => Some(b.clone()),
+            _ => None,
+        };
+        move || {
+            if let Some(b) = &bar {
+                b.finish_and_clear();
+            }
+        }
+    }
 }
 
 impl Observer for Progress {

@@ -1,10 +1,13 @@
 //! `dfsbench run`: turn flags and workload files into a run, execute it, write the result.
 
+use std::convert::Infallible;
+
+use dfsbench_core::cluster::Group;
 use dfsbench_core::config::{
     load_workload_file, validate, JobSettings, JobSpec, RunConfig, RunSpec, MAX_WORKLOAD_FILE,
 };
 use dfsbench_core::runner::Status;
-use dfsbench_core::session::{execute, new_run_id};
+use dfsbench_core::session::{execute, new_run_id, Outcome};
 use dfsbench_core::workloads::SharedOptions;
 use dfsbench_report::{
     cpu_table, endpoints_table, faults_table, notes, phases_csv, phases_table, rate_table, stall_lines,
@@ -172,9 +175,32 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
             job.name
         )));
     }
-    let root = group.is_root();
+    let (root, rank) = (group.is_root(), group.rank());
     let mut progress = Progress::new(a.quiet || !root, a.progress_interval);
-    let outcome = execute(&config, &target, &run_id, &INTERRUPT, &mut progress, &mut group);
+    let clear_progress = progress.clearer();
+    // Worker threads stuck in a storage call (a stopped FUSE daemon) cannot be joined: the
+    // result is written from inside the run, and the process ends there.
+    let deliver = |outcome: Outcome| -> Infallible {
+        clear_progress();
+        let said = if root {
+            save_and_print(a, &outcome, None)
+        } else {
+            Err(Failure::runtime(format!(
+                "rank {rank}: {}",
+                outcome.result.status_message.clone().unwrap_or_default()
+            )))
+        };
+        crate::exit_now(said)
+    };
+    let outcome = execute(
+        &config,
+        &target,
+        &run_id,
+        &INTERRUPT,
+        &mut progress,
+        &mut group,
+        Some(&deliver),
+    );
     progress.finish();
     let outcome = match outcome {
         Ok(o) => o,
@@ -194,6 +220,12 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
         }
         return Ok(());
     }
+    save_and_print(a, &outcome, Some(&mut group))
+}
+
+/// Rank 0's end of a run: save the result where asked, print it, and turn its status into the
+/// command's. A broken `group` (a rank lost) is aborted after the result is safe.
+fn save_and_print(a: &RunArgs, outcome: &Outcome, group: Option<&mut Group>) -> Result<(), Failure> {
     let result = &outcome.result;
     let to_stdout = a.out.as_deref() == Some(std::path::Path::new("-"));
     let human = match a.format {
@@ -230,13 +262,13 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
     for w in &outcome.warnings {
         eprintln!("dfsbench: {w}");
     }
-    if group.is_broken() {
+    if let Some(group) = group.filter(|g| g.is_broken()) {
         let why = result.status_message.clone().unwrap_or_default();
         eprintln!("dfsbench: {why}; partial results in {path}");
         group.abort(1);
     }
     let errors: u64 = result.phases.iter().map(|p| p.errors.total).sum();
-    match outcome.status {
+    match &outcome.status {
         // A script must not take the result for where it asked it to be.
         Status::Complete if misplaced => Err(Failure::runtime(format!(
             "the result is not where -o asked but in {path} (see the warning above)"

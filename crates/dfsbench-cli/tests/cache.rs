@@ -166,6 +166,7 @@ fn observed_run<O: Observer>(
         &NO_INTERRUPT,
         &mut observer,
         &mut dfsbench_core::cluster::Group::solo(),
+        None,
     )
     .unwrap_or_else(|e| panic!("the run did not start: {}", e.0));
     assert_eq!(outcome.status, Status::Complete);

@@ -104,6 +104,85 @@ fn a_stopped_fuse_daemon_is_a_stall_as_long_as_the_stop() {
     assert!(quiet.iter().all(|o| u(o) == 0), "2 s inside the stop: {quiet:?}");
 }
 
+/// A FUSE daemon stopped during the run and never resumed holds the workers' threads in their
+/// system calls. The phase's end plus the op timeout (and a grace) later the run writes its
+/// result while the daemon is still stopped: the stuck operations as timeouts, every
+/// operation it kept with its latency, the phase marked, the run failed; the process then
+/// ends (at once, or when the daemon answers the requests it had already read).
+#[test]
+fn a_run_writes_its_result_while_the_fuse_daemon_stays_stopped() {
+    let Some(fs) = Bindfs::mount("") else { return };
+    let daemon_state = || {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", fs.pid)).unwrap();
+        stat.rsplit(')')
+            .next()
+            .unwrap()
+            .split_whitespace()
+            .next()
+            .unwrap()
+            .to_string()
+    };
+    let scratch = tempfile::tempdir().unwrap();
+    let out = scratch.path().join("r.json");
+    let stop = format!("1s: kill -STOP {}", fs.pid);
+    let child = Command::new(common::bin())
+        .args(["run", "-t"])
+        .arg(fs.path())
+        .args(["-w", "files", "--file-size", "4k", "-j", "2", "--duration", "3s"])
+        .args(["--op-timeout", "1s", "--fault", &stop, "-o"])
+        .arg(&out)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Bounded: the run needs about 6 s; a hang ends the test after two minutes.
+    let begun = Instant::now();
+    let written = loop {
+        if let Some(r) = std::fs::read(&out)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+        {
+            break r;
+        }
+        assert!(
+            begun.elapsed() < Duration::from_secs(120),
+            "no result while the daemon is stopped"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(daemon_state(), "T", "the result came while the daemon was stopped");
+    // SAFETY: kill has no memory preconditions; the pid is the daemon this test started.
+    unsafe { libc::kill(fs.pid as i32, libc::SIGCONT) };
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("did not return"), "{stderr}");
+    assert!(stderr.contains("left the run directory"), "{stderr}");
+
+    validate(&written);
+    assert_eq!(written["status"], "failed", "{}", written["status_message"]);
+    assert!(written["status_message"]
+        .as_str()
+        .unwrap()
+        .contains("--op-timeout 1.0 s"));
+    let write = phase(&written, "write");
+    let timeouts = u(&write["errors"]["by_kind"]["timeout"]);
+    assert!((1..=2).contains(&timeouts), "{}", write["errors"]);
+    // The operations kept are those whose latencies were kept: the percentiles cover them all.
+    assert_eq!(u(&write["latency"]["count"]), u(&write["ops"]));
+    assert!(u(&write["ops"]) > 0, "the second before the stop wrote files");
+    let marks = write["validity"].as_array().unwrap();
+    assert!(
+        marks
+            .iter()
+            .any(|m| m.as_str().unwrap().contains("stuck inside the storage")),
+        "{marks:?}"
+    );
+    // The stop ran, and the phase ends no earlier than its stuck operations were given up.
+    assert_eq!(events(&written, "fault-start").len(), 1);
+    assert!(f(&write["duration_s"]) >= 3.0 + 1.0, "{}", write["duration_s"]);
+}
+
 #[test]
 fn the_text_output_has_the_faults_table_and_the_stalls() {
     let t = Target::temp();

@@ -114,6 +114,7 @@ fn run_corrupted(job: JobSpec, after: &'static str, how: fn(&PathBuf)) -> (Value
         &NO_INTERRUPT,
         &mut observer,
         &mut dfsbench_core::cluster::Group::solo(),
+        None,
     )
     .unwrap_or_else(|e| panic!("the run did not start: {}", e.0));
     assert!(observer.done, "the observer saw the '{after}' phase");

@@ -172,6 +172,10 @@ pub struct RankPart {
     pub existing: Vec<(usize, Vec<u64>)>,
     pub interrupted: bool,
     pub aborted: bool,
+    /// Operations still inside the storage when the runner stopped waiting for them (their
+    /// threads stuck in a system call): counted as timeouts, and the run ends.
+    #[serde(default)]
+    pub stuck: u64,
 }
 
 fn rate(n: u64, seconds: f64) -> f64 {
@@ -309,6 +313,7 @@ pub fn rank_part(
         endpoints: endpoint_parts(endpoints, &workers, latencies),
         existing: workers.iter().map(|w| (w.worker, w.existing.clone())).collect(),
         interrupted: ctl.interrupted(),
+        stuck: 0,
         aborted: ctl.aborted(),
     };
     for w in workers {
@@ -776,6 +781,7 @@ mod tests {
                 .collect(),
             existing: Vec::new(),
             interrupted: false,
+            stuck: 0,
             aborted: false,
         };
         (part, hists)

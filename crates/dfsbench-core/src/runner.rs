@@ -31,7 +31,7 @@ use crate::host::{cpu_sample, thread_limit};
 use crate::load::Stable;
 use crate::part::{combine, rank_part, Merger, RankPart, Subtotal};
 use crate::plan::{phases, Phase};
-use crate::stats::{series_of, Buckets, Latencies, Live, PhaseControl, Rereads, WorkerPhase, SERIES_INTERVAL};
+use crate::stats::{series_of, Buckets, Latencies, Live, PhaseControl, Rereads, WorkerPhase, BATCH, SERIES_INTERVAL};
 use crate::worker::{JobContext, Worker};
 use dfsbench_result::{validity_reasons, PhaseCache, PhaseResult};
 
@@ -64,6 +64,11 @@ impl Observer for Quiet {}
 const TICK: Duration = Duration::from_millis(100);
 /// How often a rank of a multi-process run checks for stonewall notices.
 const STONEWALL_POLL: Duration = Duration::from_millis(10);
+/// How long after the op timeout a thread still inside an operation at the end of a phase is
+/// given before the runner counts that operation as a timeout and stops waiting for it.
+const STUCK_GRACE: Duration = Duration::from_secs(1);
+/// How long after Ctrl-C the runner waits for operations still inside the storage.
+const STUCK_AFTER_INTERRUPT: Duration = Duration::from_secs(2);
 
 /// Why the jobs cannot run on the target's backend, found before anything runs.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -162,7 +167,13 @@ pub struct RunClock<'a> {
     /// The run's start: phases' `start_s` and events count from it.
     pub origin: Instant,
     pub timeline: Option<&'a Timeline>,
+    /// Takes the results when a phase ended with threads stuck inside the storage, which
+    /// cannot be joined; it must end the process. Without it the run waits for them.
+    pub abandon: Option<Abandon<'a>>,
 }
+
+/// Ends the process with the results so far (see [`RunClock::abandon`]).
+pub type Abandon<'a> = &'a dyn Fn(Vec<PhaseResult>, Status) -> std::convert::Infallible;
 
 /// Run every job of `config` on `storage`, as one rank of `group`. Phases finished before an
 /// interruption, an abort or a failure are returned with the status; only rank 0 has results.
@@ -182,7 +193,7 @@ pub fn run<S: Storage>(
             storage,
             config,
             (index, job),
-            (run_tag, interrupt, run_start, run.timeline),
+            (run_tag, interrupt, run_start, run.timeline, run.abandon),
             observer,
             group,
             &mut results,
@@ -400,6 +411,8 @@ struct Crew {
     latencies: Mutex<Latencies>,
     /// A worker thread that could not open its client or start says why here.
     client_error: Mutex<Option<String>>,
+    /// Set when a phase ended with threads still inside the storage: they cannot be joined.
+    stuck: AtomicBool,
 }
 
 /// One job of one rank: what stays the same over its phases.
@@ -426,7 +439,13 @@ fn run_job<S: Storage>(
     storage: &S,
     config: &RunConfig,
     (index, job): (usize, &Job),
-    (run_tag, interrupt, run_start, timeline): (u32, &'static AtomicBool, f64, Option<&Timeline>),
+    (run_tag, interrupt, run_start, timeline, abandon): (
+        u32,
+        &'static AtomicBool,
+        f64,
+        Option<&Timeline>,
+        Option<Abandon<'_>>,
+    ),
     observer: &mut dyn Observer,
     group: &mut Group,
     results: &mut Vec<PhaseResult>,
@@ -463,9 +482,10 @@ fn run_job<S: Storage>(
         collected: Mutex::new((Vec::new(), Vec::new())),
         latencies: Mutex::default(),
         client_error: Mutex::new(None),
+        stuck: AtomicBool::new(false),
     };
     let ctx = JobContext::new(config, job, index, run.total_workers, caps.page_cache);
-    let (done_tx, done_rx) = mpsc::channel::<()>();
+    let (done_tx, done_rx) = mpsc::channel::<usize>();
     std::thread::scope(|scope| {
         // A panic on this thread must release the workers, or the scope would wait for them.
         let _release = ReleaseOnPanic {
@@ -475,6 +495,13 @@ fn run_job<S: Storage>(
         };
         let handles = run.spawn_crew(scope, &ctx, &crew, done_tx);
         let status = run.phases(&crew, &done_rx, observer, group, results);
+        if crew.stuck.load(Relaxed) {
+            // A thread inside a hung storage call cannot be joined, and the scope would wait
+            // for it: the result leaves through the caller's hook, which ends the process.
+            if let Some(abandon) = abandon {
+                match abandon(std::mem::take(results), status) {}
+            }
+        }
         *crew.current.lock().expect("lock") = None;
         crew.barrier.wait();
         // Joined here, a panicked thread fails the run instead of re-panicking on this one.
@@ -510,7 +537,7 @@ impl<'a, S: Storage> JobRun<'a, S> {
         scope: &'scope std::thread::Scope<'scope, '_>,
         ctx: &'scope JobContext<'scope>,
         crew: &'scope Crew,
-        done_tx: mpsc::Sender<()>,
+        done_tx: mpsc::Sender<usize>,
     ) -> Vec<std::thread::ScopedJoinHandle<'scope, ()>> {
         let mut handles = Vec::with_capacity(self.threads);
         for t in 0..self.threads {
@@ -518,7 +545,7 @@ impl<'a, S: Storage> JobRun<'a, S> {
             let ids: Vec<usize> = (t..self.job.workers).step_by(self.threads).collect();
             let spawned = std::thread::Builder::new()
                 .name(format!("dfsbench-w{t}"))
-                .spawn_scoped(scope, move || self.carry(ctx, crew, &ids, done_tx));
+                .spawn_scoped(scope, move || self.carry(ctx, crew, t, &ids, done_tx));
             match spawned {
                 Ok(h) => handles.push(h),
                 Err(e) => {
@@ -540,12 +567,12 @@ impl<'a, S: Storage> JobRun<'a, S> {
 
     /// A worker thread: opens a client per worker it carries, then prepares and runs each
     /// phase the main thread releases until told to leave.
-    fn carry(&self, ctx: &JobContext<'_>, crew: &Crew, ids: &[usize], done_tx: mpsc::Sender<()>) {
+    fn carry(&self, ctx: &JobContext<'_>, crew: &Crew, t: usize, ids: &[usize], done_tx: mpsc::Sender<usize>) {
         // A panic here ends the phase for everyone and counts as this thread's end.
         let _release = ReleaseOnPanic {
             gate: &crew.barrier,
             current: &crew.current,
-            done: Some(done_tx.clone()),
+            done: Some((done_tx.clone(), t)),
         };
         let rt = Executor::for_backend(self.caps);
         let mut workers = Vec::with_capacity(ids.len());
@@ -587,7 +614,7 @@ impl<'a, S: Storage> JobRun<'a, S> {
                 collected.0.extend(out);
                 collected.1.push(series.into_inner());
             }
-            let _ = done_tx.send(());
+            let _ = done_tx.send(t);
             if !crew.barrier.wait() {
                 break;
             }
@@ -598,7 +625,7 @@ impl<'a, S: Storage> JobRun<'a, S> {
     fn phases(
         &self,
         crew: &Crew,
-        done_rx: &mpsc::Receiver<()>,
+        done_rx: &mpsc::Receiver<usize>,
         observer: &mut dyn Observer,
         group: &mut Group,
         results: &mut Vec<PhaseResult>,
@@ -643,7 +670,7 @@ impl<'a, S: Storage> JobRun<'a, S> {
         existing: &Arc<Vec<Vec<u64>>>,
         ioengine: Option<IoEngine>,
         crew: &Crew,
-        done_rx: &mpsc::Receiver<()>,
+        done_rx: &mpsc::Receiver<usize>,
         observer: &mut dyn Observer,
         group: &mut Group,
         results: &mut Vec<PhaseResult>,
@@ -708,7 +735,7 @@ impl<'a, S: Storage> JobRun<'a, S> {
         phase: &Phase,
         seq: u64,
         crew: &Crew,
-        done_rx: &mpsc::Receiver<()>,
+        done_rx: &mpsc::Receiver<usize>,
         observer: &mut dyn Observer,
         group: &mut Group,
     ) -> RankPart {
@@ -734,9 +761,7 @@ impl<'a, S: Storage> JobRun<'a, S> {
         // would otherwise show the sampler its previous phase's totals, and the series (and
         // the progress rate) would go backwards when it resets them.
         for l in &crew.lives {
-            l.ops.store(0, Relaxed);
-            l.bytes.store(0, Relaxed);
-            l.errors.store(0, Relaxed);
+            l.reset();
         }
         // Rank 0 watches the server processes: they run on its host.
         let watched: &[u32] = if group.is_root() { &self.config.server_pids } else { &[] };
@@ -757,8 +782,9 @@ impl<'a, S: Storage> JobRun<'a, S> {
             stable: phase.stable,
             poll_every,
             others: &others,
+            op_timeout: self.config.op_timeout,
         };
-        let stable_at = sample(&ctl, &sampling, observer, &mut |ctl| {
+        let sampled = sample(&ctl, &sampling, observer, &mut |ctl| {
             if crew.barrier.is_broken() {
                 ctl.halt();
             }
@@ -766,11 +792,32 @@ impl<'a, S: Storage> JobRun<'a, S> {
             others.set(progress.exchange(group, live_totals(&crew.lives)));
             group.relay_interrupt();
         });
-        crew.barrier.wait();
+        if sampled.stuck.is_empty() {
+            crew.barrier.wait();
+        } else {
+            // The stuck threads leave at the broken gate if their call ever returns.
+            crew.stuck.store(true, Relaxed);
+            crew.barrier.break_open();
+        }
         let cpu1 = cpu_sample(watched);
-        let (workers, series) = std::mem::take(&mut *crew.collected.lock().expect("lock"));
+        let (mut workers, mut series) = std::mem::take(&mut *crew.collected.lock().expect("lock"));
+        // A stuck thread's series is out of reach: its intervals count nothing (and the
+        // phase is marked), so the series still spans the phase.
+        series.extend(sampled.stuck.iter().map(|_| series_of(&ctl)));
         let latencies = std::mem::take(&mut *crew.latencies.lock().expect("lock"));
-        rank_part(
+        let at = Instant::now();
+        let mut stuck = 0;
+        for &t in &sampled.stuck {
+            for local in (t..self.job.workers).step_by(self.threads) {
+                let id = self.base + local;
+                // A thread whose call returned just now has handed in its own result.
+                if !workers.iter().any(|w| w.worker == id) {
+                    workers.push(WorkerPhase::stuck(id, phase.classes, &crew.lives[local], &ctl, at));
+                    stuck += 1;
+                }
+            }
+        }
+        let mut part = rank_part(
             group.rank(),
             self.threads,
             &ctl,
@@ -778,11 +825,13 @@ impl<'a, S: Storage> JobRun<'a, S> {
             &latencies,
             &series,
             &self.storage.endpoints(),
-            stable_at,
+            sampled.stable_at,
             &cpu0,
             &cpu1,
             &|t| group.clock(t),
-        )
+        );
+        part.stuck = stuck;
+        part
     }
 
     /// The ranks merge their parts up the tree (cluster/tree.rs): each adds its children's
@@ -821,6 +870,14 @@ impl<'a, S: Storage> JobRun<'a, S> {
             let rereads = Rereads::sum(parts.iter().map(|p| &p.rereads));
             result.cache = cache.clone().map(|c| crate::cache::with_rereads(c, rereads));
             result.validity = marks(&result, self.caps);
+            let stuck: u64 = parts.iter().map(|p| p.stuck).sum();
+            if stuck > 0 {
+                result.validity.push(format!(
+                    "{stuck} worker{} stuck inside the storage at the end: {} last operations (less than {BATCH} each) and per-second series are left out",
+                    if stuck == 1 { " was" } else { "s were" },
+                    if stuck == 1 { "its" } else { "their" },
+                ));
+            }
             let end = match bad {
                 None => phase_end(&parts, &result, phase, self.config, self.total_workers, &self.run_path),
                 Some(e) => PhaseEnd::failed(e),
@@ -897,7 +954,7 @@ fn stall_threshold(given: Duration, rate: Option<f64>) -> f64 {
 struct ReleaseOnPanic<'a> {
     gate: &'a Gate,
     current: &'a Mutex<Option<Current>>,
-    done: Option<mpsc::Sender<()>>,
+    done: Option<(mpsc::Sender<usize>, usize)>,
 }
 
 impl Drop for ReleaseOnPanic<'_> {
@@ -911,8 +968,8 @@ impl Drop for ReleaseOnPanic<'_> {
             ctl.halt();
         }
         drop(current);
-        if let Some(done) = &self.done {
-            let _ = done.send(());
+        if let Some((done, thread)) = &self.done {
+            let _ = done.send(*thread);
         }
     }
 }
@@ -972,8 +1029,11 @@ fn phase_end(
             }
         }
     }
+    let stuck: u64 = parts.iter().map(|p| p.stuck).sum();
     let stop = if parts.iter().any(|p| p.interrupted) {
         Some(("interrupted".to_string(), String::new()))
+    } else if stuck > 0 {
+        Some(("failed".to_string(), stuck_failure(stuck, phase, config)))
     } else if parts.iter().any(|p| p.aborted) {
         let why = match crate::stats::top_error(&result.errors) {
             Some((kind, n, msg)) => format!("{n} x {kind}: {msg}"),
@@ -1016,6 +1076,20 @@ fn marks(result: &PhaseResult, caps: Capabilities) -> Vec<String> {
     reasons
 }
 
+/// Why a phase with operations still inside the storage ends the run.
+fn stuck_failure(stuck: u64, phase: &Phase, config: &RunConfig) -> String {
+    let waited = config.op_timeout.unwrap_or_default() + STUCK_GRACE;
+    format!(
+        "{stuck} operation{s} of phase '{}' did not return {:.1} s after the phase ended (--op-timeout {:.1} s): \
+         a stopped or hung server holds {them} in a system call; counted as timeouts, the run ends here",
+        phase.label,
+        waited.as_secs_f64(),
+        config.op_timeout.unwrap_or_default().as_secs_f64(),
+        s = if stuck == 1 { "" } else { "s" },
+        them = if stuck == 1 { "it" } else { "them" },
+    )
+}
+
 /// Why a preparation step stops the job: its most frequent error, with the file it hit.
 fn prepare_failure(result: &PhaseResult, phase: &Phase, run_path: &str) -> String {
     let (kind, n, message) = crate::stats::top_error(&result.errors).unwrap_or(("error", result.errors.total, ""));
@@ -1035,11 +1109,23 @@ fn prepare_failure(result: &PhaseResult, phase: &Phase, run_path: &str) -> Strin
 struct Sampling<'a> {
     lives: &'a [Live],
     threads: usize,
-    done_rx: &'a mpsc::Receiver<()>,
+    done_rx: &'a mpsc::Receiver<usize>,
     stable: Option<Stable>,
     poll_every: Duration,
     /// The other ranks' latest totals, which rank 0's progress line adds to its own.
     others: &'a std::cell::Cell<Totals>,
+    /// How long past the phase's end an operation may still run (`--op-timeout`).
+    op_timeout: Option<Duration>,
+}
+
+/// What the sampler saw of a phase.
+struct Sampled {
+    /// When throughput became steady (seconds after the phase started), with a steady-state rule.
+    stable_at: Option<f64>,
+    /// Threads still inside an operation when the sampler stopped waiting for them: with
+    /// `--op-timeout`, that long (and a grace) after the phase had to stop; after Ctrl-C,
+    /// [`STUCK_AFTER_INTERRUPT`].
+    stuck: Vec<usize>,
 }
 
 /// The running (ops, bytes, errors) of this rank's workers.
@@ -1053,16 +1139,16 @@ fn live_totals(lives: &[Live]) -> Totals {
     })
 }
 
-/// Watch a running phase until every thread reports done: the progress line, stonewall
-/// notices and, with a steady-state rule, when throughput became steady (seconds after the phase
-/// started), which also ends the phase. The per-interval series is not sampled here: workers
+/// Watch a running phase until every thread reports done (or is stuck: see [`Sampled`]): the
+/// progress line, stonewall notices and, with a steady-state rule, when throughput became
+/// steady, which also ends the phase. The per-interval series is not sampled here: workers
 /// count each operation in the interval it completed in.
 fn sample(
     ctl: &PhaseControl,
     s: &Sampling<'_>,
     observer: &mut dyn Observer,
     poll: &mut dyn FnMut(&PhaseControl),
-) -> Option<f64> {
+) -> Sampled {
     let Sampling {
         lives,
         threads,
@@ -1070,25 +1156,40 @@ fn sample(
         stable,
         poll_every,
         others,
+        op_timeout,
     } = *s;
     let totals = || live_totals(lives);
     // Operations per interval for the steady-state rule, scaled to the time that really passed
     // between two looks, so a late wake-up does not read as a burst.
     let mut rates: Vec<u64> = Vec::new();
     let mut last = (ctl.start, 0u64);
-    let mut done = 0;
+    let mut done = vec![false; threads];
+    let mut stuck = Vec::new();
     let mut stable_at = None;
     let mut next_tick = ctl.start + TICK;
     let mut next_sample = ctl.start + SERIES_INTERVAL;
-    while done < threads {
+    let mut stopping_since = None;
+    while done.contains(&false) {
         let wait = next_tick.saturating_duration_since(Instant::now()).min(poll_every);
         match done_rx.recv_timeout(wait) {
-            Ok(()) => done += 1,
+            Ok(t) => done[t] = true,
             Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
         }
         poll(ctl);
         let now = Instant::now();
+        if ctl.should_stop(now) {
+            let since = *stopping_since.get_or_insert(now);
+            let patience = if ctl.interrupted() {
+                Some(STUCK_AFTER_INTERRUPT)
+            } else {
+                op_timeout.map(|t| t + STUCK_GRACE)
+            };
+            if patience.is_some_and(|p| now >= since + p) {
+                stuck = (0..threads).filter(|&t| !done[t]).collect();
+                break;
+            }
+        }
         if now >= next_tick {
             let ((o, b, e), (ro, rb, re)) = (totals(), others.get());
             observer.tick(now - ctl.start, o + ro, b + rb, e + re);
@@ -1116,7 +1217,7 @@ fn sample(
     }
     // A rank tells the others its stonewall before it reports the phase.
     poll(ctl);
-    stable_at
+    Sampled { stable_at, stuck }
 }
 
 fn secs(d: Duration) -> f64 {
@@ -1240,6 +1341,7 @@ mod tests {
                     interrupt: &INTERRUPT,
                     origin: Instant::now(),
                     timeline: None,
+                    abandon: None,
                 };
                 let (_, status) = run(&storage, &config, &clock, &mut Quiet, &mut Group::solo());
                 let _ = tx.send(status);

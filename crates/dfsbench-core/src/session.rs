@@ -1,6 +1,7 @@
 //! One benchmark run from start to end: open the run directory in the target, check
 //! capabilities, run the jobs, clean up, and assemble the result document.
 
+use std::convert::Infallible;
 use std::sync::atomic::AtomicBool;
 use std::time::SystemTime;
 
@@ -15,6 +16,7 @@ use crate::faults::{self, Record, Timeline};
 use crate::host::{host, process_cpu_times};
 use crate::runner::{agree, fit_to_backend, run, FitError, Observer, RunClock, Status};
 use dfsbench_backends::clock::Instant;
+use dfsbench_result::PhaseResult;
 use dfsbench_result::{self as result, RunResult, Tool};
 
 /// A run that could not start: nothing was measured. The settings were valid (that is
@@ -105,9 +107,15 @@ pub struct Outcome {
     pub warnings: Vec<String>,
 }
 
+/// Takes the outcome of a run whose worker threads are stuck inside the storage (a stopped or
+/// hung server holds them in a system call): it writes the result and ends the process, as
+/// those threads cannot be joined.
+pub type Deliver<'a> = &'a dyn Fn(Outcome) -> Infallible;
+
 /// Run `config` against `target_uri` as one rank of `group`. Rank 0's `run_id` names the run
 /// for every rank; rank 0 creates and removes the run directory, the others join it, and only
-/// rank 0's outcome holds the results.
+/// rank 0's outcome holds the results. Without `deliver`, a run with stuck threads waits for
+/// them.
 pub fn execute(
     config: &RunConfig,
     target_uri: &str,
@@ -115,6 +123,7 @@ pub fn execute(
     interrupt: &'static AtomicBool,
     observer: &mut dyn Observer,
     group: &mut Group,
+    deliver: Option<Deliver<'_>>,
 ) -> Result<Outcome, StartError> {
     let run_id = agree_run_id(group, run_id)?;
     let target = Target::parse_with_endpoints(target_uri, &config.endpoints)
@@ -129,7 +138,7 @@ pub fn execute(
         target: &target,
         started_at: humantime::format_rfc3339_millis(SystemTime::now()).to_string(),
     };
-    with_storage!(&storage, s => run.measure(s, config, interrupt, observer, group))
+    with_storage!(&storage, s => run.measure(s, config, interrupt, observer, group, deliver))
 }
 
 /// Every rank takes rank 0's run id; a rank that cannot read it leaves.
@@ -225,6 +234,7 @@ impl Started<'_> {
         interrupt: &'static AtomicBool,
         observer: &mut dyn Observer,
         group: &mut Group,
+        deliver: Option<Deliver<'_>>,
     ) -> Result<Outcome, StartError> {
         let info = s.info();
         let mut config = config.clone();
@@ -237,73 +247,118 @@ impl Started<'_> {
                 return Err(StartError(StartCause::Backend(e)));
             }
         };
-        // The config as it ran, after fitting to the backend.
-        let config_json = serde_json::to_value(&config).expect("config serializes");
-        let config_hash = format!("{:x}", Sha256::digest(config_json.to_string().as_bytes()));
         let endpoint = match self.target {
             Target::Net(spec) => spec.endpoint_address(),
             _ => None,
         };
         // One process measures the hardware; the others wait for it at the first phase.
         let null_tests = (config.null_tests && group.is_root()).then(|| crate::nulltest::run(s, endpoint, self.run_id));
+        let doc = Document {
+            started: self,
+            // The config as it ran, after fitting to the backend.
+            config_json: serde_json::to_value(&config).expect("config serializes"),
+            config: &config,
+            target: target_json(&info),
+            null_tests,
+            cluster: cluster(group, &config),
+        };
+        let warnings = if group.is_root() { notes } else { Vec::new() };
         let origin = Instant::now();
         let timeline =
             (group.is_root() && !config.faults.is_empty()).then(|| Timeline::start(&config.faults, origin, interrupt));
+        // Threads stuck in the storage: the run directory stays (removing it would hang too).
+        let abandon = |phases: Vec<PhaseResult>, status: Status| -> Infallible {
+            let record = timeline.as_ref().map(|t| t.finish(&mut |_| {}));
+            let mut warnings = warnings.clone();
+            warnings.push(format!(
+                "left the run directory {} in place: operations in it had not returned",
+                info.run_path
+            ));
+            let deliver = deliver.expect("abandon is set only with deliver");
+            deliver(doc.outcome(phases, status, record, warnings))
+        };
         let clock = RunClock {
-            run_tag: run_tag(self.run_id),
+            run_tag: run_tag(doc.started.run_id),
             interrupt,
             origin,
             timeline: timeline.as_ref(),
+            abandon: deliver.map(|_| &abandon as _),
         };
-        let (mut phases, mut status) = run(s, &config, &clock, observer, group);
+        let (phases, status) = run(s, &config, &clock, observer, group);
+        let record = timeline.as_ref().map(|t| t.finish(&mut |what| observer.waiting(what)));
+        let mut warnings = warnings.clone();
+        warnings.extend(clean_up(s, &config, group, &info.run_path));
+        Ok(doc.outcome(phases, status, record, warnings))
+    }
+}
+
+/// What the result document holds besides the phases, known before they run.
+struct Document<'a> {
+    started: Started<'a>,
+    config: &'a RunConfig,
+    config_json: serde_json::Value,
+    target: result::Target,
+    null_tests: Option<result::NullTests>,
+    cluster: Option<result::Cluster>,
+}
+
+impl Document<'_> {
+    /// The run's outcome from its phases, how it ended and its fault record.
+    fn outcome(
+        &self,
+        mut phases: Vec<PhaseResult>,
+        status: Status,
+        record: Option<Record>,
+        warnings: Vec<String>,
+    ) -> Outcome {
         for p in &mut phases {
-            p.cache_suspect = result::cache_suspects(p, null_tests.as_ref());
+            p.cache_suspect = result::cache_suspects(p, self.null_tests.as_ref());
         }
-        let record = timeline.map(|t| t.finish(&mut |what| observer.waiting(what)));
-        let faults = record.as_ref().map(|r| faults::analyse(&config.faults, r, &phases));
-        status = match (status, record.as_ref()) {
+        let faults = record
+            .as_ref()
+            .map(|r| faults::analyse(&self.config.faults, r, &phases));
+        let status = match (status, record.as_ref()) {
             (Status::Complete | Status::Interrupted, Some(Record { failure: Some(f), .. })) => {
                 Status::Failed(f.clone())
             }
             (Status::Complete, Some(r)) if r.recovery.as_ref().is_some_and(|r| r.interrupted) => Status::Interrupted,
             (status, _) => status,
         };
-        let mut warnings = if group.is_root() { notes } else { Vec::new() };
-        warnings.extend(clean_up(s, &config, group, &info.run_path));
         let (status_name, status_message) = match &status {
             Status::Complete => ("complete", None),
             Status::Interrupted => ("interrupted", Some("interrupted by the user".to_string())),
             Status::Aborted(m) => ("aborted", Some(m.clone())),
             Status::Failed(m) => ("failed", Some(m.clone())),
         };
+        let config_hash = format!("{:x}", Sha256::digest(self.config_json.to_string().as_bytes()));
         let result = RunResult {
             schema: result::SCHEMA.to_string(),
             tool: Tool {
                 name: "dfsbench".into(),
                 version: env!("CARGO_PKG_VERSION").into(),
             },
-            run_id: self.run_id.to_string(),
-            started_at: self.started_at,
+            run_id: self.started.run_id.to_string(),
+            started_at: self.started.started_at.clone(),
             finished_at: humantime::format_rfc3339_millis(SystemTime::now()).to_string(),
             status: status_name.into(),
             status_message,
             command_line: dfsbench_backends::redact::command_line(),
             host: host(),
-            target: target_json(&info),
-            config: config_json,
+            target: self.target.clone(),
+            config: self.config_json.clone(),
             config_hash,
-            null_tests,
-            cluster: cluster(group, &config),
+            null_tests: self.null_tests.clone(),
+            cluster: self.cluster.clone(),
             phases,
             faults: faults.unwrap_or_default(),
             events: record.as_ref().map(|r| r.events.clone()).unwrap_or_default(),
             recovery: record.and_then(|r| r.recovery),
         };
-        Ok(Outcome {
+        Outcome {
             result,
             status,
             warnings,
-        })
+        }
     }
 }
 

@@ -21,13 +21,32 @@ use crate::faults::stalls::GapLog;
 use dfsbench_result::histogram::{new_growing_histogram, new_histogram, record_latency};
 use dfsbench_result::{ErrorSample, Errors, Series, MAX_ERROR_SAMPLES};
 
-/// Running totals of one worker, written by it and read by the sampler.
+/// Running totals of one worker, written by it and read by the sampler (and, when the worker's
+/// thread is stuck in the storage at the end of a phase, by the runner instead of its result).
 #[derive(Default)]
 #[repr(align(128))]
 pub struct Live {
     pub ops: AtomicU64,
     pub bytes: AtomicU64,
     pub errors: AtomicU64,
+    /// Measured (after ramp-up) operations and bytes of each of the phase's first classes whose
+    /// latencies are in the process's histograms (updated with each batch of them).
+    pub classes: [(AtomicU64, AtomicU64); LIVE_CLASSES],
+}
+
+/// Classes whose measured counts [`Live`] keeps: every workload's (mix has the most, 5).
+pub const LIVE_CLASSES: usize = 6;
+
+impl Live {
+    /// Zero every count before a phase starts.
+    pub fn reset(&self) {
+        for a in [&self.ops, &self.bytes, &self.errors]
+            .into_iter()
+            .chain(self.classes.iter().flat_map(|(o, b)| [o, b]))
+        {
+            a.store(0, Relaxed);
+        }
+    }
 }
 
 /// Width of the per-interval series of a phase.
@@ -434,6 +453,67 @@ pub struct WorkerPhase {
     pub gaps: Option<GapLog>,
 }
 
+impl WorkerPhase {
+    fn empty(worker: usize, classes: usize, log_gaps: bool) -> Self {
+        WorkerPhase {
+            worker,
+            classes: (0..classes).map(|_| ClassStats { ops: 0, bytes: 0 }).collect(),
+            errors: Errors::default(),
+            items: 0,
+            first_start: None,
+            last_end: None,
+            stonewall_ops: 0,
+            stonewall_bytes: 0,
+            verified_bytes: 0,
+            mismatches: 0,
+            latency: WorkerLatency::default(),
+            retries: 0,
+            rereads: Rereads::default(),
+            engine: None,
+            probe: Vec::new(),
+            existing: Vec::new(),
+            read_from: None,
+            gaps: log_gaps.then(GapLog::default),
+        }
+    }
+
+    /// What is known of a worker whose thread is still inside an operation at `at`, well past
+    /// the phase's end: the operations whose latencies it handed to the process's histograms
+    /// (`live`), and the operation it waits for as a timeout. Its last operations (less than a
+    /// batch), its series, its own latency and the kinds of its earlier errors are lost with
+    /// the thread.
+    pub fn stuck(worker: usize, classes: &[&str], live: &Live, ctl: &PhaseControl, at: Instant) -> Self {
+        let end = ctl.deadline.unwrap_or(ctl.start);
+        let waited_s = at.saturating_duration_since(end).as_secs_f64();
+        let mut out = WorkerPhase::empty(worker, classes.len(), false);
+        for (c, (ops, bytes)) in out.classes.iter_mut().zip(&live.classes) {
+            (c.ops, c.bytes) = (ops.load(Relaxed), bytes.load(Relaxed));
+        }
+        out.stonewall_ops = out.classes.iter().map(|c| c.ops).sum();
+        out.stonewall_bytes = out.classes.iter().map(|c| c.bytes).sum();
+        out.last_end = Some(at);
+        let earlier = live.errors.load(Relaxed);
+        let e = &mut out.errors;
+        e.total = earlier + 1;
+        if earlier > 0 {
+            e.by_kind.insert("unrecorded".into(), earlier);
+        }
+        e.by_kind.insert("timeout".into(), 1);
+        e.samples.push(ErrorSample {
+            time_s: at.saturating_duration_since(ctl.start).as_secs_f64(),
+            worker,
+            op: classes.join("/"),
+            kind: "timeout".into(),
+            path: String::new(),
+            offset: None,
+            message: format!(
+                "still inside the storage {waited_s:.1} s after the phase's end: the thread is stuck in a system call (a stopped or hung server)"
+            ),
+        });
+        out
+    }
+}
+
 /// The series of completions and errors a worker thread counts in a phase, by interval, ramp-up
 /// included: 1 s, or 100 ms with `fine_series`.
 pub fn series_of(ctl: &PhaseControl) -> Buckets {
@@ -493,26 +573,7 @@ impl<'a> Recorder<'a> {
             endpoint,
             own: worker_histogram(),
             service: false,
-            out: WorkerPhase {
-                worker,
-                classes: classes.iter().map(|_| ClassStats { ops: 0, bytes: 0 }).collect(),
-                errors: Errors::default(),
-                items: 0,
-                first_start: None,
-                last_end: None,
-                stonewall_ops: 0,
-                stonewall_bytes: 0,
-                verified_bytes: 0,
-                mismatches: 0,
-                latency: WorkerLatency::default(),
-                retries: 0,
-                rereads: Rereads::default(),
-                engine: None,
-                probe: Vec::new(),
-                existing: Vec::new(),
-                read_from: None,
-                gaps: ctl.log_gaps.then(GapLog::default),
-            },
+            out: WorkerPhase::empty(worker, classes.len(), ctl.log_gaps),
             ops: 0,
             bytes: 0,
             live_ops: 0,
@@ -544,14 +605,15 @@ impl<'a> Recorder<'a> {
         if !self.stonewalled && self.ctl.first_done.load(Relaxed) {
             self.snapshot_stonewall();
         }
+        // Counted before the latency is held: a full batch publishes the counts with it.
+        let c = &mut self.out.classes[class];
+        c.ops += 1;
+        c.bytes += bytes;
         let ns = end.saturating_duration_since(start).as_nanos() as u64;
         self.hold(Slot::Class(class), ns);
         // A histogram grows (allocates and copies) for a latency beyond its bound.
         self.long |= ns > self.own.high();
         record_latency(&mut self.own, ns);
-        let c = &mut self.out.classes[class];
-        c.ops += 1;
-        c.bytes += bytes;
         self.ops += 1;
         self.bytes += bytes;
         if self.out.first_start.is_none() {
@@ -589,6 +651,11 @@ impl<'a> Recorder<'a> {
             self.latencies.lock().expect("lock").add(self.endpoint, &self.held);
             self.held.clear();
             self.long = true;
+            // What the process's histograms hold of this worker, should its thread hang.
+            for (c, (ops, bytes)) in self.out.classes.iter().zip(&self.live.classes) {
+                ops.store(c.ops, Relaxed);
+                bytes.store(c.bytes, Relaxed);
+            }
         }
     }
 

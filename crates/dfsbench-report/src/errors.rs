@@ -14,9 +14,14 @@ pub fn first<'a>(p: &'a PhaseResult, kind: &str) -> Vec<&'a ErrorSample> {
 /// One sample in full: `1.25 s, worker 3, read /f/3 @ 4096: No such file (os error 2)`.
 pub fn sample(s: &ErrorSample) -> String {
     let offset = s.offset.map(|o| format!(" @ {o}")).unwrap_or_default();
+    let path = if s.path.is_empty() {
+        String::new()
+    } else {
+        format!(" {}", s.path)
+    };
     format!(
-        "{:.3} s, worker {}, {} {}{offset}: {}",
-        s.time_s, s.worker, s.op, s.path, s.message
+        "{:.3} s, worker {}, {}{path}{offset}: {}",
+        s.time_s, s.worker, s.op, s.message
     )
 }
 

@@ -245,7 +245,16 @@ fn record(sys: &System) -> RunRecord {
 fn run_here(config: &RunConfig, sys: &System, result: &Path, ctx: &Context) -> Result<(RunRecord, String), Failure> {
     let mut rec = record(sys);
     let run_id = new_run_id();
-    match execute_run(config, &sys.target, &run_id, &INTERRUPT, &mut Quiet, &mut Group::solo()) {
+    // A point whose threads hang in the storage waits for them (no hook ends the study).
+    match execute_run(
+        config,
+        &sys.target,
+        &run_id,
+        &INTERRUPT,
+        &mut Quiet,
+        &mut Group::solo(),
+        None,
+    ) {
         Err(e) => {
             crate::failure::print_detail();
             rec.error = Some(e.to_string());

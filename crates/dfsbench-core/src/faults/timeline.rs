@@ -99,7 +99,9 @@ pub struct Record {
 /// The running schedule.
 pub struct Timeline {
     shared: Arc<Shared>,
-    threads: Vec<JoinHandle<()>>,
+    /// Taken by [`Timeline::finish`], which a run whose threads hang calls through a shared
+    /// reference.
+    threads: Mutex<Vec<JoinHandle<()>>>,
 }
 
 impl Timeline {
@@ -127,7 +129,10 @@ impl Timeline {
             let s = shared.clone();
             threads.push(std::thread::spawn(move || run_probe(&s, &probe)));
         }
-        Timeline { shared, threads }
+        Timeline {
+            shared,
+            threads: Mutex::new(threads),
+        }
     }
 
     /// Phase `phase` of job `job` started at `at`.
@@ -145,7 +150,7 @@ impl Timeline {
 
     /// The workload has ended: faults not yet due are skipped; running commands and the probe
     /// go on until they end (Ctrl-C kills them). `waiting` is told what is awaited, if anything.
-    pub fn finish(self, waiting: &mut dyn FnMut(&str)) -> Record {
+    pub fn finish(&self, waiting: &mut dyn FnMut(&str)) -> Record {
         {
             let mut s = self.shared.lock();
             s.workload_over = true;
@@ -163,7 +168,8 @@ impl Timeline {
                 }
             }
         }
-        for t in self.threads {
+        let threads = std::mem::take(&mut *self.threads.lock().unwrap_or_else(|e| e.into_inner()));
+        for t in threads {
             let _ = t.join();
         }
         let mut s = self.shared.lock();
