@@ -118,6 +118,8 @@ fn exit_code(e: &anyhow::Error) -> u8 {
 
 fn main() -> ExitCode {
     dfsbench_core::panics::install_panic_hook();
+    // Ranks of two builds of one version must not run together either.
+    dfsbench_core::cluster::set_build(env!("DFSBENCH_VERSION"));
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e)

@@ -73,11 +73,22 @@ fn connect(target: &Target) -> FakeRoot {
     }
 }
 
+/// What the binary names its build (`--version` without the program's name), as in its
+/// member record.
+fn build() -> String {
+    let out = Command::new(common::bin()).arg("--version").output().unwrap();
+    let line = String::from_utf8(out.stdout).unwrap();
+    line.trim()
+        .strip_prefix("dfsbench ")
+        .expect("dfsbench VERSION")
+        .to_string()
+}
+
 /// Rank 1 of a run whose rank 0 is this test, joined.
 fn join(target: &Target) -> FakeRoot {
     let mut root = connect(target);
     let member = root.sync();
-    let me = serde_json::json!({"rank": 0, "host": "fake", "pid": 1, "version": env!("CARGO_PKG_VERSION")});
+    let me = serde_json::json!({"rank": 0, "host": "fake", "pid": 1, "version": build()});
     send(&mut root.stream, TAG_SYNC, &serde_json::to_vec(&[me, member]).unwrap());
     root
 }
@@ -88,11 +99,7 @@ impl FakeRoot {
         send(&mut self.stream, TAG_SYNC, &[]);
         let (_, member) = recv(&mut self.stream);
         let member: serde_json::Value = serde_json::from_slice(&member).unwrap();
-        assert_eq!(
-            member["version"],
-            env!("CARGO_PKG_VERSION"),
-            "the member record names its version"
-        );
+        assert_eq!(member["version"], build(), "the member record names its build");
         for _ in 0..16 {
             recv(&mut self.stream);
             send(&mut self.stream, TAG_SYNC, &0.0f64.to_le_bytes());
@@ -196,7 +203,7 @@ fn a_garbage_phase_end_ends_the_rank_with_one_line_naming_both_versions() {
         "the rank sent its part"
     );
     let (code, stderr) = root.outcome();
-    let version = env!("CARGO_PKG_VERSION");
+    let version = build();
     one_clear_line(
         code,
         &stderr,
@@ -225,14 +232,39 @@ fn a_refused_join_reaches_a_waiting_rank_at_once() {
     one_clear_line(code, &stderr, why);
 }
 
+/// Rank 0 of another build of the same version (another commit) is named at join, with both
+/// builds, in one line: not at --rank-timeout, not as a garbled message later.
+#[test]
+fn a_root_of_another_build_of_this_version_is_named_at_once() {
+    let target = Target::temp();
+    let mut root = connect(&target);
+    let member = root.sync();
+    let other = format!(
+        "{} (commit 000000000000, features: io_uring)",
+        env!("CARGO_PKG_VERSION")
+    );
+    assert_ne!(other, build());
+    let me = serde_json::json!({"rank": 0, "host": "fake", "pid": 1, "version": other});
+    send(&mut root.stream, TAG_SYNC, &serde_json::to_vec(&[me, member]).unwrap());
+    let (code, stderr) = root.outcome();
+    one_clear_line(
+        code,
+        &stderr,
+        &format!(
+            "rank 0 runs dfsbench {other}, rank 1 runs {}: run the same dfsbench on every rank",
+            build()
+        ),
+    );
+}
+
 /// A member list without this rank is not from this run, whatever the versions in it.
 #[test]
 fn a_member_list_without_this_rank_is_named_as_such() {
     let target = Target::temp();
     let mut root = connect(&target);
     root.sync();
-    let me = serde_json::json!({"rank": 0, "host": "fake", "pid": 1, "version": env!("CARGO_PKG_VERSION")});
-    let other = serde_json::json!({"rank": 5, "host": "fake", "pid": 2, "version": env!("CARGO_PKG_VERSION")});
+    let me = serde_json::json!({"rank": 0, "host": "fake", "pid": 1, "version": build()});
+    let other = serde_json::json!({"rank": 5, "host": "fake", "pid": 2, "version": build()});
     send(&mut root.stream, TAG_SYNC, &serde_json::to_vec(&[me, other]).unwrap());
     let (code, stderr) = root.outcome();
     one_clear_line(

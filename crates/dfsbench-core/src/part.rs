@@ -833,7 +833,7 @@ mod tests {
                 rank,
                 host: h.to_string(),
                 pid: 100 + rank as u32,
-                version: crate::cluster::VERSION.into(),
+                version: crate::cluster::build().into(),
             })
             .collect();
         let parts = || (0..hosts.len()).map(|r| part(r, k, 50 + 20 * r as u64));

@@ -1249,7 +1249,7 @@ mod tests {
                 rank,
                 host: "h".into(),
                 pid: 1,
-                version: crate::cluster::VERSION.into(),
+                version: crate::cluster::build().into(),
             })
             .collect()
     }

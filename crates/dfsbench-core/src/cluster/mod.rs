@@ -29,8 +29,20 @@ const TAG_STOP: u8 = 4;
 pub const TAG_PROGRESS: u8 = 5;
 /// Every kind of message; anything else is not from this program.
 pub const TAGS: [u8; 5] = [TAG_ROUND, TAG_STONEWALL, TAG_SYNC, TAG_STOP, TAG_PROGRESS];
-/// This program's version, in every rank's member record.
-pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+/// What this rank runs, in its member record: the program's version line (with its commit and
+/// features, `0.1.0 (commit 2a5e485f61d2, features: io_uring, mpi)`) once [`set_build`] named
+/// it, else the library's version. Ranks of two builds of one version differ here too.
+static BUILD: std::sync::OnceLock<&'static str> = std::sync::OnceLock::new();
+
+/// Name the build every rank must run the same of (the CLI's `--version` line).
+pub fn set_build(build: &'static str) {
+    let _ = BUILD.set(build);
+}
+
+/// See [`BUILD`].
+pub fn build() -> &'static str {
+    BUILD.get().copied().unwrap_or(env!("CARGO_PKG_VERSION"))
+}
 /// Clock exchanges with each rank at join; the shortest round trip sets its offset.
 const SYNC_ROUNDS: usize = 16;
 
@@ -96,8 +108,12 @@ impl std::fmt::Display for DecodeError {
         };
         write!(
             f,
-            "rank {} (dfsbench {theirs}) sent {} that rank {} (dfsbench {VERSION}) cannot read ({}): run the same dfsbench on every rank",
-            self.from, self.what, self.me, self.detail
+            "rank {} (dfsbench {theirs}) sent {} that rank {} (dfsbench {}) cannot read ({}): run the same dfsbench on every rank",
+            self.from,
+            self.what,
+            self.me,
+            build(),
+            self.detail
         )
     }
 }
@@ -150,7 +166,7 @@ impl Group {
                 rank: 0,
                 host: this_host(),
                 pid: std::process::id(),
-                version: VERSION.into(),
+                version: build().into(),
             }],
             origin: Clock::now(),
             timeout: Duration::from_secs(300),
@@ -497,7 +513,7 @@ fn handshake(transport: &mut dyn Transport, timeout: Duration) -> Result<(Vec<Me
         rank,
         host: this_host(),
         pid: std::process::id(),
-        version: VERSION.into(),
+        version: build().into(),
     };
     let deadline = Instant::now() + timeout;
     let mut origin = Clock::now();
@@ -557,22 +573,23 @@ fn handshake(transport: &mut dyn Transport, timeout: Duration) -> Result<(Vec<Me
             .map_err(|e| describe(e, 0, "did not answer"))?;
         refused(&list)?;
         let members: Vec<Member> = serde_json::from_slice(&list)
-            .map_err(|e| format!("rank 0 sent a member list that this dfsbench {VERSION} cannot read ({e}): run the same dfsbench on every rank"))?;
+            .map_err(|e| format!("rank 0 sent a member list that this dfsbench {} cannot read ({e}): run the same dfsbench on every rank", build()))?;
         if members.len() != size || members.get(rank).is_none_or(|m| m.rank != rank) {
             return Err(format!(
                 "rank 0 sent a list of {} members without rank {rank} for a run of {size}: it is not from this run",
                 members.len()
             ));
         }
-        if members.first().is_none_or(|m| m.version != VERSION) {
+        if members.first().is_none_or(|m| m.version != build()) {
             let theirs = members.first().map_or("", |m| m.version.as_str());
             return Err(format!(
-                "rank 0 runs dfsbench {}, rank {rank} runs {VERSION}: run the same dfsbench on every rank",
+                "rank 0 runs dfsbench {}, rank {rank} runs {}: run the same dfsbench on every rank",
                 if theirs.is_empty() {
                     "of an unknown version"
                 } else {
                     theirs
-                }
+                },
+                build()
             ));
         }
         members
@@ -782,11 +799,14 @@ fn describe_member(members: &[Member], rank: usize, e: RecvError) -> String {
 /// version.
 fn member_record(r: usize, bytes: &[u8]) -> Result<Member, String> {
     let other = |theirs: &str| {
-        format!("rank {r} runs dfsbench {theirs}, rank 0 runs {VERSION}: run the same dfsbench on every rank")
+        format!(
+            "rank {r} runs dfsbench {theirs}, rank 0 runs {}: run the same dfsbench on every rank",
+            build()
+        )
     };
     match serde_json::from_slice::<Member>(bytes) {
-        Ok(m) if m.version == VERSION && m.rank == r => Ok(m),
-        Ok(m) if m.version != VERSION => Err(other(if m.version.is_empty() {
+        Ok(m) if m.version == build() && m.rank == r => Ok(m),
+        Ok(m) if m.version != build() => Err(other(if m.version.is_empty() {
             "of an unknown version"
         } else {
             &m.version
@@ -797,9 +817,10 @@ fn member_record(r: usize, bytes: &[u8]) -> Result<Member, String> {
                 .ok()
                 .and_then(|v| v["version"].as_str().map(String::from));
             match version {
-                Some(v) if v != VERSION => Err(other(&v)),
+                Some(v) if v != build() => Err(other(&v)),
                 _ => Err(format!(
-                    "rank {r} sent a member record that dfsbench {VERSION} cannot read ({e}): run the same dfsbench on every rank"
+                    "rank {r} sent a member record that dfsbench {} cannot read ({e}): run the same dfsbench on every rank",
+                    build()
                 )),
             }
         }
@@ -849,7 +870,7 @@ mod tests {
                 rank,
                 host: h.to_string(),
                 pid: 1,
-                version: VERSION.into(),
+                version: build().into(),
             })
             .collect();
         g
@@ -865,7 +886,7 @@ mod tests {
             .to_string();
         assert!(
             e.starts_with("rank 1 (dfsbench 0.0.9) sent its part of phase 'write' that rank 0")
-                && e.contains(&format!("(dfsbench {VERSION}) cannot read"))
+                && e.contains(&format!("(dfsbench {}) cannot read", build()))
                 && e.ends_with("run the same dfsbench on every rank"),
             "{e}"
         );
@@ -920,7 +941,10 @@ mod tests {
             .err()
             .expect("refused")
             .message;
-        let wanted = format!("rank 1 runs dfsbench 9.9.9, rank 0 runs {VERSION}: run the same dfsbench on every rank");
+        let wanted = format!(
+            "rank 1 runs dfsbench 9.9.9, rank 0 runs {}: run the same dfsbench on every rank",
+            build()
+        );
         assert_eq!(e, wanted);
         let told: Vec<usize> = sent
             .borrow()
@@ -936,7 +960,10 @@ mod tests {
         let e = member_record(2, br#"{"rank":2,"host":"h","pid":1,"version":"9.9.9"}"#).unwrap_err();
         assert_eq!(
             e,
-            format!("rank 2 runs dfsbench 9.9.9, rank 0 runs {VERSION}: run the same dfsbench on every rank")
+            format!(
+                "rank 2 runs dfsbench 9.9.9, rank 0 runs {}: run the same dfsbench on every rank",
+                build()
+            )
         );
         let e = member_record(2, br#"{"rank":"two","version":"9.9.9"}"#).unwrap_err();
         assert!(e.contains("runs dfsbench 9.9.9"), "{e}");
@@ -944,7 +971,7 @@ mod tests {
         assert!(e.contains("of an unknown version"), "{e}");
         let e = member_record(2, b"\xff\xfe").unwrap_err();
         assert!(e.contains("cannot read"), "{e}");
-        let m = format!(r#"{{"rank":2,"host":"h","pid":1,"version":"{VERSION}"}}"#);
+        let m = format!(r#"{{"rank":2,"host":"h","pid":1,"version":"{}"}}"#, build());
         assert!(member_record(2, m.as_bytes()).is_ok());
         assert!(member_record(3, m.as_bytes())
             .unwrap_err()
