@@ -347,11 +347,13 @@ pub fn rank_part(
 /// The workers' series added up: the 1 s series, and the 100 ms one it is summed from when
 /// the phase keeps one.
 fn collect_series(ctl: &PhaseControl, threads: &[Buckets]) -> (Series, Option<Series>) {
-    let width = if ctl.fine_series {
+    let first = if ctl.fine_series {
         FINE_SERIES_INTERVAL
     } else {
         SERIES_INTERVAL
     };
+    // A long phase widened some threads' intervals: all take the widest.
+    let width = threads.iter().map(Buckets::width).max().unwrap_or(first);
     let mut series = Series {
         interval_s: width.as_secs_f64(),
         ..Series::default()
@@ -362,7 +364,7 @@ fn collect_series(ctl: &PhaseControl, threads: &[Buckets]) -> (Series, Option<Se
     if !ctl.fine_series {
         return (series, None);
     }
-    let factor = (SERIES_INTERVAL.as_nanos() / FINE_SERIES_INTERVAL.as_nanos()) as usize;
+    let factor = (SERIES_INTERVAL.as_nanos() / width.as_nanos().max(1)).max(1) as usize;
     (coarsen(&series, factor), Some(series))
 }
 

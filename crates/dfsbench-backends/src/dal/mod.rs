@@ -385,12 +385,9 @@ impl DalStorage {
                 }
                 Err(e) => return Err(explain(op_error(e), &what)),
             }
-            let entries = admin
-                .list_with(&run_dir)
-                .recursive(true)
+            count_files(&admin, &run_dir)
                 .await
-                .map_err(|e| explain(op_error(e), &what))?;
-            Ok::<_, OpError>(entries.iter().filter(|e| !e.metadata().is_dir()).count() as u64)
+                .map_err(|e| explain(op_error(e), &what))
         })?;
         storage.remove_run()?;
         Ok(files)
@@ -566,6 +563,27 @@ fn refuse_clean(what: &str, why: &str) -> OpError {
     )
 }
 
+/// Entries under `dir` but `dir` itself, counted page by page: a listing of millions of keys
+/// is never held whole.
+async fn count_entries(op: &Operator, dir: &str) -> opendal::Result<u64> {
+    let mut lister = op.lister(dir).await?;
+    let mut n = 0;
+    while let Some(e) = lister.next().await {
+        n += u64::from(e?.path() != dir);
+    }
+    Ok(n)
+}
+
+/// Files under `dir` at any depth, counted page by page.
+async fn count_files(op: &Operator, dir: &str) -> opendal::Result<u64> {
+    let mut lister = op.lister_with(dir).recursive(true).await?;
+    let mut n = 0;
+    while let Some(e) = lister.next().await {
+        n += u64::from(!e?.metadata().is_dir());
+    }
+    Ok(n)
+}
+
 /// `remove_all` for a service that deletes a directory only when it is empty: Alluxio's REST
 /// proxy (OpenDAL sends its delete without `recursive`, and its recursive listing does not
 /// yield what a directory holds before the directory). Walks the tree one listing at a time,
@@ -668,8 +686,7 @@ impl Client for DalClient {
     async fn list(&mut self, dir: &str) -> OpResult<u64> {
         Box::pin(async move {
             let d = format!("{dir}/");
-            let entries = retry!(self, self.op.list(&d))?;
-            Ok(entries.iter().filter(|e| e.path() != d).count() as u64)
+            retry!(self, count_entries(&self.op, &d))
         })
         .await
     }

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{peer_histogram, quantile, ClassPart, EndpointPart, RankPart};
 use crate::cluster::Member;
-use crate::stats::add_vec;
+use crate::stats::{add_vec, widen_series};
 use dfsbench_result::histogram::{new_histogram, serialize};
 use dfsbench_result::Series;
 
@@ -92,8 +92,20 @@ fn add_into(into: &mut Option<Histogram<u64>>, hist: &Histogram<u64>) {
         .expect("histograms share bounds");
 }
 
-/// `from` added interval by interval into `into`, as the flat merge adds every rank's.
+/// `from` added interval by interval into `into`, as the flat merge adds every rank's; a rank
+/// whose long phase widened its intervals sooner sets the width for both.
 fn add_series(into: &mut Series, from: &Series) {
+    let ratio = |wide: f64, narrow: f64| (wide / narrow).round().max(1.0) as usize;
+    let widened;
+    let from = if into.interval_s > from.interval_s && from.interval_s > 0.0 {
+        widened = widen_series(from, ratio(into.interval_s, from.interval_s));
+        &widened
+    } else {
+        if into.interval_s > 0.0 && from.interval_s > into.interval_s {
+            *into = widen_series(into, ratio(from.interval_s, into.interval_s));
+        }
+        from
+    };
     into.interval_s = from.interval_s;
     add_vec(&mut into.ops, &from.ops);
     add_vec(&mut into.bytes, &from.bytes);
@@ -314,4 +326,30 @@ fn decode_part(part: &RankPart) -> Result<Decoded, String> {
         .map(|e| peer_histogram(&e.hist))
         .collect::<Result<Vec<_>, _>>()?;
     Ok((classes, ttfb, service, endpoints))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn series(interval_s: f64, ops: &[u64]) -> Series {
+        Series {
+            interval_s,
+            ops: ops.to_vec(),
+            bytes: ops.to_vec(),
+            errors: vec![0; ops.len()],
+            errors_by_kind: Default::default(),
+        }
+    }
+
+    #[test]
+    fn ranks_whose_intervals_widened_at_different_times_add_up_at_the_widest() {
+        let mut sum = Series::default();
+        add_series(&mut sum, &series(1.0, &[1, 2, 3, 4]));
+        add_series(&mut sum, &series(2.0, &[10, 20]));
+        add_series(&mut sum, &series(1.0, &[100, 0, 0, 0, 5]));
+        assert_eq!(sum.interval_s, 2.0);
+        assert_eq!(sum.ops, [113, 27, 5]);
+        assert_eq!(sum.bytes, sum.ops);
+    }
 }
