@@ -13,9 +13,15 @@
 #   PROPERTIES="command_lines target_uris workload_files fio_job_files result_files compare_thresholds
 #               lab_arguments output_paths"   properties to run
 #   CARGO_TARGET_DIR        as for any cargo build
+#   TMPDIR                  the decoy tree's place (default /dev/shm)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PROPTEST_CASES="${PROPTEST_CASES:-100000}"
+# output_paths syncs every file it writes: on a disk 100,000 of them take hours, in memory
+# (tmpfs, where mknod and sockets work too) minutes.
+if [ -z "${TMPDIR:-}" ] && [ -d /dev/shm ] && [ -w /dev/shm ]; then
+    export TMPDIR=/dev/shm
+fi
 PROPERTIES="${PROPERTIES:-command_lines target_uris workload_files fio_job_files result_files compare_thresholds lab_arguments output_paths}"
 status=0
 for p in $PROPERTIES; do
