@@ -1,0 +1,496 @@
+//! Runs the phases of every job on worker threads and merges what they measured.
+//!
+//! Each job gets its own OS threads (as many as the backend needs), each thread a
+//! current-thread executor carrying some of the workers. The main thread releases every phase
+//! with a barrier, samples the workers' live counters for the per-second series and the
+//! progress line, and merges the workers' histograms and counters exactly when the phase ends.
+
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::mpsc;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use dfsbench_backends::clock::Instant;
+use dfsbench_backends::{Capabilities, Client, Drive, Storage};
+
+use crate::cluster::Group;
+use crate::config::{Job, RunConfig};
+use crate::executor::Executor;
+use crate::faults::Timeline;
+use crate::gate::Gate;
+use crate::host::thread_limit;
+use crate::plan::Phase;
+use crate::stats::Live;
+use crate::worker::JobContext;
+use dfsbench_result::PhaseResult;
+
+mod crew;
+mod measure;
+mod merge;
+mod phase;
+
+use crew::{Crew, ReleaseOnPanic, Shuffle};
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Status {
+    Complete,
+    /// Ctrl-C.
+    Interrupted,
+    /// Stopped after `max_errors` errors.
+    Aborted(String),
+    /// Could not go on (e.g. a setup step failed).
+    Failed(String),
+}
+
+/// What the runner tells the user interface while it runs.
+pub trait Observer {
+    fn phase_started(&mut self, _phase: &Phase, _workers: usize) {}
+    /// About ten times a second: elapsed time and running totals of the phase.
+    fn tick(&mut self, _elapsed: Duration, _ops: u64, _bytes: u64, _errors: u64) {}
+    fn phase_finished(&mut self, _result: &PhaseResult) {}
+    /// The run waits for something after its phases (the recovery probe): what, for people.
+    fn waiting(&mut self, _what: &str) {}
+}
+
+/// An observer that shows nothing.
+pub struct Quiet;
+impl Observer for Quiet {}
+
+/// Why the jobs cannot run on the target's backend, found before anything runs.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FitError {
+    /// The backend lacks a capability the job's workload needs.
+    #[error(
+        "job '{job}' needs {capability} but the {backend} backend does not support it: change the job or the target"
+    )]
+    Unsupported {
+        job: String,
+        capability: &'static str,
+        backend: String,
+    },
+    /// More threads than the process may start (`why`: the limit's source, e.g. ulimit -u).
+    #[error("job '{job}' needs {threads} threads, more than {why} allows ({limit}): {fix}, or raise the limit")]
+    TooManyThreads {
+        job: String,
+        threads: u64,
+        why: String,
+        limit: u64,
+        fix: String,
+    },
+    /// `--threads` on a backend that blocks a thread per operation.
+    #[error("job '{job}': the {backend} backend blocks a thread per operation, so threads ({threads}) must equal workers ({workers}): leave --threads out")]
+    ThreadsNotWorkers {
+        job: String,
+        backend: String,
+        threads: usize,
+        workers: usize,
+    },
+}
+
+/// Fit defaulted choices to the backend (a meta job that did not name its phases skips rename
+/// where there is none) and check that it can do what the jobs ask, before anything runs.
+/// Returns notes on what was skipped.
+pub fn fit_to_backend(config: &mut RunConfig, caps: Capabilities, backend: &str) -> Result<Vec<String>, FitError> {
+    let mut notes = Vec::new();
+    for job in &mut config.jobs {
+        if let Some(note) = job.workload.fit(caps, backend) {
+            notes.push(format!("job '{}': {note}", job.name));
+        }
+        if let Some(missing) = caps.missing(&job.workload.needs()) {
+            return Err(FitError::Unsupported {
+                job: job.name.clone(),
+                capability: missing.name(),
+                backend: backend.to_string(),
+            });
+        }
+        let threads = job_threads(job, caps) as u64;
+        if let Some((limit, why)) = thread_limit().filter(|(limit, _)| threads > *limit) {
+            let fix = if caps.drive == Drive::Blocking {
+                format!("the {backend} backend needs a thread per worker: give fewer workers")
+            } else {
+                "give fewer --threads".to_string()
+            };
+            return Err(FitError::TooManyThreads {
+                job: job.name.clone(),
+                threads,
+                why,
+                limit,
+                fix,
+            });
+        }
+        if caps.drive == Drive::Blocking {
+            if let Some(t) = job.threads.filter(|&t| t != job.workers) {
+                return Err(FitError::ThreadsNotWorkers {
+                    job: job.name.clone(),
+                    backend: backend.to_string(),
+                    threads: t,
+                    workers: job.workers,
+                });
+            }
+        }
+    }
+    Ok(notes)
+}
+
+/// OS threads that carry a job's workers: one per worker for blocking backends, else
+/// `--threads` or one per CPU.
+fn job_threads(job: &Job, caps: Capabilities) -> usize {
+    if caps.drive == Drive::Blocking {
+        job.workers
+    } else {
+        job.threads.unwrap_or_else(|| {
+            job.workers
+                .min(std::thread::available_parallelism().map_or(1, |n| n.get()))
+        })
+    }
+}
+
+/// What a run's jobs share: its tag, the Ctrl-C flag, when it started, and its fault schedule.
+pub struct RunClock<'a> {
+    /// Written into verified data.
+    pub run_tag: u32,
+    pub interrupt: &'static AtomicBool,
+    /// The run's start: phases' `start_s` and events count from it.
+    pub origin: Instant,
+    pub timeline: Option<&'a Timeline>,
+    /// Takes the results when a phase ended with threads stuck inside the storage, which
+    /// cannot be joined; it must end the process. Without it the run waits for them.
+    pub abandon: Option<Abandon<'a>>,
+}
+
+/// Ends the process with the results so far (see [`RunClock::abandon`]).
+pub type Abandon<'a> = &'a dyn Fn(Vec<PhaseResult>, Status) -> std::convert::Infallible;
+
+/// Run every job of `config` on `storage`, as one rank of `group`. Phases finished before an
+/// interruption, an abort or a failure are returned with the status; only rank 0 has results.
+pub fn run<S: Storage>(
+    storage: &S,
+    config: &RunConfig,
+    run: &RunClock<'_>,
+    observer: &mut dyn Observer,
+    group: &mut Group,
+) -> (Vec<PhaseResult>, Status) {
+    let (run_tag, interrupt) = (run.run_tag, run.interrupt);
+    let run_start = group.clock(run.origin);
+    group.watch_interrupt(interrupt);
+    let mut results = Vec::new();
+    for (index, job) in config.jobs.iter().enumerate() {
+        let status = run_job(
+            storage,
+            config,
+            (index, job),
+            (run_tag, interrupt, run_start, run.timeline, run.abandon),
+            observer,
+            group,
+            &mut results,
+        );
+        if status != Status::Complete {
+            return (results, status);
+        }
+    }
+    (results, Status::Complete)
+}
+
+/// One job's directories hold many files; the mem and posix backends need them made, object
+/// stores (later) ignore them.
+fn setup<S: Storage>(storage: &S, index: usize, job: &Job, workers: usize) -> Result<(), String> {
+    if !storage.capabilities().directories {
+        // Object stores have no directories: prefixes exist as soon as objects do.
+        return Ok(());
+    }
+    let mut client = storage.client(0, 1).map_err(|e| format!("cannot open a client: {e}"))?;
+    Executor::for_backend(storage.capabilities()).block_on(async {
+        // Directories for the workers of every rank, made one at a time.
+        for d in job.workload.setup_dirs(index, workers) {
+            client
+                .mkdir(&d)
+                .await
+                .map_err(|e| format!("cannot create directory {d} in the run directory: {e}"))?;
+        }
+        Ok(())
+    })
+}
+
+/// Every rank says whether it can go on; all learn the first problem of any. A lost rank is
+/// a problem too.
+pub(crate) fn agree(group: &mut Group, mine: Option<String>, what: &str) -> Option<String> {
+    let mine = mine.map(String::into_bytes).unwrap_or_default();
+    let answer = group.round(mine, what, |all| {
+        all.into_iter()
+            .enumerate()
+            .find(|(_, p)| !p.is_empty())
+            .map(|(r, p)| {
+                let m = String::from_utf8_lossy(&p).into_owned();
+                if r == 0 {
+                    m
+                } else {
+                    format!("rank {r}: {m}")
+                }
+            })
+            .unwrap_or_default()
+            .into_bytes()
+    });
+    match answer {
+        Ok(a) if a.is_empty() => None,
+        Ok(a) => Some(String::from_utf8_lossy(&a).into_owned()),
+        Err(lost) => Some(lost.message),
+    }
+}
+
+/// One job of one rank: what stays the same over its phases.
+struct JobRun<'a, S: Storage> {
+    storage: &'a S,
+    config: &'a RunConfig,
+    index: usize,
+    job: &'a Job,
+    run_tag: u32,
+    interrupt: &'static AtomicBool,
+    run_start: f64,
+    caps: Capabilities,
+    threads: usize,
+    /// Worker w of rank r is worker r * workers + w of the job: names never collide.
+    base: usize,
+    total_workers: usize,
+    shuffle: Option<Shuffle>,
+    run_path: String,
+    /// The fault schedule (rank 0 of runs with faults), told when each phase starts.
+    timeline: Option<&'a Timeline>,
+}
+
+fn run_job<S: Storage>(
+    storage: &S,
+    config: &RunConfig,
+    (index, job): (usize, &Job),
+    (run_tag, interrupt, run_start, timeline, abandon): (
+        u32,
+        &'static AtomicBool,
+        f64,
+        Option<&Timeline>,
+        Option<Abandon<'_>>,
+    ),
+    observer: &mut dyn Observer,
+    group: &mut Group,
+    results: &mut Vec<PhaseResult>,
+) -> Status {
+    let made = if group.is_root() {
+        setup(storage, index, job, job.workers * group.size()).err()
+    } else {
+        None
+    };
+    if let Some(e) = agree(group, made, &format!("the setup of job '{}'", job.name)) {
+        return Status::Failed(e);
+    }
+    let caps = storage.capabilities();
+    let run = JobRun {
+        storage,
+        config,
+        index,
+        job,
+        run_tag,
+        interrupt,
+        run_start,
+        caps,
+        threads: job_threads(job, caps),
+        base: group.rank() * job.workers,
+        total_workers: job.workers * group.size(),
+        shuffle: shuffle_of(config, job, group),
+        run_path: storage.info().run_path,
+        timeline,
+    };
+    let crew = Crew {
+        lives: (0..job.workers).map(|_| Live::default()).collect(),
+        barrier: Gate::new(run.threads + 1),
+        current: Mutex::new(None),
+        collected: Mutex::new((Vec::new(), Vec::new())),
+        latencies: Mutex::default(),
+        client_error: Mutex::new(None),
+        stuck: AtomicBool::new(false),
+    };
+    let ctx = JobContext::new(config, job, index, run.total_workers, caps.page_cache);
+    let (done_tx, done_rx) = mpsc::channel::<usize>();
+    std::thread::scope(|scope| {
+        // A panic on this thread must release the workers, or the scope would wait for them.
+        let _release = ReleaseOnPanic {
+            gate: &crew.barrier,
+            current: &crew.current,
+            done: None,
+        };
+        let handles = run.spawn_crew(scope, &ctx, &crew, done_tx);
+        let status = run.phases(&crew, &done_rx, observer, group, results);
+        if crew.stuck.load(Relaxed) {
+            // A thread inside a hung storage call cannot be joined, and the scope would wait
+            // for it: the result leaves through the caller's hook, which ends the process.
+            if let Some(abandon) = abandon {
+                match abandon(std::mem::take(results), status) {}
+            }
+        }
+        *crew.current.lock().expect("lock") = None;
+        crew.barrier.wait();
+        // Joined here, a panicked thread fails the run instead of re-panicking on this one.
+        let mut failure = None;
+        for h in handles {
+            if let Err(payload) = h.join() {
+                failure.get_or_insert(crate::panics::internal_error(Some(payload.as_ref())));
+            }
+        }
+        failure.map_or(status, Status::Failed)
+    })
+}
+
+/// With --shuffle, read phases (and iterations) read the data of the same worker of another
+/// rank, or in a single process the next worker's.
+fn shuffle_of(config: &RunConfig, job: &Job, group: &Group) -> Option<Shuffle> {
+    let (rank, ranks) = (group.rank(), group.size());
+    (config.shuffle || job.workload.shuffles()).then(|| Shuffle {
+        base: if ranks > 1 {
+            group.shuffle_source(rank) * job.workers
+        } else {
+            0
+        },
+        shift: usize::from(ranks == 1),
+        workers: job.workers,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::measure::ProgressLink;
+    use super::merge::{add_children, stall_threshold};
+    use super::phase::PhaseEnd;
+    use super::*;
+    use crate::cluster::tree::Tree;
+    use crate::cluster::Member;
+    use crate::config::{validate, JobSpec, RunSpec};
+    use crate::part::{Merger, RankPart};
+    use crate::workloads::Workload;
+    use proptest::prelude::*;
+
+    #[test]
+    fn progress_totals_of_this_phase_only() {
+        let link = ProgressLink::new(7, 3);
+        let m = link.encode((10, 4096, 1));
+        assert_eq!(link.decode(&m), Some((10, 4096, 1)));
+        assert_eq!(ProgressLink::new(8, 3).decode(&m), None, "another phase's totals");
+        assert_eq!(link.decode(&m[..24]), None, "too short");
+        assert_eq!(link.decode(&[m.clone(), vec![0]].concat()), None, "too long");
+        let mut solo = ProgressLink::new(7, 1);
+        assert_eq!(solo.exchange(&mut Group::solo(), (5, 5, 5)), (0, 0, 0), "no others");
+    }
+
+    fn members(n: usize) -> Vec<Member> {
+        (0..n)
+            .map(|rank| Member {
+                rank,
+                host: "h".into(),
+                pid: 1,
+                version: crate::cluster::build().into(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn paced_phases_count_only_gaps_of_two_intervals_as_stalls() {
+        let one = Duration::from_secs(1);
+        assert_eq!(stall_threshold(one, None), 1.0);
+        assert_eq!(stall_threshold(one, Some(100.0)), 1.0);
+        assert_eq!(stall_threshold(one, Some(0.5)), 4.0);
+    }
+
+    #[test]
+    fn a_garbled_subtotal_is_named_and_the_others_are_kept() {
+        let tree = Tree { size: 4, fanout: 3 };
+        let good = |rank: usize| {
+            let mut m = Merger::default();
+            m.add_part(
+                RankPart {
+                    rank,
+                    ..RankPart::default()
+                },
+                &members(4),
+            );
+            serde_json::to_vec(&m.subtotal()).unwrap()
+        };
+        let children = vec![(1, b"\x00\x01garbage".to_vec()), (2, good(2)), (3, good(1))];
+        let mut merger = Merger::default();
+        add_children(&mut merger, children, &members(4), 0, tree, "phase 'write'");
+        assert_eq!(merger.ranks.iter().map(|l| l.part.rank).collect::<Vec<_>>(), [2]);
+        let bad = &merger.unreadable;
+        assert_eq!(bad.len(), 2, "{bad:?}");
+        assert!(
+            bad[0].starts_with("rank 1 (dfsbench ")
+                && bad[0].contains("sent its merged part of phase 'write' that rank 0"),
+            "{bad:?}"
+        );
+        assert_eq!(
+            bad[1],
+            "rank 3 sent a merged part of phase 'write' with ranks that are not below it"
+        );
+    }
+
+    #[test]
+    fn a_phase_end_that_is_not_one_is_an_error_not_a_panic() {
+        let g = Group::solo();
+        for garbage in [&b""[..], b"null", b"{\"stop\":7}", b"\xff"] {
+            assert!(g.decode::<PhaseEnd>(0, "the end of phase 'x'", garbage).is_err());
+        }
+        assert!(g
+            .decode::<PhaseEnd>(0, "x", br#"{"stop":null,"existing":[[1,2]]}"#)
+            .is_ok());
+    }
+
+    proptest! {
+        /// Random bytes as subtotals from three children: errors, never a panic.
+        #[test]
+        fn random_subtotals_never_panic(all in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..64), 3)) {
+            let mut merger = Merger::default();
+            add_children(&mut merger, all.into_iter().enumerate().map(|(i, b)| (i + 1, b)).collect(), &members(4), 0, Tree { size: 4, fanout: 3 }, "phase 'p'");
+            prop_assert!(merger.ranks.len() + merger.unreadable.len() <= 3);
+        }
+    }
+
+    /// A job that panics in a worker thread: block size 0, which validation never lets through,
+    /// divides by zero when the workers lay out their files.
+    fn panicking_config(workers: usize) -> RunConfig {
+        let mut job = JobSpec::new("io", "io");
+        job.settings.workers = Some(workers);
+        job.workloads.io.size = Some("64k".into());
+        let mut config = validate(&RunSpec::default(), &[job]).unwrap();
+        let Workload::Io(io) = &mut config.jobs[0].workload else {
+            unreachable!("an io job")
+        };
+        io.bs = 0;
+        config
+    }
+
+    #[test]
+    fn a_panicking_worker_fails_the_run_instead_of_hanging() {
+        static INTERRUPT: AtomicBool = AtomicBool::new(false);
+        for workers in [1, 3] {
+            let (tx, rx) = mpsc::channel();
+            std::thread::spawn(move || {
+                let storage = dfsbench_backends::mem::MemStorage::new("mem://", "dfsbench-test");
+                let config = panicking_config(workers);
+                let clock = RunClock {
+                    run_tag: 1,
+                    interrupt: &INTERRUPT,
+                    origin: Instant::now(),
+                    timeline: None,
+                    abandon: None,
+                };
+                let (_, status) = run(&storage, &config, &clock, &mut Quiet, &mut Group::solo());
+                let _ = tx.send(status);
+            });
+            // Generous for a loaded machine: the run itself takes milliseconds; a hang never ends.
+            let status = rx
+                .recv_timeout(Duration::from_secs(120))
+                .expect("the run ended after its worker panicked");
+            let Status::Failed(message) = status else {
+                panic!("{workers} workers: expected a failed run, got {status:?}")
+            };
+            assert!(message.starts_with("internal error: "), "{message}");
+            assert!(message.contains("please report"), "{message}");
+            assert!(!message.contains('\n'), "{message}");
+        }
+    }
+}
