@@ -1,5 +1,5 @@
 //! Why a run's settings cannot be used ([`ConfigError`]): the one place that words every
-//! validation message, from the flags and workload-file keys of `config.rs`, the workloads'
+//! validation message, from the flags and workload-file keys of `config/`, the workloads'
 //! `Kind::validate` and the fault plan. All of them are the user's input to fix (the CLI exits
 //! with code 2); a run that could not start is `session::StartError`.
 

@@ -1,0 +1,377 @@
+//! A validated run and its jobs: defaults filled, every key checked against its job's
+//! workload, errors naming the key and the fix.
+
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::error::{ConfigError, JobLabel};
+use crate::faults::{self, FaultPlan, FaultSettings};
+use crate::load::{parse_band, Arrival, Stable};
+use crate::units::parse_duration;
+use crate::workloads::{self, field_names, Workload};
+
+use super::{JobSettings, JobSpec, RunSpec, DEFAULT_MAX_ERRORS, DEFAULT_WORKERS, MIN_RATE};
+
+/// A validated run.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunConfig {
+    pub verify: bool,
+    pub keep: bool,
+    pub max_errors: u64,
+    pub seed: u64,
+    pub create_bucket: bool,
+    pub retries: u32,
+    /// The gateways of the target (`--endpoints`), checked against it when it is opened.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub endpoints: Vec<String>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub null_tests: bool,
+    /// Server processes whose CPU every phase records, on rank 0's host.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub server_pids: Vec<u32>,
+    /// Read phases read the data of the workers a node away (multi-process runs).
+    pub shuffle: bool,
+    /// Drop the cached pages of a read phase's files before it (fio's invalidate=1).
+    pub invalidate: bool,
+    /// Also drop the kernel's caches before every read phase.
+    pub drop_caches: bool,
+    /// After a time-limited create or write phase, every worker creates or writes files until
+    /// it has as many as the busiest worker (unmeasured), so later phases find them all.
+    pub stonewall_wear_out: bool,
+    /// Fault commands and the recovery probe (rank 0).
+    #[serde(skip_serializing_if = "FaultPlan::is_empty")]
+    pub faults: FaultPlan,
+    /// Operations longer than this count as `timeout` errors.
+    #[serde(with = "opt_secs", skip_serializing_if = "Option::is_none")]
+    pub op_timeout: Option<Duration>,
+    /// Gaps without a completed operation at least this long are stalls.
+    #[serde(with = "secs")]
+    pub stall_threshold: Duration,
+    pub jobs: Vec<Job>,
+}
+
+impl RunConfig {
+    /// Phases keep 100 ms series (with errors by kind) when there is a fault timeline to
+    /// read them against.
+    pub fn fine_series(&self) -> bool {
+        !self.faults.is_empty()
+    }
+}
+
+/// A validated job.
+#[derive(Debug, Clone, Serialize)]
+pub struct Job {
+    pub name: String,
+    pub workers: usize,
+    /// OS threads that carry the workers (None: the backend decides).
+    pub threads: Option<usize>,
+    #[serde(with = "opt_secs")]
+    pub duration: Option<Duration>,
+    /// Phases with a duration loop until it is over; false (io only, fio's runtime without
+    /// time_based): they make one pass, cut short at the duration.
+    #[serde(skip_serializing_if = "is_true")]
+    pub time_based: bool,
+    #[serde(with = "secs")]
+    pub ramp: Duration,
+    /// Open-loop rate: total operations per second over all workers (None: closed loop).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate: Option<f64>,
+    /// Rates to run each time-based phase at, one after the other (SPECsfs-style curve).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub rate_steps: Vec<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub arrival: Option<Arrival>,
+    /// End time-based phases early once throughput is steady.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub until_stable: Option<Stable>,
+    #[serde(flatten)]
+    pub workload: Workload,
+}
+
+/// Validate a run: `run` settings, and jobs whose unset keys fall back to `run`'s defaults.
+/// Errors quote what was given, on one line whatever it holds.
+pub fn validate(run: &RunSpec, jobs: &[JobSpec]) -> Result<RunConfig, ConfigError> {
+    if jobs.is_empty() {
+        return Err(ConfigError::NoJob {
+            choices: workloads::names().join("|"),
+        });
+    }
+    let jobs = jobs
+        .iter()
+        .enumerate()
+        .map(|(i, spec)| {
+            Ok((
+                validate_job(i, spec, run)?,
+                spec.settings.fault.clone().unwrap_or_default(),
+            ))
+        })
+        .collect::<Result<Vec<_>, ConfigError>>()?;
+    let faults = faults::validate(
+        &FaultSettings {
+            faults: run.fault.as_deref().unwrap_or_default(),
+            must_succeed: run.fault_must_succeed.unwrap_or(false),
+            command_timeout: run.fault_timeout.as_deref(),
+            probe: run.recovery_probe.as_deref(),
+            probe_from: run.probe_from.as_deref(),
+            probe_interval: run.probe_interval.as_deref(),
+            recovery_timeout: run.recovery_timeout.as_deref(),
+        },
+        &jobs,
+    )?;
+    let time = |key: &'static str, text: &Option<String>| {
+        let d = text
+            .as_deref()
+            .map(parse_duration)
+            .transpose()
+            .map_err(|e| ConfigError::unreadable(key, e))?;
+        match d {
+            Some(Duration::ZERO) => Err(ConfigError::value(
+                key,
+                0,
+                "give a positive time such as 10s, or leave it out",
+            )),
+            d => Ok(d),
+        }
+    };
+    let op_timeout = time("op_timeout", &run.op_timeout)?;
+    let stall_threshold = time("stall_threshold", &run.stall_threshold)?.unwrap_or(faults::DEFAULT_STALL_THRESHOLD);
+    let jobs = jobs.into_iter().map(|(j, _)| j).collect();
+    Ok(RunConfig {
+        faults,
+        op_timeout,
+        stall_threshold,
+        verify: run.verify.unwrap_or(false),
+        shuffle: run.shuffle.unwrap_or(false),
+        stonewall_wear_out: run.stonewall_wear_out.unwrap_or(false),
+        keep: run.keep.unwrap_or(false),
+        max_errors: run.max_errors.unwrap_or(DEFAULT_MAX_ERRORS),
+        seed: run.seed.unwrap_or(0x5eed_d15b_e4c4),
+        create_bucket: run.create_bucket.unwrap_or(false),
+        retries: run.retries.unwrap_or(0),
+        endpoints: run.endpoints.clone().unwrap_or_default(),
+        null_tests: run.null_tests.unwrap_or(false),
+        invalidate: run.invalidate.unwrap_or(true),
+        drop_caches: match run.drop_caches.unwrap_or(false) {
+            // SAFETY: geteuid has no preconditions.
+            true if unsafe { libc::geteuid() } != 0 => return Err(ConfigError::Rule(
+                "drop_caches needs root (it writes /proc/sys/vm/drop_caches): run as root or leave --drop-caches out"
+                    .into(),
+            )),
+            d => d,
+        },
+        server_pids: match run.server_pids.as_deref() {
+            Some(pids) if pids.contains(&0) => {
+                return Err(ConfigError::unreadable(
+                    "server_pids",
+                    "0 is not a process: give the PIDs of the server processes (pidof minio)",
+                ))
+            }
+            pids => pids.unwrap_or_default().to_vec(),
+        },
+        jobs,
+    })
+}
+
+fn validate_job(index: usize, s: &JobSpec, run: &RunSpec) -> Result<Job, ConfigError> {
+    let names = workloads::names_in_words();
+    let Some(name) = s.settings.workload.as_deref() else {
+        return Err(ConfigError::MissingWorkload {
+            job: index + 1,
+            choices: names,
+        });
+    };
+    let ctx = |e: ConfigError| e.in_job(JobLabel::new(index, s.settings.name.as_deref(), name));
+    let Some((shared, own)) = workloads::accepted(name) else {
+        // `-w jobs.fio` is the habit of tools whose -w takes a file; here a file is the argument.
+        let file = name.contains('/') || [".toml", ".fio", ".job", ".ini"].iter().any(|e| name.ends_with(e));
+        let choices = if file {
+            format!("{names}, or give a workload file without -w: dfsbench run {name}")
+        } else {
+            names
+        };
+        return Err(ConfigError::UnknownWorkload {
+            job: index + 1,
+            name: dfsbench_backends::one_line(name),
+            choices,
+        });
+    };
+    let untimed = ["duration", "rate", "rate_steps", "until_stable"];
+    let foreign = s.keys_set().into_iter().find(|k| {
+        let setting = field_names::<JobSettings>().contains(k);
+        (setting && !workloads::timed(name) && untimed.contains(k))
+            || (!setting && !shared.contains(k) && !own.contains(k))
+    });
+    if let Some(key) = foreign {
+        return Err(ctx(ConfigError::NotApplicable {
+            key: dfsbench_backends::one_line(key),
+            workload: name.to_string(),
+        }));
+    }
+    let j = &s.settings;
+    let workers = j.workers.or(run.workers).unwrap_or(DEFAULT_WORKERS);
+    if workers == 0 || workers > 1 << 20 {
+        return Err(ctx(ConfigError::value(
+            "workers",
+            workers,
+            "give between 1 and 1048576 workers",
+        )));
+    }
+    let threads = j.threads.or(run.threads);
+    if let Some(t) = threads.filter(|&t| t == 0 || t > workers) {
+        return Err(ctx(ConfigError::value(
+            "threads",
+            t,
+            format!("give between 1 and the number of workers ({workers})"),
+        )));
+    }
+    // The parser's message names the text and the units (`'3x' is not a time: ...`).
+    let duration = j.duration.as_deref().map(parse_duration).transpose();
+    let duration = duration.map_err(|e| ctx(e.into()))?;
+    if duration == Some(Duration::ZERO) {
+        return Err(ctx(ConfigError::value(
+            "duration",
+            0,
+            "give a positive duration such as 30s, or leave it out",
+        )));
+    }
+    let time_based = j.time_based != Some(false);
+    match (j.time_based, duration) {
+        (Some(true), None) => return Err(ctx("time_based needs a duration: add duration (--runtime/--duration)".into())),
+        (Some(false), Some(_)) if name != "io" => {
+            return Err(ctx(format!(
+                "time_based = false (one pass, cut short at the duration) applies to io jobs: remove it from this {name} job"
+            )
+            .into()))
+        }
+        (Some(false), Some(_)) if j.until_stable == Some(true) || j.rate_steps.is_some() => {
+            return Err(ctx(
+                "until_stable and rate_steps need a time-based job: remove time_based = false".into(),
+            ))
+        }
+        _ => {}
+    }
+    let ramp = j.ramp.as_deref().map(parse_duration).transpose();
+    let ramp = ramp
+        .map_err(|e| ctx(ConfigError::unreadable("ramp", e)))?
+        .unwrap_or_default();
+    if !ramp.is_zero() && duration.is_none() {
+        return Err(ctx("ramp needs a time-based job: add duration".into()));
+    }
+    // `accepted` above found the workload, so the registry validates it.
+    let workload = workloads::validate(name, &s.workloads, &s.shared, run)
+        .unwrap_or_else(|| Err(format!("unknown workload '{name}'").into()))
+        .map_err(&ctx)?;
+    if let Workload::Io(io) = &workload {
+        if io.filename.is_some() && !io.shared_file && workers > 1 {
+            return Err(ctx(format!(
+                "filename names one file, but the job has {workers} workers: add shared_file (one file, a region per worker) or leave filename out (a file per worker)"
+            ).into()));
+        }
+    }
+    let (rate, rate_steps, arrival, until_stable) = validate_load(j, duration.is_some(), &workload).map_err(ctx)?;
+    Ok(Job {
+        name: j.name.clone().unwrap_or_else(|| workload.name().to_string()),
+        workers,
+        threads,
+        duration,
+        time_based,
+        ramp,
+        rate,
+        rate_steps,
+        arrival,
+        until_stable,
+        workload,
+    })
+}
+
+type Load = (Option<f64>, Vec<f64>, Option<Arrival>, Option<Stable>);
+
+/// Open-loop rate and steady-state keys, which apply across workloads.
+fn validate_load(s: &JobSettings, time_based: bool, workload: &Workload) -> Result<Load, ConfigError> {
+    let check_rate = |key: &'static str, r: f64| {
+        if r.is_finite() && r >= MIN_RATE {
+            Ok(r)
+        } else {
+            Err(ConfigError::value(
+                key,
+                format!("{r:?}"),
+                format!("give at least {MIN_RATE} operations per second (one per 1000 s), a finite number"),
+            ))
+        }
+    };
+    let rate = s.rate.map(|r| check_rate("rate", r)).transpose()?;
+    let steps = s
+        .rate_steps
+        .iter()
+        .flatten()
+        .map(|&r| check_rate("rate_steps", r))
+        .collect::<Result<Vec<_>, _>>()?;
+    if rate.is_some() && !steps.is_empty() {
+        return Err("give either rate or rate_steps, not both".into());
+    }
+    if s.rate_steps.is_some() && steps.is_empty() {
+        return Err("rate_steps is empty: give rates such as 3000,4000,5000".into());
+    }
+    if !steps.is_empty() && !time_based {
+        return Err("rate_steps runs each step for the job's duration: add duration (e.g. 30s)".into());
+    }
+    let paced = rate.is_some() || !steps.is_empty();
+    if paced {
+        workload.check_paced()?;
+    }
+    let arrival = match (&s.arrival, paced) {
+        (Some(a), true) => Some(Arrival::parse(a)?),
+        (Some(_), false) => return Err("arrival needs rate or rate_steps: add --rate OPS".into()),
+        (None, true) => Some(Arrival::Uniform),
+        (None, false) => None,
+    };
+    let until_stable = if s.until_stable.unwrap_or(false) {
+        if !time_based {
+            return Err("until_stable needs a time-based job: add duration as the longest it may run".into());
+        }
+        let window = s
+            .stable_window
+            .as_deref()
+            .map(parse_duration)
+            .transpose()
+            .map_err(|e| ConfigError::unreadable("stable_window", e))?
+            .unwrap_or(Duration::from_secs(10));
+        if window < Duration::from_secs(2) {
+            return Err("stable_window must span at least two 1-second samples: give 2s or more".into());
+        }
+        Some(Stable {
+            band: s.stable_band.as_deref().map(parse_band).transpose()?.unwrap_or(0.05),
+            window,
+        })
+    } else {
+        if s.stable_band.is_some() || s.stable_window.is_some() {
+            return Err("stable_band and stable_window need until_stable: add --until-stable".into());
+        }
+        None
+    };
+    Ok((rate, steps, arrival, until_stable))
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
+}
+
+pub(crate) mod secs {
+    use serde::Serializer;
+    use std::time::Duration;
+    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_f64(d.as_secs_f64())
+    }
+}
+
+mod opt_secs {
+    use serde::Serializer;
+    use std::time::Duration;
+    pub fn serialize<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+        match d {
+            Some(d) => s.serialize_f64(d.as_secs_f64()),
+            None => s.serialize_none(),
+        }
+    }
+}
