@@ -18,7 +18,7 @@ if [ ! -x /usr/bin/time ]; then
     exit 1
 fi
 cargo build --release --quiet -p dfsbench-cli --bin dfsbench
-cargo build --release --quiet -p dfsbench-report --example synthetic_result
+cargo build --release --quiet -p dfsbench-report --features fixtures --example synthetic_result
 bin="$target/release/dfsbench"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -22,6 +22,7 @@ pub mod stonewall;
 pub mod study_page;
 pub mod summary;
 pub mod sweep;
+#[cfg(any(test, feature = "fixtures"))]
 pub mod synthetic;
 mod table;
 mod tables;
