@@ -11,7 +11,7 @@ pub mod redact;
 pub mod runtime;
 mod storage;
 mod target;
-pub mod units;
+pub use dfsbench_result::units;
 
 pub use buf::{AlignedBuf, SharedData, ALIGN};
 pub use error::{errno_name, one_line, take_detail, OpError};

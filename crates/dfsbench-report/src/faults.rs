@@ -4,7 +4,7 @@
 use dfsbench_result::faults::{FaultImpact, Window};
 use dfsbench_result::RunResult;
 
-use crate::table::rate_si;
+use crate::fmt::rate_si;
 
 pub const HEADER: [&str; 10] = [
     "fault",

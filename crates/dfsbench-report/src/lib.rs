@@ -10,7 +10,6 @@ pub mod errors;
 pub mod faults;
 pub mod figures;
 pub mod flags;
-pub mod fmt;
 pub mod html;
 pub mod input;
 pub mod latency;
@@ -28,6 +27,8 @@ mod table;
 mod tables;
 
 pub use csv::{long_csv, phases_csv};
+pub use dfsbench_result::units as fmt;
+pub use dfsbench_result::units::rate_si;
 pub use faults::{faults_table, stall_lines};
 pub use flags::notes;
-pub use table::{cpu_table, endpoints_table, phases_table, rate_si, rate_table};
+pub use table::{cpu_table, endpoints_table, phases_table, rate_table};

@@ -1,22 +1,7 @@
 //! The summary table printed after a run.
 
-use dfsbench_result::format_ns;
+use dfsbench_result::units::{format_ns, rate_si};
 use dfsbench_result::{Latency, PhaseResult, RunResult};
-
-/// A count per second with an SI suffix: `950`, `12.3k`, `1.20M`.
-pub fn rate_si(v: f64) -> String {
-    if v >= 1e9 {
-        format!("{:.2}G", v / 1e9)
-    } else if v >= 1e6 {
-        format!("{:.2}M", v / 1e6)
-    } else if v >= 1e4 {
-        format!("{:.1}k", v / 1e3)
-    } else if v >= 100.0 {
-        format!("{v:.0}")
-    } else {
-        format!("{v:.1}")
-    }
-}
 
 fn mib(bytes_per_sec: f64) -> String {
     format!("{:.1}", bytes_per_sec / (1024.0 * 1024.0))

@@ -9,6 +9,9 @@ use serde::{Deserialize, Serialize};
 pub mod faults;
 pub mod files;
 pub mod histogram;
+pub mod units;
+
+pub use units::format_ns;
 
 /// Schema identifier written into every result file.
 pub const SCHEMA: &str = "dfsbench.result/1";
@@ -538,20 +541,6 @@ pub fn median(v: &[f64]) -> f64 {
     }
 }
 
-/// A duration for tables: `850 ns`, `12.3 us`, `4.56 ms`, `1.23 s`.
-pub fn format_ns(ns: u64) -> String {
-    let v = ns as f64;
-    if ns < 1_000 {
-        format!("{ns} ns")
-    } else if ns < 1_000_000 {
-        format!("{:.1} us", v / 1e3)
-    } else if ns < 1_000_000_000 {
-        format!("{:.2} ms", v / 1e6)
-    } else {
-        format!("{:.2} s", v / 1e9)
-    }
-}
-
 /// Latency of successful operations in nanoseconds, from the exactly merged histogram.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct Latency {
@@ -706,14 +695,6 @@ mod tests {
         assert_eq!(r[1], "fewer than 1000 operations (999)");
         p.prepare = true;
         assert!(validity_reasons(&p).is_empty(), "prepare steps are not judged");
-    }
-
-    #[test]
-    fn latencies_for_tables() {
-        assert_eq!(format_ns(850), "850 ns");
-        assert_eq!(format_ns(1_500), "1.5 us");
-        assert_eq!(format_ns(4_560_000), "4.56 ms");
-        assert_eq!(format_ns(1_230_000_000), "1.23 s");
     }
 
     fn null_tests(cold_mib: f64, cached_mib: f64) -> NullTests {
