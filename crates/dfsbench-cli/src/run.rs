@@ -122,6 +122,21 @@ fn null_tests_text(n: &NullTests) -> String {
     if let Some(c) = &n.connect {
         out += &format!("null test: tcp connect median {}\n", format_ns(c.median_ns));
     }
+    for node in &n.nodes {
+        let mut figures = Vec::new();
+        if let (Some(c), Some(port)) = (&node.connect, node.port) {
+            figures.push(format!("tcp connect :{port} median {}", format_ns(c.median_ns)));
+        }
+        if let Some(p) = &node.ping {
+            figures.push(format!("ping median {}", format_ns(p.median_ns)));
+        }
+        if let Some(b) = &node.bandwidth {
+            figures.push(format!("to the client {}", mib(b.bytes_per_sec)));
+        }
+        if !figures.is_empty() {
+            out += &format!("null test: {} {}: {}\n", node.name, node.addr, figures.join(", "));
+        }
+    }
     if let (Some(r), Some(b)) = (&n.round_trip, &n.bandwidth) {
         let cached = b
             .cached_read_bytes_per_sec
@@ -150,6 +165,7 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
     if config.server_pids.is_empty() {
         config.server_pids = resolved.server_pids;
     }
+    config.nodes = resolved.nodes;
     let lab = resolved.lab.as_deref();
     for f in &mut config.faults.faults {
         f.entry.command = crate::lab::expand_lab_action(&f.entry.command, lab)?;
@@ -271,6 +287,14 @@ fn table_text(result: &RunResult) -> String {
     );
     if let Some(n) = &result.null_tests {
         out += &null_tests_text(n);
+    }
+    if let Some(l) = &result.target.link {
+        out += &format!(
+            "link: reads above {:.0} MiB/s are marked [cache?] (1.5x the client's link, {}: {})\n",
+            dfsbench_result::LINK_MARGIN * l.bytes_per_sec / (1024.0 * 1024.0),
+            l.source,
+            l.basis
+        );
     }
     out += &phases_table(result);
     out += &notes(result);

@@ -94,6 +94,7 @@ fn target_json(info: &TargetInfo) -> result::Target {
         run_path: info.run_path.clone(),
         capabilities: serde_json::from_value(caps).expect("capabilities are booleans"),
         details: info.details.clone(),
+        link: None,
     }
 }
 
@@ -245,7 +246,8 @@ impl Started<'_> {
             _ => None,
         };
         // One process measures the hardware; the others wait for it at the first phase.
-        let null_tests = (config.null_tests && group.is_root()).then(|| crate::nulltest::run(s, endpoint, self.run_id));
+        let null_tests = (config.null_tests && group.is_root())
+            .then(|| crate::nulltest::run(s, endpoint, config.nodes.as_ref(), self.run_id));
         let origin = Instant::now();
         let timeline =
             (group.is_root() && !config.faults.is_empty()).then(|| Timeline::start(&config.faults, origin, interrupt));
@@ -256,8 +258,10 @@ impl Started<'_> {
             timeline: timeline.as_ref(),
         };
         let (mut phases, mut status) = run(s, &config, &clock, observer, group);
+        let measured = null_tests.as_ref().map_or(&[][..], |n| &n.nodes[..]);
+        let link = config.nodes.as_ref().and_then(|k| k.link(measured));
         for p in &mut phases {
-            p.cache_suspect = result::cache_suspects(p, null_tests.as_ref());
+            p.cache_suspect = result::cache_suspects(p, null_tests.as_ref(), link.as_ref());
         }
         let record = timeline.map(|t| t.finish(&mut |what| observer.waiting(what)));
         let faults = record.as_ref().map(|r| faults::analyse(&config.faults, r, &phases));
@@ -289,7 +293,10 @@ impl Started<'_> {
             status_message,
             command_line: dfsbench_backends::redact::command_line(),
             host: host(),
-            target: target_json(&info),
+            target: result::Target {
+                link,
+                ..target_json(&info)
+            },
             config: config_json,
             config_hash,
             null_tests,

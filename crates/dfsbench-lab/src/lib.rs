@@ -572,6 +572,44 @@ pub struct LabTarget {
     pub pids: Vec<u32>,
     /// Variables the target's client needs (credentials, the HDFS user).
     pub env: Vec<(&'static str, String)>,
+    /// The lab's nodes, for the null tests.
+    pub nodes: Vec<TargetNode>,
+    /// `lab limit`'s rate on every node link, each way (`100mbit`).
+    pub rate: Option<String>,
+}
+
+/// A lab node as a run's null tests measure it.
+#[derive(Debug, Clone, Default)]
+pub struct TargetNode {
+    pub name: String,
+    pub addr: String,
+    pub netns: String,
+    /// The lowest TCP port the node's daemons listen on; None when none runs.
+    pub port: Option<u16>,
+    /// The node holds data (Role::Storage).
+    pub serves_data: bool,
+}
+
+/// The nodes of lab `name` as they are now (a restart may change a daemon's ports).
+pub fn target_nodes(name: &str) -> Result<(Vec<TargetNode>, Option<String>)> {
+    let state = loaded(system(name)?.name())?;
+    Ok((nodes_of(&state), state.rate.clone()))
+}
+
+fn nodes_of(state: &State) -> Vec<TargetNode> {
+    state
+        .nodes
+        .iter()
+        .map(|n| TargetNode {
+            name: n.name.clone(),
+            addr: n.addr.clone(),
+            netns: n.netns.clone(),
+            port: node_pids(n)
+                .first()
+                .and_then(|p| sys::listening_ports(p.pid).first().copied()),
+            serves_data: Role::Storage.roles().contains(&n.role.as_str()),
+        })
+        .collect()
 }
 
 /// The PIDs of the node daemons of lab `name` as they are now (a restart gives new ones).
@@ -611,6 +649,8 @@ pub fn resolve_target(spec: &str) -> Result<LabTarget> {
         uri: uri.clone(),
         pids: daemon_pids(&state),
         env: sys.target_env(&state, uri),
+        nodes: nodes_of(&state),
+        rate: state.rate.clone(),
     })
 }
 

@@ -2,6 +2,7 @@
 //! `dfsbench run`, a line per point, the manifest rewritten after each so that Ctrl-C or a
 //! crash keeps what finished.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant, SystemTime};
@@ -12,7 +13,7 @@ use dfsbench_core::config::{validate, RunConfig, RunSpec, WorkloadFile};
 use dfsbench_core::faults::FaultEntry;
 use dfsbench_core::runner::{fit_to_backend, Quiet};
 use dfsbench_core::session::{execute as execute_run, new_run_id};
-use dfsbench_result::RunResult;
+use dfsbench_result::{LinkCapacity, RunResult};
 
 use super::args::StudyArgs;
 use super::launch::{self, Launcher};
@@ -242,7 +243,13 @@ fn record(sys: &System) -> RunRecord {
 }
 
 /// A point of one process, in this process.
-fn run_here(config: &RunConfig, sys: &System, result: &Path, ctx: &Context) -> Result<(RunRecord, String), Failure> {
+fn run_here(
+    config: &RunConfig,
+    sys: &System,
+    result: &Path,
+    ctx: &Context,
+    measured_links: &mut BTreeMap<String, LinkCapacity>,
+) -> Result<(RunRecord, String), Failure> {
     let mut rec = record(sys);
     let run_id = new_run_id();
     match execute_run(config, &sys.target, &run_id, &INTERRUPT, &mut Quiet, &mut Group::solo()) {
@@ -252,6 +259,10 @@ fn run_here(config: &RunConfig, sys: &System, result: &Path, ctx: &Context) -> R
             Ok((rec, format!("failed: {e}")))
         }
         Ok(outcome) => {
+            let nodes = outcome.result.null_tests.as_ref().map(|n| &n.nodes[..]);
+            if let Some(link) = nodes.and_then(LinkCapacity::measured) {
+                measured_links.insert(sys.label.clone(), link);
+            }
             let path = save(&outcome.result, result)?.path;
             rec.result = Some(relative(&path, ctx.dir));
             Ok((rec, status_of(&outcome.result)))
@@ -378,6 +389,8 @@ pub fn execute(
     // Systems whose null tests are still to run: with the first point that runs on each, so a
     // system the first point skips (S3 and positional writes) still has them.
     let mut null_pending: Vec<&str> = Vec::new();
+    // What each lab system's null tests measured its client's link to carry.
+    let mut measured_links: BTreeMap<String, LinkCapacity> = BTreeMap::new();
     'points: for point in &study.points {
         let mut record = PointRecord {
             id: point.id.clone(),
@@ -414,6 +427,14 @@ pub fn execute(
             let config = config.and_then(|mut c| {
                 if let (true, Some(lab)) = (c.server_pids.is_empty(), &sys.lab) {
                     c.server_pids = dfsbench_lab::running_pids(lab).map_err(|e| e.to_string())?;
+                }
+                // Its nodes too, with the link the system's null tests measured for points
+                // that measure nothing.
+                if let Some(lab) = &sys.lab {
+                    let mut known =
+                        crate::lab::known_nodes(dfsbench_lab::target_nodes(lab).map_err(|e| e.to_string())?);
+                    known.measured_before = measured_links.get(&sys.label).cloned();
+                    c.nodes = Some(known);
                 }
                 Ok(c)
             });
@@ -469,7 +490,7 @@ pub fn execute(
                     format!("failed: {why}"),
                 ),
                 _ => match &workload {
-                    None => run_here(&config, sys, &result, &ctx)?,
+                    None => run_here(&config, sys, &result, &ctx, &mut measured_links)?,
                     Some(file) => run_child(point, file, sys, &result, &ctx)?,
                 },
             };
