@@ -327,6 +327,14 @@ mod tests {
         );
         let b = nodes[0].bandwidth.as_ref().expect("node1 sent");
         assert!(b.bytes > 0 && b.bytes <= SEND_BYTES && b.bytes_per_sec > 0.0, "{b:?}");
+        // The figures the README quotes (`-- --nocapture`).
+        eprintln!(
+            "loopback: tcp connect median {} ns, ping median {:?} ns, {} bytes at {:.0} MiB/s",
+            c.median_ns,
+            nodes[0].ping.as_ref().map(|p| p.median_ns),
+            b.bytes,
+            b.bytes_per_sec / f64::from(1 << 20)
+        );
         assert!(nodes[1].connect.is_none() && nodes[1].bandwidth.is_some());
         assert!(
             errors.contains(&"node2 (127.0.0.1) TCP connect: no TCP port the node listens on was found".to_string()),

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use dfsbench_backends::redact::redact;
 use dfsbench_result::faults::FaultImpact;
-use dfsbench_result::{PhaseResult, RunResult};
+use dfsbench_result::{median, LinkCapacity, NodeNullTests, NullTests, PhaseResult, RoundTrips, RunResult};
 
 use dfsbench_report::flags::SUSPECT_MARK;
 use dfsbench_report::study_page::{self as page, CellDoc, PointDoc, RowDoc, StudyTables, SystemColumn, TableDoc};
@@ -105,7 +105,16 @@ fn null_raw(r: &RunResult, f: NullField) -> Option<(f64, f64)> {
         NullField::NetRead => (n.bandwidth.as_ref()?.read_bytes_per_sec, 1.0 / MIB),
         NullField::RoundTrip => (n.round_trip.as_ref()?.median_ns as f64, 1e-6),
         NullField::Connect => (n.connect.as_ref()?.median_ns as f64, 1e-6),
+        NullField::NodeConnect => (median_over_nodes(n, |x| x.connect.as_ref())?, 1e-6),
+        NullField::NodePing => (median_over_nodes(n, |x| x.ping.as_ref())?, 1e-6),
+        NullField::NodeBandwidth => (LinkCapacity::measured(&n.nodes)?.bytes_per_sec, 1.0 / MIB),
     })
+}
+
+/// The median of the nodes' median round trips; None unless every node has one.
+fn median_over_nodes(n: &NullTests, trips: impl Fn(&NodeNullTests) -> Option<&RoundTrips>) -> Option<f64> {
+    let medians: Option<Vec<f64>> = n.nodes.iter().map(|x| Some(trips(x)?.median_ns as f64)).collect();
+    medians.filter(|m| !m.is_empty()).map(|m| median(&m))
 }
 
 /// The raw number of `metric` in phase `p` and the factor that makes it the table's unit.
@@ -150,6 +159,9 @@ fn source(loaded: &Loaded, point: &str, system: &str, cell: &Cell) -> Result<(So
         ));
     }
     if let Metric::Null(f) = cell.metric {
+        if f.is_per_node() && r.null_tests.as_ref().is_some_and(|n| n.nodes.is_empty()) {
+            return Err("n/a: needs a lab target (-t lab:NAME): only a lab's nodes are known".into());
+        }
         let (raw, factor) = null_raw(r, f).ok_or_else(|| match r.null_tests.as_ref().map(|n| n.errors.join("; ")) {
             Some(why) if !why.is_empty() => format!("n/a: {why}"),
             Some(_) => format!("n/a: no {} on the {} backend", f.path(), r.target.backend),
