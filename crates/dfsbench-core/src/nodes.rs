@@ -388,4 +388,110 @@ mod tests {
             "{errors:?}"
         );
     }
+
+    /// A network namespace of the test's own, joined to this one by a veth pair with
+    /// addresses from TEST-NET-2 (198.51.100.0/24, never routed); removed on drop.
+    struct TestNamespace {
+        name: String,
+        node_addr: String,
+    }
+
+    impl TestNamespace {
+        fn create() -> Option<TestNamespace> {
+            let pid = std::process::id();
+            let name = format!("nulltest-{pid}");
+            let (host_if, node_if) = (format!("nt{pid}a"), format!("nt{pid}b"));
+            let net = 4 * (pid % 60);
+            let (host_addr, node_addr) = (format!("198.51.100.{}", net + 1), format!("198.51.100.{}", net + 2));
+            let ns = TestNamespace {
+                name: name.clone(),
+                node_addr,
+            };
+            let (host_cidr, node_cidr) = (format!("{host_addr}/30"), format!("{}/30", ns.node_addr));
+            let steps: [Vec<&str>; 8] = [
+                vec!["netns", "add", &name],
+                vec!["link", "add", &host_if, "type", "veth", "peer", "name", &node_if],
+                vec!["link", "set", &node_if, "netns", &name],
+                vec!["addr", "add", &host_cidr, "dev", &host_if],
+                vec!["link", "set", &host_if, "up"],
+                vec!["-n", &name, "addr", "add", &node_cidr, "dev", &node_if],
+                vec!["-n", &name, "link", "set", &node_if, "up"],
+                vec!["-n", &name, "link", "set", "lo", "up"],
+            ];
+            for step in steps {
+                let ok = std::process::Command::new("ip")
+                    .args(&step)
+                    .status()
+                    .is_ok_and(|s| s.success());
+                if !ok {
+                    // The host end goes with the namespace once moved; before that, by itself.
+                    let _ = std::process::Command::new("ip")
+                        .args(["link", "del", &host_if])
+                        .status();
+                    return None;
+                }
+            }
+            Some(ns)
+        }
+    }
+
+    impl Drop for TestNamespace {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("ip")
+                .args(["netns", "del", &self.name])
+                .status();
+        }
+    }
+
+    #[test]
+    fn a_node_in_its_own_namespace_is_measured_through_its_link() {
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } != 0 {
+            eprintln!("skipped: network namespaces need root");
+            return;
+        }
+        let Some(ns) = TestNamespace::create() else {
+            eprintln!("skipped: could not make a network namespace with a veth pair (ip)");
+            return;
+        };
+        // A daemon's port: a listener made inside the namespace, kept until the test ends.
+        let (tx, rx) = mpsc::channel();
+        let (name, addr) = (ns.name.clone(), ipv4(&ns.node_addr).unwrap());
+        std::thread::spawn(move || {
+            let listener = enter_netns(&name).and_then(|()| TcpListener::bind((addr, 0)));
+            let _ = tx.send(listener.map(|l| (l.local_addr().unwrap().port(), l)));
+            std::thread::park();
+        });
+        let (port, _listener) = rx.recv().unwrap().expect("a listener in the namespace");
+        let known = KnownNodes {
+            nodes: vec![KnownNode {
+                name: "node1".into(),
+                addr: ns.node_addr.clone(),
+                netns: Some(ns.name.clone()),
+                port: Some(port),
+                serves_data: true,
+            }],
+            ..KnownNodes::default()
+        };
+        let mut errors = Vec::new();
+        let nodes = measure(&known, &mut errors);
+        assert!(errors.is_empty(), "{errors:?}");
+        let n = &nodes[0];
+        assert!(n.connect.as_ref().is_some_and(|c| c.count == crate::nulltest::CONNECTS));
+        assert!(n.ping.as_ref().is_some_and(|p| p.count == PINGS && p.op == "icmp echo"));
+        let b = n.bandwidth.as_ref().expect("the node sent to the client");
+        assert!(b.bytes > 0 && b.bytes <= SEND_BYTES, "{b:?}");
+        eprintln!(
+            "namespace over veth: tcp connect median {} ns, ping median {} ns, {} bytes at {:.0} MiB/s",
+            n.connect.as_ref().unwrap().median_ns,
+            n.ping.as_ref().unwrap().median_ns,
+            b.bytes,
+            b.bytes_per_sec / f64::from(1 << 20)
+        );
+        let link = known.link(&nodes).expect("a measured link");
+        assert_eq!(
+            (link.source.as_str(), link.bytes_per_sec),
+            ("measured", b.bytes_per_sec)
+        );
+    }
 }

@@ -31,7 +31,7 @@ const CHUNK: usize = 1 << 20;
 const STATS: usize = 20;
 /// The round trip to the target: the stat of a name it does not have.
 pub const LOOKUP: &str = "lookup of a new name";
-const CONNECTS: usize = 5;
+pub(crate) const CONNECTS: usize = 5;
 pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// Run every null test that applies; what fails is reported in `errors`, never as a number.
