@@ -387,8 +387,14 @@ pub fn execute(
     let total = study.points.len() * systems.len();
     let (mut done, mut failed) = (0, 0);
     // Systems whose null tests are still to run: with the first point that runs on each, so a
-    // system the first point skips (S3 and positional writes) still has them.
-    let mut null_pending: Vec<&str> = Vec::new();
+    // system the first point skips (S3 and positional writes) still has them. Lab systems run
+    // them in every study: what they measure of the nodes' links is what the system's read
+    // phases are judged by.
+    let mut null_pending: Vec<&str> = systems
+        .iter()
+        .filter(|s| s.lab.is_some())
+        .map(|s| s.label.as_str())
+        .collect();
     // What each lab system's null tests measured its client's link to carry.
     let mut measured_links: BTreeMap<String, LinkCapacity> = BTreeMap::new();
     'points: for point in &study.points {
@@ -460,9 +466,11 @@ pub fn execute(
             // Between points no run is under way: nothing reads the environment meanwhile.
             env.switch_to(sys);
             let mut config = config.map_err(Failure::runtime)?;
-            // (In this process: a child's workload file has its own settings.)
+            // (In this process: a child's workload file has its own settings. Not under added
+            // delay or a fault: the null tests measure what the hardware can do.)
             let pending = null_pending.iter().position(|l| *l == sys.label);
-            if let Some(at) = pending.filter(|_| workload.is_none()) {
+            let undisturbed = point.one_way_delay_ms.is_none() && point.disruption.is_none();
+            if let Some(at) = pending.filter(|_| workload.is_none() && undisturbed) {
                 null_pending.remove(at);
                 config.null_tests = true;
             }
