@@ -96,8 +96,9 @@ pub struct NodeNullTests {
     /// The node's name in the lab (`node1`).
     pub name: String,
     pub addr: String,
-    /// The node holds data a read phase reads (a brick, chunkserver, OSD ...): its bandwidth
-    /// counts in what the client's link can carry.
+    /// The client's reads come from this node (a gateway the target names, or else a node
+    /// holding data: brick, chunkserver, OSD ...): its bandwidth counts in what the client's
+    /// link can carry.
     pub serves_data: bool,
     /// The TCP port connected to: the lowest one the node listens on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -124,7 +125,7 @@ pub struct NodeBandwidth {
 pub struct LinkCapacity {
     pub bytes_per_sec: f64,
     /// `configured` (a rate limit the lab set on each node link: `dfsbench lab limit`) or
-    /// `measured` (the null tests' node bandwidths, summed over the nodes that serve data).
+    /// `measured` (the null tests' node bandwidths, summed over the nodes reads come from).
     pub source: String,
     /// The figure in words, with the nodes it sums over.
     pub basis: String,

@@ -437,8 +437,9 @@ pub fn execute(
                 // Its nodes too, with the link the system's null tests measured for points
                 // that measure nothing.
                 if let Some(lab) = &sys.lab {
-                    let mut known =
-                        crate::lab::known_nodes(dfsbench_lab::target_nodes(lab).map_err(|e| e.to_string())?);
+                    let mut known = crate::lab::known_nodes(
+                        dfsbench_lab::target_nodes(lab, &sys.target).map_err(|e| e.to_string())?,
+                    );
                     known.measured_before = measured_links.get(&sys.label).cloned();
                     c.nodes = Some(known);
                 }
