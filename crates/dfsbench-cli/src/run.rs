@@ -370,3 +370,47 @@ fn stragglers(result: &RunResult) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dfsbench_result::{NodeBandwidth, NodeNullTests, RoundTrips};
+
+    #[test]
+    fn each_node_gets_a_line_with_what_was_measured_of_it() {
+        let trips = |op: &str, median_ns| RoundTrips {
+            op: op.into(),
+            count: 5,
+            min_ns: median_ns,
+            median_ns,
+            max_ns: median_ns,
+        };
+        let n = NullTests {
+            nodes: vec![
+                NodeNullTests {
+                    name: "node1".into(),
+                    addr: "198.18.2.2".into(),
+                    port: Some(9419),
+                    connect: Some(trips("tcp connect", 52_000)),
+                    ping: Some(trips("icmp echo", 31_000)),
+                    bandwidth: Some(NodeBandwidth {
+                        bytes: 32 << 20,
+                        bytes_per_sec: 1500.0 * 1048576.0,
+                    }),
+                    ..NodeNullTests::default()
+                },
+                // Down: its errors say why, and it has no line of figures.
+                NodeNullTests {
+                    name: "node2".into(),
+                    addr: "198.18.2.3".into(),
+                    ..NodeNullTests::default()
+                },
+            ],
+            ..NullTests::default()
+        };
+        assert_eq!(
+            null_tests_text(&n),
+            "null test: node1 198.18.2.2: tcp connect :9419 median 52.0 us, ping median 31.0 us, to the client 1500 MiB/s\n"
+        );
+    }
+}
