@@ -133,6 +133,9 @@ fn null_tests_text(n: &NullTests) -> String {
         if let Some(b) = &node.bandwidth {
             figures.push(format!("to the client {}", mib(b.bytes_per_sec)));
         }
+        if let Some(b) = &node.bandwidth_to_node {
+            figures.push(format!("from the client {}", mib(b.bytes_per_sec)));
+        }
         if !figures.is_empty() {
             out += &format!("null test: {} {}: {}\n", node.name, node.addr, figures.join(", "));
         }
@@ -397,6 +400,10 @@ mod tests {
                         bytes: 32 << 20,
                         bytes_per_sec: 1500.0 * 1048576.0,
                     }),
+                    bandwidth_to_node: Some(NodeBandwidth {
+                        bytes: 32 << 20,
+                        bytes_per_sec: 1200.0 * 1048576.0,
+                    }),
                     ..NodeNullTests::default()
                 },
                 // Down: its errors say why, and it has no line of figures.
@@ -410,7 +417,7 @@ mod tests {
         };
         assert_eq!(
             null_tests_text(&n),
-            "null test: node1 198.18.2.2: tcp connect :9419 median 52.0 us, ping median 31.0 us, to the client 1500 MiB/s\n"
+            "null test: node1 198.18.2.2: tcp connect :9419 median 52.0 us, ping median 31.0 us, to the client 1500 MiB/s, from the client 1200 MiB/s\n"
         );
     }
 }

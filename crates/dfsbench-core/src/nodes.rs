@@ -1,7 +1,7 @@
 //! The target's nodes, where a run knows them (a lab target's), and their null tests: TCP
-//! connect to a port each node listens on, ICMP echo, and the bandwidth from the node to the
-//! client over one TCP stream from a sender started in the node's network namespace. All of it
-//! bounded to a few seconds per node.
+//! connect to a port each node listens on, ICMP echo, and the bandwidth each way between the
+//! client and a thread of this process that enters the node's network namespace, over one TCP
+//! stream. All of it bounded to a few seconds per node.
 
 use std::io::{self, Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
@@ -128,9 +128,13 @@ pub fn measure(known: &KnownNodes, errors: &mut Vec<String>) -> Vec<NodeNullTest
                 Ok(p) => out.ping = Some(p),
                 Err(e) => fail("ping", e),
             }
-            match bandwidth(node) {
+            match bandwidth(node, Direction::ToClient) {
                 Ok(b) => out.bandwidth = Some(b),
                 Err(e) => fail("bandwidth to the client", e),
+            }
+            match bandwidth(node, Direction::ToNode) {
+                Ok(b) => out.bandwidth_to_node = Some(b),
+                Err(e) => fail("bandwidth from the client", e),
             }
             out
         })
@@ -147,14 +151,23 @@ fn ping(addr: &str) -> io::Result<RoundTrips> {
     Ok(round_trips("icmp echo", &mut times))
 }
 
-/// Bytes sent by the node to the client over one TCP stream, received in the client's
-/// namespace: the path a read's data takes.
-fn bandwidth(node: &KnownNode) -> io::Result<NodeBandwidth> {
+/// Which way the bytes of a bandwidth test go.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Direction {
+    /// From the node to the client: the way a read's data goes.
+    ToClient,
+    /// From the client to the node: the way a write's data goes.
+    ToNode,
+}
+
+/// Bytes sent over one TCP stream between the client's namespace and a thread in the node's,
+/// over the time the receiving end took to receive them.
+fn bandwidth(node: &KnownNode, direction: Direction) -> io::Result<NodeBandwidth> {
     let addr = ipv4(&node.addr)?;
     let (port_tx, port_rx) = mpsc::channel();
     let netns = node.netns.clone();
     // A thread of its own: entering the node's namespace changes only the calling thread.
-    let sender = std::thread::spawn(move || -> io::Result<()> {
+    let node_end = std::thread::spawn(move || -> io::Result<Option<(u64, Duration)>> {
         let listener = netns
             .as_deref()
             .map_or(Ok(()), enter_netns)
@@ -168,26 +181,37 @@ fn bandwidth(node: &KnownNode) -> io::Result<NodeBandwidth> {
         };
         let _ = port_tx.send(Some(listener.local_addr()?.port()));
         let mut stream = accept_within(&listener, CONNECT_TIMEOUT)?;
-        send(&mut stream)
+        match direction {
+            Direction::ToClient => send(&mut stream).map(|()| None),
+            Direction::ToNode => receive(&mut stream).map(Some),
+        }
     });
-    let received = match port_rx.recv_timeout(CONNECT_TIMEOUT) {
-        Ok(Some(port)) => receive(SocketAddr::from((addr, port))),
-        Ok(None) | Err(_) => Err(io::Error::other("the sender did not start")),
+    let client_end = match port_rx.recv_timeout(CONNECT_TIMEOUT) {
+        Ok(Some(port)) => {
+            TcpStream::connect_timeout(&SocketAddr::from((addr, port)), CONNECT_TIMEOUT).and_then(|mut stream| {
+                match direction {
+                    Direction::ToClient => receive(&mut stream).map(Some),
+                    Direction::ToNode => send(&mut stream).map(|()| None),
+                }
+            })
+        }
+        Ok(None) | Err(_) => Err(io::Error::other("the node's end did not start")),
     };
-    let sent = sender
+    let node_end = node_end
         .join()
-        .unwrap_or_else(|_| Err(io::Error::other("the sender panicked")));
-    // The sender's failure (no namespace, no bind) says more than the client's.
-    sent?;
-    let (bytes, time) = received?;
+        .unwrap_or_else(|_| Err(io::Error::other("the node's end panicked")));
+    // The node end's failure (no namespace, no bind) says more than the client's.
+    let (bytes, time) = node_end?
+        .or(client_end?)
+        .ok_or_else(|| io::Error::other("nothing was received"))?;
     Ok(NodeBandwidth {
         bytes,
         bytes_per_sec: bytes as f64 / time.as_secs_f64().max(1e-9),
     })
 }
 
-fn receive(at: SocketAddr) -> io::Result<(u64, Duration)> {
-    let mut stream = TcpStream::connect_timeout(&at, CONNECT_TIMEOUT)?;
+/// Everything the other end sends until it closes, and the time it took.
+fn receive(stream: &mut TcpStream) -> io::Result<(u64, Duration)> {
     stream.set_read_timeout(Some(SEND_TIME + CONNECT_TIMEOUT))?;
     let mut buf = vec![0u8; SEND_CHUNK];
     let start = Instant::now();
@@ -200,7 +224,7 @@ fn receive(at: SocketAddr) -> io::Result<(u64, Duration)> {
     }
     let time = start.elapsed();
     if bytes == 0 {
-        return Err(io::Error::other("the node sent nothing"));
+        return Err(io::Error::other("the other end sent nothing"));
     }
     Ok((bytes, time))
 }
@@ -327,15 +351,21 @@ mod tests {
         );
         let b = nodes[0].bandwidth.as_ref().expect("node1 sent");
         assert!(b.bytes > 0 && b.bytes <= SEND_BYTES && b.bytes_per_sec > 0.0, "{b:?}");
+        let up = nodes[0].bandwidth_to_node.as_ref().expect("node1 received");
+        assert!(
+            up.bytes > 0 && up.bytes <= SEND_BYTES && up.bytes_per_sec > 0.0,
+            "{up:?}"
+        );
         // The figures the README quotes (`-- --nocapture`).
         eprintln!(
-            "loopback: tcp connect median {} ns, ping median {:?} ns, {} bytes at {:.0} MiB/s",
+            "loopback: tcp connect median {} ns, ping median {:?} ns, {} bytes at {:.0} MiB/s, back {:.0} MiB/s",
             c.median_ns,
             nodes[0].ping.as_ref().map(|p| p.median_ns),
             b.bytes,
-            b.bytes_per_sec / f64::from(1 << 20)
+            b.bytes_per_sec / f64::from(1 << 20),
+            up.bytes_per_sec / f64::from(1 << 20)
         );
-        assert!(nodes[1].connect.is_none() && nodes[1].bandwidth.is_some());
+        assert!(nodes[1].connect.is_none() && nodes[1].bandwidth.is_some() && nodes[1].bandwidth_to_node.is_some());
         assert!(
             errors.contains(&"node2 (127.0.0.1) TCP connect: no TCP port the node listens on was found".to_string()),
             "{errors:?}"
@@ -367,7 +397,7 @@ mod tests {
         let nodes = measure(&known, &mut errors);
         let n = &nodes[0];
         assert!(
-            n.connect.is_none() && n.ping.is_none() && n.bandwidth.is_none(),
+            n.connect.is_none() && n.ping.is_none() && n.bandwidth.is_none() && n.bandwidth_to_node.is_none(),
             "{n:?}"
         );
         assert_eq!(
@@ -481,12 +511,15 @@ mod tests {
         assert!(n.ping.as_ref().is_some_and(|p| p.count == PINGS && p.op == "icmp echo"));
         let b = n.bandwidth.as_ref().expect("the node sent to the client");
         assert!(b.bytes > 0 && b.bytes <= SEND_BYTES, "{b:?}");
+        let up = n.bandwidth_to_node.as_ref().expect("the client sent to the node");
+        assert!(up.bytes > 0 && up.bytes <= SEND_BYTES, "{up:?}");
         eprintln!(
-            "namespace over veth: tcp connect median {} ns, ping median {} ns, {} bytes at {:.0} MiB/s",
+            "namespace over veth: tcp connect median {} ns, ping median {} ns, {} bytes at {:.0} MiB/s, back {:.0} MiB/s",
             n.connect.as_ref().unwrap().median_ns,
             n.ping.as_ref().unwrap().median_ns,
             b.bytes,
-            b.bytes_per_sec / f64::from(1 << 20)
+            b.bytes_per_sec / f64::from(1 << 20),
+            up.bytes_per_sec / f64::from(1 << 20)
         );
         let link = known.link(&nodes).expect("a measured link");
         assert_eq!(

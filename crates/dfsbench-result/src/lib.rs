@@ -112,6 +112,10 @@ pub struct NodeNullTests {
     /// node's network namespace, over the time the client took to receive them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bandwidth: Option<NodeBandwidth>,
+    /// The same the other way, from the client to a receiver in the node's namespace: the way
+    /// a write's data goes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bandwidth_to_node: Option<NodeBandwidth>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
