@@ -1,7 +1,7 @@
 //! Null tests: what the hardware under a run can do at most, measured before the jobs so a
 //! result can be read against it. Local disk throughput (write + fsync, then read with the
 //! page cache dropped for the file), the TCP connect time to a network target's endpoint,
-//! where the target's nodes are known their connect time, ping and bandwidth to the client
+//! where the target's nodes are known their connect time, ping and bandwidth each way
 //! (`nodes`), and the round trip (a stat of a new name, which no client cache answers) and
 //! bandwidth to the target itself (write of one blob, read with its cached pages dropped, and
 //! read again from the client's cache), all bounded to a few seconds and inside the run's own
