@@ -31,7 +31,7 @@ pub struct KnownNode {
     pub netns: Option<String>,
     /// A TCP port the node listens on.
     pub port: Option<u16>,
-    /// The node holds data that read phases read.
+    /// The client's reads come from this node (a gateway, or a node that holds data).
     pub serves_data: bool,
 }
 
