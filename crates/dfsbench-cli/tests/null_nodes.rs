@@ -1,6 +1,6 @@
 //! A lab target's nodes in the null tests, end to end through `dfsbench run -t lab:NAME`,
 //! without a storage cluster: a lab directory of the test's own holds a gluster state whose
-//! one node is a network namespace the test made (a veth pair on TEST-NET-2 addresses), with a
+//! one node is a network namespace the test made (a veth pair on TEST-NET-3 addresses), with a
 //! listener in it standing in for the brick daemon, and a plain directory as the mount. The run
 //! must find the node's port from its namespace, measure the node, and judge its read by the
 //! state's `lab limit`. Needs root (namespaces) and python3 (the listener); skips without.
@@ -14,7 +14,9 @@ use std::process::{Child, Command, Stdio};
 use common::{bin, is_root, validate};
 use serde_json::{json, Value};
 
-/// A network namespace joined to this one by a veth pair; removed with both ends on drop.
+/// A network namespace joined to this one by a veth pair on TEST-NET-3 (203.0.113.0/24, never
+/// routed; core's node test uses TEST-NET-2, so the two never share a subnet); removed with
+/// both ends on drop.
 struct TestNamespace {
     name: String,
     host_if: String,
@@ -28,10 +30,10 @@ impl TestNamespace {
         let ns = TestNamespace {
             name: format!("nulltest-e2e-{pid}"),
             host_if: format!("ne{pid}a"),
-            node_addr: format!("198.51.100.{}", net + 2),
+            node_addr: format!("203.0.113.{}", net + 2),
         };
         let node_if = format!("ne{pid}b");
-        let (host_cidr, node_cidr) = (format!("198.51.100.{}/30", net + 1), format!("{}/30", ns.node_addr));
+        let (host_cidr, node_cidr) = (format!("203.0.113.{}/30", net + 1), format!("{}/30", ns.node_addr));
         let steps: [Vec<&str>; 8] = [
             vec!["netns", "add", &ns.name],
             vec!["link", "add", &ns.host_if, "type", "veth", "peer", "name", &node_if],
