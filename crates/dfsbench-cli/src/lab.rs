@@ -3,6 +3,7 @@
 use std::time::{Duration, Instant};
 
 use clap::{Args, Subcommand, ValueEnum};
+use dfsbench_core::nodes::{KnownNode, KnownNodes, LinkRate};
 
 use crate::Failure;
 
@@ -98,6 +99,26 @@ pub struct RunTarget {
     pub server_pids: Vec<u32>,
     /// The lab's name, for `lab ...` fault commands.
     pub lab: Option<String>,
+    /// The lab's nodes and link limit, for the null tests and the link check of read phases.
+    pub nodes: Option<KnownNodes>,
+}
+
+/// A lab's nodes as the run knows them.
+pub fn known_nodes((nodes, rate): (Vec<dfsbench_lab::TargetNode>, Option<String>)) -> KnownNodes {
+    KnownNodes {
+        nodes: nodes
+            .into_iter()
+            .map(|n| KnownNode {
+                name: n.name,
+                addr: n.addr,
+                netns: Some(n.netns),
+                port: n.port,
+                serves_data: n.serves_data,
+            })
+            .collect(),
+        rate: rate.as_deref().and_then(LinkRate::parse),
+        measured_before: None,
+    }
 }
 
 /// A `lab:NAME[-KIND]` target as the lab's URI, its daemons' PIDs and the credentials it
@@ -116,12 +137,14 @@ pub fn resolve_target(target: &str) -> Result<RunTarget, Failure> {
                 uri: lab.uri,
                 server_pids: lab.pids,
                 lab: Some(lab.lab),
+                nodes: Some(known_nodes((lab.nodes, lab.rate))),
             })
         }
         None => Ok(RunTarget {
             uri: target.to_string(),
             server_pids: Vec::new(),
             lab: None,
+            nodes: None,
         }),
     }
 }

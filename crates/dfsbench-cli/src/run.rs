@@ -125,6 +125,24 @@ fn null_tests_text(n: &NullTests) -> String {
     if let Some(c) = &n.connect {
         out += &format!("null test: tcp connect median {}\n", format_ns(c.median_ns));
     }
+    for node in &n.nodes {
+        let mut figures = Vec::new();
+        if let (Some(c), Some(port)) = (&node.connect, node.port) {
+            figures.push(format!("tcp connect :{port} median {}", format_ns(c.median_ns)));
+        }
+        if let Some(p) = &node.ping {
+            figures.push(format!("ping median {}", format_ns(p.median_ns)));
+        }
+        if let Some(b) = &node.bandwidth {
+            figures.push(format!("to the client {}", mib(b.bytes_per_sec)));
+        }
+        if let Some(b) = &node.bandwidth_to_node {
+            figures.push(format!("from the client {}", mib(b.bytes_per_sec)));
+        }
+        if !figures.is_empty() {
+            out += &format!("null test: {} {}: {}\n", node.name, node.addr, figures.join(", "));
+        }
+    }
     if let (Some(r), Some(b)) = (&n.round_trip, &n.bandwidth) {
         let cached = b
             .cached_read_bytes_per_sec
@@ -153,6 +171,7 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
     if config.server_pids.is_empty() {
         config.server_pids = resolved.server_pids;
     }
+    config.nodes = resolved.nodes;
     let lab = resolved.lab.as_deref();
     for f in &mut config.faults.faults {
         f.entry.command = crate::lab::expand_lab_action(&f.entry.command, lab)?;
@@ -304,6 +323,14 @@ fn table_text(result: &RunResult) -> String {
     if let Some(n) = &result.null_tests {
         out += &null_tests_text(n);
     }
+    if let Some(l) = &result.target.link {
+        out += &format!(
+            "link: reads above {:.0} MiB/s are marked [cache?] (1.5x the client's link, {}: {})\n",
+            dfsbench_result::LINK_MARGIN * l.bytes_per_sec / (1024.0 * 1024.0),
+            l.source,
+            l.basis
+        );
+    }
     out += &phases_table(result);
     out += &notes(result);
     for t in [
@@ -377,4 +404,52 @@ fn stragglers(result: &RunResult) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dfsbench_result::{NodeBandwidth, NodeNullTests, RoundTrips};
+
+    #[test]
+    fn each_node_gets_a_line_with_what_was_measured_of_it() {
+        let trips = |op: &str, median_ns| RoundTrips {
+            op: op.into(),
+            count: 5,
+            min_ns: median_ns,
+            median_ns,
+            max_ns: median_ns,
+        };
+        let n = NullTests {
+            nodes: vec![
+                NodeNullTests {
+                    name: "node1".into(),
+                    addr: "198.18.2.2".into(),
+                    port: Some(9419),
+                    connect: Some(trips("tcp connect", 52_000)),
+                    ping: Some(trips("icmp echo", 31_000)),
+                    bandwidth: Some(NodeBandwidth {
+                        bytes: 32 << 20,
+                        bytes_per_sec: 1500.0 * 1048576.0,
+                    }),
+                    bandwidth_to_node: Some(NodeBandwidth {
+                        bytes: 32 << 20,
+                        bytes_per_sec: 1200.0 * 1048576.0,
+                    }),
+                    ..NodeNullTests::default()
+                },
+                // Down: its errors say why, and it has no line of figures.
+                NodeNullTests {
+                    name: "node2".into(),
+                    addr: "198.18.2.3".into(),
+                    ..NodeNullTests::default()
+                },
+            ],
+            ..NullTests::default()
+        };
+        assert_eq!(
+            null_tests_text(&n),
+            "null test: node1 198.18.2.2: tcp connect :9419 median 52.0 us, ping median 31.0 us, to the client 1500 MiB/s, from the client 1200 MiB/s\n"
+        );
+    }
 }

@@ -690,3 +690,84 @@ fn weak_phases_are_marked_in_the_result_and_every_report() {
         "prepare steps are not judged"
     );
 }
+
+/// A read phase faster than the client's link can carry is marked `[cache?]` with both
+/// figures, in the result and in the text, Markdown, CSV and HTML views; one within the link
+/// is not. The link is a lab's configured limit on a fake node list (no traffic: nothing is
+/// measured), the run is on mem://, whose reads never leave the process.
+#[test]
+fn reads_beyond_the_link_are_marked_in_every_view_and_reads_within_it_are_not() {
+    use dfsbench_core::nodes::{KnownNode, KnownNodes, LinkRate};
+    let run_with_link = |rate: &str| -> Value {
+        let mut job = JobSpec::new("files", "files");
+        job.shared.files = Some(8);
+        job.shared.file_size = Some("64k".into());
+        job.settings.workers = Some(1);
+        let mut config = validate_config(&RunSpec::default(), &[job]).expect("a valid config");
+        config.nodes = Some(KnownNodes {
+            nodes: vec![KnownNode {
+                name: "node2".into(),
+                addr: "127.0.0.1".into(),
+                netns: None,
+                port: None,
+                serves_data: true,
+            }],
+            rate: LinkRate::parse(rate),
+            measured_before: None,
+        });
+        let outcome = execute(
+            &config,
+            "mem://",
+            &new_run_id(),
+            &NO_INTERRUPT,
+            &mut dfsbench_core::runner::Quiet,
+            &mut dfsbench_core::cluster::Group::solo(),
+            None,
+        )
+        .unwrap_or_else(|e| panic!("the run did not start: {}", e.0));
+        assert_eq!(outcome.status, Status::Complete);
+        let doc = serde_json::to_value(&outcome.result).unwrap();
+        validate(&doc);
+        doc
+    };
+    // 1 kbit/s: 125 bytes a second, which 8 files of 64 KiB beat whatever the machine's load.
+    let slow = run_with_link("1kbit");
+    assert_eq!(slow["target"]["link"]["source"], "configured");
+    let read = read_phase(&slow);
+    let reason = read["cache_suspect"][0].as_str().expect("the read is marked");
+    assert!(
+        reason.contains("over 1.5x what the client's link to the storage carries (configured, lab limit 1kbit on each of the links of node2)"),
+        "{reason}"
+    );
+    let result: dfsbench_result::RunResult = serde_json::from_value(slow.clone()).unwrap();
+    let text = dfsbench_report::flags::notes(&result);
+    assert!(
+        text.contains(&format!("[cache?] {}: {reason}", read["label"].as_str().unwrap())),
+        "{text}"
+    );
+    let scratch = tempfile::tempdir().unwrap();
+    let file = scratch.path().join("result.json");
+    std::fs::write(&file, slow.to_string()).unwrap();
+    for (format, text) in reports(&file) {
+        let mark = match format.as_str() {
+            "csv" => "cache_suspect,1,reasons",
+            "html" => "[cache?]</span>",
+            _ => "[cache?]",
+        };
+        assert!(text.contains(mark), "{format} report lacks '{mark}'");
+        if format != "csv" {
+            assert!(
+                text.contains("what the client's link to the storage carries"),
+                "{format}: no reason"
+            );
+        }
+    }
+    // 1000 gbit/s: no read through memory on this machine comes near it.
+    let fast = run_with_link("1000gbit");
+    assert_eq!(fast["target"]["link"]["bytes_per_sec"], 125e9);
+    assert!(
+        read_phase(&fast).get("cache_suspect").is_none(),
+        "{}",
+        read_phase(&fast)
+    );
+}

@@ -843,6 +843,7 @@ fn node_links_take_delay_bandwidth_limits_and_partitions() {
     drop(f);
     let took = started.elapsed().as_secs_f64();
     assert!(took > 1.5, "2 MiB through 8 Mbit/s links in {took:.2} s");
+    links_limited_to_8mbit_are_measured_and_judge_reads(&lab);
     lab.ok(60, &["lab", "limit", "gluster", "0"]);
     assert!(lab.status()["rate"].is_null());
     for n in st["nodes"].as_array().unwrap() {
@@ -863,6 +864,74 @@ fn node_links_take_delay_bandwidth_limits_and_partitions() {
     assert!(!answers(&addr), "node2 still answers while partitioned");
     lab.ok(60, &["lab", "fault", "gluster", "heal-link", "node2"]);
     assert!(answers(&addr), "node2 answers after heal-link");
+}
+
+/// Under `lab limit 8mbit` (1 MB/s each way per link), a run's null tests measure each node
+/// through its link (connect, ping, at most about 1 MB/s from it) and the run judges its reads
+/// by the configured limit on the three bricks' links: a read phase is marked `[cache?]` for
+/// the link exactly when it read more than 1.5x 3 MB/s.
+fn links_limited_to_8mbit_are_measured_and_judge_reads(lab: &Lab) {
+    let result = lab.dir.path().join("limited.json");
+    let r = result.display().to_string();
+    let args = [
+        "run",
+        "-t",
+        "lab:gluster",
+        "-w",
+        "files",
+        "--files",
+        "8",
+        "--file-size",
+        "256k",
+        "-j",
+        "1",
+        "--null-tests",
+        "--invalidate",
+        "0",
+        "-q",
+        "-o",
+        &r,
+    ];
+    lab.ok(300, &args);
+    let doc: Value = serde_json::from_slice(&std::fs::read(&result).unwrap()).unwrap();
+    let n = &doc["null_tests"];
+    assert!(n.get("errors").is_none(), "{n}");
+    let nodes = n["nodes"].as_array().expect("the nodes were measured");
+    assert_eq!(nodes.len(), 3, "{n}");
+    for node in nodes {
+        assert_eq!(node["serves_data"], true, "a brick: {node}");
+        assert!(
+            node["port"].as_u64().is_some() && node["connect"]["median_ns"].as_u64().is_some(),
+            "{node}"
+        );
+        assert_eq!(node["ping"]["op"], "icmp echo", "{node}");
+        // 8 Mbit/s is 1 MB/s; the token bucket's burst may add a little, never double it.
+        for way in ["bandwidth", "bandwidth_to_node"] {
+            let bps = node[way]["bytes_per_sec"].as_f64().expect("measured");
+            assert!(
+                bps > 0.0 && bps < 2e6,
+                "{way} {bps} B/s through an 8 Mbit/s link: {node}"
+            );
+        }
+    }
+    let link = &doc["target"]["link"];
+    assert_eq!(link["source"], "configured", "{link}");
+    assert_eq!(link["bytes_per_sec"].as_f64(), Some(3e6), "{link}");
+    let read = doc["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "read")
+        .expect("a read phase");
+    let beyond = read["bytes_per_sec"].as_f64().unwrap() > 1.5 * 3e6;
+    let marked = read["cache_suspect"].as_array().is_some_and(|s| {
+        s.iter().any(|r| {
+            r.as_str()
+                .unwrap()
+                .contains("what the client's link to the storage carries")
+        })
+    });
+    assert_eq!(beyond, marked, "{read}");
 }
 
 /// The minio binary lab/install.sh builds (`go install`, 5-10 min): the MinIO test skips

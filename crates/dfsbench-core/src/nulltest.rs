@@ -1,9 +1,11 @@
 //! Null tests: what the hardware under a run can do at most, measured before the jobs so a
 //! result can be read against it. Local disk throughput (write + fsync, then read with the
-//! page cache dropped for the file), the TCP connect time to a network target's endpoint, and
-//! the round trip (a stat of a new name, which no client cache answers) and bandwidth to the target itself (write of one blob, read with its
-//! cached pages dropped, and read again from the client's cache), all
-//! bounded to a few seconds and inside the run's own directory or a temporary file.
+//! page cache dropped for the file), the TCP connect time to a network target's endpoint,
+//! where the target's nodes are known their connect time, ping and bandwidth each way
+//! (`nodes`), and the round trip (a stat of a new name, which no client cache answers) and
+//! bandwidth to the target itself (write of one blob, read with its cached pages dropped, and
+//! read again from the client's cache), all bounded to a few seconds and inside the run's own
+//! directory or a temporary file.
 
 use std::io::{Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
@@ -18,6 +20,7 @@ use rand::RngCore;
 use dfsbench_backends::{AlignedBuf, Client, FileOpts, SharedData, Source, Storage};
 
 use crate::executor::Executor;
+use crate::nodes::KnownNodes;
 use dfsbench_result::{Bandwidth, NullTests, RoundTrips};
 
 /// Bytes of the local disk test file and of the blob written to the target.
@@ -28,11 +31,16 @@ const CHUNK: usize = 1 << 20;
 const STATS: usize = 20;
 /// The round trip to the target: the stat of a name it does not have.
 pub const LOOKUP: &str = "lookup of a new name";
-const CONNECTS: usize = 5;
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
+pub(crate) const CONNECTS: usize = 5;
+pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// Run every null test that applies; what fails is reported in `errors`, never as a number.
-pub fn run<S: Storage>(storage: &S, endpoint: Option<(String, u16)>, run_id: &str) -> NullTests {
+pub fn run<S: Storage>(
+    storage: &S,
+    endpoint: Option<(String, u16)>,
+    nodes: Option<&KnownNodes>,
+    run_id: &str,
+) -> NullTests {
     let mut out = NullTests::default();
     let tmp = std::env::temp_dir().join(format!("dfsbench-null-{run_id}"));
     match local_disk(&tmp) {
@@ -45,6 +53,9 @@ pub fn run<S: Storage>(storage: &S, endpoint: Option<(String, u16)>, run_id: &st
             Ok(c) => out.connect = Some(c),
             Err(e) => out.errors.push(format!("TCP connect to {host}:{port}: {e}")),
         }
+    }
+    if let Some(known) = nodes {
+        out.nodes = crate::nodes::measure(known, &mut out.errors);
     }
     match Executor::for_backend(storage.capabilities()).block_on(target_tests(storage)) {
         Ok((rtt, bw)) => {
@@ -92,7 +103,7 @@ fn local_disk(path: &Path) -> std::io::Result<Bandwidth> {
     })
 }
 
-fn connect_times(host: &str, port: u16) -> std::io::Result<RoundTrips> {
+pub(crate) fn connect_times(host: &str, port: u16) -> std::io::Result<RoundTrips> {
     let addr = (host, port)
         .to_socket_addrs()?
         .next()
@@ -171,7 +182,7 @@ async fn target_tests<S: Storage>(storage: &S) -> Result<(RoundTrips, Bandwidth)
 }
 
 /// The spread of measured round trips of `op`.
-fn round_trips(op: &str, times: &mut [Duration]) -> RoundTrips {
+pub(crate) fn round_trips(op: &str, times: &mut [Duration]) -> RoundTrips {
     times.sort();
     let ns = |d: Duration| d.as_nanos() as u64;
     RoundTrips {

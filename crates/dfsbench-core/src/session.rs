@@ -96,6 +96,7 @@ fn target_json(info: &TargetInfo) -> result::Target {
         run_path: info.run_path.clone(),
         capabilities: serde_json::from_value(caps).expect("capabilities are booleans"),
         details: info.details.clone(),
+        link: None,
     }
 }
 
@@ -252,13 +253,19 @@ impl Started<'_> {
             _ => None,
         };
         // One process measures the hardware; the others wait for it at the first phase.
-        let null_tests = (config.null_tests && group.is_root()).then(|| crate::nulltest::run(s, endpoint, self.run_id));
+        let null_tests = (config.null_tests && group.is_root())
+            .then(|| crate::nulltest::run(s, endpoint, config.nodes.as_ref(), self.run_id));
+        let measured = null_tests.as_ref().map_or(&[][..], |n| &n.nodes[..]);
+        let link = config.nodes.as_ref().and_then(|k| k.link(measured));
         let doc = Document {
             started: self,
             // The config as it ran, after fitting to the backend.
             config_json: serde_json::to_value(&config).expect("config serializes"),
             config: &config,
-            target: target_json(&info),
+            target: result::Target {
+                link,
+                ..target_json(&info)
+            },
             null_tests,
             cluster: cluster(group, &config),
         };
@@ -312,7 +319,7 @@ impl Document<'_> {
         warnings: Vec<String>,
     ) -> Outcome {
         for p in &mut phases {
-            p.cache_suspect = result::cache_suspects(p, self.null_tests.as_ref());
+            p.cache_suspect = result::cache_suspects(p, self.null_tests.as_ref(), self.target.link.as_ref());
         }
         let faults = record
             .as_ref()

@@ -572,6 +572,60 @@ pub struct LabTarget {
     pub pids: Vec<u32>,
     /// Variables the target's client needs (credentials, the HDFS user).
     pub env: Vec<(&'static str, String)>,
+    /// The lab's nodes, for the null tests.
+    pub nodes: Vec<TargetNode>,
+    /// `lab limit`'s rate on every node link, each way (`100mbit`).
+    pub rate: Option<String>,
+}
+
+/// A lab node as a run's null tests measure it.
+#[derive(Debug, Clone, Default)]
+pub struct TargetNode {
+    pub name: String,
+    pub addr: String,
+    pub netns: String,
+    /// The lowest TCP port the node's daemons listen on; None when none runs.
+    pub port: Option<u16>,
+    /// The client's reads of the target come from this node: a gateway the target's URI
+    /// names (S3, Swift, Alluxio's proxy), else a node that holds data (Role::Storage).
+    pub serves_data: bool,
+}
+
+/// The nodes of lab `name` as a client of its target `uri` sees them now (a restart may
+/// change a daemon's ports).
+pub fn target_nodes(name: &str, uri: &str) -> Result<(Vec<TargetNode>, Option<String>)> {
+    let state = loaded(system(name)?.name())?;
+    Ok((nodes_of(&state, uri), state.rate.clone()))
+}
+
+fn nodes_of(state: &State, uri: &str) -> Vec<TargetNode> {
+    state
+        .nodes
+        .iter()
+        .map(|n| TargetNode {
+            name: n.name.clone(),
+            addr: n.addr.clone(),
+            netns: n.netns.clone(),
+            port: node_pids(n)
+                .first()
+                .and_then(|p| sys::listening_ports(p.pid).first().copied()),
+            serves_data: serves_reads(uri, &n.addr, &n.role),
+        })
+        .collect()
+}
+
+/// Whether a client of `uri` reads through the node at `addr`: through a gateway target
+/// (S3, Swift, Alluxio's REST proxy) only from the gateways the URI names; from a file
+/// system or HDFS, from every node that holds data.
+fn serves_reads(uri: &str, addr: &str, role: &str) -> bool {
+    let gateway = ["s3://", "swift://", "alluxio://"].iter().any(|k| uri.starts_with(k));
+    if gateway {
+        ["/", ","]
+            .iter()
+            .any(|before| uri.contains(&format!("{before}{addr}:")))
+    } else {
+        Role::Storage.roles().contains(&role)
+    }
 }
 
 /// The PIDs of the node daemons of lab `name` as they are now (a restart gives new ones).
@@ -611,6 +665,8 @@ pub fn resolve_target(spec: &str) -> Result<LabTarget> {
         uri: uri.clone(),
         pids: daemon_pids(&state),
         env: sys.target_env(&state, uri),
+        nodes: nodes_of(&state, uri),
+        rate: state.rate.clone(),
     })
 }
 
@@ -726,4 +782,31 @@ pub fn status(only: Option<&str>) -> Result<Vec<LabStatus>> {
         out.push(st);
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::serves_reads;
+
+    #[test]
+    fn reads_come_from_the_gateways_a_target_names_else_from_the_data_nodes() {
+        let s3 = "s3://dfsbench/lab?endpoint=http://198.18.3.2:9000";
+        assert!(serves_reads(s3, "198.18.3.2", "minio"));
+        assert!(
+            !serves_reads(s3, "198.18.3.3", "minio"),
+            "a drive set behind the gateway"
+        );
+        assert!(
+            !serves_reads(s3, "198.18.3.20", "minio"),
+            "an address the gateway's begins"
+        );
+        let swift = "swift://198.18.5.2:8080,198.18.5.3:8080/c?auth=http://198.18.5.2:8080/auth/v1.0";
+        assert!(serves_reads(swift, "198.18.5.3", "storage+proxy"));
+        assert!(!serves_reads(swift, "198.18.5.4", "storage+proxy"));
+        let mount = "file:///var/lib/dfsbench/labs/moosefs/mnt";
+        assert!(serves_reads(mount, "198.18.2.3", "chunkserver"));
+        assert!(!serves_reads(mount, "198.18.2.2", "master"));
+        assert!(serves_reads("hdfs://198.18.6.2:8020/d", "198.18.6.3", "datanode"));
+        assert!(!serves_reads("hdfs://198.18.6.2:8020/d", "198.18.6.2", "namenode"));
+    }
 }

@@ -107,6 +107,45 @@ pub fn pids_in_netns(netns: &str) -> Vec<i32> {
         .collect()
 }
 
+/// The TCP ports process `pid`'s network namespace listens on for other hosts (any address
+/// but 127.0.0.0/8 and ::1), lowest first.
+pub fn listening_ports(pid: i32) -> Vec<u16> {
+    let read = |file: &str| fs::read_to_string(format!("/proc/{pid}/net/{file}")).unwrap_or_default();
+    let mut ports = listening_ports_in(&read("tcp"));
+    ports.extend(listening_ports_in(&read("tcp6")));
+    ports.sort_unstable();
+    ports.dedup();
+    ports
+}
+
+/// The listening ports of a /proc/net/tcp or tcp6 table not bound to a loopback address.
+fn listening_ports_in(table: &str) -> Vec<u16> {
+    const LISTEN: &str = "0A";
+    table
+        .lines()
+        .skip(1)
+        .filter_map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let (addr, port) = fields.get(1)?.split_once(':')?;
+            (fields.get(3) == Some(&LISTEN) && !is_loopback_hex(addr)).then(|| u16::from_str_radix(port, 16).ok())?
+        })
+        .collect()
+}
+
+/// An address of /proc/net/tcp (the 32-bit words of the address in network order, each
+/// printed as a number of this host) on a loopback address.
+fn is_loopback_hex(addr: &str) -> bool {
+    let bytes: Vec<u8> = (0..addr.len() / 8)
+        .filter_map(|i| u32::from_str_radix(addr.get(i * 8..i * 8 + 8)?, 16).ok())
+        .flat_map(u32::to_ne_bytes)
+        .collect();
+    match bytes.len() {
+        4 => bytes[0] == 127,
+        16 => std::net::Ipv6Addr::from(<[u8; 16]>::try_from(bytes).unwrap_or_default()).is_loopback(),
+        _ => false,
+    }
+}
+
 /// Send `signal` to each pid; then, for SIGKILL/SIGTERM, wait until they are really gone
 /// (PID 1 here reaps late, and a restart must not find the old daemon's pid still there).
 pub fn signal_all(pids: &[PidRecord], signal: i32, wait: Duration) -> Result<()> {
@@ -277,4 +316,29 @@ pub fn lab_install(part: &str, what: &str, home: &Path) -> Result<()> {
     let cache = format!("DFSBENCH_CACHE_DIR={}", cache_dir().display());
     let script = script.display().to_string();
     run("env", &[&cache, "bash", &script, part], Duration::from_secs(1800)).map(|_| ())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::listening_ports_in;
+
+    #[test]
+    fn listening_ports_leave_out_loopback_and_connections() {
+        // As this host (little-endian) prints them: 127.0.0.1:8080 and 0.0.0.0:9421 listen,
+        // 198.18.2.2:9422 is a connection, 198.18.2.2:24023 listens.
+        let tcp = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
+   0: 0100007F:1F90 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1 1 0 100 0 0 10 0
+   1: 00000000:24CD 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 2 1 0 100 0 0 10 0
+   2: 020212C6:24CE 030212C6:8F2A 01 00000000:00000000 00:00000000 00000000     0        0 3 1 0 20 4 30 10 -1
+   3: 020212C6:5DD7 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 4 1 0 100 0 0 10 0
+";
+        assert_eq!(listening_ports_in(tcp), [9421, 24023]);
+        // [::1]:9000 and [::]:9001 listen.
+        let tcp6 = "  sl  local_address                         remote_address                        st
+   0: 00000000000000000000000001000000:2328 00000000000000000000000000000000:0000 0A 0
+   1: 00000000000000000000000000000000:2329 00000000000000000000000000000000:0000 0A 0
+";
+        assert_eq!(listening_ports_in(tcp6), [9001]);
+        assert!(listening_ports_in("").is_empty());
+    }
 }

@@ -383,6 +383,7 @@ pub fn long_run(seconds: usize, workers: usize) -> RunResult {
             run_path: "/mnt/synthetic/dfsbench-20260101-000000-5e1f00".into(),
             capabilities: caps.iter().map(|c| (c.to_string(), true)).collect(),
             details: [("fs_type".to_string(), "ceph".to_string())].into_iter().collect(),
+            link: None,
         },
         "config": config,
         "config_hash": "5e1f".repeat(16),

@@ -70,6 +70,10 @@ pub struct NullTests {
     /// One blob written to and read from the run directory.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bandwidth: Option<Bandwidth>,
+    /// Each node of a target whose nodes are known (a lab target's): TCP connect, ping and
+    /// the bandwidth from the node to the client. Empty for other targets and older results.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nodes: Vec<NodeNullTests>,
     /// Tests that could not run, and why.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub errors: Vec<String>,
@@ -86,6 +90,80 @@ pub struct Bandwidth {
     /// The same read again, from whatever the client cached (target bandwidth only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cached_read_bytes_per_sec: Option<f64>,
+}
+
+/// The null tests of one node of the target; what could not be measured is in the null
+/// tests' `errors`, named by the node.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct NodeNullTests {
+    /// The node's name in the lab (`node1`).
+    pub name: String,
+    pub addr: String,
+    /// The client's reads come from this node (a gateway the target names, or else a node
+    /// holding data: brick, chunkserver, OSD ...): its bandwidth counts in what the client's
+    /// link can carry.
+    pub serves_data: bool,
+    /// The TCP port connected to: the lowest one the node listens on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub port: Option<u16>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connect: Option<RoundTrips>,
+    /// ICMP echo round trips (`op` is `icmp echo`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ping: Option<RoundTrips>,
+    /// Bytes the node sent the client over one TCP stream, from a sender started in the
+    /// node's network namespace, over the time the client took to receive them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bandwidth: Option<NodeBandwidth>,
+    /// The same the other way, from the client to a receiver in the node's namespace: the way
+    /// a write's data goes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bandwidth_to_node: Option<NodeBandwidth>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct NodeBandwidth {
+    pub bytes: u64,
+    pub bytes_per_sec: f64,
+}
+
+/// What the client's link to the storage can carry at most, as far as the run knows it.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct LinkCapacity {
+    pub bytes_per_sec: f64,
+    /// `configured` (a rate limit the lab set on each node link: `dfsbench lab limit`) or
+    /// `measured` (the null tests' node bandwidths, summed over the nodes reads come from).
+    pub source: String,
+    /// The figure in words, with the nodes it sums over.
+    pub basis: String,
+}
+
+impl LinkCapacity {
+    pub const CONFIGURED: &'static str = "configured";
+    pub const MEASURED: &'static str = "measured";
+
+    /// The sum of the bandwidths measured to the nodes that serve data; None when one of
+    /// them was not measured (a sum without it would understate the link).
+    pub fn measured(nodes: &[NodeNullTests]) -> Option<LinkCapacity> {
+        let data: Vec<&NodeNullTests> = nodes.iter().filter(|n| n.serves_data).collect();
+        if data.is_empty() {
+            return None;
+        }
+        let mut sum = 0.0;
+        for n in &data {
+            sum += n.bandwidth.as_ref()?.bytes_per_sec;
+        }
+        let names: Vec<&str> = data.iter().map(|n| n.name.as_str()).collect();
+        Some(LinkCapacity {
+            bytes_per_sec: sum,
+            source: Self::MEASURED.into(),
+            basis: format!(
+                "{:.0} MiB/s measured from {} to the client in the null tests",
+                sum / MIB,
+                names.join(" + ")
+            ),
+        })
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -142,6 +220,10 @@ pub struct Target {
     pub run_path: String,
     pub capabilities: BTreeMap<String, bool>,
     pub details: BTreeMap<String, String>,
+    /// What the client's link to the storage can carry, when the run knows it (lab targets):
+    /// read phases above it are marked `[cache?]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link: Option<LinkCapacity>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -355,11 +437,16 @@ pub fn validity_reasons(p: &PhaseResult) -> Vec<String> {
 /// is suspect, when the null test saw the client cache make a difference.
 pub const SUSPECT_FACTOR: f64 = 2.0;
 
+/// A read phase this many times faster than the client's link can carry is suspect: a
+/// margin for the link's burst and the measurement's noise, so honest reads are not flagged.
+pub const LINK_MARGIN: f64 = 1.5;
+
 /// Why a read phase may have been served from the client's cache: its invalidation was
-/// disabled or failed on a backend with a page cache, or it read faster per worker than
-/// the target delivered without the cache in the null test (when the null test saw a cached
-/// read at least twice as fast as an uncached one, so the cache is what makes the difference).
-pub fn cache_suspects(p: &PhaseResult, null_tests: Option<&NullTests>) -> Vec<String> {
+/// disabled or failed on a backend with a page cache, it read faster per worker than the
+/// target delivered without the cache in the null test (when the null test saw a cached read
+/// at least twice as fast as an uncached one, so the cache is what makes the difference), or
+/// it read more than 1.5x what the client's link to the storage can carry.
+pub fn cache_suspects(p: &PhaseResult, null_tests: Option<&NullTests>, link: Option<&LinkCapacity>) -> Vec<String> {
     let mut out = Vec::new();
     let Some(cache) = &p.cache else {
         return out;
@@ -370,13 +457,13 @@ pub fn cache_suspects(p: &PhaseResult, null_tests: Option<&NullTests>) -> Vec<St
             cache.describe()
         ));
     }
+    let read_bps = p
+        .ops_by_kind
+        .iter()
+        .find(|k| k.op == "read")
+        .map_or(p.bytes_per_sec, |k| k.bytes_per_sec);
     let bw = null_tests.and_then(|n| n.bandwidth.as_ref());
     if let Some((cold, warm)) = bw.and_then(|b| Some((b.read_bytes_per_sec, b.cached_read_bytes_per_sec?))) {
-        let read_bps = p
-            .ops_by_kind
-            .iter()
-            .find(|k| k.op == "read")
-            .map_or(p.bytes_per_sec, |k| k.bytes_per_sec);
         let per_worker = read_bps / p.workers.max(1) as f64;
         if cold > 0.0 && warm >= SUSPECT_FACTOR * cold && per_worker > SUSPECT_FACTOR * cold {
             out.push(format!(
@@ -387,7 +474,30 @@ pub fn cache_suspects(p: &PhaseResult, null_tests: Option<&NullTests>) -> Vec<St
             ));
         }
     }
+    if let Some(link) = link.filter(|l| l.bytes_per_sec > 0.0) {
+        let per_host = busiest_host_read(p, read_bps);
+        if per_host > LINK_MARGIN * link.bytes_per_sec {
+            let host = if p.nodes.len() > 1 { " on one host" } else { "" };
+            out.push(format!(
+                "served from client cache? read {:.0} MiB/s{host}, over {LINK_MARGIN}x what the client's link to the storage carries ({}, {})",
+                per_host / MIB,
+                link.source,
+                link.basis
+            ));
+        }
+    }
     out
+}
+
+/// The read throughput through one client's link: the phase's, or in a run over several
+/// hosts the busiest host's share of it.
+fn busiest_host_read(p: &PhaseResult, read_bps: f64) -> f64 {
+    let busiest = p.nodes.iter().map(|n| n.bytes_per_sec).fold(0.0, f64::max);
+    if p.nodes.len() > 1 && p.bytes_per_sec > 0.0 {
+        busiest * read_bps / p.bytes_per_sec
+    } else {
+        read_bps
+    }
 }
 
 const MIB: f64 = 1024.0 * 1024.0;
@@ -729,7 +839,7 @@ mod tests {
             cache.describe(),
             "not invalidated (--invalidate 0), kernel caches dropped, 100 of 100 re-reads not invalidated first"
         );
-        let s = cache_suspects(&p, None);
+        let s = cache_suspects(&p, None, None);
         assert_eq!(s.len(), 1, "{s:?}");
         assert!(s[0].ends_with("100 of 100 re-reads not invalidated first"), "{}", s[0]);
     }
@@ -739,10 +849,10 @@ mod tests {
         // 2500 MiB/s per worker.
         let p = read_phase();
         assert!(
-            cache_suspects(&p, None).is_empty(),
+            cache_suspects(&p, None, None).is_empty(),
             "no null test, invalidated: nothing to say"
         );
-        let s = cache_suspects(&p, Some(&null_tests(1000.0, 6000.0)));
+        let s = cache_suspects(&p, Some(&null_tests(1000.0, 6000.0)), None);
         assert_eq!(s.len(), 1, "{s:?}");
         assert!(
             s[0].starts_with("served from client cache? 2500 MiB/s per worker"),
@@ -750,24 +860,89 @@ mod tests {
             s[0]
         );
         assert!(
-            cache_suspects(&p, Some(&null_tests(1300.0, 6000.0))).is_empty(),
+            cache_suspects(&p, Some(&null_tests(1300.0, 6000.0)), None).is_empty(),
             "within 2x"
         );
         assert!(
-            cache_suspects(&p, Some(&null_tests(1000.0, 1500.0))).is_empty(),
+            cache_suspects(&p, Some(&null_tests(1000.0, 1500.0)), None).is_empty(),
             "the cache made no difference in the null test (tmpfs, mem): nothing to compare"
         );
         let mut off = read_phase();
         off.cache.as_mut().unwrap().policy = PhaseCache::DISABLED.into();
-        let s = cache_suspects(&off, None);
+        let s = cache_suspects(&off, None, None);
         assert_eq!(
             s,
             ["served from client cache? the page cache was not invalidated (--invalidate 0)"]
         );
         off.cache = None;
         assert!(
-            cache_suspects(&off, None).is_empty(),
+            cache_suspects(&off, None, None).is_empty(),
             "phases that read nothing are not judged"
+        );
+    }
+
+    fn node(name: &str, serves_data: bool, mib: Option<f64>) -> NodeNullTests {
+        NodeNullTests {
+            name: name.into(),
+            addr: "127.0.0.1".into(),
+            serves_data,
+            bandwidth: mib.map(|m| NodeBandwidth {
+                bytes: 16 << 20,
+                bytes_per_sec: m * MIB,
+            }),
+            ..NodeNullTests::default()
+        }
+    }
+
+    #[test]
+    fn the_link_is_the_sum_over_the_nodes_that_serve_data_and_all_of_them() {
+        let nodes = [
+            node("node1", false, Some(9000.0)),
+            node("node2", true, Some(1000.0)),
+            node("node3", true, Some(1500.0)),
+        ];
+        let link = LinkCapacity::measured(&nodes).expect("every data node measured");
+        assert_eq!(link.bytes_per_sec, 2500.0 * MIB, "the metadata node carries no data");
+        assert_eq!(link.source, "measured");
+        assert!(link.basis.contains("node2 + node3"), "{}", link.basis);
+        let unmeasured = [node("node2", true, Some(1000.0)), node("node3", true, None)];
+        assert!(
+            LinkCapacity::measured(&unmeasured).is_none(),
+            "a sum without node3 would understate the link"
+        );
+        assert!(LinkCapacity::measured(&[node("node1", false, Some(1.0))]).is_none());
+    }
+
+    #[test]
+    fn reads_beyond_what_the_link_carries_are_marked_and_reads_within_it_are_not() {
+        // 5000 MiB/s over the phase.
+        let p = read_phase();
+        let link = |mib: f64| LinkCapacity {
+            bytes_per_sec: mib * MIB,
+            source: LinkCapacity::CONFIGURED.into(),
+            basis: format!("lab limit on 2 node links, {mib} MiB/s in all"),
+        };
+        let s = cache_suspects(&p, None, Some(&link(1000.0)));
+        assert_eq!(s.len(), 1, "{s:?}");
+        assert!(
+            s[0].starts_with("served from client cache? read 5000 MiB/s, over 1.5x what the client's link to the storage carries (configured, lab limit on 2 node links, 1000 MiB/s in all)"),
+            "{}",
+            s[0]
+        );
+        assert!(
+            cache_suspects(&p, None, Some(&link(4000.0))).is_empty(),
+            "5000 MiB/s is within the margin of a 4000 MiB/s link"
+        );
+        let mut two_hosts = read_phase();
+        let host = |name: &str, mib: f64| -> NodeSummary {
+            serde_json::from_value(json!({"host": name, "ranks": [0], "ops": 1, "bytes": 1, "errors": 0,
+                "duration_s": 10.0, "ops_per_sec": 1.0, "bytes_per_sec": mib * MIB, "p50_ns": 0, "p99_ns": 0, "max_ns": 0}))
+            .expect("a node summary")
+        };
+        two_hosts.nodes = vec![host("a", 2500.0), host("b", 2500.0)];
+        assert!(
+            cache_suspects(&two_hosts, None, Some(&link(2000.0))).is_empty(),
+            "each host's 2500 MiB/s goes through its own link"
         );
     }
 }

@@ -2,6 +2,7 @@
 //! `dfsbench run`, a line per point, the manifest rewritten after each so that Ctrl-C or a
 //! crash keeps what finished.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant, SystemTime};
@@ -12,7 +13,7 @@ use dfsbench_core::config::{validate, RunConfig, RunSpec, WorkloadFile};
 use dfsbench_core::faults::FaultEntry;
 use dfsbench_core::runner::{fit_to_backend, Quiet};
 use dfsbench_core::session::{execute as execute_run, new_run_id};
-use dfsbench_result::RunResult;
+use dfsbench_result::{LinkCapacity, RunResult};
 
 use super::args::StudyArgs;
 use super::launch::{self, Launcher};
@@ -242,7 +243,13 @@ fn record(sys: &System) -> RunRecord {
 }
 
 /// A point of one process, in this process.
-fn run_here(config: &RunConfig, sys: &System, result: &Path, ctx: &Context) -> Result<(RunRecord, String), Failure> {
+fn run_here(
+    config: &RunConfig,
+    sys: &System,
+    result: &Path,
+    ctx: &Context,
+    measured_links: &mut BTreeMap<String, LinkCapacity>,
+) -> Result<(RunRecord, String), Failure> {
     let mut rec = record(sys);
     let run_id = new_run_id();
     // A point whose threads hang in the storage waits for them (no hook ends the study).
@@ -261,6 +268,10 @@ fn run_here(config: &RunConfig, sys: &System, result: &Path, ctx: &Context) -> R
             Ok((rec, format!("failed: {e}")))
         }
         Ok(outcome) => {
+            let nodes = outcome.result.null_tests.as_ref().map(|n| &n.nodes[..]);
+            if let Some(link) = nodes.and_then(LinkCapacity::measured) {
+                measured_links.insert(sys.label.clone(), link);
+            }
             let path = save(&outcome.result, result)?.path;
             rec.result = Some(relative(&path, ctx.dir));
             Ok((rec, status_of(&outcome.result)))
@@ -385,8 +396,16 @@ pub fn execute(
     let total = study.points.len() * systems.len();
     let (mut done, mut failed) = (0, 0);
     // Systems whose null tests are still to run: with the first point that runs on each, so a
-    // system the first point skips (S3 and positional writes) still has them.
-    let mut null_pending: Vec<&str> = Vec::new();
+    // system the first point skips (S3 and positional writes) still has them. Lab systems run
+    // them in every study: what they measure of the nodes' links is what the system's read
+    // phases are judged by.
+    let mut null_pending: Vec<&str> = systems
+        .iter()
+        .filter(|s| s.lab.is_some())
+        .map(|s| s.label.as_str())
+        .collect();
+    // What each lab system's null tests measured its client's link to carry.
+    let mut measured_links: BTreeMap<String, LinkCapacity> = BTreeMap::new();
     'points: for point in &study.points {
         let mut record = PointRecord {
             id: point.id.clone(),
@@ -424,6 +443,15 @@ pub fn execute(
                 if let (true, Some(lab)) = (c.server_pids.is_empty(), &sys.lab) {
                     c.server_pids = dfsbench_lab::running_pids(lab).map_err(|e| e.to_string())?;
                 }
+                // Its nodes too, with the link the system's null tests measured for points
+                // that measure nothing.
+                if let Some(lab) = &sys.lab {
+                    let mut known = crate::lab::known_nodes(
+                        dfsbench_lab::target_nodes(lab, &sys.target).map_err(|e| e.to_string())?,
+                    );
+                    known.measured_before = measured_links.get(&sys.label).cloned();
+                    c.nodes = Some(known);
+                }
                 Ok(c)
             });
             if let Some(why) = config
@@ -448,9 +476,11 @@ pub fn execute(
             // Between points no run is under way: nothing reads the environment meanwhile.
             env.switch_to(sys);
             let mut config = config.map_err(Failure::runtime)?;
-            // (In this process: a child's workload file has its own settings.)
+            // (In this process: a child's workload file has its own settings. Not under added
+            // delay or a fault: the null tests measure what the hardware can do.)
             let pending = null_pending.iter().position(|l| *l == sys.label);
-            if let Some(at) = pending.filter(|_| workload.is_none()) {
+            let undisturbed = point.one_way_delay_ms.is_none() && point.disruption.is_none();
+            if let Some(at) = pending.filter(|_| workload.is_none() && undisturbed) {
                 null_pending.remove(at);
                 config.null_tests = true;
             }
@@ -478,7 +508,7 @@ pub fn execute(
                     format!("failed: {why}"),
                 ),
                 _ => match &workload {
-                    None => run_here(&config, sys, &result, &ctx)?,
+                    None => run_here(&config, sys, &result, &ctx, &mut measured_links)?,
                     Some(file) => run_child(point, file, sys, &result, &ctx)?,
                 },
             };

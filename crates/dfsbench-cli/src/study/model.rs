@@ -179,6 +179,12 @@ pub enum NullField {
     NetRead,
     RoundTrip,
     Connect,
+    /// A lab target's nodes: the median over the nodes of their TCP connect medians.
+    NodeConnect,
+    /// The median over the nodes of their ping medians.
+    NodePing,
+    /// The bandwidth from the nodes that serve data to the client, summed.
+    NodeBandwidth,
 }
 
 impl NullField {
@@ -190,10 +196,23 @@ impl NullField {
             NullField::NetRead => "null_tests.bandwidth.read_bytes_per_sec",
             NullField::RoundTrip => "null_tests.round_trip.median_ns",
             NullField::Connect => "null_tests.connect.median_ns",
+            NullField::NodeConnect => "null_tests.nodes.connect.median_ns",
+            NullField::NodePing => "null_tests.nodes.ping.median_ns",
+            NullField::NodeBandwidth => "null_tests.nodes.bandwidth.bytes_per_sec",
         }
     }
     pub fn is_time(self) -> bool {
-        matches!(self, NullField::RoundTrip | NullField::Connect)
+        matches!(
+            self,
+            NullField::RoundTrip | NullField::Connect | NullField::NodeConnect | NullField::NodePing
+        )
+    }
+    /// Measured per node of a lab target.
+    pub fn is_per_node(self) -> bool {
+        matches!(
+            self,
+            NullField::NodeConnect | NullField::NodePing | NullField::NodeBandwidth
+        )
     }
 }
 

@@ -31,6 +31,8 @@ pub fn short(why: &str) -> String {
         Some("no --server-pid".into())
     } else if let Some((_, what)) = rest.split_once(" lab has no ") {
         Some(format!("no {what}"))
+    } else if rest.starts_with("no single endpoint") {
+        Some("no single endpoint".into())
     } else if rest.starts_with("needs a lab target") {
         Some("needs a lab target".into())
     } else if rest.starts_with("mem:// lives in one process") {
@@ -86,6 +88,14 @@ mod tests {
             (
                 "n/a: the gluster lab has no metadata server",
                 "n/a: no metadata server",
+            ),
+            (
+                "n/a: no single endpoint on the posix backend: each node's TCP connect is in the row below",
+                "n/a: no single endpoint",
+            ),
+            (
+                "n/a: needs a lab target (-t lab:NAME): only a lab's nodes are known",
+                "n/a: needs a lab target",
             ),
         ] {
             assert_eq!(short(full), code, "{full}");

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use dfsbench_backends::redact::redact;
 use dfsbench_result::faults::FaultImpact;
-use dfsbench_result::{PhaseResult, RunResult};
+use dfsbench_result::{median, LinkCapacity, NodeNullTests, NullTests, PhaseResult, RoundTrips, RunResult};
 
 use dfsbench_report::flags::SUSPECT_MARK;
 use dfsbench_report::study_page::{self as page, CellDoc, PointDoc, RowDoc, StudyTables, SystemColumn, TableDoc};
@@ -105,7 +105,16 @@ fn null_raw(r: &RunResult, f: NullField) -> Option<(f64, f64)> {
         NullField::NetRead => (n.bandwidth.as_ref()?.read_bytes_per_sec, 1.0 / MIB),
         NullField::RoundTrip => (n.round_trip.as_ref()?.median_ns as f64, 1e-6),
         NullField::Connect => (n.connect.as_ref()?.median_ns as f64, 1e-6),
+        NullField::NodeConnect => (median_over_nodes(n, |x| x.connect.as_ref())?, 1e-6),
+        NullField::NodePing => (median_over_nodes(n, |x| x.ping.as_ref())?, 1e-6),
+        NullField::NodeBandwidth => (LinkCapacity::measured(&n.nodes)?.bytes_per_sec, 1.0 / MIB),
     })
+}
+
+/// The median of the nodes' median round trips; None unless every node has one.
+fn median_over_nodes(n: &NullTests, trips: impl Fn(&NodeNullTests) -> Option<&RoundTrips>) -> Option<f64> {
+    let medians: Option<Vec<f64>> = n.nodes.iter().map(|x| Some(trips(x)?.median_ns as f64)).collect();
+    medians.filter(|m| !m.is_empty()).map(|m| median(&m))
 }
 
 /// The raw number of `metric` in phase `p` and the factor that makes it the table's unit.
@@ -150,6 +159,16 @@ fn source(loaded: &Loaded, point: &str, system: &str, cell: &Cell) -> Result<(So
         ));
     }
     if let Metric::Null(f) = cell.metric {
+        let nodes_known = r.null_tests.as_ref().is_some_and(|n| !n.nodes.is_empty());
+        if f.is_per_node() && !nodes_known {
+            return Err("n/a: needs a lab target (-t lab:NAME): only a lab's nodes are known".into());
+        }
+        if f == NullField::Connect && nodes_known && r.null_tests.as_ref().is_some_and(|n| n.connect.is_none()) {
+            return Err(format!(
+                "n/a: no single endpoint on the {} backend: each node's TCP connect is in the row below",
+                r.target.backend
+            ));
+        }
         let (raw, factor) = null_raw(r, f).ok_or_else(|| match r.null_tests.as_ref().map(|n| n.errors.join("; ")) {
             Some(why) if !why.is_empty() => format!("n/a: {why}"),
             Some(_) => format!("n/a: no {} on the {} backend", f.path(), r.target.backend),
@@ -665,6 +684,72 @@ mod tests {
         assert_eq!(text(&run(1, 0.2)), "out 6-14 s, continued, 1 error");
         for r in [run(99999, 11.7), run(99999, 0.2)] {
             assert!(text(&r).chars().count() <= 40, "{}", text(&r));
+        }
+    }
+
+    /// A lab run's null tests: three nodes, node1 a metadata server.
+    fn lab_run(with_nodes: bool) -> Loaded {
+        const MIB: f64 = 1048576.0;
+        let trips = |op: &str, us: u64| RoundTrips {
+            op: op.into(),
+            count: 5,
+            min_ns: us * 1000,
+            median_ns: us * 1000,
+            max_ns: us * 1000,
+        };
+        let node = |name: &str, serves_data, connect_us, ping_us, mib: f64| NodeNullTests {
+            name: name.into(),
+            addr: "198.18.2.2".into(),
+            serves_data,
+            port: Some(9421),
+            connect: Some(trips("tcp connect", connect_us)),
+            ping: Some(trips("icmp echo", ping_us)),
+            bandwidth: Some(dfsbench_result::NodeBandwidth {
+                bytes: 32 << 20,
+                bytes_per_sec: mib * MIB,
+            }),
+            bandwidth_to_node: None,
+        };
+        let mut r = dfsbench_report::synthetic::long_run(30, 2);
+        r.null_tests = Some(NullTests {
+            nodes: if with_nodes {
+                vec![
+                    node("node1", false, 40, 20, 100.0),
+                    node("node2", true, 60, 30, 200.0),
+                    node("node3", true, 50, 10, 300.0),
+                ]
+            } else {
+                Vec::new()
+            },
+            ..NullTests::default()
+        });
+        Loaded {
+            runs: [(("p".to_string(), "lab".to_string()), Ok(("lab/p.json".to_string(), r)))].into(),
+            order: vec!["p".into()],
+        }
+    }
+
+    #[test]
+    fn node_rows_take_medians_over_the_nodes_and_the_sum_over_data_nodes() {
+        let cell = |f| Cell::new("p", PhaseSel::op("write"), Metric::Null(f));
+        let get = |loaded: &Loaded, f| source(loaded, "p", "lab", &cell(f)).map(|(s, _)| s.raw);
+        let lab = lab_run(true);
+        assert_eq!(get(&lab, NullField::NodeConnect), Ok(50_000.0), "ns");
+        assert_eq!(get(&lab, NullField::NodePing), Ok(20_000.0));
+        assert_eq!(
+            get(&lab, NullField::NodeBandwidth),
+            Ok(500.0 * 1048576.0),
+            "without node1"
+        );
+        let endpoint = get(&lab, NullField::Connect).unwrap_err();
+        assert!(
+            endpoint.starts_with("n/a: no single endpoint on the posix backend"),
+            "{endpoint}"
+        );
+        let plain = lab_run(false);
+        for f in [NullField::NodeConnect, NullField::NodePing, NullField::NodeBandwidth] {
+            let why = get(&plain, f).unwrap_err();
+            assert!(why.starts_with("n/a: needs a lab target (-t lab:NAME)"), "{why}");
         }
     }
 }

@@ -30,6 +30,11 @@ pub struct RunConfig {
     /// Server processes whose CPU every phase records, on rank 0's host.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub server_pids: Vec<u32>,
+    /// The target's nodes and link limit, where known (a lab target's): the null tests measure
+    /// each node, and read phases beyond the link are marked. The target's, not the
+    /// workload's: left out of the config and its hash.
+    #[serde(skip)]
+    pub nodes: Option<crate::nodes::KnownNodes>,
     /// Read phases read the data of the workers a node away (multi-process runs).
     pub shuffle: bool,
     /// Drop the cached pages of a read phase's files before it (fio's invalidate=1).
@@ -169,6 +174,7 @@ pub fn validate(run: &RunSpec, jobs: &[JobSpec]) -> Result<RunConfig, ConfigErro
             }
             pids => pids.unwrap_or_default().to_vec(),
         },
+        nodes: None,
         jobs,
     })
 }

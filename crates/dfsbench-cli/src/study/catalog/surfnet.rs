@@ -176,7 +176,10 @@ pub fn surfnet(scale: Scale) -> Study {
                     ("write to the target (one blob)", NullField::NetWrite),
                     ("read from the target (one blob)", NullField::NetRead),
                     ("round trip, new-name lookup (median)", NullField::RoundTrip),
-                    ("TCP connect (median)", NullField::Connect),
+                    ("TCP connect, endpoint (median)", NullField::Connect),
+                    ("TCP connect, each node (median)", NullField::NodeConnect),
+                    ("ping, each node (median)", NullField::NodePing),
+                    ("data nodes to the client (sum)", NullField::NodeBandwidth),
                 ]
                 .map(|(label, f)| Row {
                     labels: vec![label.into(), Metric::Null(f).unit().into()],
@@ -216,7 +219,7 @@ pub fn surfnet(scale: Scale) -> Study {
             },
         ],
         notes: vec![
-            "Null tests run once per system, with the first point that runs on it (on S3, whose write points are n/a, the first read); a TCP connect time exists only for network targets.".into(),
+            "Null tests run once per system, with the first point that runs on it without added delay or a fault (on S3, whose write points are n/a, the first read); a TCP connect time to the endpoint exists only for network targets; on lab targets each node is measured (TCP connect to a port it serves, ICMP echo, and one TCP stream from the node to the client; medians over the nodes, bandwidth summed over the nodes reads come from: the gateways of an S3, Swift or Alluxio target, else the nodes that hold data).".into(),
             "20 ms more round trip: on lab targets (`-t lab:NAME`) dfsbench adds 10 ms each way on every node link with `dfsbench lab delay` for those points and removes it after; other targets say n/a.".into(),
             "Failure matrix: runs on lab targets (`-t lab:NAME`), whose nodes dfsbench takes out with `dfsbench lab fault`; the client's own failure is not run, since the client is the machine dfsbench runs on.".into(),
         ],
