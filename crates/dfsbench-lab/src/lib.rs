@@ -20,7 +20,8 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-pub use state::{labs_dir, NodeState, PidRecord, State, LAB_DIR_ENV};
+pub use state::{labs_dir, NodeState, State, LAB_DIR_ENV};
+pub use sys::PidRecord;
 
 /// A lab failure, one line each: what the user asked for is wrong (an unknown system, layout,
 /// node or delay: the CLI exits with 2), or the lab could not do it (a command failed, a

@@ -6,45 +6,12 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::sys::proc_stat;
+use crate::sys::PidRecord;
 use crate::{Error, Result};
 
 /// Overrides the directory holding every lab's state and data.
 pub const LAB_DIR_ENV: &str = "DFSBENCH_LAB_DIR";
 const DEFAULT_LAB_DIR: &str = "/var/lib/dfsbench/labs";
-
-/// A process we started, with its start time so a reused pid is never signalled.
-#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
-pub struct PidRecord {
-    pub pid: i32,
-    pub start_time: u64,
-    pub what: String,
-}
-
-impl PidRecord {
-    pub fn of(pid: i32, what: &str) -> Option<PidRecord> {
-        let (start_time, _) = proc_stat(pid)?;
-        Some(PidRecord {
-            pid,
-            start_time,
-            what: what.to_string(),
-        })
-    }
-
-    /// The same process is still there (a zombie counts: it can still be signalled harmlessly).
-    pub fn alive(&self) -> bool {
-        proc_stat(self.pid).is_some_and(|(t, _)| t == self.start_time)
-    }
-
-    /// Alive and not a zombie.
-    pub fn running(&self) -> bool {
-        proc_stat(self.pid).is_some_and(|(t, s)| t == self.start_time && s != 'Z')
-    }
-
-    pub fn stopped(&self) -> bool {
-        proc_stat(self.pid).is_some_and(|(t, s)| t == self.start_time && s == 'T')
-    }
-}
 
 #[derive(Serialize, Deserialize, Debug, Clone)]
 pub struct NodeState {

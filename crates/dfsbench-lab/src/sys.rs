@@ -6,7 +6,8 @@ use std::process::{Command, Stdio};
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
-use crate::state::PidRecord;
+use serde::{Deserialize, Serialize};
+
 use crate::{Error, Result};
 
 /// Run a command to completion, killed after `limit`; its stdout, or an error with its stderr.
@@ -80,6 +81,39 @@ pub fn spawn_in(netns: Option<&str>, program: &str, args: &[&str], log: &Path) -
     });
     PidRecord::of(pid, program)
         .ok_or_else(|| Error::runtime(format!("{program} exited at once; see {}", log.display())))
+}
+
+/// A process we started, with its start time so a reused pid is never signalled.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+pub struct PidRecord {
+    pub pid: i32,
+    pub start_time: u64,
+    pub what: String,
+}
+
+impl PidRecord {
+    pub fn of(pid: i32, what: &str) -> Option<PidRecord> {
+        let (start_time, _) = proc_stat(pid)?;
+        Some(PidRecord {
+            pid,
+            start_time,
+            what: what.to_string(),
+        })
+    }
+
+    /// The same process is still there (a zombie counts: it can still be signalled harmlessly).
+    pub fn alive(&self) -> bool {
+        proc_stat(self.pid).is_some_and(|(t, _)| t == self.start_time)
+    }
+
+    /// Alive and not a zombie.
+    pub fn running(&self) -> bool {
+        proc_stat(self.pid).is_some_and(|(t, s)| t == self.start_time && s != 'Z')
+    }
+
+    pub fn stopped(&self) -> bool {
+        proc_stat(self.pid).is_some_and(|(t, s)| t == self.start_time && s == 'T')
+    }
 }
 
 /// Field 22 of /proc/PID/stat (start time in clock ticks), and the state letter.

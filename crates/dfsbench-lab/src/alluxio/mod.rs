@@ -10,7 +10,8 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::state::{NodeState, PidRecord, State};
+use crate::state::{NodeState, State};
+use crate::sys::PidRecord;
 use crate::sys::{self, render, spawn_in, wait_for};
 use crate::{Error, Result, System};
 
