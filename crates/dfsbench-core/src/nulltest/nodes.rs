@@ -12,7 +12,7 @@ use std::time::Duration;
 use dfsbench_backends::clock::Instant;
 use dfsbench_result::{LinkCapacity, NodeBandwidth, NodeNullTests, RoundTrips};
 
-use crate::nulltest::{connect_times, round_trips, CONNECT_TIMEOUT};
+use super::{connect_times, round_trips, CONNECT_TIMEOUT};
 
 const PINGS: usize = 5;
 const PING_TIMEOUT: Duration = Duration::from_secs(1);
@@ -147,7 +147,7 @@ fn ipv4(addr: &str) -> io::Result<Ipv4Addr> {
 }
 
 fn ping(addr: &str) -> io::Result<RoundTrips> {
-    let mut times = crate::icmp::echo_times(ipv4(addr)?, PINGS, PING_TIMEOUT)?;
+    let mut times = super::icmp::echo_times(ipv4(addr)?, PINGS, PING_TIMEOUT)?;
     Ok(round_trips("icmp echo", &mut times))
 }
 
@@ -507,7 +507,7 @@ mod tests {
         let nodes = measure(&known, &mut errors);
         assert!(errors.is_empty(), "{errors:?}");
         let n = &nodes[0];
-        assert!(n.connect.as_ref().is_some_and(|c| c.count == crate::nulltest::CONNECTS));
+        assert!(n.connect.as_ref().is_some_and(|c| c.count == super::super::CONNECTS));
         assert!(n.ping.as_ref().is_some_and(|p| p.count == PINGS && p.op == "icmp echo"));
         let b = n.bandwidth.as_ref().expect("the node sent to the client");
         assert!(b.bytes > 0 && b.bytes <= SEND_BYTES, "{b:?}");

@@ -20,8 +20,11 @@ use rand::RngCore;
 use dfsbench_backends::{AlignedBuf, Client, FileOpts, SharedData, Source, Storage};
 
 use crate::executor::Executor;
-use crate::nodes::KnownNodes;
 use dfsbench_result::{Bandwidth, NullTests, RoundTrips};
+use nodes::KnownNodes;
+
+mod icmp;
+pub mod nodes;
 
 /// Bytes of the local disk test file and of the blob written to the target.
 const LOCAL_BYTES: usize = 16 << 20;
@@ -55,7 +58,7 @@ pub fn run<S: Storage>(
         }
     }
     if let Some(known) = nodes {
-        out.nodes = crate::nodes::measure(known, &mut out.errors);
+        out.nodes = nodes::measure(known, &mut out.errors);
     }
     match Executor::for_backend(storage.capabilities()).block_on(target_tests(storage)) {
         Ok((rtt, bw)) => {
