@@ -55,9 +55,7 @@ fn paths_after<'a>(code: &'a str, prefix: &str) -> Vec<Vec<&'a str>> {
             for item in body.split(',') {
                 let item = item.trim();
                 let mut full = head.clone();
-                full.extend(split(
-                    &item[..item.find(|c: char| c == ' ' || c == '{').unwrap_or(item.len())],
-                ));
+                full.extend(split(&item[..item.find([' ', '{']).unwrap_or(item.len())]));
                 out.push(full);
             }
         } else {
