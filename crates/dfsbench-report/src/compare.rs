@@ -335,7 +335,7 @@ pub fn text(c: &Comparison) -> String {
     let _ = writeln!(out, "{}\n", run_line("B", c.b));
     let rows = rows(c);
     let last = rows[0].len() - 1;
-    out.push_str(&crate::table::text_table(&rows, &[0, 1, last]));
+    out.push_str(&crate::run_table::text_table(&rows, &[0, 1, last]));
     out.push('\n');
     for n in notes(c) {
         let _ = writeln!(out, "note: {n}");

@@ -149,7 +149,7 @@ pub fn recovery_line(result: &RunResult) -> Option<String> {
 
 /// The table as aligned text: faults, then the recovery line.
 pub fn faults_table(result: &RunResult) -> Option<String> {
-    let mut out = crate::table::align(&rows(result)?);
+    let mut out = crate::run_table::align(&rows(result)?);
     if let Some(r) = recovery_line(result) {
         out.push_str(&r);
         out.push('\n');

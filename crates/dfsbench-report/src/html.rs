@@ -8,9 +8,9 @@ use maud::{html, Markup, PreEscaped, DOCTYPE};
 use crate::charts::RenderError;
 use crate::figures::{self, Figure};
 use crate::fmt;
+use crate::html_tables::{self, swatch};
 use crate::runs::{self, Run};
 use crate::sweep;
-use crate::tables::{self, swatch};
 
 /// Page-level facts the result files do not hold.
 pub struct Page {
@@ -327,8 +327,8 @@ pub fn render(runs: &[Run], page: &Page) -> Result<String, RenderError> {
                 div.runs { (NL) @for r in runs { (run_card(r)) } }
                 (NL)
                 h2 #summary { "Summary" } (NL)
-                (tables::summary(runs, &keys, ambiguous))
-                (tables::marks_section(runs))
+                (html_tables::summary(runs, &keys, ambiguous))
+                (html_tables::marks_section(runs))
 
                 h2 #throughput { "Throughput per phase" } (NL)
                 (grid(&throughput, &mut id))
@@ -347,7 +347,7 @@ pub fn render(runs: &[Run], page: &Page) -> Result<String, RenderError> {
                          what the target achieved, and the response time that bought (the SPECsfs curve)."
                     }
                     (NL)
-                    (tables::rate_steps(runs))
+                    (html_tables::rate_steps(runs))
                     (grid(&rate_steps, &mut id))
                 }
                 @if !sweeps.is_empty() {
@@ -384,8 +384,8 @@ pub fn render(runs: &[Run], page: &Page) -> Result<String, RenderError> {
                     }
                     (NL)
                 }
-                (tables::endpoints(runs))
-                (tables::errors(runs))
+                (html_tables::endpoints(runs))
+                (html_tables::errors(runs))
                 footer {
                     "Made with " code { (page.command) } " from " (runs.len()) " result file" (plural(runs.len()))
                     " (schema " (dfsbench_result::SCHEMA) "). Every number on this page comes from those files: \

@@ -11,11 +11,13 @@ pub mod faults;
 pub mod figures;
 pub mod flags;
 pub mod html;
+mod html_tables;
 pub mod input;
 pub mod latency;
 pub mod lines;
 pub mod markdown;
 pub mod noise;
+mod run_table;
 pub mod runs;
 pub mod stonewall;
 pub mod study_page;
@@ -23,12 +25,10 @@ pub mod summary;
 pub mod sweep;
 #[cfg(any(test, feature = "fixtures"))]
 pub mod synthetic;
-mod table;
-mod tables;
 
 pub use csv::{long_csv, phases_csv};
 pub use dfsbench_result::units as fmt;
 pub use dfsbench_result::units::rate_si;
 pub use faults::{faults_table, stall_lines};
 pub use flags::notes;
-pub use table::{cpu_table, endpoints_table, phases_table, rate_table};
+pub use run_table::{cpu_table, endpoints_table, phases_table, rate_table};

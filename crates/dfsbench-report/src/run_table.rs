@@ -223,11 +223,11 @@ mod tests {
             md.contains("## Per endpoint: gw") && md.contains("| http://10.0.0.2:9000 |"),
             "{md}"
         );
-        let html = crate::tables::endpoints(&runs).into_string();
+        let html = crate::html_tables::endpoints(&runs).into_string();
         assert_eq!(html.matches("<tr>").count(), 3, "{html}");
         assert!(html.contains("id=\"endpoints\"") && html.contains(">50%<"), "{html}");
         // One way in: no such table.
-        assert!(crate::tables::endpoints(&runs[..0]).into_string().is_empty());
+        assert!(crate::html_tables::endpoints(&runs[..0]).into_string().is_empty());
     }
 
     #[test]
