@@ -6,20 +6,26 @@
 //! single-writer atomics that the sampler reads for the per-second series and the progress
 //! line.
 
-use std::cell::RefCell;
-use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::Mutex;
 use std::time::Duration;
 
 use dfsbench_backends::clock::Instant;
-use dfsbench_backends::{IoEngine, OpError};
+use dfsbench_backends::IoEngine;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 use crate::faults::stalls::GapLog;
-use dfsbench_result::histogram::{new_growing_histogram, new_histogram, record_latency};
-use dfsbench_result::{ErrorSample, Errors, Series, MAX_ERROR_SAMPLES};
+use dfsbench_result::histogram::new_histogram;
+use dfsbench_result::{ErrorSample, Errors, MAX_ERROR_SAMPLES};
+
+mod recorder;
+mod series;
+
+pub use recorder::{Latencies, Recorder, BATCH};
+pub use series::{
+    add_vec, coarsen, series_of, widen_series, Buckets, FINE_SERIES_INTERVAL, MAX_INTERVALS, SERIES_INTERVAL,
+};
 
 /// Running totals of one worker, written by it and read by the sampler (and, when the worker's
 /// thread is stuck in the storage at the end of a phase, by the runner instead of its result).
@@ -46,194 +52,6 @@ impl Live {
         {
             a.store(0, Relaxed);
         }
-    }
-}
-
-/// Width of the per-interval series of a phase.
-pub const SERIES_INTERVAL: Duration = Duration::from_secs(1);
-/// Width of the finer series of runs with faults.
-pub const FINE_SERIES_INTERVAL: Duration = Duration::from_millis(100);
-/// Intervals reserved up front per worker; a longer phase grows its series once an interval.
-const SERIES_RESERVE: usize = 3600;
-/// Intervals a worker thread's series holds at most: past that its intervals widen (see
-/// [`widening`]), so a run of any length keeps a bounded series. 4.5 h at 1 s, 27 min at
-/// 100 ms before the first widening; 400 KB per thread.
-pub const MAX_INTERVALS: usize = 16_384;
-
-/// How many intervals of `width` the next wider interval holds: 100 ms intervals widen to
-/// whole seconds (the 1 s series is still made from them), wider ones double.
-fn widening(width: Duration) -> usize {
-    if width < SERIES_INTERVAL {
-        (SERIES_INTERVAL.as_nanos() / width.as_nanos().max(1)) as usize
-    } else {
-        2
-    }
-}
-
-/// Operations, bytes and errors of one worker per interval of a phase, counted in the interval
-/// of each operation's own completion time: exact however late anything else runs, so the sum
-/// of the series is the phase's total. (A sampler reading running totals puts several seconds
-/// into one bucket when it wakes late on a loaded machine.)
-pub struct Buckets {
-    start: Instant,
-    width: Duration,
-    /// The interval the last operation fell in, and its bounds: the common case costs two
-    /// comparisons, no division.
-    current: usize,
-    current_from: Instant,
-    current_to: Instant,
-    ops: Vec<u64>,
-    bytes: Vec<u64>,
-    errors: Vec<u64>,
-    /// Errors per interval by kind, when asked for (the 100 ms series of runs with faults).
-    errors_by_kind: Option<BTreeMap<&'static str, Vec<u64>>>,
-}
-
-impl Buckets {
-    /// Intervals of `width` from `start`; `expected` is the phase's planned length, if known.
-    pub fn new(start: Instant, width: Duration, expected: Option<Duration>) -> Self {
-        let reserve = expected.map_or(1, |d| {
-            ((d.as_nanos() / width.as_nanos().max(1)) as usize + 2).min(SERIES_RESERVE)
-        });
-        let mut b = Buckets {
-            start,
-            width,
-            current: 0,
-            current_from: start,
-            current_to: start + width,
-            ops: Vec::with_capacity(reserve),
-            bytes: Vec::with_capacity(reserve),
-            errors: Vec::with_capacity(reserve),
-            errors_by_kind: None,
-        };
-        b.grow_to(0);
-        b
-    }
-
-    /// Also count errors by kind.
-    pub fn by_kind(mut self) -> Self {
-        self.errors_by_kind = Some(BTreeMap::new());
-        self
-    }
-
-    fn grow_to(&mut self, index: usize) {
-        if self.ops.len() <= index {
-            self.ops.resize(index + 1, 0);
-            self.bytes.resize(index + 1, 0);
-            self.errors.resize(index + 1, 0);
-        }
-    }
-
-    /// The interval `at` falls in (the first for anything before the start).
-    #[inline]
-    fn slot(&mut self, at: Instant) -> usize {
-        if at >= self.current_from && at < self.current_to {
-            return self.current;
-        }
-        let since = at.saturating_duration_since(self.start).as_nanos();
-        let mut index = (since / self.width.as_nanos().max(1)) as usize;
-        while index >= MAX_INTERVALS {
-            self.widen();
-            index = (since / self.width.as_nanos().max(1)) as usize;
-        }
-        let width = self.width.as_nanos().max(1);
-        self.grow_to(index);
-        self.current = index;
-        self.current_from = self.start + Duration::from_nanos((index as u128 * width) as u64);
-        self.current_to = self.current_from + self.width;
-        index
-    }
-
-    /// Count an operation that completed at `at`.
-    #[inline]
-    pub fn add(&mut self, at: Instant, bytes: u64) {
-        let i = self.slot(at);
-        self.ops[i] += 1;
-        self.bytes[i] += bytes;
-    }
-
-    /// Count an error of `kind` at `at`.
-    pub fn add_error(&mut self, at: Instant, kind: &'static str) {
-        let i = self.slot(at);
-        self.errors[i] += 1;
-        if let Some(by_kind) = &mut self.errors_by_kind {
-            let v = by_kind.entry(kind).or_default();
-            if v.len() <= i {
-                v.resize(i + 1, 0);
-            }
-            v[i] += 1;
-        }
-    }
-
-    /// Make every interval [`widening`] times wider, summing the counts they take in.
-    fn widen(&mut self) {
-        let factor = widening(self.width);
-        for v in [&mut self.ops, &mut self.bytes, &mut self.errors]
-            .into_iter()
-            .chain(self.errors_by_kind.iter_mut().flat_map(|m| m.values_mut()))
-        {
-            *v = sum_chunks(v, factor);
-        }
-        self.width *= factor as u32;
-        // The next count finds its interval anew.
-        self.current_to = self.current_from;
-    }
-
-    /// The width of this series' intervals: its first, or wider after a long phase.
-    pub fn width(&self) -> Duration {
-        self.width
-    }
-
-    /// Add these counts into `series`, interval by interval; `series` has intervals of this
-    /// width or a wider one of the same sequence (another thread's series widened sooner).
-    pub fn add_into(&self, series: &mut Series) {
-        let factor = (series.interval_s / self.width.as_secs_f64()).round().max(1.0) as usize;
-        let add = |into: &mut Vec<u64>, v: &[u64]| add_vec(into, &sum_chunks(v, factor));
-        add(&mut series.ops, &self.ops);
-        add(&mut series.bytes, &self.bytes);
-        add(&mut series.errors, &self.errors);
-        for (kind, v) in self.errors_by_kind.iter().flatten() {
-            add(series.errors_by_kind.entry(kind.to_string()).or_default(), v);
-        }
-    }
-}
-
-/// Sums of every `factor` consecutive counts.
-fn sum_chunks(v: &[u64], factor: usize) -> Vec<u64> {
-    v.chunks(factor.max(1)).map(|c| c.iter().sum()).collect()
-}
-
-/// `series` with `factor` times wider intervals, errors by kind included.
-pub fn widen_series(series: &Series, factor: usize) -> Series {
-    Series {
-        interval_s: series.interval_s * factor as f64,
-        ops: sum_chunks(&series.ops, factor),
-        bytes: sum_chunks(&series.bytes, factor),
-        errors: sum_chunks(&series.errors, factor),
-        errors_by_kind: series
-            .errors_by_kind
-            .iter()
-            .map(|(k, v)| (k.clone(), sum_chunks(v, factor)))
-            .collect(),
-    }
-}
-
-/// A series of `factor` times wider intervals without errors by kind (the 1 s series from the
-/// 100 ms one).
-pub fn coarsen(fine: &Series, factor: usize) -> Series {
-    Series {
-        errors_by_kind: Default::default(),
-        ..widen_series(fine, factor)
-    }
-}
-
-/// `into[i] += from[i]`, growing `into` as needed.
-pub fn add_vec(into: &mut Vec<u64>, from: &[u64]) {
-    if into.len() < from.len() {
-        into.resize(from.len(), 0);
-    }
-    for (a, b) in into.iter_mut().zip(from) {
-        *a += b;
     }
 }
 
@@ -344,56 +162,6 @@ impl PhaseControl {
 pub struct ClassStats {
     pub ops: u64,
     pub bytes: u64,
-}
-
-/// The exact latency histograms of one process's workers in one phase: per gateway of the
-/// target (worker `w` talks to gateway `w mod n`) and class of operation, the time to first
-/// byte and the service time. One set for every worker of the process keeps memory flat in
-/// the workers whatever carries them: a histogram per worker held 127 of 145 MiB at 256 S3
-/// workers, and one per thread 80 of 97 MiB at 256 file:// workers (a blocking backend runs a
-/// thread per worker). Workers add their latencies in batches ([`Recorder`]), so the lock is
-/// taken once per [`BATCH`] operations, after they were timed.
-#[derive(Default)]
-pub struct Latencies {
-    /// `[gateway][class]`, growing histograms (see [`new_growing_histogram`]).
-    pub classes: Vec<Vec<Histogram<u64>>>,
-    pub ttfb: Option<Histogram<u64>>,
-    pub service: Option<Histogram<u64>>,
-}
-
-impl Latencies {
-    pub fn new(endpoints: usize, classes: usize) -> Self {
-        Latencies {
-            classes: (0..endpoints.max(1))
-                .map(|_| (0..classes).map(|_| new_growing_histogram()).collect())
-                .collect(),
-            ttfb: None,
-            service: None,
-        }
-    }
-
-    /// Add a batch of one worker's latencies; `endpoint` is its row of `classes`.
-    fn add(&mut self, endpoint: usize, batch: &[(Slot, u64)]) {
-        for &(slot, ns) in batch {
-            let hist = match slot {
-                Slot::Class(c) => &mut self.classes[endpoint][c],
-                Slot::Ttfb => self.ttfb.get_or_insert_with(new_growing_histogram),
-                Slot::Service => self.service.get_or_insert_with(new_growing_histogram),
-            };
-            record_latency(hist, ns);
-        }
-    }
-}
-
-/// Latencies a worker holds before adding them to its process's [`Latencies`].
-pub const BATCH: usize = 128;
-
-/// Which histogram of [`Latencies`] a held latency goes to.
-#[derive(Clone, Copy)]
-enum Slot {
-    Class(usize),
-    Ttfb,
-    Service,
 }
 
 /// One worker's own latency over its phase, for its line in the workers table.
@@ -572,266 +340,6 @@ impl WorkerPhase {
     }
 }
 
-/// The series of completions and errors a worker thread counts in a phase, by interval, ramp-up
-/// included: 1 s, or 100 ms with `fine_series`.
-pub fn series_of(ctl: &PhaseControl) -> Buckets {
-    let expected = ctl.deadline.map(|d| d.saturating_duration_since(ctl.start));
-    if ctl.fine_series {
-        Buckets::new(ctl.start, FINE_SERIES_INTERVAL, expected).by_kind()
-    } else {
-        Buckets::new(ctl.start, SERIES_INTERVAL, expected)
-    }
-}
-
-/// The recording side of a worker in one phase.
-pub struct Recorder<'a> {
-    ctl: &'a PhaseControl,
-    live: &'a Live,
-    class_names: &'static [&'static str],
-    /// The series of the thread that carries this worker (see [`series_of`]).
-    series: &'a RefCell<Buckets>,
-    latencies: &'a Mutex<Latencies>,
-    /// Latencies not yet added to `latencies`.
-    held: Vec<(Slot, u64)>,
-    /// This worker's row of `latencies.classes`.
-    endpoint: usize,
-    /// This worker's own histogram, to 2 significant digits.
-    own: Histogram<u64>,
-    /// Whether service times are kept apart (the phase runs at a rate).
-    service: bool,
-    out: WorkerPhase,
-    ops: u64,
-    bytes: u64,
-    live_ops: u64,
-    live_bytes: u64,
-    stonewalled: bool,
-    /// Whether recording did more than count since [`Recorder::took_long`] last asked.
-    long: bool,
-}
-
-impl<'a> Recorder<'a> {
-    /// `live` must read zero: the runner resets it before the phase starts. `latencies` has a
-    /// row per gateway and a histogram per class; `series` is the carrying thread's.
-    pub fn new(
-        worker: usize,
-        classes: &'static [&'static str],
-        ctl: &'a PhaseControl,
-        live: &'a Live,
-        series: &'a RefCell<Buckets>,
-        latencies: &'a Mutex<Latencies>,
-    ) -> Self {
-        let endpoint = worker % latencies.lock().expect("lock").classes.len();
-        Recorder {
-            ctl,
-            live,
-            class_names: classes,
-            series,
-            latencies,
-            held: Vec::with_capacity(BATCH),
-            endpoint,
-            own: worker_histogram(),
-            service: false,
-            out: WorkerPhase::empty(worker, classes.len(), ctl.log_gaps),
-            ops: 0,
-            bytes: 0,
-            live_ops: 0,
-            live_bytes: 0,
-            stonewalled: false,
-            long: false,
-        }
-    }
-
-    pub fn ctl(&self) -> &'a PhaseControl {
-        self.ctl
-    }
-
-    /// Record a successful operation of class `class` that ran from `start` to `end`.
-    #[inline]
-    pub fn record(&mut self, class: usize, start: Instant, end: Instant, bytes: u64) {
-        self.live_ops += 1;
-        self.live_bytes += bytes;
-        self.live.ops.store(self.live_ops, Relaxed);
-        self.live.bytes.store(self.live_bytes, Relaxed);
-        self.series.borrow_mut().add(end, bytes);
-        if let Some(g) = &mut self.out.gaps {
-            g.complete(end.saturating_duration_since(self.ctl.start).as_nanos() as u64);
-        }
-        if self.ctl.ramp_end.is_some_and(|r| start < r) {
-            return;
-        }
-        // Once a worker has finished, what this one does no longer counts for the stonewall.
-        if !self.stonewalled && self.ctl.first_done.load(Relaxed) {
-            self.snapshot_stonewall();
-        }
-        // Counted before the latency is held: a full batch publishes the counts with it.
-        let c = &mut self.out.classes[class];
-        c.ops += 1;
-        c.bytes += bytes;
-        let ns = end.saturating_duration_since(start).as_nanos() as u64;
-        self.hold(Slot::Class(class), ns);
-        // A histogram grows (allocates and copies) for a latency beyond its bound.
-        self.long |= ns > self.own.high();
-        record_latency(&mut self.own, ns);
-        self.ops += 1;
-        self.bytes += bytes;
-        if self.out.first_start.is_none() {
-            self.out.first_start = Some(start);
-        }
-        self.out.last_end = Some(end);
-    }
-
-    /// Keep service times apart from response times: the phase runs at a rate.
-    pub fn measure_service(&mut self) {
-        self.service = true;
-    }
-
-    /// Record an operation meant to start at `intended` that started at `start`: its latency
-    /// is the response time from `intended`, and with a rate its service time is kept too.
-    #[inline]
-    pub fn record_op(&mut self, class: usize, intended: Instant, start: Instant, end: Instant, bytes: u64) {
-        self.record(class, intended, end, bytes);
-        if self.service && self.ctl.ramp_end.is_none_or(|r| intended >= r) {
-            self.hold(Slot::Service, end.saturating_duration_since(start).as_nanos() as u64);
-        }
-    }
-
-    /// Keep a latency for the process's histograms; add the batch once it is full.
-    #[inline]
-    fn hold(&mut self, slot: Slot, ns: u64) {
-        self.held.push((slot, ns));
-        if self.held.len() >= BATCH {
-            self.add_held();
-        }
-    }
-
-    fn add_held(&mut self) {
-        if !self.held.is_empty() {
-            self.latencies.lock().expect("lock").add(self.endpoint, &self.held);
-            self.held.clear();
-            self.long = true;
-            // What the process's histograms hold of this worker, should its thread hang.
-            for (c, (ops, bytes)) in self.out.classes.iter().zip(&self.live.classes) {
-                ops.store(c.ops, Relaxed);
-                bytes.store(c.bytes, Relaxed);
-            }
-        }
-    }
-
-    /// Whether recording did more than count since the last call: added a batch of latencies
-    /// under the process's lock (once per [`BATCH`]) or grew a histogram. A loop that starts
-    /// its next operation at the last completion time (one clock read per operation) reads
-    /// the clock again after such work, which would otherwise be timed as part of the next
-    /// operation: once every 128 operations is the p99.2, right in the tail.
-    #[inline]
-    pub fn took_long(&mut self) -> bool {
-        std::mem::take(&mut self.long)
-    }
-
-    /// Note what a successful whole-file read tells besides its latency: when its first byte
-    /// came, and the bytes the verify pattern checked (all of them, when verifying).
-    pub fn note_read(&mut self, start: Instant, bytes: u64, first_byte: Option<Instant>, verified: bool) {
-        if let Some(t) = first_byte {
-            self.record_ttfb(start, t);
-        }
-        if verified {
-            self.add_verified(bytes);
-        }
-    }
-
-    /// Record when the first byte of a read arrived.
-    pub fn record_ttfb(&mut self, start: Instant, first_byte: Instant) {
-        if self.ctl.ramp_end.is_some_and(|r| start < r) {
-            return;
-        }
-        self.hold(
-            Slot::Ttfb,
-            first_byte.saturating_duration_since(start).as_nanos() as u64,
-        );
-    }
-
-    /// Note the I/O engine the worker's file runs on.
-    pub fn note_engine(&mut self, engine: IoEngine) {
-        self.out.engine = Some(engine);
-    }
-
-    /// Note what the io engine probe measured, blocks per second by engine.
-    pub fn note_probe(&mut self, figures: &[(IoEngine, f64)]) {
-        self.out.probe = figures.to_vec();
-    }
-
-    /// Work that is not recorded as operations (the engine probe's trials) went on until
-    /// `end`: the phase lasts until then too.
-    pub fn busy_until(&mut self, end: Instant) {
-        self.out.last_end = Some(self.out.last_end.map_or(end, |e| e.max(end)));
-    }
-
-    /// Count requests the backend retried.
-    #[inline]
-    pub fn add_retries(&mut self, n: u64) {
-        self.out.retries += n;
-    }
-
-    /// Count what was done before a read of a file (see [`Reread`]).
-    pub fn note_reread(&mut self, r: Reread) {
-        self.out.rereads.note(r);
-    }
-
-    /// Count directory entries seen by a list operation.
-    pub fn add_items(&mut self, n: u64) {
-        self.out.items += n;
-    }
-
-    /// Count verified bytes.
-    pub fn add_verified(&mut self, n: u64) {
-        self.out.verified_bytes += n;
-    }
-
-    fn snapshot_stonewall(&mut self) {
-        self.stonewalled = true;
-        self.out.stonewall_ops = self.ops;
-        self.out.stonewall_bytes = self.bytes;
-    }
-
-    /// Record a failed operation. Errors are counted by kind, never hidden, and do not enter
-    /// the latency histogram of successful operations.
-    pub fn error(&mut self, class: usize, at: Instant, err: &OpError, path: &str, offset: Option<u64>) {
-        // Failed operations took time too: the phase lasts until the last one ended.
-        self.out.last_end = Some(self.out.last_end.map_or(at, |e| e.max(at)));
-        if err.kind == "verify" {
-            self.out.mismatches += 1;
-        }
-        let e = &mut self.out.errors;
-        e.total += 1;
-        *e.by_kind.entry(err.kind.to_string()).or_insert(0) += 1;
-        if e.samples.len() < MAX_ERROR_SAMPLES {
-            e.samples.push(ErrorSample {
-                time_s: at.saturating_duration_since(self.ctl.start).as_secs_f64(),
-                worker: self.out.worker,
-                op: self.class_names[class].to_string(),
-                kind: err.kind.to_string(),
-                path: path.to_string(),
-                offset,
-                message: err.message.clone(),
-            });
-        }
-        self.live.errors.store(e.total, Relaxed);
-        self.series.borrow_mut().add_error(at, err.kind);
-        self.ctl.count_error();
-    }
-
-    /// End of this worker's phase: mark the stonewall if it is the first to finish.
-    pub fn finish(mut self) -> WorkerPhase {
-        let end = self.out.last_end.unwrap_or_else(Instant::now);
-        self.ctl.mark_done(end);
-        if !self.stonewalled {
-            self.snapshot_stonewall();
-        }
-        self.add_held();
-        self.out.latency = WorkerLatency::of(&self.own);
-        self.out
-    }
-}
-
 /// Share of operations at which latencies "cluster at 40 ms" (see [`delayed_ack_signature`]).
 const DELAYED_ACK_SHARE: f64 = 0.2;
 
@@ -894,7 +402,10 @@ pub fn merge_histograms<'h>(hists: impl IntoIterator<Item = &'h Histogram<u64>>)
 #[cfg(test)]
 mod tests {
     use super::*;
+    use dfsbench_backends::OpError;
     use dfsbench_result::histogram::{deserialize, serialize};
+    use dfsbench_result::Series;
+    use std::cell::RefCell;
 
     static NO: AtomicBool = AtomicBool::new(false);
 
@@ -980,9 +491,9 @@ mod tests {
         b.add_error(start + secs(3 * MAX_INTERVALS as u64), "timeout");
         // 49,152 s of 1 s intervals: twice doubled, to 4 s.
         assert_eq!(b.width(), secs(4));
-        assert!(b.ops.len() <= MAX_INTERVALS, "{}", b.ops.len());
         let mut series = Series::default();
         b.add_into(&mut series);
+        assert!(series.ops.len() <= MAX_INTERVALS, "{}", series.ops.len());
         assert_eq!(series.ops.iter().sum::<u64>(), n);
         assert_eq!(series.bytes.iter().sum::<u64>(), 2 * n);
         assert_eq!(series.errors_by_kind["timeout"].iter().sum::<u64>(), 1);
