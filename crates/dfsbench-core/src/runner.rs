@@ -738,9 +738,17 @@ impl<'a, S: Storage> JobRun<'a, S> {
             l.bytes.store(0, Relaxed);
             l.errors.store(0, Relaxed);
         }
-        // Rank 0 watches the server processes: they run on its host.
-        let watched: &[u32] = if group.is_root() { &self.config.server_pids } else { &[] };
-        let cpu0 = cpu_sample(watched);
+        // Rank 0 watches the server processes: they run on its host. They are looked up again
+        // at the start and end, so a daemon restarted during the run is followed.
+        let root = group.is_root();
+        let watched = || {
+            if root {
+                self.config.watched_servers()
+            } else {
+                Vec::new()
+            }
+        };
+        let cpu0 = cpu_sample(&watched());
         crew.barrier.wait();
         let mut link = StonewallLink {
             seq: ((self.index as u64) << 32) | seq,
@@ -767,7 +775,7 @@ impl<'a, S: Storage> JobRun<'a, S> {
             group.relay_interrupt();
         });
         crew.barrier.wait();
-        let cpu1 = cpu_sample(watched);
+        let cpu1 = cpu_sample(&watched());
         let (workers, series) = std::mem::take(&mut *crew.collected.lock().expect("lock"));
         let latencies = std::mem::take(&mut *crew.latencies.lock().expect("lock"));
         rank_part(

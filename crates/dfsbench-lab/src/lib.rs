@@ -568,8 +568,6 @@ pub struct LabTarget {
     /// The lab's name, as `lab fault NAME` takes it.
     pub lab: String,
     pub uri: String,
-    /// The PIDs of the lab's node daemons, whose CPU a run records as `--server-pid` does.
-    pub pids: Vec<u32>,
     /// Variables the target's client needs (credentials, the HDFS user).
     pub env: Vec<(&'static str, String)>,
 }
@@ -609,7 +607,6 @@ pub fn resolve_target(spec: &str) -> Result<LabTarget> {
     Ok(LabTarget {
         lab: sys.name().to_string(),
         uri: uri.clone(),
-        pids: daemon_pids(&state),
         env: sys.target_env(&state, uri),
     })
 }

@@ -118,6 +118,20 @@ pub fn seconds(s: f64) -> String {
     }
 }
 
+/// What happened to the watched server processes during a phase, when anything did:
+/// `pid 6977 gone, pid 7012 started` (a restarted daemon: the new one is counted).
+pub fn server_pids_note(s: &dfsbench_result::ServerCpu) -> Option<String> {
+    let list = |pids: &[u32]| pids.iter().map(u32::to_string).collect::<Vec<_>>().join(", ");
+    let mut parts = Vec::new();
+    if !s.missing_pids.is_empty() {
+        parts.push(format!("pid {} gone", list(&s.missing_pids)));
+    }
+    if !s.started_pids.is_empty() {
+        parts.push(format!("pid {} started", list(&s.started_pids)));
+    }
+    (!parts.is_empty()).then(|| parts.join(", "))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -627,6 +627,10 @@ pub struct ServerCpu {
     /// Processes that were gone at the phase's start or end: not counted.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub missing_pids: Vec<u32>,
+    /// Processes that started during the phase (a lab's restarted daemon): all their CPU
+    /// counted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub started_pids: Vec<u32>,
 }
 
 /// One worker's totals in a phase. Its latencies come from its own histogram at 2 significant

@@ -410,10 +410,10 @@ pub fn execute(
                             .and_then(|s| validate(&s, &point.jobs).map_err(|e| e.to_string())),
                     });
             // A lab's daemons are the server whose CPU a point records (--server-pid wins),
-            // read again for each point: a fault point restarts some of them.
+            // read again for each phase: a fault point restarts some of them.
             let config = config.and_then(|mut c| {
-                if let (true, Some(lab)) = (c.server_pids.is_empty(), &sys.lab) {
-                    c.server_pids = dfsbench_lab::running_pids(lab).map_err(|e| e.to_string())?;
+                if let Some(lab) = &sys.lab {
+                    crate::lab::watch_lab_daemons(&mut c, lab).map_err(|e| e.to_string())?;
                 }
                 Ok(c)
             });
