@@ -82,6 +82,7 @@ pub fn systems(targets: &[String], localfs: bool) -> Result<Vec<System>, String>
             target: uri.to_string(),
             local_baseline: false,
             env,
+            lab_target: lab_name.as_ref().map(|_| given.to_string()),
             lab: lab_name,
         });
     }
@@ -92,6 +93,7 @@ pub fn systems(targets: &[String], localfs: bool) -> Result<Vec<System>, String>
             local_baseline: true,
             env: Vec::new(),
             lab: None,
+            lab_target: None,
         });
     }
     Ok(out)
@@ -273,7 +275,7 @@ fn run_child(
         point.spread,
         ctx.launcher,
         workload,
-        &sys.target,
+        sys.lab_target.as_deref().unwrap_or(&sys.target),
         result,
         &log,
         &INTERRUPT,

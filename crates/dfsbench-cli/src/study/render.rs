@@ -187,9 +187,7 @@ fn source(loaded: &Loaded, point: &str, system: &str, cell: &Cell) -> Result<(So
         ));
     }
     let (raw, factor) = raw(p, cell.metric).ok_or_else(|| match cell.metric {
-        Metric::ServerCpuPercent => {
-            "n/a: server CPU not measured: give --server-pid PID of the server processes on this host".into()
-        }
+        Metric::ServerCpuPercent => no_server_cpu(r),
         m => format!("n/a: no {} in the {what}", m.field()),
     })?;
     Ok((
@@ -201,6 +199,22 @@ fn source(loaded: &Loaded, point: &str, system: &str, cell: &Cell) -> Result<(So
         },
         factor,
     ))
+}
+
+/// File systems of the client's own disks and memory: no server process serves them.
+const LOCAL_FS: &[&str] = &["ext4", "xfs", "btrfs", "tmpfs", "overlayfs", "zfs"];
+
+/// Why a run has no server CPU: a local file system has no server; elsewhere no PID was given.
+fn no_server_cpu(r: &RunResult) -> String {
+    match r
+        .target
+        .details
+        .get("fs_type")
+        .filter(|t| LOCAL_FS.contains(&t.as_str()))
+    {
+        Some(fs) => format!("n/a: local {fs}, no server: a local file system has no server processes to watch"),
+        None => "n/a: server CPU not measured: give --server-pid PID of the server processes on this host".into(),
+    }
 }
 
 /// Seconds from the fault to the probe's first success, or why there are none.
