@@ -622,7 +622,7 @@ pub struct ServerCpu {
     pub pids: Vec<u32>,
     pub user_s: f64,
     pub sys_s: f64,
-    /// (user + sys) / duration: 1.0 is one core busy.
+    /// (user + sys) / the interval between the samples around the phase: 1.0 is one core busy.
     pub cores: f64,
     /// Processes that were gone at the phase's start or end: not counted.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
