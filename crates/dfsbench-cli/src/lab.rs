@@ -95,8 +95,6 @@ pub enum Format {
 /// A run's target with `lab:` resolved.
 pub struct RunTarget {
     pub uri: String,
-    /// The lab's node daemons, whose CPU the run records (empty for other targets).
-    pub server_pids: Vec<u32>,
     /// The lab's name, for `lab ...` fault commands.
     pub lab: Option<String>,
     /// The lab's nodes and link limit, for the null tests and the link check of read phases.
@@ -121,8 +119,7 @@ pub fn known_nodes((nodes, rate): (Vec<dfsbench_lab::TargetNode>, Option<String>
     }
 }
 
-/// A `lab:NAME[-KIND]` target as the lab's URI, its daemons' PIDs and the credentials it
-/// needs, now set in this process's environment (ranks and study points inherit them); any
+/// A `lab:NAME[-KIND]` target as the lab's URI and the credentials it needs, now set in this process's environment (ranks and study points inherit them); any
 /// other target as it is.
 pub fn resolve_target(target: &str) -> Result<RunTarget, Failure> {
     match target.strip_prefix("lab:") {
@@ -135,18 +132,30 @@ pub fn resolve_target(target: &str) -> Result<RunTarget, Failure> {
             }
             Ok(RunTarget {
                 uri: lab.uri,
-                server_pids: lab.pids,
                 lab: Some(lab.lab),
                 nodes: Some(known_nodes((lab.nodes, lab.rate))),
             })
         }
         None => Ok(RunTarget {
             uri: target.to_string(),
-            server_pids: Vec::new(),
             lab: None,
             nodes: None,
         }),
     }
+}
+
+/// Watch the lab's daemons in every phase (unless the user named server PIDs): their PIDs now,
+/// and again at each phase's start and end, so a daemon a fault restarted is followed.
+pub fn watch_lab_daemons(config: &mut dfsbench_core::config::RunConfig, lab: &str) -> Result<(), Failure> {
+    if !config.server_pids.is_empty() {
+        return Ok(());
+    }
+    config.server_pids = dfsbench_lab::running_pids(lab)?;
+    let lab = lab.to_string();
+    config.server_pids_now = Some(dfsbench_core::config::ServerPids(std::sync::Arc::new(move || {
+        dfsbench_lab::running_pids(&lab).unwrap_or_default()
+    })));
+    Ok(())
 }
 
 /// `dfsbench lab ARGS...` as a shell command, through this very binary (which need not be on

@@ -168,11 +168,11 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
         .unwrap_or_else(|| std::env::temp_dir().display().to_string());
     let resolved = crate::lab::resolve_target(&target)?;
     let mut config = config;
-    if config.server_pids.is_empty() {
-        config.server_pids = resolved.server_pids;
-    }
     config.nodes = resolved.nodes;
     let lab = resolved.lab.as_deref();
+    if let Some(lab) = lab {
+        crate::lab::watch_lab_daemons(&mut config, lab)?;
+    }
     for f in &mut config.faults.faults {
         f.entry.command = crate::lab::expand_lab_action(&f.entry.command, lab)?;
     }

@@ -358,7 +358,8 @@ fn table(dir: &Path, n: usize) -> Vec<Vec<String>> {
 /// Faults from a run and from studies on a lab target: `--fault 'lab stop node1'` expands to
 /// the lab's own command, and a 3 s stop of the MooseFS master stalls the writes about that
 /// long; then surfnet's failure matrix and clients-sweep's recovery test take lab nodes out
-/// themselves and fill their tables from what the runs measured.
+/// themselves and fill their tables from what the runs measured, watching the lab's daemons
+/// (a restarted one too) in every point.
 #[test]
 fn moosefs_faults_from_a_run_and_from_studies() {
     if !lab_available("moosefs faults") {
@@ -456,6 +457,37 @@ fn moosefs_faults_from_a_run_and_from_studies() {
     let pids = &doc["phases"][0]["server_cpu"]["pids"];
     assert!(pids.as_array().is_some_and(|p| !p.is_empty()), "{pids}");
     assert_eq!(lab.node_state("node4"), "running");
+
+    // A chunkserver restarted during a run's writes: the new daemon is watched from its start.
+    let result = lab.dir.path().join("restart.json");
+    let r = result.to_str().unwrap();
+    #[rustfmt::skip]
+    let args = [
+        "run", "-t", "lab:moosefs-fs", "-w", "files", "--file-size", "64k", "-j", "2",
+        "--duration", "8s", "--phases", "write", "--op-timeout", "30s", "-q", "-o", r,
+        "--fault", "write+2s: lab restart node2",
+    ];
+    lab.ok(300, &args);
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&result).unwrap()).unwrap();
+    let write = &doc["phases"][0]["server_cpu"];
+    let listed = |key: &str| write[key].as_array().map_or(0, Vec::len);
+    assert!(listed("missing_pids") > 0 && listed("started_pids") > 0, "{write}");
+    for pid in write["started_pids"].as_array().unwrap() {
+        assert!(write["pids"].as_array().unwrap().contains(pid), "{write}");
+    }
+
+    // Points of several processes run as child `dfsbench run`s: they watch the daemons too.
+    let dir = lab.dir.path().join("procs");
+    #[rustfmt::skip]
+    let args = [
+        "study", "dfsperf", "-t", "lab:moosefs-fs", "--scale", "0.001", "--points",
+        "metadata-procs", "-q", "--out", dir.to_str().unwrap(),
+    ];
+    lab.ok(300, &args);
+    let result = dir.join("moosefs-fs").join("metadata-procs.json");
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(result).unwrap()).unwrap();
+    let pids = &doc["phases"][0]["server_cpu"]["pids"];
+    assert!(pids.as_array().is_some_and(|p| !p.is_empty()), "{pids}");
 }
 
 /// Credentials the network targets of the Swift and HDFS labs take from the environment.

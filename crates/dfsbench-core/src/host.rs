@@ -68,29 +68,56 @@ pub fn peak_rss_bytes() -> u64 {
 /// User and system CPU seconds of process `pid` so far (all its threads), from
 /// `/proc/PID/stat`; None when there is no such process here.
 pub fn process_cpu_times(pid: u32) -> Option<(f64, f64)> {
+    process_stat(pid).map(|s| s.cpu)
+}
+
+/// What `/proc/PID/stat` says of a process's CPU and age.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ProcessStat {
+    /// User and system CPU seconds so far, all threads.
+    pub cpu: (f64, f64),
+    /// When it started, in seconds of the boot clock (`boot_clock_s`).
+    pub started_s: f64,
+}
+
+pub fn process_stat(pid: u32) -> Option<ProcessStat> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The command name (field 2) may hold spaces and parentheses: count from its closing one.
-    let mut after = stat.get(stat.rfind(')')? + 1..)?.split_whitespace();
-    // Fields 14 and 15 (utime, stime), counted from field 3 (state) here.
-    let utime: f64 = after.nth(11)?.parse().ok()?;
-    let stime: f64 = after.next()?.parse().ok()?;
+    let fields: Vec<&str> = stat.get(stat.rfind(')')? + 1..)?.split_whitespace().collect();
+    // Fields 14, 15 (utime, stime) and 22 (starttime), counted from field 3 (state) here.
+    let field = |n: usize| fields.get(n - 3)?.parse::<f64>().ok();
     // SAFETY: sysconf only reads a constant.
     let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
-    (ticks > 0.0).then(|| (utime / ticks, stime / ticks))
+    (ticks > 0.0).then_some(())?;
+    Some(ProcessStat {
+        cpu: (field(14)? / ticks, field(15)? / ticks),
+        started_s: field(22)? / ticks,
+    })
+}
+
+/// Seconds since boot, on the clock that `/proc/PID/stat` dates process starts by.
+pub fn boot_clock_s() -> f64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime fills the struct it is given.
+    unsafe { libc::clock_gettime(libc::CLOCK_BOOTTIME, &mut ts) };
+    ts.tv_sec as f64 + ts.tv_nsec as f64 / 1e9
 }
 
 /// CPU seconds at one instant: this process's, and those of the server processes a run watches
-/// (`--server-pid`) with None for one that is gone.
+/// (`--server-pid`, or a lab's daemons) with None for one that is gone.
 #[derive(Debug, Clone, Default)]
 pub struct CpuSample {
     pub own: (f64, f64),
-    pub servers: Vec<(u32, Option<(f64, f64)>)>,
+    /// When the sample was taken, on the boot clock.
+    pub at_s: f64,
+    pub servers: Vec<(u32, Option<ProcessStat>)>,
 }
 
 pub fn cpu_sample(servers: &[u32]) -> CpuSample {
     CpuSample {
         own: cpu_times(),
-        servers: servers.iter().map(|&p| (p, process_cpu_times(p))).collect(),
+        at_s: boot_clock_s(),
+        servers: servers.iter().map(|&p| (p, process_stat(p))).collect(),
     }
 }
 
@@ -151,5 +178,11 @@ mod tests {
         let (own_user, own_sys) = cpu_times();
         assert!(user + sys <= own_user + own_sys + 0.05, "/proc agrees with getrusage");
         assert_eq!(process_cpu_times(u32::MAX), None);
+    }
+
+    #[test]
+    fn a_process_started_before_now() {
+        let me = process_stat(std::process::id()).expect("this process");
+        assert!(me.started_s > 0.0 && me.started_s <= boot_clock_s(), "{me:?}");
     }
 }

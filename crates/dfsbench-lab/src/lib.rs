@@ -569,8 +569,6 @@ pub struct LabTarget {
     /// The lab's name, as `lab fault NAME` takes it.
     pub lab: String,
     pub uri: String,
-    /// The PIDs of the lab's node daemons, whose CPU a run records as `--server-pid` does.
-    pub pids: Vec<u32>,
     /// Variables the target's client needs (credentials, the HDFS user).
     pub env: Vec<(&'static str, String)>,
     /// The lab's nodes, for the null tests.
@@ -664,7 +662,6 @@ pub fn resolve_target(spec: &str) -> Result<LabTarget> {
     Ok(LabTarget {
         lab: sys.name().to_string(),
         uri: uri.clone(),
-        pids: daemon_pids(&state),
         env: sys.target_env(&state, uri),
         nodes: nodes_of(&state, uri),
         rate: state.rate.clone(),

@@ -47,9 +47,9 @@ fn server_cpu(p: &PhaseResult) -> Markup {
         @match &p.server_cpu {
             Some(s) => {
                 (cores(s.cores))
-                @if !s.missing_pids.is_empty() {
-                    " " span.bad title="server processes that ended during the phase" {
-                        "(pid " (s.missing_pids.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")) " gone)"
+                @if let Some(note) = s.pids_note() {
+                    " " span.bad title="server processes that ended (not counted) or started (counted) during the phase" {
+                        "(" (note) ")"
                     }
                 }
             }

@@ -83,8 +83,10 @@ fn line_title(title: &str, l: &Line) -> String {
 
 fn server_cpu(p: &PhaseResult) -> String {
     match &p.server_cpu {
-        Some(s) if s.missing_pids.is_empty() => format!("{:.2}", s.cores),
-        Some(s) => format!("{:.2} (pid {:?} gone)", s.cores, s.missing_pids),
+        Some(s) => match s.pids_note() {
+            Some(note) => format!("{:.2} ({note})", s.cores),
+            None => format!("{:.2}", s.cores),
+        },
         None => "-".into(),
     }
 }

@@ -104,8 +104,10 @@ pub fn cpu_table(result: &RunResult) -> Option<String> {
     ]];
     for p in result.phases.iter().filter(|p| !p.prepare) {
         let server = match &p.server_cpu {
-            Some(s) if s.missing_pids.is_empty() => format!("{:.2}", s.cores),
-            Some(s) => format!("{:.2} (pid {:?} gone)", s.cores, s.missing_pids),
+            Some(s) => match s.pids_note() {
+                Some(note) => format!("{:.2} ({note})", s.cores),
+                None => format!("{:.2}", s.cores),
+            },
             None => "-".into(),
         };
         rows.push([crate::runs::label(p), format!("{:.2}", p.cpu.cores), server]);

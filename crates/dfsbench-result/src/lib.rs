@@ -721,11 +721,31 @@ pub struct ServerCpu {
     pub pids: Vec<u32>,
     pub user_s: f64,
     pub sys_s: f64,
-    /// (user + sys) / duration: 1.0 is one core busy.
+    /// (user + sys) / the interval between the samples around the phase: 1.0 is one core busy.
     pub cores: f64,
     /// Processes that were gone at the phase's start or end: not counted.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub missing_pids: Vec<u32>,
+    /// Processes that started during the phase (a lab's restarted daemon): all their CPU
+    /// counted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub started_pids: Vec<u32>,
+}
+
+impl ServerCpu {
+    /// What happened to the watched server processes during a phase, when anything did:
+    /// `pid 6977 gone, pid 7012 started` (a restarted daemon: the new one is counted).
+    pub fn pids_note(&self) -> Option<String> {
+        let list = |pids: &[u32]| pids.iter().map(u32::to_string).collect::<Vec<_>>().join(", ");
+        let mut parts = Vec::new();
+        if !self.missing_pids.is_empty() {
+            parts.push(format!("pid {} gone", list(&self.missing_pids)));
+        }
+        if !self.started_pids.is_empty() {
+            parts.push(format!("pid {} started", list(&self.started_pids)));
+        }
+        (!parts.is_empty()).then(|| parts.join(", "))
+    }
 }
 
 /// One worker's totals in a phase. Its latencies come from its own histogram at 2 significant

@@ -83,6 +83,7 @@ pub fn systems(targets: &[String], localfs: bool) -> Result<Vec<System>, String>
             target: uri.to_string(),
             local_baseline: false,
             env,
+            lab_target: lab_name.as_ref().map(|_| given.to_string()),
             lab: lab_name,
         });
     }
@@ -93,6 +94,7 @@ pub fn systems(targets: &[String], localfs: bool) -> Result<Vec<System>, String>
             local_baseline: true,
             env: Vec::new(),
             lab: None,
+            lab_target: None,
         });
     }
     Ok(out)
@@ -293,7 +295,7 @@ fn run_child(
         point.spread,
         ctx.launcher,
         workload,
-        &sys.target,
+        sys.lab_target.as_deref().unwrap_or(&sys.target),
         result,
         &log,
         &INTERRUPT,
@@ -438,10 +440,10 @@ pub fn execute(
                             .and_then(|s| validate(&s, &point.jobs).map_err(|e| e.to_string())),
                     });
             // A lab's daemons are the server whose CPU a point records (--server-pid wins),
-            // read again for each point: a fault point restarts some of them.
+            // read again for each phase: a fault point restarts some of them.
             let config = config.and_then(|mut c| {
-                if let (true, Some(lab)) = (c.server_pids.is_empty(), &sys.lab) {
-                    c.server_pids = dfsbench_lab::running_pids(lab).map_err(|e| e.to_string())?;
+                if let Some(lab) = &sys.lab {
+                    crate::lab::watch_lab_daemons(&mut c, lab).map_err(|e| e.to_string())?;
                 }
                 // Its nodes too, with the link the system's null tests measured for points
                 // that measure nothing.

@@ -47,6 +47,10 @@ pub struct System {
     /// A lab target's credentials, set for its points and never written down.
     #[serde(skip)]
     pub env: Vec<(&'static str, String)>,
+    /// `lab:SPEC` as given: the target of points run as child processes, which resolve it
+    /// again and so watch the lab's daemons as this process does.
+    #[serde(skip)]
+    pub lab_target: Option<String>,
 }
 
 #[derive(Serialize, Deserialize)]

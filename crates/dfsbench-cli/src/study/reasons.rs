@@ -29,6 +29,8 @@ pub fn short(why: &str) -> String {
         Some(format!("no {phase} on {backend}"))
     } else if rest.starts_with("server CPU not measured") {
         Some("no --server-pid".into())
+    } else if let Some(local) = rest.split_once(", no server:").map(|(l, _)| l) {
+        Some(format!("{local}, no server"))
     } else if let Some((_, what)) = rest.split_once(" lab has no ") {
         Some(format!("no {what}"))
     } else if rest.starts_with("no single endpoint") {
@@ -76,6 +78,10 @@ mod tests {
             (
                 "n/a: server CPU not measured: give --server-pid PID of the server processes on this host",
                 "n/a: no --server-pid",
+            ),
+            (
+                "n/a: local ext4, no server: a local file system has no server processes to watch",
+                "n/a: local ext4, no server",
             ),
             (
                 "n/a: no null_tests.connect.median_ns on the posix backend",

@@ -44,6 +44,8 @@ enum Value {
 struct Loaded {
     runs: BTreeMap<(String, String), Result<(String, RunResult), String>>,
     order: Vec<String>,
+    /// Seconds of round trip each point with added delay added (surfnet's 20 ms points).
+    added_rtt_s: BTreeMap<String, f64>,
 }
 
 impl Loaded {
@@ -61,10 +63,15 @@ impl Loaded {
     }
 }
 
-fn load(m: &Manifest, dir: &Path) -> Loaded {
+fn load(study: &Study, m: &Manifest, dir: &Path) -> Loaded {
     let mut out = Loaded {
         runs: BTreeMap::new(),
         order: m.points.iter().map(|p| p.id.clone()).collect(),
+        added_rtt_s: study
+            .points
+            .iter()
+            .filter_map(|p| Some((p.id.clone(), 2.0 * p.one_way_delay_ms? as f64 / 1000.0)))
+            .collect(),
     };
     for p in &m.points {
         for r in &p.runs {
@@ -206,9 +213,7 @@ fn source(loaded: &Loaded, point: &str, system: &str, cell: &Cell) -> Result<(So
         ));
     }
     let (raw, factor) = raw(p, cell.metric).ok_or_else(|| match cell.metric {
-        Metric::ServerCpuPercent => {
-            "n/a: server CPU not measured: give --server-pid PID of the server processes on this host".into()
-        }
+        Metric::ServerCpuPercent => no_server_cpu(r),
         m => format!("n/a: no {} in the {what}", m.field()),
     })?;
     Ok((
@@ -216,10 +221,40 @@ fn source(loaded: &Loaded, point: &str, system: &str, cell: &Cell) -> Result<(So
             file: file.clone(),
             phase: p.label.clone(),
             raw,
-            suspect: (!p.cache_suspect.is_empty()).then(|| p.cache_suspect.join("; ")),
+            suspect: doubts(p, loaded.added_rtt_s.get(point).copied()),
         },
         factor,
     ))
+}
+
+/// Why a phase's number may not be the storage's: the run's own marks, and a phase with added
+/// delay that ended within one added round trip, which no request to the servers can do.
+fn doubts(p: &PhaseResult, added_rtt_s: Option<f64>) -> Option<String> {
+    let mut why = p.cache_suspect.clone();
+    if let Some(rtt) = added_rtt_s.filter(|&rtt| p.duration_s < rtt) {
+        why.push(format!(
+            "the phase (its close included) took {:.1} ms, less than the {:.0} ms round trip added to the servers: the client answered it without waiting for them (its write-back buffer or cache)",
+            p.duration_s * 1e3,
+            rtt * 1e3
+        ));
+    }
+    (!why.is_empty()).then(|| why.join("; "))
+}
+
+/// File systems of the client's own disks and memory: no server process serves them.
+const LOCAL_FS: &[&str] = &["ext4", "xfs", "btrfs", "tmpfs", "overlayfs", "zfs"];
+
+/// Why a run has no server CPU: a local file system has no server; elsewhere no PID was given.
+fn no_server_cpu(r: &RunResult) -> String {
+    match r
+        .target
+        .details
+        .get("fs_type")
+        .filter(|t| LOCAL_FS.contains(&t.as_str()))
+    {
+        Some(fs) => format!("n/a: local {fs}, no server: a local file system has no server processes to watch"),
+        None => "n/a: server CPU not measured: give --server-pid PID of the server processes on this host".into(),
+    }
 }
 
 /// Seconds from the fault to the probe's first success, or why there are none.
@@ -473,7 +508,7 @@ fn measured_under_a_second(r: &RunResult) -> bool {
 }
 
 fn tables(study: &Study, m: &Manifest, dir: &Path) -> (StudyTables, String) {
-    let loaded = load(m, dir);
+    let loaded = load(study, m, dir);
     let mut notes = Footnotes::default();
     let mut cells_csv = format!("{CELLS_HEADER}\n");
     let mut tables = Vec::new();
@@ -675,6 +710,25 @@ mod tests {
         r
     }
 
+    /// MooseFS's write-256k-20ms: 10 MiB written and closed in 13 ms with 20 ms more round
+    /// trip to the servers, which no write that waited for them can do.
+    #[test]
+    fn a_phase_within_one_added_round_trip_is_doubted() {
+        let mut p = dfsbench_report::synthetic::long_run(30, 2).phases[0].clone();
+        p.cache_suspect.clear();
+        p.duration_s = 0.013;
+        let why = doubts(&p, Some(0.020)).expect("doubted");
+        assert!(why.contains("took 13.0 ms, less than the 20 ms round trip"), "{why}");
+        assert_eq!(doubts(&p, None), None, "no delay added: nothing to compare");
+        p.duration_s = 0.5;
+        assert_eq!(doubts(&p, Some(0.020)), None, "longer than a round trip");
+        p.cache_suspect = vec!["read faster than one invalidated pass".into()];
+        assert_eq!(
+            doubts(&p, Some(0.020)).as_deref(),
+            Some("read faster than one invalidated pass")
+        );
+    }
+
     #[test]
     fn a_fault_cell_shows_the_outage_and_when_the_io_came_back() {
         let text = |r: &RunResult| outcome_text(r, &r.faults[0], r.phases.first());
@@ -726,6 +780,7 @@ mod tests {
         Loaded {
             runs: [(("p".to_string(), "lab".to_string()), Ok(("lab/p.json".to_string(), r)))].into(),
             order: vec!["p".into()],
+            added_rtt_s: BTreeMap::new(),
         }
     }
 

@@ -14,7 +14,7 @@ mod spec;
 pub use crate::error::{ConfigError, JobLabel};
 pub use file::{load_workload_file, parse_workload_file, WorkloadFile, MAX_WORKLOAD_FILE};
 pub(crate) use run::secs;
-pub use run::{validate, Job, RunConfig};
+pub use run::{validate, Job, RunConfig, ServerPids};
 pub use spec::{job_keys, run_keys, JobSettings, JobSpec, RunSpec};
 
 /// Workers when neither flag nor file says.

@@ -30,6 +30,10 @@ pub struct RunConfig {
     /// Server processes whose CPU every phase records, on rank 0's host.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub server_pids: Vec<u32>,
+    /// Where the server processes are found again at every phase (a lab, whose daemons get
+    /// new PIDs when restarted); None: `server_pids` as given.
+    #[serde(skip)]
+    pub server_pids_now: Option<ServerPids>,
     /// The target's nodes and link limit, where known (a lab target's): the null tests measure
     /// each node, and read phases beyond the link are marked. The target's, not the
     /// workload's: left out of the config and its hash.
@@ -56,7 +60,27 @@ pub struct RunConfig {
     pub jobs: Vec<Job>,
 }
 
+/// Reads the current PIDs of a run's server processes.
+#[derive(Clone)]
+pub struct ServerPids(pub std::sync::Arc<dyn Fn() -> Vec<u32> + Send + Sync>);
+
+impl std::fmt::Debug for ServerPids {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ServerPids(..)")
+    }
+}
+
 impl RunConfig {
+    /// The server processes to watch now: found again where the run knows how (the list as
+    /// given when that finds none).
+    pub fn watched_servers(&self) -> Vec<u32> {
+        self.server_pids_now
+            .as_ref()
+            .map(|now| (now.0)())
+            .filter(|pids| !pids.is_empty())
+            .unwrap_or_else(|| self.server_pids.clone())
+    }
+
     /// Phases keep 100 ms series (with errors by kind) when there is a fault timeline to
     /// read them against.
     pub fn fine_series(&self) -> bool {
@@ -175,6 +199,7 @@ pub fn validate(run: &RunSpec, jobs: &[JobSpec]) -> Result<RunConfig, ConfigErro
             pids => pids.unwrap_or_default().to_vec(),
         },
         nodes: None,
+        server_pids_now: None,
         jobs,
     })
 }

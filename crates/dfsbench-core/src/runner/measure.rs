@@ -187,9 +187,17 @@ impl<S: Storage> JobRun<'_, S> {
         for l in &crew.lives {
             l.reset();
         }
-        // Rank 0 watches the server processes: they run on its host.
-        let watched: &[u32] = if group.is_root() { &self.config.server_pids } else { &[] };
-        let cpu0 = cpu_sample(watched);
+        // Rank 0 watches the server processes: they run on its host. They are looked up again
+        // at the start and end, so a daemon restarted during the run is followed.
+        let root = group.is_root();
+        let watched = || {
+            if root {
+                self.config.watched_servers()
+            } else {
+                Vec::new()
+            }
+        };
+        let cpu0 = cpu_sample(&watched());
         crew.barrier.wait();
         let mut link = StonewallLink {
             seq: ((self.index as u64) << 32) | seq,
@@ -223,7 +231,7 @@ impl<S: Storage> JobRun<'_, S> {
             crew.stuck.store(true, Relaxed);
             crew.barrier.break_open();
         }
-        let cpu1 = cpu_sample(watched);
+        let cpu1 = cpu_sample(&watched());
         let (mut workers, mut series) = std::mem::take(&mut *crew.collected.lock().expect("lock"));
         // A stuck thread's series is out of reach: its intervals count nothing (and the
         // phase is marked), so the series still spans the phase.

@@ -225,12 +225,12 @@ pub fn clients_sweep(scale: Scale) -> Study {
             table("Client CPU % during writes (100 = one core)", size_cols(false, 0), cpu_w),
             table("Client CPU % during reads (100 = one core)", size_cols(false, 0), cpu_r),
             table(
-                "Server CPU % during writes (100 = one core; the --server-pid processes)",
+                "Server CPU % during writes (100 = one core; a lab's daemons or the --server-pid processes)",
                 size_cols(false, 0),
                 server_w,
             ),
             table(
-                "Server CPU % during reads (100 = one core; the --server-pid processes)",
+                "Server CPU % during reads (100 = one core; a lab's daemons or the --server-pid processes)",
                 size_cols(false, 0),
                 server_r,
             ),
@@ -249,7 +249,7 @@ pub fn clients_sweep(scale: Scale) -> Study {
         ],
         notes: vec![
             format!("Small files: {OPS} operations per size split over the clients; large files run until throughput is steady (at most {LARGE_SECS} s per phase)."),
-            "Server CPU %: the CPU of the processes given with --server-pid (all their threads, read from /proc on this host); without it those cells are n/a.".into(),
+            "Server CPU %: the CPU of a lab target's daemons (looked up again at every phase, so a restarted one is followed), or of the processes given with --server-pid (all their threads, read from /proc on this host); a local file system has no server, and other targets need --server-pid, else those cells are n/a.".into(),
             "Recovery: on a lab target (`-t lab:NAME`) dfsbench wipes a storage node with `dfsbench lab fault` and probes with `dfsbench lab probe`; on another target give the study `--fault 'read+2s: COMMAND'` and `--recovery-probe COMMAND`, else the cells say n/a.".into(),
         ],
         localfs_baseline: false,

@@ -62,7 +62,7 @@ mod tests {
             .flat_map(|p| &p.jobs)
             .filter(|j| j.settings.workload.as_deref() == Some("io"))
             .collect();
-        assert_eq!(io.len(), 25, "24 I/O points and the seeks");
+        assert_eq!(io.len(), 26, "24 I/O points and the seeks, with and without delay");
         for j in io {
             assert_eq!(
                 j.workloads.io.ioengine.as_deref(),
@@ -71,6 +71,34 @@ mod tests {
                 j.settings.name
             );
         }
+    }
+
+    /// What the docs say a study runs, they name by point (`point \`seeks-20ms\``, `points
+    /// \`*-20ms\``): each such name matches points of the catalog.
+    #[test]
+    fn the_points_the_docs_name_exist() {
+        let ids: Vec<String> = STUDIES
+            .iter()
+            .flat_map(|(n, _)| build(n, Scale::parse("1").unwrap(), &[]).unwrap().points)
+            .map(|p| p.id)
+            .collect();
+        let mut named = 0;
+        for doc in ["docs/studies.md", "README.md"] {
+            let text = std::fs::read_to_string(format!("{}/../../{doc}", env!("CARGO_MANIFEST_DIR"))).unwrap();
+            for (at, _) in text.match_indices("point") {
+                let rest = &text[at + "point".len()..];
+                let rest = rest.strip_prefix('s').unwrap_or(rest);
+                let Some(name) = rest.strip_prefix(" `").and_then(|r| r.split('`').next()) else {
+                    continue;
+                };
+                named += 1;
+                assert!(
+                    ids.iter().any(|id| super::super::glob(name, id)),
+                    "{doc} names point `{name}`, which no study has"
+                );
+            }
+        }
+        assert!(named >= 3, "the docs name {named} points");
     }
 
     #[test]
