@@ -227,19 +227,34 @@ fn source(loaded: &Loaded, point: &str, system: &str, cell: &Cell) -> Result<(So
     ))
 }
 
-/// Why a phase's number may not be the storage's: the run's own marks, and a phase with added
-/// delay that ended within one added round trip, which no request to the servers can do.
+/// Why a phase's number may not be the storage's: the run's own marks, a phase with added
+/// delay that ended within one added round trip, which no request to the servers can do, and
+/// a write phase whose workers each wrote faster than one request per added round trip (each
+/// waits for its last write: a worker writes one block at a time).
 fn doubts(p: &PhaseResult, added_rtt_s: Option<f64>) -> Option<String> {
     let mut why = p.cache_suspect.clone();
-    if let Some(rtt) = added_rtt_s.filter(|&rtt| p.duration_s < rtt) {
+    let Some(rtt) = added_rtt_s else {
+        return (!why.is_empty()).then(|| why.join("; "));
+    };
+    let per_worker = p.ops_per_sec / p.workers.max(1) as f64;
+    if p.duration_s < rtt {
         why.push(format!(
             "the phase (its close included) took {:.1} ms, less than the {:.0} ms round trip added to the servers: the client answered it without waiting for them (its write-back buffer or cache)",
             p.duration_s * 1e3,
             rtt * 1e3
         ));
+    } else if p.name.contains("write") && per_worker * rtt > WRITES_PER_ROUND_TRIP {
+        why.push(format!(
+            "each worker wrote {per_worker:.0} blocks a second, more than one per the {:.0} ms round trip added to the servers allows: the client acknowledged writes before the servers had them (write-behind, as iozone's writes without fsync were)",
+            rtt * 1e3
+        ));
     }
     (!why.is_empty()).then(|| why.join("; "))
 }
+
+/// Writes per added round trip and worker beyond which the client must have buffered them: 1
+/// is the most a synchronous writer can do; the margin leaves room for the phase's own timing.
+const WRITES_PER_ROUND_TRIP: f64 = 1.5;
 
 /// File systems of the client's own disks and memory: no server process serves them.
 const LOCAL_FS: &[&str] = &["ext4", "xfs", "btrfs", "tmpfs", "overlayfs", "zfs"];
@@ -727,6 +742,24 @@ mod tests {
             doubts(&p, Some(0.020)).as_deref(),
             Some("read faster than one invalidated pass")
         );
+    }
+
+    #[test]
+    fn writes_faster_than_the_added_round_trips_allow_are_doubted() {
+        let mut p = dfsbench_report::synthetic::long_run(30, 2).phases[0].clone();
+        p.cache_suspect.clear();
+        (p.name, p.workers, p.duration_s) = ("randwrite".into(), 2, 5.0);
+        // 2 workers at 20 ms more round trip: at most 50 synchronous writes a second each.
+        p.ops_per_sec = 2.0 * 1000.0;
+        let why = doubts(&p, Some(0.020)).expect("doubted");
+        assert!(why.contains("each worker wrote 1000 blocks a second"), "{why}");
+        assert!(why.contains("write-behind"), "{why}");
+        p.ops_per_sec = 2.0 * 45.0;
+        assert_eq!(doubts(&p, Some(0.020)), None, "one write per round trip");
+        p.ops_per_sec = 2.0 * 1000.0;
+        assert_eq!(doubts(&p, None), None, "no delay added");
+        p.name = "randread".into();
+        assert_eq!(doubts(&p, Some(0.020)), None, "reads are not doubted for their rate");
     }
 
     #[test]
