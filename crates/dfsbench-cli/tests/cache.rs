@@ -517,9 +517,8 @@ fn rereads_on_a_fuse_mount_that_keeps_its_cache_reach_the_storage() {
         // The peer: fio with invalidate=1 reading as many files of that size for as long,
         // the best of three.
         if let Some(fio) = (0..3)
-            .map(|_| fio_time_based_read(fs.path(), files))
-            .reduce(|a, b| a.zip(b).map(|(a, b)| a.max(b)))
-            .flatten()
+            .filter_map(|_| fio_time_based_read(fs.path(), files))
+            .reduce(f64::max)
         {
             assert!(
                 mib_s <= 2.0 * fio,

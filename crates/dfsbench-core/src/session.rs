@@ -274,26 +274,28 @@ impl Started<'_> {
         let timeline =
             (group.is_root() && !config.faults.is_empty()).then(|| Timeline::start(&config.faults, origin, interrupt));
         // Threads stuck in the storage: the run directory stays (removing it would hang too).
-        let abandon = |phases: Vec<PhaseResult>, status: Status| -> Infallible {
-            let record = timeline.as_ref().map(|t| t.finish(&mut |_| {}));
-            let mut warnings = warnings.clone();
-            warnings.push(format!(
-                "left the run directory {} in place: operations in it had not returned",
-                info.run_path
-            ));
-            let deliver = deliver.expect("abandon is set only with deliver");
-            deliver(doc.outcome(phases, status, record, warnings))
-        };
+        let abandon = deliver.map(|deliver| {
+            let (doc, timeline, warnings, info) = (&doc, &timeline, &warnings, &info);
+            move |phases: Vec<PhaseResult>, status: Status| -> Infallible {
+                let record = timeline.as_ref().map(|t| t.finish(&mut |_| {}));
+                let mut warnings = warnings.clone();
+                warnings.push(format!(
+                    "left the run directory {} in place: operations in it had not returned",
+                    info.run_path
+                ));
+                deliver(doc.outcome(phases, status, record, warnings))
+            }
+        });
         let clock = RunClock {
             run_tag: run_tag(doc.started.run_id),
             interrupt,
             origin,
             timeline: timeline.as_ref(),
-            abandon: deliver.map(|_| &abandon as _),
+            abandon: abandon.as_ref().map(|a| a as _),
         };
         let (phases, status) = run(s, &config, &clock, observer, group);
         let record = timeline.as_ref().map(|t| t.finish(&mut |what| observer.waiting(what)));
-        let mut warnings = warnings.clone();
+        let mut warnings = warnings;
         warnings.extend(clean_up(s, &config, group, &info.run_path));
         Ok(doc.outcome(phases, status, record, warnings))
     }
