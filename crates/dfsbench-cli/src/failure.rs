@@ -72,6 +72,9 @@ pub enum Failure {
     /// A lab command: 2 for a bad name, layout or value, else 1.
     #[error(transparent)]
     Lab(#[from] dfsbench_lab::Error),
+    /// Said already (by this process, or by rank 0 for every rank): this exit code, no line.
+    #[error("the failure was reported already")]
+    Reported(u8),
 }
 
 impl Failure {
@@ -90,6 +93,7 @@ impl Failure {
             Failure::Lab(e) if e.is_usage() => 2,
             Failure::Runtime(_) | Failure::Start(_) | Failure::Lab(_) => 1,
             Failure::Interrupted => 130,
+            Failure::Reported(code) => *code,
         }
     }
 }
