@@ -11,6 +11,7 @@ use crate::fmt;
 use crate::html::shell_words;
 use crate::noise;
 use crate::runs::{self, Run};
+use crate::table::{left, right, Table};
 
 #[derive(Clone, Copy, PartialEq, Debug)]
 pub enum Unit {
@@ -276,18 +277,24 @@ fn noise_cell(n: Option<f64>) -> String {
     n.map_or("-".into(), |v| format!("±{:.1}%", v * 100.0))
 }
 
-/// The rows of the comparison table (header first).
-fn rows(c: &Comparison) -> Vec<Vec<String>> {
-    let mut rows = vec![["phase", "metric", "A", "B", "change", "noise", ""]
-        .map(String::from)
-        .to_vec()];
+/// The comparison table: a row per phase and metric, the verdict last.
+fn table(c: &Comparison) -> Table {
+    let mut t = Table::new(vec![
+        left("phase"),
+        left("metric"),
+        right("A"),
+        right("B"),
+        right("change"),
+        right("noise"),
+        left(""),
+    ]);
     for p in &c.phases {
         for (i, m) in p.metrics.iter().enumerate() {
             let change = match m.change_pct() {
                 Some(pct) => fmt::change(pct),
                 None => "new".into(),
             };
-            rows.push(vec![
+            t.push(vec![
                 if i == 0 { p.title.clone() } else { String::new() },
                 m.name.to_string(),
                 m.show(m.a),
@@ -298,7 +305,7 @@ fn rows(c: &Comparison) -> Vec<Vec<String>> {
             ]);
         }
     }
-    rows
+    t
 }
 
 fn notes(c: &Comparison) -> Vec<String> {
@@ -333,9 +340,7 @@ pub fn text(c: &Comparison) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{}", run_line("A", c.a));
     let _ = writeln!(out, "{}\n", run_line("B", c.b));
-    let rows = rows(c);
-    let last = rows[0].len() - 1;
-    out.push_str(&crate::run_table::text_table(&rows, &[0, 1, last]));
+    out.push_str(&table(c).text());
     out.push('\n');
     for n in notes(c) {
         let _ = writeln!(out, "note: {n}");
@@ -348,14 +353,7 @@ pub fn markdown(c: &Comparison) -> String {
     let mut out = String::from("# dfsbench compare\n\n");
     let _ = writeln!(out, "- {}", run_line("A", c.a).replace('|', "\\|"));
     let _ = writeln!(out, "- {}\n", run_line("B", c.b).replace('|', "\\|"));
-    let rows = rows(c);
-    let _ = writeln!(out, "| {} |", rows[0].join(" | "));
-    let _ = writeln!(out, "|---|---|---:|---:|---:|---:|---|");
-    for r in &rows[1..] {
-        let cells: Vec<String> = r.iter().map(|s| s.replace('|', "\\|")).collect();
-        let _ = writeln!(out, "| {} |", cells.join(" | "));
-    }
-    out.push('\n');
+    out.push_str(&table(c).markdown());
     for n in notes(c) {
         let _ = writeln!(out, "- {n}");
     }

@@ -5,12 +5,12 @@
 use dfsbench_result::PhaseResult;
 use plotters::style::{Color, RGBColor};
 
-use crate::charts::{
-    self, Axis, Band, BarChart, BarGroup, LineChart, RenderError, Series, Swatch, Ticks, WorkerBars, HALF, WIDE,
-};
 use crate::fmt;
 use crate::latency;
 use crate::runs::{self, Run};
+use crate::svg::{
+    self, Axis, Band, BarChart, BarGroup, LineChart, RenderError, Series, Swatch, Ticks, WorkerBars, HALF, WIDE,
+};
 
 /// One chart of the page.
 pub struct Figure {
@@ -68,7 +68,7 @@ pub fn throughput(runs: &[Run], keys: &[(String, String)], ambiguous: bool) -> R
             .iter()
             .map(|r| BarGroup {
                 name: r.label.clone(),
-                colour: charts::colour(r.colour),
+                colour: svg::colour(r.colour),
                 values: rows.iter().map(|&i| value(r, &keys[i], f)).collect(),
             })
             .collect();
@@ -88,7 +88,7 @@ pub fn throughput(runs: &[Run], keys: &[(String, String)], ambiguous: bool) -> R
         out.push(Figure {
             kind,
             title: title.to_string(),
-            svg: charts::bar_chart(&chart)?,
+            svg: svg::bar_chart(&chart)?,
             wide: true,
             note: Some(format!(
                 "{unit} over each phase's measured time (ramp-up excluded); linear axis from 0."
@@ -154,14 +154,14 @@ pub fn latency_pair(title: &str, lines: &[LatencyLine]) -> Result<Vec<Figure>> {
         Figure {
             kind: "latency-percentiles",
             title: pct.title.clone(),
-            svg: charts::line_chart(&pct)?,
+            svg: svg::line_chart(&pct)?,
             wide: false,
             note: None,
         },
         Figure {
             kind: "latency-cdf",
             title: cdf.title.clone(),
-            svg: charts::line_chart(&cdf)?,
+            svg: svg::line_chart(&cdf)?,
             wide: false,
             note: None,
         },
@@ -187,7 +187,7 @@ pub fn latency(runs: &[Run], keys: &[(String, String)], ambiguous: bool) -> Resu
                 .enumerate()
                 .map(|(i, p)| LatencyLine {
                     name: runs::label(p),
-                    colour: charts::colour(i),
+                    colour: svg::colour(i),
                     phase: p,
                 })
                 .collect();
@@ -200,7 +200,7 @@ pub fn latency(runs: &[Run], keys: &[(String, String)], ambiguous: bool) -> Resu
                 .filter_map(|r| {
                     runs::find(r, k).map(|p| LatencyLine {
                         name: r.label.clone(),
-                        colour: charts::colour(r.colour),
+                        colour: svg::colour(r.colour),
                         phase: p,
                     })
                 })
@@ -259,7 +259,7 @@ fn timeline_chart(run: &Run, phases: &[&PhaseResult], mib: bool, title: String, 
                 bands.push(Band {
                     x0: a,
                     x1: b,
-                    colour: charts::ALERT.mix(0.28),
+                    colour: svg::ALERT.mix(0.28),
                     label: None,
                 });
                 marks.push(vec![((a + b) / 2.0, rate)]);
@@ -276,16 +276,16 @@ fn timeline_chart(run: &Run, phases: &[&PhaseResult], mib: bool, title: String, 
             },
         );
     }
-    let y = charts::rate_axis(metric, segments.iter().flatten().map(|p| p.1));
+    let y = svg::rate_axis(metric, segments.iter().flatten().map(|p| p.1));
     let x = Axis::linear(format!("time since the run started ({unit})"), Ticks::Plain).not_from_zero();
     let mut chart = LineChart::new(title, x, y, size);
     chart.bands = bands;
     chart.series.push(Series {
         name: format!("{metric} per {} s interval", phases[0].series.interval_s),
-        colour: charts::colour(run.colour),
+        colour: svg::colour(run.colour),
         segments,
         dashed: false,
-        marker: charts::Marker::None,
+        marker: svg::Marker::None,
         width: if size.0 < WIDE.0 { 1 } else { 2 },
     });
     if phases.len() > 1 {
@@ -297,10 +297,10 @@ fn timeline_chart(run: &Run, phases: &[&PhaseResult], mib: bool, title: String, 
     if error_intervals > 0 {
         chart.series.push(Series {
             name: format!("intervals with errors ({error_intervals}; {errors} errors)"),
-            colour: charts::ALERT,
+            colour: svg::ALERT,
             segments: marks,
             dashed: false,
-            marker: charts::Marker::Triangle,
+            marker: svg::Marker::Triangle,
             width: 2,
         });
     }
@@ -329,7 +329,7 @@ pub fn timeline(run: &Run) -> Result<Vec<Figure>> {
         out.push(Figure {
             kind,
             title: chart.title.clone(),
-            svg: charts::line_chart(&chart)?,
+            svg: svg::line_chart(&chart)?,
             wide: true,
             note: Some(TIMELINE_NOTE.into()),
         });
@@ -348,7 +348,7 @@ pub fn timeline(run: &Run) -> Result<Vec<Figure>> {
             out.push(Figure {
                 kind: "timeline-phase",
                 title: chart.title.clone(),
-                svg: charts::line_chart(&chart)?,
+                svg: svg::line_chart(&chart)?,
                 wide: false,
                 note: None,
             });
@@ -385,7 +385,7 @@ pub fn faults(run: &Run) -> Result<Option<Figure>> {
             bands.push(Band {
                 x0: st.from_s,
                 x1: st.to_s,
-                colour: charts::ALERT.mix(0.25),
+                colour: svg::ALERT.mix(0.25),
                 label: Some(format!("stall {:.2} s", st.length())),
             });
         }
@@ -402,7 +402,7 @@ pub fn faults(run: &Run) -> Result<Option<Figure>> {
     chart.bands = bands;
     chart
         .series
-        .push(Series::line("ops/s per 100 ms", charts::colour(run.colour), points));
+        .push(Series::line("ops/s per 100 ms", svg::colour(run.colour), points));
     for (i, f) in res.faults.iter().enumerate() {
         if let Some(t) = f.run.started_s {
             let name = format!(
@@ -413,7 +413,7 @@ pub fn faults(run: &Run) -> Result<Option<Figure>> {
             );
             chart
                 .series
-                .push(Series::line(name, charts::colour(i + 1), vec![(t, 0.0), (t, top)]).dashed());
+                .push(Series::line(name, svg::colour(i + 1), vec![(t, 0.0), (t, top)]).dashed());
         }
     }
     if let Some(r) = &res.recovery {
@@ -424,19 +424,19 @@ pub fn faults(run: &Run) -> Result<Option<Figure>> {
             };
             chart
                 .series
-                .push(Series::line(name, charts::ALERT, vec![(t, 0.0), (t, top)]).dashed());
+                .push(Series::line(name, svg::ALERT, vec![(t, 0.0), (t, top)]).dashed());
         }
     }
     if chart.bands.iter().any(|b| b.label.is_some()) {
         chart.swatches.push(Swatch {
             name: "stall".into(),
-            colour: charts::ALERT.mix(0.3),
+            colour: svg::ALERT.mix(0.3),
         });
     }
     Ok(Some(Figure {
         kind: "faults",
         title: chart.title.clone(),
-        svg: charts::line_chart(&chart)?,
+        svg: svg::line_chart(&chart)?,
         wide: true,
         note: Some(FAULTS_NOTE.into()),
     }))
@@ -473,7 +473,7 @@ pub fn workers(run: &Run) -> Result<Vec<Figure>> {
                 title: format!("{}: {unit} per {item}", runs::label(p)),
                 item,
                 values,
-                colour: charts::colour(run.colour),
+                colour: svg::colour(run.colour),
                 y: Axis::linear(unit, Ticks::Si),
                 unit: unit.to_string(),
                 slow: 0.8,
@@ -482,7 +482,7 @@ pub fn workers(run: &Run) -> Result<Vec<Figure>> {
             out.push(Figure {
                 kind: "workers",
                 title: chart.title.clone(),
-                svg: charts::worker_bars(&chart)?,
+                svg: svg::worker_bars(&chart)?,
                 wide,
                 note: None,
             });
@@ -517,7 +517,7 @@ pub fn rate_steps(runs: &[Run]) -> Result<Vec<Figure>> {
                 Some(s) => s.phases.push(p),
                 None => steps.push(Steps {
                     name,
-                    colour: charts::colour(if runs.len() > 1 { r.colour } else { steps.len() }),
+                    colour: svg::colour(if runs.len() > 1 { r.colour } else { steps.len() }),
                     phases: vec![p],
                 }),
             }
@@ -535,39 +535,39 @@ pub fn rate_steps(runs: &[Run]) -> Result<Vec<Figure>> {
         .fold(0.0, f64::max);
     let mut thr = LineChart::new(
         "rate steps: achieved vs requested ops/s",
-        charts::rate_axis("requested ops/s", [top]),
-        charts::rate_axis("achieved ops/s", [top]),
+        svg::rate_axis("requested ops/s", [top]),
+        svg::rate_axis("achieved ops/s", [top]),
         HALF,
     );
     let mut resp = LineChart::new(
         "rate steps: response time vs achieved ops/s",
-        charts::rate_axis("achieved ops/s", [top]),
+        svg::rate_axis("achieved ops/s", [top]),
         Axis::log10("response time (log scale)", Ticks::Latency),
         HALF,
     );
     thr.series
-        .push(Series::line("achieved = requested", charts::REFERENCE, vec![(0.0, 0.0), (top, top)]).dashed());
+        .push(Series::line("achieved = requested", svg::REFERENCE, vec![(0.0, 0.0), (top, top)]).dashed());
     for s in &steps {
         let mut ps = s.phases.clone();
         ps.sort_by(|a, b| requested(a).total_cmp(&requested(b)));
         let curve: Vec<(f64, f64)> = ps.iter().map(|p| (requested(p), achieved(p))).collect();
         thr.series
-            .push(Series::line(s.name.clone(), s.colour, curve).with_marker(charts::Marker::Circle));
+            .push(Series::line(s.name.clone(), s.colour, curve).with_marker(svg::Marker::Circle));
         let timed: Vec<&&PhaseResult> = ps.iter().filter(|p| p.latency.count > 0).collect();
         let mean: Vec<(f64, f64)> = timed.iter().map(|p| (achieved(p), p.latency.mean_ns)).collect();
         let p99: Vec<(f64, f64)> = timed.iter().map(|p| (achieved(p), p.latency.p99_ns as f64)).collect();
         resp.series
-            .push(Series::line(format!("{} mean", s.name), s.colour, mean).with_marker(charts::Marker::Circle));
+            .push(Series::line(format!("{} mean", s.name), s.colour, mean).with_marker(svg::Marker::Circle));
         resp.series.push(
             Series::line(format!("{} p99", s.name), s.colour, p99)
-                .with_marker(charts::Marker::Triangle)
+                .with_marker(svg::Marker::Triangle)
                 .dashed(),
         );
     }
     let mut out = vec![Figure {
         kind: "rate-steps-throughput",
         title: thr.title.clone(),
-        svg: charts::line_chart(&thr)?,
+        svg: svg::line_chart(&thr)?,
         wide: false,
         note: Some("A point per rate step; below the dashed line the target could not keep up.".into()),
     }];
@@ -575,7 +575,7 @@ pub fn rate_steps(runs: &[Run]) -> Result<Vec<Figure>> {
         out.push(Figure {
             kind: "rate-steps-response",
             title: resp.title.clone(),
-            svg: charts::line_chart(&resp)?,
+            svg: svg::line_chart(&resp)?,
             wide: false,
             note: Some(
                 "Response time from each operation's intended start, so a backlog shows as latency \

@@ -5,17 +5,17 @@
 use dfsbench_result::PhaseResult;
 use maud::{html, Markup};
 
-use crate::charts;
 use crate::flags;
 use crate::fmt;
 use crate::lines;
 use crate::noise;
 use crate::runs::{self, Run};
 use crate::stonewall;
+use crate::svg;
 
 /// The run's colour as a small square before its name.
 pub fn swatch(run: &Run) -> Markup {
-    html! { span.swatch style=(format!("background:{}", charts::hex(charts::colour(run.colour)))) {} }
+    html! { span.swatch style=(format!("background:{}", svg::hex(svg::colour(run.colour)))) {} }
 }
 
 /// A phase's marks as highlighted spans whose title gives the reasons.

@@ -3,7 +3,6 @@
 //! derived from the result JSON (its merged histograms and per-second series, never per-request
 //! logs), so any old run can be re-reported.
 
-pub mod charts;
 pub mod compare;
 mod csv;
 pub mod errors;
@@ -22,9 +21,11 @@ pub mod runs;
 pub mod stonewall;
 pub mod study_page;
 pub mod summary;
+pub mod svg;
 pub mod sweep;
 #[cfg(any(test, feature = "fixtures"))]
 pub mod synthetic;
+mod table;
 
 pub use csv::{long_csv, phases_csv};
 pub use dfsbench_result::units as fmt;
