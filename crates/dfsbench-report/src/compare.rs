@@ -14,7 +14,7 @@ use crate::runs::{self, Run};
 use crate::table::{left, right, Table};
 
 #[derive(Clone, Copy, PartialEq, Debug)]
-pub enum Unit {
+pub(crate) enum Unit {
     Rate,
     MibS,
     Latency,
@@ -22,18 +22,18 @@ pub enum Unit {
 }
 
 /// One metric of one phase in both runs.
-pub struct Metric {
-    pub name: &'static str,
-    pub unit: Unit,
-    pub a: f64,
-    pub b: f64,
+pub(crate) struct Metric {
+    pub(crate) name: &'static str,
+    pub(crate) unit: Unit,
+    pub(crate) a: f64,
+    pub(crate) b: f64,
     /// Higher is better (throughput) or lower is better (latency, errors).
-    pub higher_is_better: bool,
+    pub(crate) higher_is_better: bool,
 }
 
 impl Metric {
     /// (B - A) / A in percent; None when A is 0.
-    pub fn change_pct(&self) -> Option<f64> {
+    pub(crate) fn change_pct(&self) -> Option<f64> {
         if self.a == 0.0 {
             (self.b == 0.0).then_some(0.0)
         } else {
@@ -53,7 +53,7 @@ impl Metric {
 
 /// A verdict on one metric's change.
 #[derive(Clone, Copy, PartialEq, Debug)]
-pub enum Verdict {
+pub(crate) enum Verdict {
     /// Smaller than the noise of the runs.
     WithinNoise,
     Better,
@@ -65,7 +65,7 @@ pub enum Verdict {
 
 impl Verdict {
     /// For JSON.
-    pub fn key(self) -> &'static str {
+    pub(crate) fn key(self) -> &'static str {
         match self {
             Verdict::WithinNoise => "within_noise",
             Verdict::Better => "better",
@@ -75,7 +75,7 @@ impl Verdict {
         }
     }
 
-    pub fn text(self) -> &'static str {
+    pub(crate) fn text(self) -> &'static str {
         match self {
             Verdict::WithinNoise => "~ within noise",
             Verdict::Better => "better",
@@ -87,23 +87,23 @@ impl Verdict {
 }
 
 /// A phase both runs have.
-pub struct PhaseComparison {
-    pub title: String,
-    pub job_name: String,
-    pub label: String,
+pub(crate) struct PhaseComparison {
+    pub(crate) title: String,
+    pub(crate) job_name: String,
+    pub(crate) label: String,
     /// Per-second noise (coefficient of variation of ops) of each run's phase.
-    pub noise_a: Option<f64>,
-    pub noise_b: Option<f64>,
-    pub metrics: Vec<Metric>,
+    pub(crate) noise_a: Option<f64>,
+    pub(crate) noise_b: Option<f64>,
+    pub(crate) metrics: Vec<Metric>,
 }
 
 impl PhaseComparison {
     /// The noise the changes are judged against: the larger of the two runs'.
-    pub fn noise(&self) -> Option<f64> {
+    pub(crate) fn noise(&self) -> Option<f64> {
         Some(self.noise_a?.max(self.noise_b?))
     }
 
-    pub fn verdict(&self, m: &Metric) -> Verdict {
+    pub(crate) fn verdict(&self, m: &Metric) -> Verdict {
         let Some(change) = m.change_pct() else {
             return if m.unit == Unit::Count && m.b > m.a {
                 Verdict::Worse
@@ -131,11 +131,11 @@ impl PhaseComparison {
 }
 
 pub struct Comparison<'a> {
-    pub a: &'a Run<'a>,
-    pub b: &'a Run<'a>,
-    pub phases: Vec<PhaseComparison>,
-    pub only_a: Vec<String>,
-    pub only_b: Vec<String>,
+    pub(crate) a: &'a Run<'a>,
+    pub(crate) b: &'a Run<'a>,
+    pub(crate) phases: Vec<PhaseComparison>,
+    pub(crate) only_a: Vec<String>,
+    pub(crate) only_b: Vec<String>,
 }
 
 fn metrics(a: &PhaseResult, b: &PhaseResult) -> Vec<Metric> {
@@ -210,16 +210,16 @@ pub fn compare<'a>(a: &'a Run<'a>, b: &'a Run<'a>) -> Comparison<'a> {
 /// The metrics a `--threshold` gate judges: throughput, the body of the latency distribution and
 /// errors. p99.9 and max rest on a handful of operations and move by more than the per-second
 /// noise says, so they are shown but do not fail a pipeline.
-pub const GATED: [&str; 5] = ["ops/s", "MiB/s", "p50", "p99", "errors"];
+pub(crate) const GATED: [&str; 5] = ["ops/s", "MiB/s", "p50", "p99", "errors"];
 
 /// One metric of one phase that got worse beyond a threshold.
 pub struct Regression {
-    pub phase: String,
-    pub metric: &'static str,
+    pub(crate) phase: String,
+    pub(crate) metric: &'static str,
     /// (B - A) / A in percent; None when A was 0 (errors where there were none).
-    pub change_pct: Option<f64>,
+    pub(crate) change_pct: Option<f64>,
     /// False when the phase had no noise estimate: the threshold alone judged it.
-    pub noise_known: bool,
+    pub(crate) noise_known: bool,
 }
 
 impl Regression {

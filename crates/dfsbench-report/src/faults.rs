@@ -62,7 +62,7 @@ fn row(i: usize, f: &FaultImpact) -> Vec<String> {
 /// A fault or probe command as the user wrote it: the lab actions a run expands into
 /// `'/path/to/dfsbench' 'lab' 'fault' 'moosefs' 'kill' 'node2'` read `lab kill node2` again;
 /// any other command is shown as it is.
-pub fn shown(command: &str) -> String {
+pub(crate) fn shown(command: &str) -> String {
     let Some(words) = single_quoted_words(command) else {
         return command.to_string();
     };
@@ -129,7 +129,7 @@ pub(crate) fn table(result: &RunResult) -> Option<Table> {
 }
 
 /// The recovery probe's verdict in one line.
-pub fn recovery_line(result: &RunResult) -> Option<String> {
+pub(crate) fn recovery_line(result: &RunResult) -> Option<String> {
     let r = result.recovery.as_ref()?;
     let tries = format!("{} probe{}", r.probes, if r.probes == 1 { "" } else { "s" });
     Some(match (r.recovered_s, r.recovery_time_s) {

@@ -13,7 +13,7 @@ use crate::svg::{
 };
 
 /// One chart of the page.
-pub struct Figure {
+pub(crate) struct Figure {
     /// What it shows, for tests and styling: `throughput-ops`, `latency-cdf`, `timeline-ops`...
     pub kind: &'static str,
     pub title: String,
@@ -24,11 +24,11 @@ pub struct Figure {
     pub note: Option<String>,
 }
 
-pub type Result<T> = std::result::Result<T, RenderError>;
+pub(crate) type Result<T> = std::result::Result<T, RenderError>;
 
 /// Throughput per phase: ops/s for every phase, MiB/s for phases that move data; a bar per
 /// run in each phase's row.
-pub fn throughput(runs: &[Run], keys: &[(String, String)], ambiguous: bool) -> Result<Vec<Figure>> {
+pub(crate) fn throughput(runs: &[Run], keys: &[(String, String)], ambiguous: bool) -> Result<Vec<Figure>> {
     let mut out = Vec::new();
     let cats: Vec<String> = keys.iter().map(|k| runs::phase_title(k, ambiguous)).collect();
     let value = |r: &Run, k: &(String, String), f: fn(&PhaseResult) -> Option<f64>| runs::find(r, k).and_then(f);
@@ -98,7 +98,7 @@ pub fn throughput(runs: &[Run], keys: &[(String, String)], ambiguous: bool) -> R
     Ok(out)
 }
 
-pub fn fmt_mib(v: f64) -> String {
+pub(crate) fn fmt_mib(v: f64) -> String {
     if v >= 100.0 {
         format!("{v:.0}")
     } else if v >= 1.0 {
@@ -109,14 +109,14 @@ pub fn fmt_mib(v: f64) -> String {
 }
 
 /// A line of the latency charts: its name, colour and phase.
-pub struct LatencyLine<'a> {
+pub(crate) struct LatencyLine<'a> {
     pub name: String,
     pub colour: RGBColor,
     pub phase: &'a PhaseResult,
 }
 
 /// The percentile chart and the CDF of some phases, from their merged histograms.
-pub fn latency_pair(title: &str, lines: &[LatencyLine]) -> Result<Vec<Figure>> {
+pub(crate) fn latency_pair(title: &str, lines: &[LatencyLine]) -> Result<Vec<Figure>> {
     let mut pct = LineChart::new(
         format!("{title}: latency by percentile"),
         Axis::linear("percentile", Ticks::Nines),
@@ -170,7 +170,7 @@ pub fn latency_pair(title: &str, lines: &[LatencyLine]) -> Result<Vec<Figure>> {
 
 /// Latency figures: for one run a pair per job (a line per phase); for several, a pair per
 /// phase (a line per run).
-pub fn latency(runs: &[Run], keys: &[(String, String)], ambiguous: bool) -> Result<Vec<Figure>> {
+pub(crate) fn latency(runs: &[Run], keys: &[(String, String)], ambiguous: bool) -> Result<Vec<Figure>> {
     let mut out = Vec::new();
     if runs.len() == 1 {
         let r = &runs[0];
@@ -313,7 +313,7 @@ phase's last interval may be shorter.";
 /// The per-second time line of a run: ops/s and, when data moved, MiB/s over the whole run
 /// (phases shaded and named, seconds with errors marked), then each phase of ten intervals or
 /// more on its own scale.
-pub fn timeline(run: &Run) -> Result<Vec<Figure>> {
+pub(crate) fn timeline(run: &Run) -> Result<Vec<Figure>> {
     let phases: Vec<&PhaseResult> = run.phases().collect();
     if phases.is_empty() {
         return Ok(Vec::new());
@@ -363,7 +363,7 @@ they started and the recovery probe's first success.";
 
 /// The run around its faults: ops/s in 100 ms intervals, stalls shaded, a dashed line where
 /// each fault started and where the recovery probe first succeeded; None without faults.
-pub fn faults(run: &Run) -> Result<Option<Figure>> {
+pub(crate) fn faults(run: &Run) -> Result<Option<Figure>> {
     let res = run.result;
     if res.faults.is_empty() {
         return Ok(None);
@@ -445,7 +445,7 @@ pub fn faults(run: &Run) -> Result<Option<Figure>> {
 /// Per-worker bars of every measured phase of a run, and per-process bars in runs of several
 /// processes: MiB/s for phases that moved data, else ops/s; bars below 80% of the median are
 /// red.
-pub fn workers(run: &Run) -> Result<Vec<Figure>> {
+pub(crate) fn workers(run: &Run) -> Result<Vec<Figure>> {
     let mut out = Vec::new();
     for p in run.phases() {
         if p.workers_detail.is_empty() {
@@ -501,7 +501,7 @@ struct Steps<'a> {
 /// The `--rate-steps` curve, as SPECsfs draws it: achieved against requested ops/s (with the
 /// line where they are equal), and response time (mean and p99, from the intended start)
 /// against achieved ops/s. A line per run, job and operation with two steps or more.
-pub fn rate_steps(runs: &[Run]) -> Result<Vec<Figure>> {
+pub(crate) fn rate_steps(runs: &[Run]) -> Result<Vec<Figure>> {
     let mut steps: Vec<Steps> = Vec::new();
     for r in runs {
         for p in r.phases().filter(|p| p.rate.is_some()) {

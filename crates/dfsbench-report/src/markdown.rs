@@ -16,7 +16,7 @@ use crate::table::{left, right, Column, Table};
 type Metric = (&'static str, fn(&Line) -> String);
 
 /// The metrics of a phase's (or operation kind's) line, in column order.
-pub const METRICS: [Metric; 7] = [
+const METRICS: [Metric; 7] = [
     ("ops", |l| l.ops.to_string()),
     ("ops/s", |l| fmt::rate(l.ops_per_sec)),
     ("MiB/s", |l| l.bytes_per_sec.map_or("-".into(), fmt::mib_s)),

@@ -163,7 +163,7 @@ impl StudyTables {
 }
 
 /// The colour of system `i` in every chart and swatch of the page.
-pub fn system_colour(i: usize) -> String {
+pub(crate) fn system_colour(i: usize) -> String {
     svg::hex(svg::colour(i))
 }
 

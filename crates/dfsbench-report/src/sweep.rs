@@ -330,7 +330,7 @@ fn vs_block_size(pts: &[Point], systems: &[(&str, RGBColor)]) -> Result<Vec<Figu
 }
 
 /// Every comparison chart the results support, in the order: workers, file size, block size.
-pub fn figures(runs: &[Run]) -> Result<Vec<Figure>> {
+pub(crate) fn figures(runs: &[Run]) -> Result<Vec<Figure>> {
     let systems = systems(runs);
     let pts = points(runs, &systems);
     let mut out = vs_workers(&pts, &systems)?;

@@ -5,7 +5,7 @@
 
 /// Where a column's cells sit: words left, numbers right.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(crate) enum Align {
+enum Align {
     Left,
     Right,
 }

@@ -1,6 +1,8 @@
 //! The result document: one versioned JSON file per run, from which every report is derived.
 //! The schema is documented in docs/result-schema.json.
 
+#![warn(unreachable_pub)]
+
 use std::collections::BTreeMap;
 
 use schemars::JsonSchema;
@@ -18,10 +20,7 @@ pub mod units;
 
 pub use breakdown::{Gather, NodeSummary, ProcessSummary, WorkerSummary};
 
-pub use marks::{
-    cache_suspects, validity_reasons, LINK_MARGIN, MIN_SOUND_OPS, MIN_SOUND_SECONDS, MIN_STONEWALL_SHARE,
-    SUSPECT_FACTOR,
-};
+pub use marks::{cache_suspects, validity_reasons, LINK_MARGIN};
 pub use measures::{
     median, Cpu, EndpointResult, ErrorSample, Errors, Latency, OpKind, PhaseCache, RateResult, Series, ServerCpu,
     Steady, Stonewall, Verify, MAX_ERROR_SAMPLES,

@@ -92,7 +92,7 @@ pub struct LinkCapacity {
 
 impl LinkCapacity {
     pub const CONFIGURED: &'static str = "configured";
-    pub const MEASURED: &'static str = "measured";
+    const MEASURED: &'static str = "measured";
 
     /// The sum of the bandwidths measured to the nodes that serve data; None when one of
     /// them was not measured (a sum without it would understate the link).
