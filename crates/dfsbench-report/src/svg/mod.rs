@@ -1,8 +1,8 @@
-//! The SVG chart primitives, drawn with plotters' SVG backend: line charts, horizontal bar charts and
-//! per-worker bars. Every chart has a title, axis descriptions with units, ticks in units
-//! people read (ops/s with k/M, µs/ms, KiB/MiB, p99.9) and a legend below the plot, so it
-//! never covers data. Log scales are drawn by transforming the data (log10 or log2) onto a
-//! linear axis, which puts ticks on whole decades or powers of two.
+//! The SVG chart primitives, drawn with plotters' SVG backend: line charts, horizontal bar
+//! charts and per-worker bars. Every chart has a title, axis descriptions with units, ticks
+//! in units people read (ops/s with k/M, µs/ms, KiB/MiB, p99.9) and a legend below the
+//! plot, so it never covers data. Log scales are drawn by transforming the data (log10 or
+//! log2) onto a linear axis, which puts ticks on whole decades or powers of two.
 //!
 //! Chart primitives take plain data and return the SVG text; what to draw, from the results,
 //! is decided in `figures`, `sweep` and `study_page`.
