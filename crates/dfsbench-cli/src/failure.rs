@@ -9,8 +9,8 @@
 use dfsbench_backends::redact::redact;
 use dfsbench_core::config::ConfigError;
 use dfsbench_core::session::StartError;
-use dfsbench_report::charts::RenderError;
 use dfsbench_report::input::InputError;
+use dfsbench_report::svg::RenderError;
 
 /// The longest error line printed, in bytes: a message quoting a huge input (a value, a list of
 /// every refused option of a long file) is cut, so the terminal gets a line, not megabytes.
