@@ -1,6 +1,9 @@
 # shellcheck shell=bash
 # Shared by the bench/ scripts, sourced after each sets REPO and NAME (its name in messages).
 
+# The comparisons' many runs stay out of the user's history of runs (`dfsbench history`).
+export DFSBENCH_HISTORY=off
+
 log() { printf '%s\n' "$*" >&2; }
 die() { log "$NAME: $*"; exit 1; }
 status() { if [ "$1" -gt 128 ]; then echo "killed by signal $(kill -l "$(($1 - 128))")"; else echo "exit status $1"; fi; }

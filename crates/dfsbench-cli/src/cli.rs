@@ -41,6 +41,8 @@ pub enum Command {
     Study(Box<crate::study::args::StudyArgs>),
     /// Multi-node storage clusters on this machine, with faults and delay (docs/lab.md).
     Lab(crate::lab::LabArgs),
+    /// Past runs and studies of this machine: list, filter, trend, rebuild (`--rebuild`).
+    History(crate::history::HistoryArgs),
     /// Remove run directories left by `--keep` or a killed run (only ones dfsbench created).
     Clean {
         /// Run directories (dfsbench-<run id>) to remove: a path, or a target URI ending in the
@@ -119,6 +121,11 @@ pub struct RunArgs {
     #[arg(short, long, value_name = "PATH", help_heading = "Output")]
     pub out: Option<PathBuf>,
 
+    /// A name for this run in the history (`dfsbench history --tag`, `compare --baseline TAG`),
+    /// kept in the result file too.
+    #[arg(long, value_name = "TAG", value_parser = parse_tag, help_heading = "Output")]
+    pub tag: Option<String>,
+
     /// No progress line.
     #[arg(short, long, help_heading = "Output")]
     pub quiet: bool,
@@ -140,4 +147,15 @@ pub enum Format {
     Table,
     Json,
     Csv,
+}
+
+/// A run's tag: one line of printable text.
+fn parse_tag(s: &str) -> Result<String, String> {
+    if s.trim().is_empty() || s.chars().any(char::is_control) {
+        return Err(format!(
+            "'{}' is no tag: give a name of printable characters, such as v1.2 or before-upgrade",
+            dfsbench_backends::one_line(s)
+        ));
+    }
+    Ok(s.to_string())
 }

@@ -8,6 +8,7 @@ mod failure;
 #[cfg(test)]
 mod fuzz;
 mod group;
+mod history;
 mod interrupt;
 mod lab;
 mod output;
@@ -100,6 +101,7 @@ fn dispatch(command: &Command) -> anyhow::Result<()> {
         Command::Study(args) => study::study(args)?,
         Command::Lab(args) => lab::lab(args)?,
         Command::Clean { paths } => clean::clean(paths)?,
+        Command::History(args) => history::history(args)?,
         Command::Completions { shell } => {
             let mut script = Vec::new();
             clap_complete::generate(*shell, &mut Cli::command(), "dfsbench", &mut script);

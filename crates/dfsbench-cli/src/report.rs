@@ -54,13 +54,19 @@ pub enum CompareFormat {
 
 #[derive(Args, Debug)]
 pub struct CompareArgs {
-    /// The baseline result file.
+    /// The baseline result file (with --baseline: the new run's file, B).
     #[arg(value_name = "A")]
     pub a: PathBuf,
 
     /// The result file compared with it: changes are (B - A) / A.
-    #[arg(value_name = "B")]
-    pub b: PathBuf,
+    #[arg(value_name = "B", required_unless_present = "baseline")]
+    pub b: Option<PathBuf>,
+
+    /// Take A from the history (`dfsbench history`): the stored run of the same target,
+    /// workload and configuration as the one file given, `last` (the newest before it) or the
+    /// newest with this tag (`dfsbench run --tag`).
+    #[arg(long, value_name = "last|TAG")]
+    pub baseline: Option<String>,
 
     /// What to write.
     #[arg(long, value_enum, default_value_t = CompareFormat::Table)]
@@ -75,6 +81,40 @@ pub struct CompareArgs {
     /// it compare exits 0 whatever changed.
     #[arg(long, value_name = "PCT", value_parser = parse_threshold)]
     pub threshold: Option<f64>,
+}
+
+/// The result file of the stored run `which` (`last` or a tag) names for the run in `new`.
+fn baseline(which: &str, new: &Path) -> Result<PathBuf, Failure> {
+    let loaded = load(&[new.to_path_buf()])?;
+    let [Loaded { result, .. }] = &loaded[..] else {
+        return Err(Failure::usage(format!(
+            "{} holds {} results; compare --baseline takes one result file",
+            new.display(),
+            loaded.len()
+        )));
+    };
+    let tag = (which != "last").then_some(which);
+    let found = crate::history::baseline(result, tag)?;
+    let Some(run) = found else {
+        return Err(Failure::runtime(format!(
+            "no stored run of {} ({}, the same configuration) {} to compare {} with: `dfsbench history --target {}` lists what there is",
+            result.target.uri,
+            crate::history::workload_of(result),
+            tag.map_or_else(|| "before it".to_string(), |t| format!("tagged {t}")),
+            new.display(),
+            result.target.uri
+        )));
+    };
+    let path = PathBuf::from(&run.path);
+    if !path.is_file() {
+        return Err(Failure::runtime(format!(
+            "the baseline run {} was stored with {}, which is gone: `dfsbench history --rebuild DIR` finds moved files",
+            run.id,
+            path.display()
+        )));
+    }
+    eprintln!("baseline: run {} of {} ({})", run.id, run.started, path.display());
+    Ok(path)
 }
 
 /// `5%` or `5`: a percentage of 0 or more.
@@ -177,9 +217,21 @@ pub fn report(args: &ReportArgs) -> Result<(), Failure> {
 }
 
 pub fn compare(args: &CompareArgs) -> Result<(), Failure> {
-    let a = load(std::slice::from_ref(&args.a))?;
-    let b = load(std::slice::from_ref(&args.b))?;
-    for (l, p) in [(&a, &args.a), (&b, &args.b)] {
+    let (a_path, b_path) = match (&args.baseline, &args.b) {
+        (None, Some(b)) => (args.a.clone(), b.clone()),
+        (Some(which), None) => (baseline(which, &args.a)?, args.a.clone()),
+        (Some(_), Some(b)) => {
+            return Err(Failure::usage(format!(
+                "--baseline takes its A from the history: give the new run's file alone, not {} and {}",
+                args.a.display(),
+                b.display()
+            )))
+        }
+        (None, None) => return Err(Failure::usage("compare takes two result files, A and B".into())),
+    };
+    let a = load(std::slice::from_ref(&a_path))?;
+    let b = load(std::slice::from_ref(&b_path))?;
+    for (l, p) in [(&a, &a_path), (&b, &b_path)] {
         if l.len() != 1 {
             return Err(Failure::usage(format!(
                 "{} holds {} results; compare takes one result file on each side",
@@ -211,8 +263,8 @@ pub fn compare(args: &CompareArgs) -> Result<(), Failure> {
         } else {
             format!("{} metrics", worse.len())
         },
-        args.b.display(),
-        args.a.display(),
+        b_path.display(),
+        a_path.display(),
         worse
             .iter()
             .map(compare::Regression::describe)

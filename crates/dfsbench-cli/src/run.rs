@@ -199,8 +199,9 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
     let clear_progress = progress.clearer();
     // Worker threads stuck in a storage call (a stopped FUSE daemon) cannot be joined: the
     // result is written from inside the run, and the process ends there.
-    let deliver = |outcome: Outcome| -> Infallible {
+    let deliver = |mut outcome: Outcome| -> Infallible {
         clear_progress();
+        outcome.result.tag = a.tag.clone();
         let said = if root {
             save_and_print(a, &outcome, None)
         } else {
@@ -221,7 +222,7 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
         Some(&deliver),
     );
     progress.finish();
-    let outcome = match outcome {
+    let mut outcome = match outcome {
         Ok(o) => o,
         // Rank 0 tells the user; the others would repeat it. They wait until it has: every
         // rank meets a start error at the same step, and mpirun ends the whole job as soon
@@ -239,6 +240,7 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
             return Err(Failure::Reported(1));
         }
     };
+    outcome.result.tag = a.tag.clone();
     if !root {
         if let Status::Failed(m) = &outcome.status {
             if group.is_broken() {
@@ -281,6 +283,7 @@ fn save_and_print(a: &RunArgs, outcome: &Outcome, group: Option<&mut Group>) -> 
         (path, false)
     } else {
         let saved = save(result, &result_path(a.out.as_deref(), &result.run_id))?;
+        crate::history::record_run(result, &saved.path, result.tag.as_deref());
         crate::stdout::print(&human, "the result table")?;
         (saved.path.display().to_string(), saved.fallback)
     };

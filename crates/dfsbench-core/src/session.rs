@@ -351,6 +351,7 @@ impl Document<'_> {
             finished_at: humantime::format_rfc3339_millis(SystemTime::now()).to_string(),
             status: status_name.into(),
             status_message,
+            tag: None,
             command_line: dfsbench_backends::redact::command_line(),
             host: host(),
             target: self.target.clone(),

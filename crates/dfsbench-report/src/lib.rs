@@ -37,3 +37,4 @@ pub use dfsbench_result::units::rate_si;
 pub use faults::{faults_table, stall_lines};
 pub use flags::notes;
 pub use run_table::{cpu_table, endpoints_table, phases_table, rate_table};
+pub use table::{left, right, Column, Table};

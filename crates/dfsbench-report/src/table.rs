@@ -11,13 +11,13 @@ enum Align {
 }
 
 /// A column: its head and how its cells (the head included) are aligned.
-pub(crate) struct Column {
+pub struct Column {
     head: String,
     align: Align,
 }
 
 /// A column of words.
-pub(crate) fn left(head: impl Into<String>) -> Column {
+pub fn left(head: impl Into<String>) -> Column {
     Column {
         head: head.into(),
         align: Align::Left,
@@ -25,7 +25,7 @@ pub(crate) fn left(head: impl Into<String>) -> Column {
 }
 
 /// A column of numbers.
-pub(crate) fn right(head: impl Into<String>) -> Column {
+pub fn right(head: impl Into<String>) -> Column {
     Column {
         head: head.into(),
         align: Align::Right,
@@ -33,13 +33,13 @@ pub(crate) fn right(head: impl Into<String>) -> Column {
 }
 
 /// Rows of cells under their columns; every row has a cell per column.
-pub(crate) struct Table {
+pub struct Table {
     columns: Vec<Column>,
     rows: Vec<Vec<String>>,
 }
 
 impl Table {
-    pub(crate) fn new(columns: Vec<Column>) -> Self {
+    pub fn new(columns: Vec<Column>) -> Self {
         Table {
             columns,
             rows: Vec::new(),
@@ -47,7 +47,7 @@ impl Table {
     }
 
     /// Adds a row; it must have a cell per column.
-    pub(crate) fn push(&mut self, row: Vec<String>) {
+    pub fn push(&mut self, row: Vec<String>) {
         debug_assert_eq!(row.len(), self.columns.len(), "a cell per column");
         self.rows.push(row);
     }
@@ -69,7 +69,7 @@ impl Table {
 
     /// Aligned text (comfy-table without borders), the heads as the first line: two spaces
     /// between columns, no trailing blanks.
-    pub(crate) fn text(&self) -> String {
+    pub fn text(&self) -> String {
         let mut t = comfy_table::Table::new();
         t.load_preset(comfy_table::presets::NOTHING);
         t.add_row(self.heads().collect::<Vec<_>>());

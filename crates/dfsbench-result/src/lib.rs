@@ -45,6 +45,9 @@ pub struct RunResult {
     /// Why the run did not complete, when it did not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status_message: Option<String>,
+    /// `dfsbench run --tag`: a name for this run in the history (`compare --baseline TAG`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tag: Option<String>,
     pub command_line: Vec<String>,
     pub host: Host,
     pub target: Target,

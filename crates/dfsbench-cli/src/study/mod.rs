@@ -7,7 +7,7 @@ mod catalog;
 mod cells;
 mod exec;
 mod launch;
-mod manifest;
+pub(crate) mod manifest;
 mod model;
 mod reasons;
 mod render;
@@ -200,6 +200,7 @@ pub fn study(a: &StudyArgs) -> Result<(), Failure> {
     }
     let systems = exec::systems(&a.targets, study.localfs_baseline).map_err(Failure::usage)?;
     let (manifest, dir, outcome) = exec::execute(&study, scale, systems, a, launcher.as_ref())?;
+    crate::history::record_study(&dir);
     show(&manifest, &dir, a.format, true)?;
     if !a.quiet {
         eprintln!("study: {}", dir.display());
