@@ -10,6 +10,7 @@ mod fuzz;
 mod group;
 mod interrupt;
 mod lab;
+mod lab_host;
 mod output;
 mod progress;
 mod report;

@@ -26,6 +26,16 @@ pub struct NodeState {
     pub data_dir: PathBuf,
 }
 
+impl NodeState {
+    /// The node's daemons right now (everything in its namespace).
+    pub fn pids(&self) -> Vec<PidRecord> {
+        crate::sys::pids_in_netns(&self.netns)
+            .into_iter()
+            .filter_map(|p| PidRecord::of(p, &self.name))
+            .collect()
+    }
+}
+
 #[derive(Serialize, Deserialize, Debug, Clone, Default)]
 pub struct State {
     pub name: String,
@@ -82,6 +92,13 @@ impl State {
                 names.join(", ")
             ))
         })
+    }
+
+    /// The state of lab `name`, which must be up.
+    pub fn loaded(name: &str) -> Result<State> {
+        State::load(name)?
+            .filter(|s| s.up)
+            .ok_or_else(|| Error::usage(format!("lab {name} is not up; start it with `dfsbench lab up {name}`")))
     }
 
     pub fn path(name: &str) -> PathBuf {

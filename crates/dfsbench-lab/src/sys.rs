@@ -10,6 +10,23 @@ use serde::{Deserialize, Serialize};
 
 use crate::{Error, Result};
 
+/// Check root, network namespaces and /dev/fuse before touching anything.
+pub fn preflight() -> Result<()> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Err(Error::runtime(
+            "the lab needs root (network namespaces, FUSE mounts, apt-get): run as root".into(),
+        ));
+    }
+    if !std::path::Path::new("/dev/fuse").exists() {
+        return Err(Error::runtime("the lab needs /dev/fuse for its client mounts".into()));
+    }
+    if !std::path::Path::new("/proc/self/ns/net").exists() {
+        return Err(Error::runtime("this kernel has no network namespaces".into()));
+    }
+    Ok(())
+}
+
 /// Run a command to completion, killed after `limit`; its stdout, or an error with its stderr.
 pub fn run(program: &str, args: &[&str], limit: Duration) -> Result<String> {
     let secs = limit.as_secs().max(1).to_string();
@@ -47,12 +64,6 @@ pub fn run_in(netns: &str, program: &str, args: &[&str], limit: Duration) -> Res
 
 /// Start a long-running daemon in a network namespace, in its own session, output to `log`.
 pub fn spawn_in(netns: Option<&str>, program: &str, args: &[&str], log: &Path) -> Result<PidRecord> {
-    let log_file = fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(log)
-        .map_err(|e| Error::runtime(format!("cannot open {}: {e}", log.display())))?;
-    let err_file = log_file.try_clone().map_err(|e| Error::runtime(e.to_string()))?;
     let mut cmd = match netns {
         Some(ns) => {
             let mut c = Command::new("nsenter");
@@ -61,7 +72,20 @@ pub fn spawn_in(netns: Option<&str>, program: &str, args: &[&str], log: &Path) -
         }
         None => Command::new(program),
     };
-    cmd.args(args).stdin(Stdio::null()).stdout(log_file).stderr(err_file);
+    cmd.args(args);
+    spawn(cmd, program, log)
+}
+
+/// Start `cmd` as a daemon in its own session (so its process group holds it and its
+/// children), stdin from /dev/null, stdout and stderr appended to `log`.
+pub fn spawn(mut cmd: Command, what: &str, log: &Path) -> Result<PidRecord> {
+    let log_file = fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log)
+        .map_err(|e| Error::runtime(format!("cannot open {}: {e}", log.display())))?;
+    let err_file = log_file.try_clone().map_err(|e| Error::runtime(e.to_string()))?;
+    cmd.stdin(Stdio::null()).stdout(log_file).stderr(err_file);
     // SAFETY: setsid is async-signal-safe; the child leaves our process group, so a Ctrl-C of
     // dfsbench does not take the cluster down with it.
     unsafe {
@@ -72,15 +96,14 @@ pub fn spawn_in(netns: Option<&str>, program: &str, args: &[&str], log: &Path) -
     }
     let child = cmd
         .spawn()
-        .map_err(|e| Error::runtime(format!("cannot start {program}: {e}")))?;
+        .map_err(|e| Error::runtime(format!("cannot start {what}: {e}")))?;
     let pid = child.id() as i32;
     // The child is reaped by a thread so a daemon that dies is not left a zombie while we run.
     std::thread::spawn(move || {
         let mut child = child;
         let _ = child.wait();
     });
-    PidRecord::of(pid, program)
-        .ok_or_else(|| Error::runtime(format!("{program} exited at once; see {}", log.display())))
+    PidRecord::of(pid, what).ok_or_else(|| Error::runtime(format!("{what} exited at once; see {}", log.display())))
 }
 
 /// A process we started, with its start time so a reused pid is never signalled.
@@ -311,45 +334,24 @@ pub fn curl(args: &[&str], limit: Duration) -> Result<String> {
     run("curl", &all, limit + Duration::from_secs(5))
 }
 
-/// Where downloads live: $DFSBENCH_CACHE_DIR, else `.cache` of the enclosing git checkout,
-/// else of the checkout this binary was built from (as `lab/install.sh` decides).
+/// Where downloads, builds and single-host state live: $DFSBENCH_CACHE_DIR, else `.cache` of
+/// the dfsbench checkout holding the current directory, else of the one this binary was built
+/// from.
 pub fn cache_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os("DFSBENCH_CACHE_DIR").filter(|d| !d.is_empty()) {
         return PathBuf::from(dir);
     }
-    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-    match cwd
-        .ancestors()
-        .find(|d| d.join(".git").exists() && d.join("lab/install.sh").exists())
-    {
-        Some(root) => root.join(".cache"),
-        None => build_checkout().join(".cache"),
-    }
+    checkout().join(".cache")
 }
 
-fn build_checkout() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// Run `lab/install.sh PART` (Maven Central downloads into the cache, idempotent) from the
-/// enclosing checkout or the one this binary was built from; `what` and `home` name what it
-/// installs, for the error when no checkout is found.
-pub fn lab_install(part: &str, what: &str, home: &Path) -> Result<()> {
+/// The dfsbench checkout holding the current directory, else the one this binary was built
+/// from.
+fn checkout() -> PathBuf {
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-    let script = cwd
-        .ancestors()
-        .chain(std::iter::once(build_checkout().as_path()))
-        .map(|d| d.join("lab/install.sh"))
-        .find(|s| s.is_file())
-        .ok_or_else(|| {
-            Error::runtime(format!(
-                "{what} are not in {}: run lab/install.sh {part} in a dfsbench checkout, or set DFSBENCH_CACHE_DIR to where they are",
-                home.display()
-            ))
-        })?;
-    let cache = format!("DFSBENCH_CACHE_DIR={}", cache_dir().display());
-    let script = script.display().to_string();
-    run("env", &[&cache, "bash", &script, part], Duration::from_secs(1800)).map(|_| ())
+    cwd.ancestors()
+        .find(|d| d.join(".git").exists() && d.join("crates/dfsbench-lab").is_dir())
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."))
 }
 
 #[cfg(test)]
