@@ -35,11 +35,10 @@ pub enum LabCommand {
     /// Start a cluster in network namespaces and print its targets (a running one is left as
     /// is), or with --dir or a `local` layout one host's servers on 127.0.0.1.
     Up {
+        #[arg(help = dfsbench_lab::systems_help())]
         system: String,
-        /// gluster: replica3 (default) or disperse4+2; minio: erasure (default), s3fs (what
-        /// `lab up s3fs` starts), local (one drive) or local-ec (6 drives, `minio-ec`); swift:
-        /// replica3 (default), proxy-per-node (a proxy on every node) or local; hdfs, seaweedfs,
-        /// webdav: local (see `dfsbench lab systems`).
+        /// The layout (the first of a system's is its default; `dfsbench lab systems` lists
+        /// them): a cluster's, or `local`/`local-ec` for one host.
         #[arg(long)]
         layout: Option<String>,
         /// The state directory of a single-host layout (default .cache/lab/NAME); `up` refuses

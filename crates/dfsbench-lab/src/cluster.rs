@@ -117,7 +117,7 @@ fn free_subnet() -> Result<u8> {
 }
 
 /// The id every name of a lab of this lab directory carries.
-pub fn lab_id() -> String {
+pub(crate) fn lab_id() -> String {
     net::lab_id(&sys::real_path(&labs_dir()))
 }
 

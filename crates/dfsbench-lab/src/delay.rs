@@ -105,7 +105,7 @@ pub fn apply(name: &str, delay: Duration, exe: &std::path::Path) -> Result<()> {
 }
 
 /// Stop the delayers and delete the rules (the node rules go with their namespaces too).
-pub fn remove(state: &State) -> Result<()> {
+pub(crate) fn remove(state: &State) -> Result<()> {
     for r in &state.root_rules {
         while iptables(None, "-C", r).is_ok() {
             iptables(None, "-D", r)?;

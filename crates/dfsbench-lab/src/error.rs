@@ -12,10 +12,10 @@ pub enum Error {
 }
 
 impl Error {
-    pub fn usage(message: String) -> Error {
+    pub(crate) fn usage(message: String) -> Error {
         Error::Usage(message)
     }
-    pub fn runtime(message: String) -> Error {
+    pub(crate) fn runtime(message: String) -> Error {
         Error::Runtime(message)
     }
     /// True when the user's input was wrong, not the lab.

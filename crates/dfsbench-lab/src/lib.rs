@@ -34,7 +34,7 @@ pub use cluster::{down, down_all, install, left_alone, up};
 pub use error::{Error, Result};
 pub use fault::{fault, limit, node_for, probe, Role, FAULTS};
 pub use local::{host, selftest, Outcome};
-pub use registry::{system, systems_table};
+pub use registry::{system, systems_help, systems_table};
 pub use state::State;
 pub use status::status;
 pub use target::{resolve_target, running_pids, target_nodes, TargetNode};

@@ -41,6 +41,23 @@ pub fn system(name: &str) -> Result<Box<dyn System>> {
     )))
 }
 
+/// The help of `lab up`'s system: every system with its layouts, the default first.
+pub fn systems_help() -> String {
+    let each: Vec<String> = systems()
+        .iter()
+        .map(|s| format!("{} ({})", s.name(), s.all_layouts().join(", ")))
+        .collect();
+    let aliases: Vec<String> = ALIASES
+        .iter()
+        .map(|(alias, system, layout)| format!("{alias} = {system} --layout {layout}"))
+        .collect();
+    format!(
+        "The system and its layouts: {}; {}",
+        each.join("; "),
+        aliases.join(", ")
+    )
+}
+
 /// The table of docs/lab.md's "Systems at a glance" and of `dfsbench lab systems`: each
 /// system's name, code, layouts, what it runs and its Debian packages.
 pub fn systems_table() -> String {

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::{Error, Result};
 
 /// Check root, network namespaces and /dev/fuse before touching anything.
-pub fn preflight() -> Result<()> {
+pub(crate) fn preflight() -> Result<()> {
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
         return Err(Error::runtime(
@@ -28,7 +28,7 @@ pub fn preflight() -> Result<()> {
 }
 
 /// Run a command to completion, killed after `limit`; its stdout, or an error with its stderr.
-pub fn run(program: &str, args: &[&str], limit: Duration) -> Result<String> {
+pub(crate) fn run(program: &str, args: &[&str], limit: Duration) -> Result<String> {
     let secs = limit.as_secs().max(1).to_string();
     let out = Command::new("timeout")
         .args(["-k", "2", &secs, program])
@@ -55,7 +55,7 @@ pub fn run(program: &str, args: &[&str], limit: Duration) -> Result<String> {
 
 /// `run` inside a node's network namespace (nsenter, not `ip netns exec`, which would give the
 /// command a private mount namespace and hide FUSE mounts).
-pub fn run_in(netns: &str, program: &str, args: &[&str], limit: Duration) -> Result<String> {
+pub(crate) fn run_in(netns: &str, program: &str, args: &[&str], limit: Duration) -> Result<String> {
     let net = format!("--net=/run/netns/{netns}");
     let mut all = vec![net.as_str(), program];
     all.extend_from_slice(args);
@@ -63,7 +63,7 @@ pub fn run_in(netns: &str, program: &str, args: &[&str], limit: Duration) -> Res
 }
 
 /// Start a long-running daemon in a network namespace, in its own session, output to `log`.
-pub fn spawn_in(netns: Option<&str>, program: &str, args: &[&str], log: &Path) -> Result<PidRecord> {
+pub(crate) fn spawn_in(netns: Option<&str>, program: &str, args: &[&str], log: &Path) -> Result<PidRecord> {
     let mut cmd = match netns {
         Some(ns) => {
             let mut c = Command::new("nsenter");
@@ -78,7 +78,7 @@ pub fn spawn_in(netns: Option<&str>, program: &str, args: &[&str], log: &Path) -
 
 /// Start `cmd` as a daemon in its own session (so its process group holds it and its
 /// children), stdin from /dev/null, stdout and stderr appended to `log`.
-pub fn spawn(mut cmd: Command, what: &str, log: &Path) -> Result<PidRecord> {
+pub(crate) fn spawn(mut cmd: Command, what: &str, log: &Path) -> Result<PidRecord> {
     let log_file = fs::OpenOptions::new()
         .create(true)
         .append(true)
@@ -140,7 +140,7 @@ impl PidRecord {
 }
 
 /// Field 22 of /proc/PID/stat (start time in clock ticks), and the state letter.
-pub fn proc_stat(pid: i32) -> Option<(u64, char)> {
+pub(crate) fn proc_stat(pid: i32) -> Option<(u64, char)> {
     let text = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The command name may hold spaces and parentheses: the fields start after the last ')'.
     let rest = &text[text.rfind(')')? + 2..];
@@ -150,7 +150,7 @@ pub fn proc_stat(pid: i32) -> Option<(u64, char)> {
 }
 
 /// The processes whose network namespace is the named one.
-pub fn pids_in_netns(netns: &str) -> Vec<i32> {
+pub(crate) fn pids_in_netns(netns: &str) -> Vec<i32> {
     let Ok(meta) = fs::metadata(format!("/run/netns/{netns}")) else {
         return Vec::new();
     };
@@ -166,7 +166,7 @@ pub fn pids_in_netns(netns: &str) -> Vec<i32> {
 
 /// The TCP ports process `pid`'s network namespace listens on for other hosts (any address
 /// but 127.0.0.0/8 and ::1), lowest first.
-pub fn listening_ports(pid: i32) -> Vec<u16> {
+pub(crate) fn listening_ports(pid: i32) -> Vec<u16> {
     let read = |file: &str| fs::read_to_string(format!("/proc/{pid}/net/{file}")).unwrap_or_default();
     let mut ports = listening_ports_in(&read("tcp"));
     ports.extend(listening_ports_in(&read("tcp6")));
@@ -205,7 +205,7 @@ fn is_loopback_hex(addr: &str) -> bool {
 
 /// Send `signal` to each pid; then, for SIGKILL/SIGTERM, wait until they are really gone
 /// (PID 1 here reaps late, and a restart must not find the old daemon's pid still there).
-pub fn signal_all(pids: &[PidRecord], signal: i32, wait: Duration) -> Result<()> {
+pub(crate) fn signal_all(pids: &[PidRecord], signal: i32, wait: Duration) -> Result<()> {
     for p in pids.iter().filter(|p| p.alive()) {
         // SAFETY: kill(2) on a pid we checked by its start time just now.
         unsafe { libc::kill(p.pid, signal) };
@@ -231,7 +231,7 @@ pub fn signal_all(pids: &[PidRecord], signal: i32, wait: Duration) -> Result<()>
 }
 
 /// Stop processes: SIGTERM, then SIGKILL for those still there after `grace`.
-pub fn stop_all(pids: &[PidRecord], grace: Duration) -> Result<()> {
+pub(crate) fn stop_all(pids: &[PidRecord], grace: Duration) -> Result<()> {
     if signal_all(pids, libc::SIGTERM, grace).is_err() {
         signal_all(pids, libc::SIGKILL, Duration::from_secs(20))?;
     }
@@ -239,7 +239,7 @@ pub fn stop_all(pids: &[PidRecord], grace: Duration) -> Result<()> {
 }
 
 /// Poll `check` until it returns Some, or fail with `what` after `limit`.
-pub fn wait_for<T>(what: &str, limit: Duration, mut check: impl FnMut() -> Option<T>) -> Result<T> {
+pub(crate) fn wait_for<T>(what: &str, limit: Duration, mut check: impl FnMut() -> Option<T>) -> Result<T> {
     let deadline = Instant::now() + limit;
     loop {
         if let Some(v) = check() {
@@ -256,7 +256,7 @@ pub fn wait_for<T>(what: &str, limit: Duration, mut check: impl FnMut() -> Optio
 }
 
 /// Install the Debian packages that are missing (apt-get, idempotent: nothing when all are there).
-pub fn apt_install(packages: &[&str]) -> Result<Vec<String>> {
+pub(crate) fn apt_install(packages: &[&str]) -> Result<Vec<String>> {
     let missing: Vec<&str> = packages.iter().copied().filter(|p| !dpkg_installed(p)).collect();
     if missing.is_empty() {
         return Ok(Vec::new());
@@ -278,7 +278,7 @@ fn dpkg_installed(package: &str) -> bool {
 
 /// The path with symlinks resolved (as /proc/mounts shows it), as far as it exists: a dead
 /// FUSE mount point cannot be resolved itself, its parent can.
-pub fn real_path(path: &Path) -> PathBuf {
+pub(crate) fn real_path(path: &Path) -> PathBuf {
     if let Ok(p) = fs::canonicalize(path) {
         return p;
     }
@@ -289,7 +289,7 @@ pub fn real_path(path: &Path) -> PathBuf {
 }
 
 /// The mount points under /proc/mounts that start with `prefix`.
-pub fn mounts_under(prefix: &Path) -> Vec<String> {
+pub(crate) fn mounts_under(prefix: &Path) -> Vec<String> {
     let prefix = real_path(prefix);
     let text = fs::read_to_string("/proc/mounts").unwrap_or_default();
     text.lines()
@@ -300,7 +300,7 @@ pub fn mounts_under(prefix: &Path) -> Vec<String> {
 }
 
 /// Unmount a FUSE mount; lazily when it is busy or its server is gone.
-pub fn unmount(mount: &str) -> Result<()> {
+pub(crate) fn unmount(mount: &str) -> Result<()> {
     let real = real_path(Path::new(mount)).display().to_string();
     if !mounts_under(Path::new(mount)).contains(&real) {
         return Ok(());
@@ -313,7 +313,7 @@ pub fn unmount(mount: &str) -> Result<()> {
 }
 
 /// Fill `{key}` placeholders of a config template.
-pub fn render(template: &str, values: &[(&str, &str)]) -> String {
+pub(crate) fn render(template: &str, values: &[(&str, &str)]) -> String {
     values
         .iter()
         .fold(template.to_string(), |t, (k, v)| t.replace(&format!("{{{k}}}"), v))
@@ -321,13 +321,13 @@ pub fn render(template: &str, values: &[(&str, &str)]) -> String {
 
 /// Write a file by the rule of every output dfsbench writes (atomically; never over a device,
 /// a FIFO or a link), with the path in the error.
-pub fn write(path: &Path, text: &str) -> Result<()> {
+pub(crate) fn write(path: &Path, text: &str) -> Result<()> {
     dfsbench_result::files::write_output(path, text.as_bytes())
         .map_err(|e| Error::runtime(format!("cannot write {}: {e}", path.display())))
 }
 
 /// curl to a lab address: never through a proxy the environment names, bounded in time.
-pub fn curl(args: &[&str], limit: Duration) -> Result<String> {
+pub(crate) fn curl(args: &[&str], limit: Duration) -> Result<String> {
     let secs = limit.as_secs().max(1).to_string();
     let mut all = vec!["--noproxy", "*", "-s", "-S", "--max-time", &secs];
     all.extend_from_slice(args);
@@ -337,7 +337,7 @@ pub fn curl(args: &[&str], limit: Duration) -> Result<String> {
 /// Where downloads, builds and single-host state live: $DFSBENCH_CACHE_DIR, else `.cache` of
 /// the dfsbench checkout holding the current directory, else of the one this binary was built
 /// from.
-pub fn cache_dir() -> PathBuf {
+pub(crate) fn cache_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os("DFSBENCH_CACHE_DIR").filter(|d| !d.is_empty()) {
         return PathBuf::from(dir);
     }

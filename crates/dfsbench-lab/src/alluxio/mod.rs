@@ -33,7 +33,7 @@ const MASTER_CLASS: &str = "alluxio.master.AlluxioMaster";
 const WORKER_CLASS: &str = "alluxio.worker.AlluxioWorker";
 const PROXY_CLASS: &str = "alluxio.proxy.AlluxioProxy";
 
-pub struct Alluxio;
+pub(crate) struct Alluxio;
 
 fn master(state: &State) -> &NodeState {
     &state.nodes[0]

@@ -30,7 +30,7 @@ const MON_ROLE: &str = "mon+mgr+mds+rgw";
 const START_LIMIT: Duration = Duration::from_secs(120);
 const CMD_LIMIT: Duration = Duration::from_secs(60);
 
-pub struct Ceph;
+pub(crate) struct Ceph;
 
 fn mon(state: &State) -> &NodeState {
     &state.nodes[0]

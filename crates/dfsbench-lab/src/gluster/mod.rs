@@ -14,7 +14,7 @@ const GLUSTERD_VOL: &str = include_str!("glusterd.vol");
 const VOLUME: &str = "dfsb";
 const CLI_LIMIT: Duration = Duration::from_secs(60);
 
-pub struct Gluster;
+pub(crate) struct Gluster;
 
 fn workdir(node: &NodeState) -> PathBuf {
     node.data_dir.join("glusterd")

@@ -48,7 +48,7 @@ const ADD_OPENS: &[&str] = &[
     "java.security.jgss/sun.security.krb5",
 ];
 
-pub struct Hdfs;
+pub(crate) struct Hdfs;
 
 fn namenode(state: &State) -> &NodeState {
     &state.nodes[0]

@@ -202,7 +202,7 @@ pub trait Local {
 }
 
 /// The default state directory of a single-host `name`: `.cache/lab/NAME`.
-pub fn default_dir(name: &str) -> PathBuf {
+pub(crate) fn default_dir(name: &str) -> PathBuf {
     sys::cache_dir().join("lab").join(name)
 }
 

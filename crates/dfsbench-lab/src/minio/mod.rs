@@ -34,7 +34,7 @@ const REGION: &str = "us-east-1";
 const S3FS: &str = "s3fs";
 const START_LIMIT: Duration = Duration::from_secs(120);
 
-pub struct Minio;
+pub(crate) struct Minio;
 
 fn drive(node: &NodeState, i: usize) -> PathBuf {
     node.data_dir.join(format!("d{i}"))
@@ -119,7 +119,7 @@ fn write_credentials(state: &State) -> Result<()> {
     write_private(&env_file(state), &text)
 }
 
-pub fn env_file(state: &State) -> PathBuf {
+pub(crate) fn env_file(state: &State) -> PathBuf {
     state.dir().join("env.sh")
 }
 

@@ -16,7 +16,7 @@ const EMPTY_METADATA: &str = "/var/lib/mfs/metadata.mfs.empty";
 /// Copies of each chunk: one chunkserver can go and every chunk still has a copy.
 const GOAL: &str = "2";
 
-pub struct MooseFs;
+pub(crate) struct MooseFs;
 
 fn master(state: &State) -> &NodeState {
     &state.nodes[0]

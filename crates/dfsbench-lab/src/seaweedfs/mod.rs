@@ -18,7 +18,7 @@ const KEY: &str = "dfsbench-lab";
 const SECRET: &str = "dfsbench-lab-secret";
 const REGION: &str = "us-east-1";
 
-pub struct SeaweedFs;
+pub(crate) struct SeaweedFs;
 
 impl System for SeaweedFs {
     fn name(&self) -> &'static str {

@@ -48,7 +48,7 @@ const DAEMONS: &[(&str, &str)] = &[
     ("swift-object-updater", "object"),
 ];
 
-pub struct Swift;
+pub(crate) struct Swift;
 
 /// The layout with a proxy on every node, beside node1's.
 const PROXY_PER_NODE: &str = "proxy-per-node";

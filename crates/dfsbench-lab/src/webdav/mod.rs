@@ -14,7 +14,7 @@ const APACHE: &str = "/usr/sbin/apache2";
 const MODULES: &str = "/usr/lib/apache2/modules";
 const HTTPD_CONF: &str = include_str!("httpd.conf");
 
-pub struct WebDav;
+pub(crate) struct WebDav;
 
 impl System for WebDav {
     fn name(&self) -> &'static str {
