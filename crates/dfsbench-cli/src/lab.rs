@@ -52,7 +52,8 @@ pub enum LabCommand {
         #[arg(required_unless_present = "all", conflicts_with = "all")]
         system: Option<String>,
         /// Every lab with a state file in this lab directory (nothing else: other `dfsb*`
-        /// namespaces and interfaces are listed as left alone).
+        /// namespaces and interfaces are listed as left alone), and the single-host servers
+        /// in .cache/lab/ and .cache/lab-selftest/.
         #[arg(long)]
         all: bool,
         #[arg(long, value_name = "STATE", conflicts_with = "all")]
@@ -247,6 +248,9 @@ pub fn lab(args: &LabArgs) -> Result<(), Failure> {
         }
         LabCommand::Down { system, all, dir } => {
             if *all {
+                for dir in dfsbench_lab::host::down_defaults()? {
+                    say!("stopped {dir}");
+                }
                 let swept = dfsbench_lab::down_all()?;
                 for name in swept.removed {
                     say!("removed {name}");

@@ -97,6 +97,25 @@ pub fn down(name: &str, dir: Option<&Path>) -> Result<bool> {
     super::down(&dir_or_default(name, dir))
 }
 
+/// Stop every instance in the default state directories (`.cache/lab/NAME`) and the
+/// selftest's; the names of those it stopped. Folders the lab did not make are left alone.
+pub fn down_defaults() -> Result<Vec<String>> {
+    let mut stopped = Vec::new();
+    for root in [sys::cache_dir().join("lab"), sys::cache_dir().join("lab-selftest")] {
+        let Ok(entries) = std::fs::read_dir(&root) else {
+            continue;
+        };
+        let mut dirs: Vec<PathBuf> = entries.filter_map(|e| Some(e.ok()?.path())).collect();
+        dirs.sort();
+        for dir in dirs.iter().filter(|d| super::made_by_lab(d)) {
+            if super::down(dir)? {
+                stopped.push(dir.display().to_string());
+            }
+        }
+    }
+    Ok(stopped)
+}
+
 /// `export NAME=value` lines of a running instance, with DFSBENCH_SERVER_PIDS.
 pub fn env(name: &str, dir: Option<&Path>) -> Result<String> {
     system(name)?;
@@ -129,4 +148,38 @@ pub fn packages() -> Vec<&'static str> {
     let mut seen = std::collections::BTreeSet::new();
     all.retain(|p| seen.insert(*p));
     all
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{is_local, resolve};
+
+    #[test]
+    fn a_local_layout_a_state_directory_or_a_one_host_system_means_the_single_host_layout() {
+        let dir = std::path::Path::new("/tmp/x");
+        assert!(
+            !is_local("minio", None, None).unwrap(),
+            "minio's default is its cluster"
+        );
+        assert!(is_local("minio", None, Some(dir)).unwrap());
+        assert!(is_local("minio", Some("local-ec"), None).unwrap());
+        assert!(
+            is_local("minio-ec", None, None).unwrap(),
+            "the alias names a local layout"
+        );
+        assert!(!is_local("minio", Some("s3fs"), None).unwrap());
+        assert!(is_local("webdav", None, None).unwrap(), "one host only");
+        assert_eq!(resolve("minio-ec", None).unwrap().1, "local-ec");
+        assert_eq!(resolve("swift", None).unwrap().1, "local");
+        let err = |name, layout| resolve(name, layout).err().expect("an error");
+        let clash = err("minio-ec", Some("local")).to_string();
+        assert!(clash.contains("drop --layout local"), "{clash}");
+        let none = err("ceph", None).to_string();
+        assert!(none.contains("has no single-host layout"), "{none}");
+        let bad = err("minio", Some("nosuch"));
+        assert!(
+            bad.is_usage() && bad.to_string().contains("erasure, s3fs, local, local-ec"),
+            "{bad}"
+        );
+    }
 }
