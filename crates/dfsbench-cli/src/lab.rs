@@ -227,10 +227,10 @@ pub fn lab(args: &LabArgs) -> Result<(), Failure> {
     match &args.command {
         LabCommand::Install { system } if system == "all" => crate::lab_host::install_all(),
         LabCommand::Install { system } => {
-            let installed = if dfsbench_lab::system(system)?.cluster().is_some() {
-                dfsbench_lab::install(system)?
-            } else {
+            let installed = if dfsbench_lab::host::is_local(system, None, None)? {
                 dfsbench_lab::host::install(system)?
+            } else {
+                dfsbench_lab::install(system)?
             };
             if installed.is_empty() {
                 say!("{system}: every package is installed");
@@ -261,11 +261,10 @@ pub fn lab(args: &LabArgs) -> Result<(), Failure> {
                 return Ok(());
             }
             let system = system.as_deref().unwrap_or_default();
-            let sys = dfsbench_lab::system(system)?;
-            if dir.is_some() || sys.cluster().is_none() {
+            if dfsbench_lab::host::is_local(system, None, dir.as_deref())? {
                 return crate::lab_host::down(system, dir.as_deref());
             }
-            let name = sys.name();
+            let name = dfsbench_lab::system(system)?.name();
             dfsbench_lab::down(name)?;
             say!("{name}: down");
             for line in dfsbench_lab::left_alone() {
@@ -274,7 +273,7 @@ pub fn lab(args: &LabArgs) -> Result<(), Failure> {
             Ok(())
         }
         LabCommand::Status { system, format, dir } => match system.as_deref() {
-            Some(s) if dir.is_some() || dfsbench_lab::system(s)?.cluster().is_none() => {
+            Some(s) if dfsbench_lab::host::is_local(s, None, dir.as_deref())? => {
                 crate::lab_host::status(s, dir.as_deref())
             }
             _ => print_status(system.as_deref(), *format),
