@@ -1,9 +1,9 @@
-//! Every network backend against a real server started by `dfsbench lab up NAME --dir STATE`: MinIO (single drive
-//! and a 6-drive erasure set), SeaweedFS S3, Swift (native API and s3api), HDFS (native RPC and
-//! WebHDFS) and WebDAV. Each test starts its server in a private state directory, runs every
-//! workload the backend supports, checks the numbers and that nothing is left under the
-//! prefix, and stops the server by its PIDs when it ends (even on failure).
-//! The servers come from common::lab.
+//! Every network backend against a real server started by `dfsbench lab up NAME --dir STATE`: MinIO
+//! (single drive and a 6-drive erasure set), SeaweedFS S3, Swift (native API and s3api), HDFS
+//! (native RPC and WebHDFS) and WebDAV. Each test starts its server in a private state directory,
+//! runs every workload the backend supports, checks the numbers and that nothing is left under the
+//! prefix, and stops the server by its PIDs when it ends (even on failure). The servers come from
+//! common::lab.
 
 mod common;
 
