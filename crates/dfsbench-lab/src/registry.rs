@@ -68,7 +68,7 @@ fn table(systems: &[Box<dyn System>]) -> String {
     let mut text = String::from("| lab | code | layouts | what runs | Debian packages |\n|---|---|---|---|---|\n");
     for s in systems {
         let layouts: Vec<String> = s.all_layouts().iter().map(|l| format!("`{l}`")).collect();
-        let mut packages: Vec<&str> = s.packages().to_vec();
+        let mut packages: Vec<&str> = s.packages().iter().map(|p| crate::sys::package_name(p)).collect();
         packages.extend_from_slice(s.later_packages());
         text += &format!(
             "| `{}` | `{}` | {} | {} | {} |\n",

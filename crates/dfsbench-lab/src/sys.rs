@@ -255,20 +255,49 @@ pub(crate) fn wait_for<T>(what: &str, limit: Duration, mut check: impl FnMut() -
     }
 }
 
-/// Install the Debian packages that are missing (apt-get, idempotent: nothing when all are there).
-pub(crate) fn apt_install(packages: &[&str]) -> Result<Vec<String>> {
-    let missing: Vec<&str> = packages.iter().copied().filter(|p| !dpkg_installed(p)).collect();
+/// Install the Debian packages that are missing (apt-get, idempotent: nothing when all are
+/// there). A `NAME=VERSION` spec pins the version the lab was tested with: an installed package
+/// of another version is kept, and when the archive has moved on from the pinned version the
+/// current one of the release is installed.
+pub(crate) fn apt_install(specs: &[&str]) -> Result<Vec<String>> {
+    let missing: Vec<&str> = specs
+        .iter()
+        .copied()
+        .filter(|s| !dpkg_installed(package_name(s)))
+        .collect();
     if missing.is_empty() {
         return Ok(Vec::new());
     }
-    let mut args = vec!["install", "-y", "--no-install-recommends"];
-    args.extend_from_slice(&missing);
-    let install = || run("apt-get", &args, Duration::from_secs(600));
+    let install = || {
+        let wanted: Vec<&str> = missing
+            .iter()
+            .map(|s| if in_archive(s) { *s } else { package_name(s) })
+            .collect();
+        let mut args = vec!["install", "-y", "--no-install-recommends"];
+        args.extend_from_slice(&wanted);
+        run("apt-get", &args, Duration::from_secs(600))
+    };
     if install().is_err() {
         run("apt-get", &["update"], Duration::from_secs(300))?;
         install()?;
     }
     Ok(missing.iter().map(|s| s.to_string()).collect())
+}
+
+/// The package a spec names (`swift` of `swift=2.30.1-0+deb12u3`).
+pub(crate) fn package_name(spec: &str) -> &str {
+    spec.split_once('=').map_or(spec, |(name, _)| name)
+}
+
+/// The archive has the version a spec pins (a spec without one: true).
+fn in_archive(spec: &str) -> bool {
+    let Some((name, version)) = spec.split_once('=') else {
+        return true;
+    };
+    run("apt-cache", &["madison", name], Duration::from_secs(60)).is_ok_and(|out| {
+        out.lines()
+            .any(|l| l.split('|').nth(1).is_some_and(|v| v.trim() == version))
+    })
 }
 
 fn dpkg_installed(package: &str) -> bool {
@@ -356,7 +385,16 @@ fn checkout() -> PathBuf {
 
 #[cfg(test)]
 mod tests {
-    use super::listening_ports_in;
+    use super::{in_archive, listening_ports_in, package_name};
+
+    #[test]
+    fn a_spec_names_its_package_and_pins_a_version_only_with_one() {
+        assert_eq!(package_name("swift=2.30.1-0+deb12u3"), "swift");
+        assert_eq!(package_name("python3-swiftclient=1:4.1.0-2"), "python3-swiftclient");
+        assert_eq!(package_name("curl"), "curl");
+        assert!(in_archive("curl"), "no version: whatever the archive has");
+        assert!(!in_archive("curl=0.0-not-a-version"));
+    }
 
     #[test]
     fn listening_ports_leave_out_loopback_and_connections() {

@@ -14,7 +14,7 @@ pub trait System {
     fn code(&self) -> &'static str;
     /// What it runs, one line (the help and the table of docs/lab.md).
     fn summary(&self) -> &'static str;
-    /// Debian packages it needs.
+    /// Debian packages it needs: `NAME` or `NAME=VERSION` (the version it was tested with).
     fn packages(&self) -> &'static [&'static str];
     /// Debian packages a layout installs on first use, or that come with `packages` (for a
     /// fresh-machine check to purge them too).

@@ -142,7 +142,7 @@ pub fn instances() -> Vec<&'static str> {
 pub fn packages() -> Vec<&'static str> {
     let mut all: Vec<&'static str> = Vec::new();
     for s in systems() {
-        all.extend_from_slice(s.packages());
+        all.extend(s.packages().iter().map(|p| sys::package_name(p)));
         all.extend_from_slice(s.later_packages());
     }
     let mut seen = std::collections::BTreeSet::new();

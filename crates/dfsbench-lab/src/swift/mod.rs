@@ -310,14 +310,15 @@ impl System for Swift {
         "OpenStack Swift: a proxy (tempauth, s3api) and 3 storage nodes, 3 replicas; one host: 3 devices"
     }
     fn packages(&self) -> &'static [&'static str] {
+        // The versions the lab was tested with (Debian 12).
         &[
-            "swift",
-            "swift-proxy",
-            "swift-object",
-            "swift-container",
-            "swift-account",
-            "python3-swiftclient",
-            "memcached",
+            "swift=2.30.1-0+deb12u3",
+            "swift-proxy=2.30.1-0+deb12u3",
+            "swift-object=2.30.1-0+deb12u3",
+            "swift-container=2.30.1-0+deb12u3",
+            "swift-account=2.30.1-0+deb12u3",
+            "python3-swiftclient=1:4.1.0-2",
+            "memcached=1.6.18-1+deb12u1",
             "rsync",
             "curl",
         ]

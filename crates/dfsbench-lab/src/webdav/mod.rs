@@ -27,7 +27,8 @@ impl System for WebDav {
         "WebDAV, one host: Apache httpd 2.4 with mod_dav_fs, no auth"
     }
     fn packages(&self) -> &'static [&'static str] {
-        &["apache2", "curl"]
+        // The version the lab was tested with (Debian 12).
+        &["apache2=2.4.71-1~deb12u1", "curl"]
     }
     fn local(&self) -> Option<&dyn Local> {
         Some(self)
