@@ -47,7 +47,7 @@ STARTED=""
 cleanup() {
     local rc=$?
     trap - EXIT INT TERM
-    [ -n "$STARTED" ] && { "$REPO/lab/server.sh" stop minio --dir "$STATE" >&2 || log "rss: could not stop MinIO in $STATE"; }
+    [ -n "$STARTED" ] && { "$BIN" lab down minio --dir "$STATE" >&2 || log "rss: could not stop MinIO in $STATE"; }
     rm -rf "$WORK"
     exit "$rc"
 }
@@ -70,10 +70,10 @@ mib() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
 
 need_minio() {
     [ -n "$STARTED" ] && return 0
-    [ -x "$REPO/.cache/bin/minio" ] || die "MinIO is not installed: lab/install.sh minio"
+    [ -x "$REPO/.cache/bin/minio" ] || die "MinIO is not installed: dfsbench lab install minio"
     STARTED=1
-    "$REPO/lab/server.sh" start minio --dir "$STATE" >&2
-    eval "$("$REPO/lab/server.sh" env minio --dir "$STATE")"
+    "$BIN" lab up minio --dir "$STATE" >&2
+    eval "$("$BIN" lab env minio --dir "$STATE")"
     S3="s3://$DFSBENCH_S3_BUCKET/rss?endpoint=$DFSBENCH_S3_ENDPOINT"
 }
 

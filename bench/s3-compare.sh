@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Compare dfsbench's S3 client (OpenDAL) against a bare boto3 loop on a local MinIO.
 #
-# Starts its own MinIO (lab/server.sh, own state dir), then runs, per case, dfsbench
+# Starts its own MinIO (`dfsbench lab up minio --dir`, own state dir), then runs, per case, dfsbench
 # (`-w files --phases write,read --duration`) and bench/boto3_loop.py (same object size, same
 # number of concurrent clients, same seconds per phase), interleaved in pairs whose order
 # alternates (dfsbench boto3, boto3 dfsbench, ...) so that drift of this machine hits both.
@@ -55,7 +55,7 @@ cleanup() {
         wait "$SAMPLER_PID" 2>/dev/null || true
     fi
     if [ -n "$STARTED" ]; then
-        "$REPO/lab/server.sh" stop minio --dir "$STATE" >&2 || log "s3-compare: could not stop MinIO in $STATE"
+        "$BIN" lab down minio --dir "$STATE" >&2 || log "s3-compare: could not stop MinIO in $STATE"
     fi
     if [ -n "${KEEP_RAW:-}" ]; then mkdir -p "$KEEP_RAW" && cp -r "$WORK"/. "$KEEP_RAW"/; fi
     rm -rf "$WORK"
@@ -67,7 +67,7 @@ trap 'exit 143' TERM
 
 # --- tools ----------------------------------------------------------------------------------
 command -v jq >/dev/null || die "jq is missing (apt-get install jq)"
-[ -x "$REPO/.cache/bin/minio" ] || die "MinIO is not installed: lab/install.sh minio"
+[ -x "$REPO/.cache/bin/minio" ] || die "MinIO is not installed: dfsbench lab install minio"
 
 if ! "$VENV/bin/python" -c "import boto3, sys; sys.exit(boto3.__version__ != '$BOTO3_VERSION')" 2>/dev/null; then
     log "installing boto3==$BOTO3_VERSION into $VENV"
@@ -81,11 +81,11 @@ find_dfsbench
 # --- server ---------------------------------------------------------------------------------
 log "starting MinIO in $STATE"
 STARTED=1
-"$REPO/lab/server.sh" start minio --dir "$STATE" >&2
-eval "$("$REPO/lab/server.sh" env minio --dir "$STATE")"
+"$BIN" lab up minio --dir "$STATE" >&2
+eval "$("$BIN" lab env minio --dir "$STATE")"
 EP=$DFSBENCH_S3_ENDPOINT
 BUCKET=$DFSBENCH_S3_BUCKET
-read -r MINIO_PID _ <"$STATE/pids/minio.pid"
+MINIO_PID=${DFSBENCH_SERVER_PIDS%%,*}
 [ -r "/proc/$MINIO_PID/stat" ] || die "MinIO (pid $MINIO_PID) is not running"
 
 # MinIO's CPU seconds (utime + stime, all threads) every 50 ms, with the wall clock.

@@ -2,7 +2,7 @@
 # Multi-process against multi-thread clients (DFS-Perf's comparison), in one invocation: for
 # N = 1, 2, 4, 8 clients, `dfsbench run --procs N -j 1` (N processes of one worker) and
 # `dfsbench run -j N` (one process, N worker threads) write, read and delete small files on
-# tmpfs and on a local MinIO (lab/server.sh). Runs of the two modes alternate, REPEATS times
+# tmpfs and on a local MinIO (`dfsbench lab up minio --dir`). Runs of the two modes alternate, REPEATS times
 # each; per target, phase and N the table prints the median ops/s of each mode and its speedup
 # against the single-client baseline (N = 1, one process, one worker) of the same target.
 #
@@ -34,7 +34,7 @@ cleanup() {
     local rc=$?
     trap - EXIT INT TERM
     if [ -n "$STARTED" ]; then
-        "$REPO/lab/server.sh" stop minio --dir "$STATE" >&2 || log "scale-compare: could not stop MinIO in $STATE"
+        "$BIN" lab down minio --dir "$STATE" >&2 || log "scale-compare: could not stop MinIO in $STATE"
     fi
     rm -rf "$WORK"
     exit "$rc"
@@ -53,10 +53,10 @@ set_uri() { # target
             [ "$(stat -f -c %T /dev/shm)" = tmpfs ] || die "/dev/shm is not tmpfs"
             URI=/dev/shm ;;
         minio)
-            [ -x "$REPO/.cache/bin/minio" ] || die "MinIO is not installed: lab/install.sh minio"
+            [ -x "$REPO/.cache/bin/minio" ] || die "MinIO is not installed: dfsbench lab install minio"
             STARTED=1
-            "$REPO/lab/server.sh" start minio --dir "$STATE" >&2
-            eval "$("$REPO/lab/server.sh" env minio --dir "$STATE")"
+            "$BIN" lab up minio --dir "$STATE" >&2
+            eval "$("$BIN" lab env minio --dir "$STATE")"
             URI="s3://$DFSBENCH_S3_BUCKET/scale?endpoint=$DFSBENCH_S3_ENDPOINT" ;;
         *) die "unknown target '$1': tmpfs or minio" ;;
     esac

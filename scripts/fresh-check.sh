@@ -34,15 +34,14 @@ for tool in unshare chroot mkfs.ext4 git; do
     command -v "$tool" >/dev/null || { echo "fresh-check.sh: $tool is missing" >&2; exit 2; }
 done
 
-# What dfsbench's scripts install, to be removed from the copy: their Debian packages, the
-# installed binary with its man pages and bash completion, and the download caches of cargo (a
-# fresh machine has none). The GlusterFS, MooseFS and Ceph packages are the ones `dfsbench lab
-# up` installs (crates/dfsbench-lab); ceph and ceph-base come with them and are listed so that
-# the purge below may take them along.
+# What dfsbench's scripts install, to be removed from the copy: their Debian packages (the lab's
+# come from `dfsbench lab systems --packages`, which lists every system's), the installed binary
+# with its man pages and bash completion, and the download caches of cargo (a fresh machine has
+# none).
+dfsbench_bin=${CARGO_TARGET_DIR:-$repo/target}/debug/dfsbench
+(cd "$repo" && cargo build --locked --quiet -p dfsbench-cli) || { echo "fresh-check.sh: cannot build dfsbench" >&2; exit 2; }
 mapfile -t remove_debs < <(printf '%s\n' "${BUILD_DEBS[@]}" "${MPI_DEBS[@]}" "${TEST_DEBS[@]}" \
-    && "$repo/lab/install.sh" --debs && echo fio \
-    && printf '%s\n' glusterfs-server glusterfs-client moosefs-master moosefs-chunkserver moosefs-client moosefs-cli \
-        ceph-mon ceph-osd ceph-mds ceph-mgr radosgw ceph-fuse ceph-common ceph ceph-base)
+    && "$dfsbench_bin" lab systems --packages && echo fio)
 remove_files=(/usr/local/bin/dfsbench /root/.cargo/bin/dfsbench /root/.cargo/registry /root/.cargo/git
     /usr/local/share/man/man1/dfsbench*.1 /usr/local/share/bash-completion/completions/dfsbench)
 

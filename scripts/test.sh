@@ -18,9 +18,10 @@ debs_ensure test.sh "${BUILD_DEBS[@]}" "${MPI_DEBS[@]}" "${TEST_DEBS[@]}"
 # mpirun as root (CI runs as root in a VM).
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
-# The lab servers (MinIO, SeaweedFS, Swift, HDFS, WebDAV) for tests/servers.rs, cached under
-# .cache/. With DFSBENCH_REQUIRE_LAB=1 a missing server fails the tests instead of skipping them.
-lab/install.sh all
+# The lab servers (MinIO, SeaweedFS, Swift, HDFS, WebDAV) for tests/servers.rs, installed by the
+# lab crate and cached under .cache/. With DFSBENCH_REQUIRE_LAB=1 a missing server fails the
+# tests instead of skipping them.
+cargo run --locked --quiet --features dfsbench-cli/mpi -p dfsbench-cli -- lab install all
 export DFSBENCH_REQUIRE_LAB=1
 
 log=$(mktemp "${TMPDIR:-/tmp}/dfsbench-test.XXXXXX")

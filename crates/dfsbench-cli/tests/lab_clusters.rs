@@ -966,7 +966,7 @@ fn links_limited_to_8mbit_are_measured_and_judge_reads(lab: &Lab) {
     assert_eq!(beyond, marked, "{read}");
 }
 
-/// The minio binary lab/install.sh builds (`go install`, 5-10 min): the MinIO test skips
+/// The minio binary `dfsbench lab install minio` builds (`go install`, 5-10 min): the MinIO test skips
 /// without it, as the single-host server tests do, unless DFSBENCH_REQUIRE_LAB=1.
 fn minio_installed() -> bool {
     let bin = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.cache/bin/minio");
@@ -975,9 +975,9 @@ fn minio_installed() -> bool {
     }
     assert!(
         std::env::var("DFSBENCH_REQUIRE_LAB").as_deref() != Ok("1"),
-        "DFSBENCH_REQUIRE_LAB=1 but minio is not installed: run lab/install.sh minio"
+        "DFSBENCH_REQUIRE_LAB=1 but minio is not installed: run dfsbench lab install minio"
     );
-    eprintln!("note: skipping the MinIO lab: minio is not installed (lab/install.sh minio)");
+    eprintln!("note: skipping the MinIO lab: minio is not installed (dfsbench lab install minio)");
     false
 }
 

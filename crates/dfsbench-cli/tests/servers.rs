@@ -1,9 +1,9 @@
-//! Every network backend against a real server started by lab/server.sh: MinIO (single drive
-//! and a 6-drive erasure set), SeaweedFS S3, Swift (native API and s3api), HDFS (native RPC and
-//! WebHDFS) and WebDAV. Each test starts its server in a private state directory, runs every
-//! workload the backend supports, checks the numbers and that nothing is left under the
-//! prefix, and stops the server by its PIDs when it ends (even on failure).
-//! The servers come from common::lab.
+//! Every network backend against a real server started by `dfsbench lab up NAME --dir STATE`: MinIO
+//! (single drive and a 6-drive erasure set), SeaweedFS S3, Swift (native API and s3api), HDFS
+//! (native RPC and WebHDFS) and WebDAV. Each test starts its server in a private state directory,
+//! runs every workload the backend supports, checks the numbers and that nothing is left under the
+//! prefix, and stops the server by its PIDs when it ends (even on failure). The servers come from
+//! common::lab.
 
 mod common;
 
@@ -361,14 +361,8 @@ fn s3_server_dies_mid_run() {
     lab_test("minio", |s| {
         let cmd = s.command();
         let target = s.s3_uri("");
-        // The lab's pid file holds "PID STARTTIME".
-        let pid_file = s.state.path().join("pids/minio.pid");
-        let pid: i32 = std::fs::read_to_string(&pid_file)
-            .unwrap_or_else(|e| panic!("{}: {e}", pid_file.display()))
-            .split_whitespace()
-            .next()
-            .and_then(|p| p.parse().ok())
-            .expect("a PID");
+        // The one MinIO process, as `dfsbench lab env` names it.
+        let pid: i32 = s.var("DFSBENCH_SERVER_PIDS").parse().expect("one PID");
         let kill = std::thread::spawn(move || {
             std::thread::sleep(std::time::Duration::from_millis(1500));
             // SAFETY: kill(2) on the PID the lab recorded for this test's server.

@@ -8,8 +8,9 @@ use std::fs;
 use std::time::{Duration, Instant};
 
 use crate::state::State;
+use crate::sys::preflight;
 use crate::sys::{self, run, run_in, spawn_in};
-use crate::{loaded, preflight, system, Error, Result};
+use crate::{system, Error, Result};
 
 const LIMIT: Duration = Duration::from_secs(20);
 /// Packets the kernel holds for one delayer before it lets further ones pass undelayed.
@@ -72,7 +73,7 @@ pub fn parse_delay(text: &str) -> Result<Duration> {
 /// program whose `lab delayer QUEUE MICROS` subcommand runs the delay line.
 pub fn apply(name: &str, delay: Duration, exe: &std::path::Path) -> Result<()> {
     preflight()?;
-    let mut state = loaded(system(name)?.name())?;
+    let mut state = State::loaded(system(name)?.name())?;
     remove(&state)?;
     state.delayers.clear();
     state.root_rules.clear();
@@ -104,7 +105,7 @@ pub fn apply(name: &str, delay: Duration, exe: &std::path::Path) -> Result<()> {
 }
 
 /// Stop the delayers and delete the rules (the node rules go with their namespaces too).
-pub fn remove(state: &State) -> Result<()> {
+pub(crate) fn remove(state: &State) -> Result<()> {
     for r in &state.root_rules {
         while iptables(None, "-C", r).is_ok() {
             iptables(None, "-D", r)?;

@@ -11,22 +11,23 @@ use crate::sys::run;
 use crate::{Error, Result};
 
 /// Every namespace, bridge and veth of a lab starts with this, then the id of its lab directory.
-pub const PREFIX: &str = "dfsb";
+pub(crate) const PREFIX: &str = "dfsb";
 
 const LIMIT: Duration = Duration::from_secs(20);
 
 /// Linux interface names hold 15 bytes (IFNAMSIZ 16 with the NUL).
-pub const IFNAME_MAX: usize = 15;
+#[cfg(test)]
+const IFNAME_MAX: usize = 15;
 
 fn ip(args: &[&str]) -> Result<String> {
     run("ip", args, LIMIT)
 }
 
-pub fn client_addr(subnet: u8) -> String {
+pub(crate) fn client_addr(subnet: u8) -> String {
     format!("198.18.{subnet}.254")
 }
 
-pub fn node_addr(subnet: u8, index: usize) -> String {
+pub(crate) fn node_addr(subnet: u8, index: usize) -> String {
     format!("198.18.{subnet}.{index}")
 }
 
@@ -47,15 +48,15 @@ pub fn lab_id(labs_dir: &Path) -> String {
 /// Names for a lab's bridge and a node's namespace and veth, each with the id of the lab
 /// directory so that labs of two directories never share a name (interface names: 15 bytes at
 /// most; the veth's peer adds a `p`).
-pub fn bridge_name(id: &str, code: &str) -> String {
+pub(crate) fn bridge_name(id: &str, code: &str) -> String {
     format!("{PREFIX}-{id}{code}")
 }
 
-pub fn netns_name(id: &str, lab: &str, node: &str) -> String {
+pub(crate) fn netns_name(id: &str, lab: &str, node: &str) -> String {
     format!("{PREFIX}-{id}-{lab}-{node}")
 }
 
-pub fn veth_name(id: &str, code: &str, index: usize) -> String {
+pub(crate) fn veth_name(id: &str, code: &str, index: usize) -> String {
     format!("{PREFIX}{id}{code}{index}")
 }
 
@@ -66,7 +67,7 @@ const OLD_FIXED: std::ops::RangeInclusive<u8> = 1..=9;
 /// The first /24 of 198.18.0.0/16 (third octet 10..=253, then 1..=9) that `used` does not hold;
 /// None when every one is taken. A pure function so that uniqueness is testable without a
 /// machine.
-pub fn pick_subnet(used: &BTreeSet<u8>) -> Option<u8> {
+pub(crate) fn pick_subnet(used: &BTreeSet<u8>) -> Option<u8> {
     (*OLD_FIXED.end() + 1..=253u8)
         .chain(OLD_FIXED)
         .find(|s| !used.contains(s))
@@ -74,7 +75,7 @@ pub fn pick_subnet(used: &BTreeSet<u8>) -> Option<u8> {
 
 /// The third octets of the 198.18.X.0/24 that an IPv4 network `addr/len` overlaps (a network
 /// wider than /24 covers several; one in 198.19.0.0/16 or elsewhere covers none).
-pub fn subnets_overlapped(addr: [u8; 4], len: u8) -> Vec<u8> {
+pub(crate) fn subnets_overlapped(addr: [u8; 4], len: u8) -> Vec<u8> {
     let net = u32::from_be_bytes(addr);
     let len = len.min(32);
     let mask = if len == 0 { 0 } else { u32::MAX << (32 - len) };
@@ -93,7 +94,7 @@ pub fn subnets_overlapped(addr: [u8; 4], len: u8) -> Vec<u8> {
 /// The /24s of 198.18.0.0/16 in use on this machine: any address or route of the root
 /// namespace in them (another lab directory's bridge has 198.18.X.254, and anything else that
 /// uses the range counts the same).
-pub fn used_subnets() -> Result<BTreeSet<u8>> {
+pub(crate) fn used_subnets() -> Result<BTreeSet<u8>> {
     let addrs = ip(&["-o", "-4", "addr", "show"])?;
     let routes = ip(&["-4", "route", "show", "table", "all"])?;
     let cidrs = addrs
@@ -112,7 +113,7 @@ pub fn used_subnets() -> Result<BTreeSet<u8>> {
 
 /// A machine-wide lock (flock, released when the file closes) held from picking a subnet until
 /// the bridge has its address: two `lab up` of different lab directories cannot pick the same.
-pub fn subnet_lock() -> Result<std::fs::File> {
+pub(crate) fn subnet_lock() -> Result<std::fs::File> {
     let dir = if Path::new("/run/lock").is_dir() {
         "/run/lock"
     } else {
@@ -139,16 +140,16 @@ fn parse_cidr(text: &str) -> Option<([u8; 4], u8)> {
     Some((addr.octets(), len.parse().ok()?))
 }
 
-pub fn netns_exists(name: &str) -> bool {
+pub(crate) fn netns_exists(name: &str) -> bool {
     Path::new("/run/netns").join(name).exists()
 }
 
-pub fn link_exists(name: &str) -> bool {
+pub(crate) fn link_exists(name: &str) -> bool {
     Path::new("/sys/class/net").join(name).exists()
 }
 
 /// The bridge with the client's address; idempotent.
-pub fn make_bridge(state: &State) -> Result<()> {
+pub(crate) fn make_bridge(state: &State) -> Result<()> {
     let br = state.bridge.as_str();
     if !link_exists(br) {
         ip(&["link", "add", br, "type", "bridge"])?;
@@ -161,7 +162,7 @@ pub fn make_bridge(state: &State) -> Result<()> {
 }
 
 /// The node's namespace, its veth pair (inside end renamed eth0) and addresses; idempotent.
-pub fn make_node(state: &State, node: &NodeState) -> Result<()> {
+pub(crate) fn make_node(state: &State, node: &NodeState) -> Result<()> {
     let ns = node.netns.as_str();
     if !netns_exists(ns) {
         ip(&["netns", "add", ns])?;
@@ -185,14 +186,14 @@ pub fn make_node(state: &State, node: &NodeState) -> Result<()> {
 }
 
 /// Cut or heal a node's link: its veth on the bridge goes down or up.
-pub fn set_link(node: &NodeState, up: bool) -> Result<()> {
+pub(crate) fn set_link(node: &NodeState, up: bool) -> Result<()> {
     ip(&["link", "set", &node.veth, if up { "up" } else { "down" }]).map(|_| ())
 }
 
 /// A one-sided partition (`on`) or its end: everything the node sends to the other nodes and
 /// to the client is dropped by blackhole routes in its namespace, while what they send still
 /// arrives. The routes go with the namespace, so `down` needs no record of them.
-pub fn blackhole(state: &State, node: &NodeState, on: bool) -> Result<()> {
+pub(crate) fn blackhole(state: &State, node: &NodeState, on: bool) -> Result<()> {
     let peers = state
         .nodes
         .iter()
@@ -222,7 +223,7 @@ pub fn blackhole(state: &State, node: &NodeState, on: bool) -> Result<()> {
 /// Limit the bandwidth of every node link to `rate` (tc's units: 100mbit, 1gbit) each way with
 /// a token bucket, or remove the limit (`None`): on the node's end (what it sends) and on the
 /// bridge's end (what it receives).
-pub fn limit(state: &State, rate: Option<&str>) -> Result<()> {
+pub(crate) fn limit(state: &State, rate: Option<&str>) -> Result<()> {
     for node in &state.nodes {
         for (netns, dev) in [(Some(node.netns.as_str()), "eth0"), (None, node.veth.as_str())] {
             let mut args: Vec<&str> = Vec::new();
@@ -256,26 +257,26 @@ fn tc(args: &[&str]) -> Result<String> {
     run("tc", args, LIMIT)
 }
 
-pub fn link_up(veth: &str) -> bool {
+pub(crate) fn link_up(veth: &str) -> bool {
     std::fs::read_to_string(format!("/sys/class/net/{veth}/operstate")).is_ok_and(|s| s.trim() == "up")
 }
 
 /// Delete a node's veth (both ends go) and namespace; quiet when already gone.
-pub fn remove_node(node: &NodeState) -> Result<()> {
+pub(crate) fn remove_node(node: &NodeState) -> Result<()> {
     if link_exists(&node.veth) {
         ip(&["link", "del", &node.veth])?;
     }
     remove_netns(&node.netns)
 }
 
-pub fn remove_netns(name: &str) -> Result<()> {
+pub(crate) fn remove_netns(name: &str) -> Result<()> {
     if netns_exists(name) {
         ip(&["netns", "del", name])?;
     }
     Ok(())
 }
 
-pub fn remove_link(name: &str) -> Result<()> {
+pub(crate) fn remove_link(name: &str) -> Result<()> {
     if link_exists(name) {
         ip(&["link", "del", name])?;
     }
@@ -283,7 +284,7 @@ pub fn remove_link(name: &str) -> Result<()> {
 }
 
 /// Namespaces and interfaces with the lab prefix that are on the machine now, sorted.
-pub fn prefixed_netns() -> Vec<String> {
+pub(crate) fn prefixed_netns() -> Vec<String> {
     ip(&["netns", "list"])
         .unwrap_or_default()
         .lines()
@@ -295,7 +296,7 @@ pub fn prefixed_netns() -> Vec<String> {
         .collect()
 }
 
-pub fn prefixed_links() -> Vec<String> {
+pub(crate) fn prefixed_links() -> Vec<String> {
     std::fs::read_dir("/sys/class/net")
         .map(|d| {
             d.filter_map(|e| e.ok()?.file_name().into_string().ok())
@@ -324,7 +325,7 @@ mod tests {
         assert_eq!(lab_id(Path::new(dirs[0])), lab_id(Path::new(dirs[0])), "stable");
         for id in &ids {
             assert_eq!(id.len(), 4);
-            for code in ["gl", "mfs", "mio", "sw", "hd", "ceph", "alx"] {
+            for code in crate::systems().iter().map(|s| s.code()) {
                 assert!(bridge_name(id, code).len() <= IFNAME_MAX, "{}", bridge_name(id, code));
                 // The peer end is the veth's name plus `p`; 99 nodes at most.
                 let peer = veth_name(id, code, 99) + "p";

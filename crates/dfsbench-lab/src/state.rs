@@ -10,7 +10,7 @@ use crate::sys::PidRecord;
 use crate::{Error, Result};
 
 /// Overrides the directory holding every lab's state and data.
-pub const LAB_DIR_ENV: &str = "DFSBENCH_LAB_DIR";
+pub(crate) const LAB_DIR_ENV: &str = "DFSBENCH_LAB_DIR";
 const DEFAULT_LAB_DIR: &str = "/var/lib/dfsbench/labs";
 
 #[derive(Serialize, Deserialize, Debug, Clone)]
@@ -20,44 +20,54 @@ pub struct NodeState {
     pub netns: String,
     pub addr: String,
     /// The root-namespace end of the node's veth pair (on the lab's bridge).
-    pub veth: String,
+    pub(crate) veth: String,
     /// What the node runs, e.g. "brick", "master", "chunkserver".
-    pub role: String,
-    pub data_dir: PathBuf,
+    pub(crate) role: String,
+    pub(crate) data_dir: PathBuf,
+}
+
+impl NodeState {
+    /// The node's daemons right now (everything in its namespace).
+    pub(crate) fn pids(&self) -> Vec<PidRecord> {
+        crate::sys::pids_in_netns(&self.netns)
+            .into_iter()
+            .filter_map(|p| PidRecord::of(p, &self.name))
+            .collect()
+    }
 }
 
 #[derive(Serialize, Deserialize, Debug, Clone, Default)]
 pub struct State {
     pub name: String,
-    pub system: String,
-    pub layout: String,
+    pub(crate) system: String,
+    pub(crate) layout: String,
     /// The id of the lab directory in every name the lab gives (`net::lab_id`); empty in state
     /// files of older versions, whose names are recorded as they were.
     #[serde(default)]
-    pub id: String,
+    pub(crate) id: String,
     /// The third octet of the lab's /24 in 198.18.0.0/16, picked by `net::pick_subnet`.
-    pub subnet: u8,
-    pub bridge: String,
+    pub(crate) subnet: u8,
+    pub(crate) bridge: String,
     pub nodes: Vec<NodeState>,
     /// Processes in the root namespace (FUSE clients, delayers); node daemons are found by
     /// their namespace, and recorded here too.
-    pub pids: Vec<PidRecord>,
-    pub mounts: Vec<String>,
-    pub data_dirs: Vec<PathBuf>,
+    pub(crate) pids: Vec<PidRecord>,
+    pub(crate) mounts: Vec<String>,
+    pub(crate) data_dirs: Vec<PathBuf>,
     /// iptables rules added in the root namespace, as `-A` argument lists (to delete with -D).
-    pub root_rules: Vec<Vec<String>>,
-    pub delay_us: u64,
+    pub(crate) root_rules: Vec<Vec<String>>,
+    pub(crate) delay_us: u64,
     /// `lab limit`'s bandwidth per link, each way.
     #[serde(default)]
-    pub rate: Option<String>,
-    pub delayers: Vec<PidRecord>,
-    pub up: bool,
+    pub(crate) rate: Option<String>,
+    pub(crate) delayers: Vec<PidRecord>,
+    pub(crate) up: bool,
 }
 
 /// The directory holding all labs: $DFSBENCH_LAB_DIR, else /var/lib/dfsbench/labs. A lab's
 /// namespaces and addresses belong to the whole machine, so its state must not depend on the
 /// directory a command runs in.
-pub fn labs_dir() -> PathBuf {
+pub(crate) fn labs_dir() -> PathBuf {
     match std::env::var_os(LAB_DIR_ENV).filter(|d| !d.is_empty()) {
         Some(dir) => crate::sys::real_path(Path::new(&dir)),
         None => PathBuf::from(DEFAULT_LAB_DIR),
@@ -65,15 +75,15 @@ pub fn labs_dir() -> PathBuf {
 }
 
 impl State {
-    pub fn dir(&self) -> PathBuf {
+    pub(crate) fn dir(&self) -> PathBuf {
         labs_dir().join(&self.name)
     }
 
-    pub fn mount_point(&self) -> PathBuf {
+    pub(crate) fn mount_point(&self) -> PathBuf {
         self.dir().join("mnt")
     }
 
-    pub fn node(&self, name: &str) -> Result<&NodeState> {
+    pub(crate) fn node(&self, name: &str) -> Result<&NodeState> {
         self.nodes.iter().find(|n| n.name == name).ok_or_else(|| {
             let names: Vec<&str> = self.nodes.iter().map(|n| n.name.as_str()).collect();
             Error::usage(format!(
@@ -84,11 +94,18 @@ impl State {
         })
     }
 
-    pub fn path(name: &str) -> PathBuf {
+    /// The state of lab `name`, which must be up.
+    pub fn loaded(name: &str) -> Result<State> {
+        State::load(name)?
+            .filter(|s| s.up)
+            .ok_or_else(|| Error::usage(format!("lab {name} is not up; start it with `dfsbench lab up {name}`")))
+    }
+
+    pub(crate) fn path(name: &str) -> PathBuf {
         labs_dir().join(name).join("state.json")
     }
 
-    pub fn load(name: &str) -> Result<Option<State>> {
+    pub(crate) fn load(name: &str) -> Result<Option<State>> {
         let path = State::path(name);
         match fs::read_to_string(&path) {
             Ok(text) => serde_json::from_str(&text)
@@ -101,23 +118,13 @@ impl State {
 
     /// Write atomically (a unique temp file renamed over it): a crash never leaves half a
     /// state file, and no file of another name is touched.
-    pub fn save(&self) -> Result<()> {
+    pub(crate) fn save(&self) -> Result<()> {
         let text = serde_json::to_string_pretty(self).expect("state serializes");
         crate::sys::write(&State::path(&self.name), &text)
     }
 
-    pub fn remove(&self) -> Result<()> {
-        match fs::remove_file(State::path(&self.name)) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::runtime(format!(
-                "cannot remove the state of lab {}: {e}",
-                self.name
-            ))),
-            _ => Ok(()),
-        }
-    }
-
     /// Names of the labs with a state file.
-    pub fn all_names() -> Vec<String> {
+    pub(crate) fn all_names() -> Vec<String> {
         let Ok(dir) = fs::read_dir(labs_dir()) else {
             return Vec::new();
         };

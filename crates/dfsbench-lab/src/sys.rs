@@ -10,8 +10,25 @@ use serde::{Deserialize, Serialize};
 
 use crate::{Error, Result};
 
+/// Check root, network namespaces and /dev/fuse before touching anything.
+pub(crate) fn preflight() -> Result<()> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Err(Error::runtime(
+            "the lab needs root (network namespaces, FUSE mounts, apt-get): run as root".into(),
+        ));
+    }
+    if !std::path::Path::new("/dev/fuse").exists() {
+        return Err(Error::runtime("the lab needs /dev/fuse for its client mounts".into()));
+    }
+    if !std::path::Path::new("/proc/self/ns/net").exists() {
+        return Err(Error::runtime("this kernel has no network namespaces".into()));
+    }
+    Ok(())
+}
+
 /// Run a command to completion, killed after `limit`; its stdout, or an error with its stderr.
-pub fn run(program: &str, args: &[&str], limit: Duration) -> Result<String> {
+pub(crate) fn run(program: &str, args: &[&str], limit: Duration) -> Result<String> {
     let secs = limit.as_secs().max(1).to_string();
     let out = Command::new("timeout")
         .args(["-k", "2", &secs, program])
@@ -38,7 +55,7 @@ pub fn run(program: &str, args: &[&str], limit: Duration) -> Result<String> {
 
 /// `run` inside a node's network namespace (nsenter, not `ip netns exec`, which would give the
 /// command a private mount namespace and hide FUSE mounts).
-pub fn run_in(netns: &str, program: &str, args: &[&str], limit: Duration) -> Result<String> {
+pub(crate) fn run_in(netns: &str, program: &str, args: &[&str], limit: Duration) -> Result<String> {
     let net = format!("--net=/run/netns/{netns}");
     let mut all = vec![net.as_str(), program];
     all.extend_from_slice(args);
@@ -46,13 +63,7 @@ pub fn run_in(netns: &str, program: &str, args: &[&str], limit: Duration) -> Res
 }
 
 /// Start a long-running daemon in a network namespace, in its own session, output to `log`.
-pub fn spawn_in(netns: Option<&str>, program: &str, args: &[&str], log: &Path) -> Result<PidRecord> {
-    let log_file = fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(log)
-        .map_err(|e| Error::runtime(format!("cannot open {}: {e}", log.display())))?;
-    let err_file = log_file.try_clone().map_err(|e| Error::runtime(e.to_string()))?;
+pub(crate) fn spawn_in(netns: Option<&str>, program: &str, args: &[&str], log: &Path) -> Result<PidRecord> {
     let mut cmd = match netns {
         Some(ns) => {
             let mut c = Command::new("nsenter");
@@ -61,7 +72,20 @@ pub fn spawn_in(netns: Option<&str>, program: &str, args: &[&str], log: &Path) -
         }
         None => Command::new(program),
     };
-    cmd.args(args).stdin(Stdio::null()).stdout(log_file).stderr(err_file);
+    cmd.args(args);
+    spawn(cmd, program, log)
+}
+
+/// Start `cmd` as a daemon in its own session (so its process group holds it and its
+/// children), stdin from /dev/null, stdout and stderr appended to `log`.
+pub(crate) fn spawn(mut cmd: Command, what: &str, log: &Path) -> Result<PidRecord> {
+    let log_file = fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log)
+        .map_err(|e| Error::runtime(format!("cannot open {}: {e}", log.display())))?;
+    let err_file = log_file.try_clone().map_err(|e| Error::runtime(e.to_string()))?;
+    cmd.stdin(Stdio::null()).stdout(log_file).stderr(err_file);
     // SAFETY: setsid is async-signal-safe; the child leaves our process group, so a Ctrl-C of
     // dfsbench does not take the cluster down with it.
     unsafe {
@@ -72,15 +96,14 @@ pub fn spawn_in(netns: Option<&str>, program: &str, args: &[&str], log: &Path) -
     }
     let child = cmd
         .spawn()
-        .map_err(|e| Error::runtime(format!("cannot start {program}: {e}")))?;
+        .map_err(|e| Error::runtime(format!("cannot start {what}: {e}")))?;
     let pid = child.id() as i32;
     // The child is reaped by a thread so a daemon that dies is not left a zombie while we run.
     std::thread::spawn(move || {
         let mut child = child;
         let _ = child.wait();
     });
-    PidRecord::of(pid, program)
-        .ok_or_else(|| Error::runtime(format!("{program} exited at once; see {}", log.display())))
+    PidRecord::of(pid, what).ok_or_else(|| Error::runtime(format!("{what} exited at once; see {}", log.display())))
 }
 
 /// A process we started, with its start time so a reused pid is never signalled.
@@ -117,7 +140,7 @@ impl PidRecord {
 }
 
 /// Field 22 of /proc/PID/stat (start time in clock ticks), and the state letter.
-pub fn proc_stat(pid: i32) -> Option<(u64, char)> {
+pub(crate) fn proc_stat(pid: i32) -> Option<(u64, char)> {
     let text = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The command name may hold spaces and parentheses: the fields start after the last ')'.
     let rest = &text[text.rfind(')')? + 2..];
@@ -127,7 +150,7 @@ pub fn proc_stat(pid: i32) -> Option<(u64, char)> {
 }
 
 /// The processes whose network namespace is the named one.
-pub fn pids_in_netns(netns: &str) -> Vec<i32> {
+pub(crate) fn pids_in_netns(netns: &str) -> Vec<i32> {
     let Ok(meta) = fs::metadata(format!("/run/netns/{netns}")) else {
         return Vec::new();
     };
@@ -143,7 +166,7 @@ pub fn pids_in_netns(netns: &str) -> Vec<i32> {
 
 /// The TCP ports process `pid`'s network namespace listens on for other hosts (any address
 /// but 127.0.0.0/8 and ::1), lowest first.
-pub fn listening_ports(pid: i32) -> Vec<u16> {
+pub(crate) fn listening_ports(pid: i32) -> Vec<u16> {
     let read = |file: &str| fs::read_to_string(format!("/proc/{pid}/net/{file}")).unwrap_or_default();
     let mut ports = listening_ports_in(&read("tcp"));
     ports.extend(listening_ports_in(&read("tcp6")));
@@ -182,7 +205,7 @@ fn is_loopback_hex(addr: &str) -> bool {
 
 /// Send `signal` to each pid; then, for SIGKILL/SIGTERM, wait until they are really gone
 /// (PID 1 here reaps late, and a restart must not find the old daemon's pid still there).
-pub fn signal_all(pids: &[PidRecord], signal: i32, wait: Duration) -> Result<()> {
+pub(crate) fn signal_all(pids: &[PidRecord], signal: i32, wait: Duration) -> Result<()> {
     for p in pids.iter().filter(|p| p.alive()) {
         // SAFETY: kill(2) on a pid we checked by its start time just now.
         unsafe { libc::kill(p.pid, signal) };
@@ -208,7 +231,7 @@ pub fn signal_all(pids: &[PidRecord], signal: i32, wait: Duration) -> Result<()>
 }
 
 /// Stop processes: SIGTERM, then SIGKILL for those still there after `grace`.
-pub fn stop_all(pids: &[PidRecord], grace: Duration) -> Result<()> {
+pub(crate) fn stop_all(pids: &[PidRecord], grace: Duration) -> Result<()> {
     if signal_all(pids, libc::SIGTERM, grace).is_err() {
         signal_all(pids, libc::SIGKILL, Duration::from_secs(20))?;
     }
@@ -216,7 +239,7 @@ pub fn stop_all(pids: &[PidRecord], grace: Duration) -> Result<()> {
 }
 
 /// Poll `check` until it returns Some, or fail with `what` after `limit`.
-pub fn wait_for<T>(what: &str, limit: Duration, mut check: impl FnMut() -> Option<T>) -> Result<T> {
+pub(crate) fn wait_for<T>(what: &str, limit: Duration, mut check: impl FnMut() -> Option<T>) -> Result<T> {
     let deadline = Instant::now() + limit;
     loop {
         if let Some(v) = check() {
@@ -232,20 +255,49 @@ pub fn wait_for<T>(what: &str, limit: Duration, mut check: impl FnMut() -> Optio
     }
 }
 
-/// Install the Debian packages that are missing (apt-get, idempotent: nothing when all are there).
-pub fn apt_install(packages: &[&str]) -> Result<Vec<String>> {
-    let missing: Vec<&str> = packages.iter().copied().filter(|p| !dpkg_installed(p)).collect();
+/// Install the Debian packages that are missing (apt-get, idempotent: nothing when all are
+/// there). A `NAME=VERSION` spec pins the version the lab was tested with: an installed package
+/// of another version is kept, and when the archive has moved on from the pinned version the
+/// current one of the release is installed.
+pub(crate) fn apt_install(specs: &[&str]) -> Result<Vec<String>> {
+    let missing: Vec<&str> = specs
+        .iter()
+        .copied()
+        .filter(|s| !dpkg_installed(package_name(s)))
+        .collect();
     if missing.is_empty() {
         return Ok(Vec::new());
     }
-    let mut args = vec!["install", "-y", "--no-install-recommends"];
-    args.extend_from_slice(&missing);
-    let install = || run("apt-get", &args, Duration::from_secs(600));
+    let install = || {
+        let wanted: Vec<&str> = missing
+            .iter()
+            .map(|s| if in_archive(s) { *s } else { package_name(s) })
+            .collect();
+        let mut args = vec!["install", "-y", "--no-install-recommends"];
+        args.extend_from_slice(&wanted);
+        run("apt-get", &args, Duration::from_secs(600))
+    };
     if install().is_err() {
         run("apt-get", &["update"], Duration::from_secs(300))?;
         install()?;
     }
     Ok(missing.iter().map(|s| s.to_string()).collect())
+}
+
+/// The package a spec names (`swift` of `swift=2.30.1-0+deb12u3`).
+pub(crate) fn package_name(spec: &str) -> &str {
+    spec.split_once('=').map_or(spec, |(name, _)| name)
+}
+
+/// The archive has the version a spec pins (a spec without one: true).
+fn in_archive(spec: &str) -> bool {
+    let Some((name, version)) = spec.split_once('=') else {
+        return true;
+    };
+    run("apt-cache", &["madison", name], Duration::from_secs(60)).is_ok_and(|out| {
+        out.lines()
+            .any(|l| l.split('|').nth(1).is_some_and(|v| v.trim() == version))
+    })
 }
 
 fn dpkg_installed(package: &str) -> bool {
@@ -255,7 +307,7 @@ fn dpkg_installed(package: &str) -> bool {
 
 /// The path with symlinks resolved (as /proc/mounts shows it), as far as it exists: a dead
 /// FUSE mount point cannot be resolved itself, its parent can.
-pub fn real_path(path: &Path) -> PathBuf {
+pub(crate) fn real_path(path: &Path) -> PathBuf {
     if let Ok(p) = fs::canonicalize(path) {
         return p;
     }
@@ -266,7 +318,7 @@ pub fn real_path(path: &Path) -> PathBuf {
 }
 
 /// The mount points under /proc/mounts that start with `prefix`.
-pub fn mounts_under(prefix: &Path) -> Vec<String> {
+pub(crate) fn mounts_under(prefix: &Path) -> Vec<String> {
     let prefix = real_path(prefix);
     let text = fs::read_to_string("/proc/mounts").unwrap_or_default();
     text.lines()
@@ -277,7 +329,7 @@ pub fn mounts_under(prefix: &Path) -> Vec<String> {
 }
 
 /// Unmount a FUSE mount; lazily when it is busy or its server is gone.
-pub fn unmount(mount: &str) -> Result<()> {
+pub(crate) fn unmount(mount: &str) -> Result<()> {
     let real = real_path(Path::new(mount)).display().to_string();
     if !mounts_under(Path::new(mount)).contains(&real) {
         return Ok(());
@@ -290,7 +342,7 @@ pub fn unmount(mount: &str) -> Result<()> {
 }
 
 /// Fill `{key}` placeholders of a config template.
-pub fn render(template: &str, values: &[(&str, &str)]) -> String {
+pub(crate) fn render(template: &str, values: &[(&str, &str)]) -> String {
     values
         .iter()
         .fold(template.to_string(), |t, (k, v)| t.replace(&format!("{{{k}}}"), v))
@@ -298,63 +350,51 @@ pub fn render(template: &str, values: &[(&str, &str)]) -> String {
 
 /// Write a file by the rule of every output dfsbench writes (atomically; never over a device,
 /// a FIFO or a link), with the path in the error.
-pub fn write(path: &Path, text: &str) -> Result<()> {
+pub(crate) fn write(path: &Path, text: &str) -> Result<()> {
     dfsbench_result::files::write_output(path, text.as_bytes())
         .map_err(|e| Error::runtime(format!("cannot write {}: {e}", path.display())))
 }
 
 /// curl to a lab address: never through a proxy the environment names, bounded in time.
-pub fn curl(args: &[&str], limit: Duration) -> Result<String> {
+pub(crate) fn curl(args: &[&str], limit: Duration) -> Result<String> {
     let secs = limit.as_secs().max(1).to_string();
     let mut all = vec!["--noproxy", "*", "-s", "-S", "--max-time", &secs];
     all.extend_from_slice(args);
     run("curl", &all, limit + Duration::from_secs(5))
 }
 
-/// Where downloads live: $DFSBENCH_CACHE_DIR, else `.cache` of the enclosing git checkout,
-/// else of the checkout this binary was built from (as `lab/install.sh` decides).
-pub fn cache_dir() -> PathBuf {
+/// Where downloads, builds and single-host state live: $DFSBENCH_CACHE_DIR, else `.cache` of
+/// the dfsbench checkout holding the current directory, else of the one this binary was built
+/// from.
+pub(crate) fn cache_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os("DFSBENCH_CACHE_DIR").filter(|d| !d.is_empty()) {
         return PathBuf::from(dir);
     }
-    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-    match cwd
-        .ancestors()
-        .find(|d| d.join(".git").exists() && d.join("lab/install.sh").exists())
-    {
-        Some(root) => root.join(".cache"),
-        None => build_checkout().join(".cache"),
-    }
+    checkout().join(".cache")
 }
 
-fn build_checkout() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// Run `lab/install.sh PART` (Maven Central downloads into the cache, idempotent) from the
-/// enclosing checkout or the one this binary was built from; `what` and `home` name what it
-/// installs, for the error when no checkout is found.
-pub fn lab_install(part: &str, what: &str, home: &Path) -> Result<()> {
+/// The dfsbench checkout holding the current directory, else the one this binary was built
+/// from.
+fn checkout() -> PathBuf {
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-    let script = cwd
-        .ancestors()
-        .chain(std::iter::once(build_checkout().as_path()))
-        .map(|d| d.join("lab/install.sh"))
-        .find(|s| s.is_file())
-        .ok_or_else(|| {
-            Error::runtime(format!(
-                "{what} are not in {}: run lab/install.sh {part} in a dfsbench checkout, or set DFSBENCH_CACHE_DIR to where they are",
-                home.display()
-            ))
-        })?;
-    let cache = format!("DFSBENCH_CACHE_DIR={}", cache_dir().display());
-    let script = script.display().to_string();
-    run("env", &[&cache, "bash", &script, part], Duration::from_secs(1800)).map(|_| ())
+    cwd.ancestors()
+        .find(|d| d.join(".git").exists() && d.join("crates/dfsbench-lab").is_dir())
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."))
 }
 
 #[cfg(test)]
 mod tests {
-    use super::listening_ports_in;
+    use super::{in_archive, listening_ports_in, package_name};
+
+    #[test]
+    fn a_spec_names_its_package_and_pins_a_version_only_with_one() {
+        assert_eq!(package_name("swift=2.30.1-0+deb12u3"), "swift");
+        assert_eq!(package_name("python3-swiftclient=1:4.1.0-2"), "python3-swiftclient");
+        assert_eq!(package_name("curl"), "curl");
+        assert!(in_archive("curl"), "no version: whatever the archive has");
+        assert!(!in_archive("curl=0.0-not-a-version"));
+    }
 
     #[test]
     fn listening_ports_leave_out_loopback_and_connections() {

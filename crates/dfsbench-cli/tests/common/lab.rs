@@ -1,8 +1,10 @@
-//! Lab servers for the tests: started by lab/server.sh in a private state directory, one at a
-//! time across test processes, stopped by their PIDs when dropped.
+//! Lab servers for the tests: started by `dfsbench lab up NAME --dir STATE` (the single-host
+//! layout) in a private state directory, one at a time across test processes, stopped by their
+//! recorded PIDs (`dfsbench lab down NAME --dir STATE`) when dropped.
 //!
-//! The servers are installed by `lab/install.sh` (scripts/test.sh does it). Without them the
-//! tests print a note and pass, unless DFSBENCH_REQUIRE_LAB=1 (as in CI) makes that a failure.
+//! The servers are installed by `dfsbench lab install NAME` (scripts/test.sh does it). Without
+//! them the tests print a note and pass, unless DFSBENCH_REQUIRE_LAB=1 (as in CI) makes that a
+//! failure.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -28,20 +30,27 @@ pub struct Server {
 }
 
 fn lab(args: &[&str], state: &Path) -> std::process::Output {
-    Command::new(repo().join("lab/server.sh"))
+    Command::new(bin())
+        .arg("lab")
         .args(args)
         .arg("--dir")
         .arg(state)
         .output()
-        .expect("run lab/server.sh")
+        .expect("run dfsbench lab")
 }
 
-/// Parse `export NAME=value` lines (values are shell-quoted only when they need it).
+/// Parse `export NAME=value` lines (values are single-quoted only when they need it).
 fn parse_env(text: &str) -> BTreeMap<String, String> {
     text.lines()
         .filter_map(|l| l.strip_prefix("export "))
         .filter_map(|l| l.split_once('='))
-        .map(|(k, v)| (k.to_string(), v.trim_matches('\'').replace("\\:", ":")))
+        .map(|(k, v)| {
+            let v = match v.strip_prefix('\'').and_then(|v| v.strip_suffix('\'')) {
+                Some(quoted) => quoted.replace("'\\''", "'"),
+                None => v.to_string(),
+            };
+            (k.to_string(), v)
+        })
         .collect()
 }
 
@@ -52,19 +61,19 @@ impl Server {
         if !installed.is_dir() {
             assert!(
                 std::env::var("DFSBENCH_REQUIRE_LAB").as_deref() != Ok("1"),
-                "DFSBENCH_REQUIRE_LAB=1 but the lab is not installed: run lab/install.sh"
+                "DFSBENCH_REQUIRE_LAB=1 but the lab is not installed: run dfsbench lab install {name}"
             );
-            eprintln!("note: skipping {name}: the lab servers are not installed (lab/install.sh all)");
+            eprintln!("note: skipping {name}: the lab servers are not installed (dfsbench lab install {name})");
             return None;
         }
         let state = tempfile::Builder::new()
             .prefix("dfsbench-lab-")
             .tempdir()
             .expect("a temp dir");
-        let out = lab(&["start", name], state.path());
+        let out = lab(&["up", name], state.path());
         assert!(
             out.status.success(),
-            "lab/server.sh start {name} failed:\n{}{}",
+            "dfsbench lab up {name} failed:\n{}{}",
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         );
@@ -140,10 +149,10 @@ impl Server {
 
 impl Drop for Server {
     fn drop(&mut self) {
-        let out = lab(&["stop", self.name], self.state.path());
+        let out = lab(&["down", self.name], self.state.path());
         if !out.status.success() {
             eprintln!(
-                "lab/server.sh stop {} failed: {}",
+                "dfsbench lab down {} failed: {}",
                 self.name,
                 String::from_utf8_lossy(&out.stderr)
             );

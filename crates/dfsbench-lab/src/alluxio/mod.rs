@@ -1,6 +1,6 @@
 //! Alluxio: the master (RPC 19998, REST 19999, embedded journal 19200) and the REST proxy
 //! (39999) on node1, a worker (29999) on node2 and node3, from the Alluxio 2.9.4 jars
-//! `lab/install.sh alluxio` puts in `.cache/alluxio` (Maven Central), run with the machine's
+//! `dfsbench lab install alluxio` puts in `.cache/alluxio` (Maven Central), run with the machine's
 //! Java 17. The under store is one local directory every node sees; writes go through
 //! (CACHE_THROUGH), so it holds the durable copy of every file and the workers a cache.
 
@@ -10,10 +10,11 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
+use crate::install::{finish_maven, maven_jars, MavenJars};
 use crate::state::{NodeState, State};
 use crate::sys::PidRecord;
 use crate::sys::{self, render, spawn_in, wait_for};
-use crate::{Error, Result, System};
+use crate::{Cluster, Error, Result, System};
 
 const SITE: &str = include_str!("alluxio-site.properties");
 const LOG4J2: &str = include_str!("log4j2.properties");
@@ -32,7 +33,7 @@ const MASTER_CLASS: &str = "alluxio.master.AlluxioMaster";
 const WORKER_CLASS: &str = "alluxio.worker.AlluxioWorker";
 const PROXY_CLASS: &str = "alluxio.proxy.AlluxioProxy";
 
-pub struct Alluxio;
+pub(crate) struct Alluxio;
 
 fn master(state: &State) -> &NodeState {
     &state.nodes[0]
@@ -53,15 +54,27 @@ fn jars_installed(home: &Path) -> bool {
     })
 }
 
-/// The Alluxio jars via `lab/install.sh alluxio` (Maven Central, cached; a no-op when they
-/// are there).
+/// The Alluxio master, worker and REST proxy jars from Maven Central into `.cache/alluxio/lib`
+/// (Alluxio publishes no server tarball there; its server modules are plain jars whose main
+/// classes the lab runs with `java -cp`); cached. slf4j-reload4j is left out: log4j-slf4j-impl
+/// is the binding Alluxio logs with.
 fn install_jars() -> Result<Vec<String>> {
-    let home = alluxio_home();
-    if jars_installed(&home) {
-        return Ok(Vec::new());
+    let jars = MavenJars {
+        part: "alluxio",
+        release: "alluxio-2.9.4",
+        pom: include_str!("pom.xml"),
+        scope: "runtime",
+        exclude: Some("slf4j-reload4j"),
+        needed: &[
+            "lib/alluxio-core-server-master-2.9.4.jar",
+            "lib/alluxio-core-server-worker-2.9.4.jar",
+            "lib/alluxio-core-server-proxy-2.9.4.jar",
+        ],
+    };
+    match maven_jars(&jars)? {
+        Some(staging) => finish_maven(&jars, &staging),
+        None => Ok(Vec::new()),
     }
-    sys::lab_install("alluxio", "the Alluxio jars", &home)?;
-    Ok(vec![format!("alluxio {ALLUXIO_VERSION} jars in {}", home.display())])
 }
 
 /// The under store, outside every node's directory: wiping a worker leaves it alone.
@@ -365,12 +378,21 @@ impl System for Alluxio {
     fn code(&self) -> &'static str {
         "alx"
     }
+    fn summary(&self) -> &'static str {
+        "Alluxio 2.9.4: a master with its REST proxy and 2 workers over one under store"
+    }
     fn packages(&self) -> &'static [&'static str] {
-        &["openjdk-17-jre-headless", "curl"]
+        &["openjdk-17-jre-headless", "maven", "curl"]
     }
     fn install_other(&self) -> Result<Vec<String>> {
         install_jars()
     }
+    fn cluster(&self) -> Option<&dyn Cluster> {
+        Some(self)
+    }
+}
+
+impl Cluster for Alluxio {
     fn layouts(&self) -> &'static [&'static str] {
         &["cache-through"]
     }

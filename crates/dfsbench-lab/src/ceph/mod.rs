@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use crate::state::{NodeState, State};
 use crate::sys::{self, render, run, run_in, spawn_in, wait_for};
-use crate::{Error, Result, System};
+use crate::{Cluster, Error, Result, System};
 
 const CEPH_CONF: &str = include_str!("ceph.conf");
 /// Each OSD's sparse block file; bluestore never shrinks it (`down` deletes it).
@@ -30,7 +30,7 @@ const MON_ROLE: &str = "mon+mgr+mds+rgw";
 const START_LIMIT: Duration = Duration::from_secs(120);
 const CMD_LIMIT: Duration = Duration::from_secs(60);
 
-pub struct Ceph;
+pub(crate) struct Ceph;
 
 fn mon(state: &State) -> &NodeState {
     &state.nodes[0]
@@ -403,6 +403,13 @@ impl System for Ceph {
     fn code(&self) -> &'static str {
         "ceph"
     }
+    fn summary(&self) -> &'static str {
+        "Ceph: mon, mgr, MDS and RGW, and 3 OSDs; a ceph-fuse mount and RGW's S3"
+    }
+    fn later_packages(&self) -> &'static [&'static str] {
+        // They come with the daemons' packages.
+        &["ceph", "ceph-base"]
+    }
     fn packages(&self) -> &'static [&'static str] {
         &[
             "ceph-mon",
@@ -415,6 +422,12 @@ impl System for Ceph {
             "curl",
         ]
     }
+    fn cluster(&self) -> Option<&dyn Cluster> {
+        Some(self)
+    }
+}
+
+impl Cluster for Ceph {
     fn layouts(&self) -> &'static [&'static str] {
         &["replica3"]
     }
@@ -494,7 +507,7 @@ impl System for Ceph {
     }
 
     fn target_env(&self, _state: &State, target: &str) -> Vec<(&'static str, String)> {
-        crate::s3_env(target, KEY, SECRET, REGION)
+        crate::target::s3_env(target, KEY, SECRET, REGION)
     }
 
     fn notes(&self, state: &State) -> Vec<String> {

@@ -8,13 +8,13 @@ use std::time::Duration;
 
 use crate::state::{NodeState, State};
 use crate::sys::{self, render, run_in, spawn_in, wait_for};
-use crate::{Error, Result, System};
+use crate::{Cluster, Error, Result, System};
 
 const GLUSTERD_VOL: &str = include_str!("glusterd.vol");
 const VOLUME: &str = "dfsb";
 const CLI_LIMIT: Duration = Duration::from_secs(60);
 
-pub struct Gluster;
+pub(crate) struct Gluster;
 
 fn workdir(node: &NodeState) -> PathBuf {
     node.data_dir.join("glusterd")
@@ -208,9 +208,18 @@ impl System for Gluster {
     fn code(&self) -> &'static str {
         "gl"
     }
+    fn summary(&self) -> &'static str {
+        "GlusterFS: one brick per node, replica 3 or disperse 4+2; a FUSE mount"
+    }
     fn packages(&self) -> &'static [&'static str] {
         &["glusterfs-server", "glusterfs-client"]
     }
+    fn cluster(&self) -> Option<&dyn Cluster> {
+        Some(self)
+    }
+}
+
+impl Cluster for Gluster {
     fn layouts(&self) -> &'static [&'static str] {
         &["replica3", "disperse4+2"]
     }

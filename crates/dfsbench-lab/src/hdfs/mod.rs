@@ -1,6 +1,8 @@
 //! HDFS: the NameNode on node1 (RPC 8020, HTTP and WebHDFS 9870) and a DataNode on each of
-//! node2..4, replication 3, from the Hadoop 3.4.1 jars `lab/install.sh hdfs` puts in
-//! `.cache/hdfs` (shared with the single-host lab), run with the machine's Java 17.
+//! node2..4, replication 3, from the Hadoop 3.4.1 jars `dfsbench lab install hdfs` puts in
+//! `.cache/hdfs`, run with the machine's Java 17. The single-host layout is in `local.rs`.
+
+mod local;
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -8,9 +10,11 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::install::{finish_maven, maven_jars, MavenJars};
+use crate::local::Local;
 use crate::state::{NodeState, State};
 use crate::sys::{self, render, run, spawn_in, wait_for};
-use crate::{Error, Result, System};
+use crate::{Cluster, Error, Result, System};
 
 const CORE_SITE: &str = include_str!("core-site.xml");
 const HDFS_SITE: &str = include_str!("hdfs-site.xml");
@@ -44,7 +48,7 @@ const ADD_OPENS: &[&str] = &[
     "java.security.jgss/sun.security.krb5",
 ];
 
-pub struct Hdfs;
+pub(crate) struct Hdfs;
 
 fn namenode(state: &State) -> &NodeState {
     &state.nodes[0]
@@ -59,15 +63,33 @@ fn jars_installed(home: &Path) -> bool {
         && home.join("res/webapps/hdfs/WEB-INF/web.xml").is_file()
 }
 
-/// The Hadoop jars, and `webapps/` from the tests jar, via `lab/install.sh hdfs` (Maven
-/// Central, cached; a no-op when they are there).
+/// The Hadoop jars from Maven Central (Hadoop's own `hadoop-project` BOM, so the versions
+/// match what Hadoop tested) into `.cache/hdfs/lib`, and `webapps/` (which the NameNode and
+/// WebHDFS need, shipped only in the tests jar) into `.cache/hdfs/res`; cached.
 fn install_jars() -> Result<Vec<String>> {
-    let home = hadoop_home();
-    if jars_installed(&home) {
+    let jars = MavenJars {
+        part: "hdfs",
+        release: "hadoop-3.4.1",
+        pom: include_str!("pom.xml"),
+        scope: "test",
+        exclude: None,
+        needed: &["lib/hadoop-hdfs-3.4.1.jar", "res/webapps/hdfs/WEB-INF/web.xml"],
+    };
+    let Some(staging) = maven_jars(&jars)? else {
         return Ok(Vec::new());
-    }
-    sys::lab_install("hdfs", "the Hadoop jars", &home)?;
-    Ok(vec![format!("hadoop {HADOOP_VERSION} jars in {}", home.display())])
+    };
+    let res = hadoop_home().join("res");
+    let _ = fs::remove_dir_all(&res);
+    let tests = staging.join(format!("hadoop-hdfs-{HADOOP_VERSION}-tests.jar"));
+    let extract = "import sys, zipfile\nwith zipfile.ZipFile(sys.argv[1]) as z:\n    z.extractall(sys.argv[2], [n for n in z.namelist() if n.startswith('webapps/')])";
+    let (tests_arg, res_arg) = (tests.display().to_string(), res.display().to_string());
+    run(
+        "python3",
+        &["-c", extract, &tests_arg, &res_arg],
+        Duration::from_secs(120),
+    )?;
+    fs::remove_file(&tests).map_err(|e| Error::runtime(format!("cannot remove {}: {e}", tests.display())))?;
+    finish_maven(&jars, &staging)
 }
 
 fn conf_dir(node: &NodeState) -> PathBuf {
@@ -92,10 +114,10 @@ fn write_config(state: &State, node: &NodeState) -> Result<()> {
     sys::write(&conf.join("log4j.properties"), LOG4J)
 }
 
-/// Start a Hadoop daemon in the node's namespace, logging into `<node>/<name>.log`.
-fn spawn_java(node: &NodeState, heap_mb: u32, class: &str, name: &str) -> Result<()> {
+/// The `java` arguments of a Hadoop daemon: heap, the JDK internals it needs opened, its
+/// config folder and logs, and the jars.
+fn java_args(conf: &Path, log_dir: &Path, heap_mb: u32, class: &str) -> Vec<String> {
     let home = hadoop_home();
-    let conf = conf_dir(node);
     let mut args = vec![format!("-Xmx{heap_mb}m"), "-XX:+UseParallelGC".into()];
     for m in ADD_OPENS {
         args.extend(["--add-opens".into(), format!("{m}=ALL-UNNAMED")]);
@@ -103,7 +125,7 @@ fn spawn_java(node: &NodeState, heap_mb: u32, class: &str, name: &str) -> Result
     args.extend([
         "-Djava.net.preferIPv4Stack=true".into(),
         format!("-Dhadoop.home.dir={}", home.display()),
-        format!("-Dhadoop.log.dir={}", node.data_dir.display()),
+        format!("-Dhadoop.log.dir={}", log_dir.display()),
         format!("-Dlog4j.configuration=file:{}", conf.join("log4j.properties").display()),
         "-cp".into(),
         // webapps/ (the NameNode's web UI and WebHDFS) is only in the tests jar: extracted.
@@ -115,6 +137,12 @@ fn spawn_java(node: &NodeState, heap_mb: u32, class: &str, name: &str) -> Result
         ),
         class.into(),
     ]);
+    args
+}
+
+/// Start a Hadoop daemon in the node's namespace, logging into `<node>/<name>.log`.
+fn spawn_java(node: &NodeState, heap_mb: u32, class: &str, name: &str) -> Result<()> {
+    let args = java_args(&conf_dir(node), &node.data_dir, heap_mb, class);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     spawn_in(
         Some(&node.netns),
@@ -125,11 +153,16 @@ fn spawn_java(node: &NodeState, heap_mb: u32, class: &str, name: &str) -> Result
     Ok(())
 }
 
-/// The NameNode's name directory: a copy of the formatted empty one the single-host lab keeps
-/// in the cache, else `NameNode -format` (a one-shot JVM).
+/// The NameNode's name directory: a copy of the formatted empty one the single-host layout
+/// keeps in the cache, else `NameNode -format` (a one-shot JVM).
 fn format_namenode(state: &State) -> Result<()> {
     let nn = namenode(state);
-    let name = nn.data_dir.join("name");
+    format_name_dir(&conf_dir(nn), &nn.data_dir.join("name"))
+}
+
+/// An empty formatted name directory at `name`: a copy of the cache's (made on the first
+/// format, ~3 s of JVM saved each later start), else `NameNode -format` with `conf`.
+fn format_name_dir(conf: &Path, name: &Path) -> Result<()> {
     if name.join("current/VERSION").is_file() {
         return Ok(());
     }
@@ -139,7 +172,6 @@ fn format_namenode(state: &State) -> Result<()> {
         return run("cp", &["-a", &from, &to], Duration::from_secs(30)).map(|_| ());
     }
     let home = hadoop_home();
-    let conf = conf_dir(nn);
     let cp = format!("{}:{}/*", conf.display(), home.join("lib").display());
     run(
         "java",
@@ -155,8 +187,14 @@ fn format_namenode(state: &State) -> Result<()> {
             "dfsbench-lab",
         ],
         Duration::from_secs(120),
-    )
-    .map(|_| ())
+    )?;
+    // Kept for later starts (best effort: another start may be making it at the same time).
+    let tmp = template.with_extension(format!("tmp.{}", std::process::id()));
+    let (from, to) = (name.display().to_string(), tmp.display().to_string());
+    if run("cp", &["-a", &from, &to], Duration::from_secs(30)).is_ok() && fs::rename(&tmp, &template).is_err() {
+        let _ = fs::remove_dir_all(&tmp);
+    }
+    Ok(())
 }
 
 fn web(state: &State) -> String {
@@ -260,12 +298,24 @@ impl System for Hdfs {
     fn code(&self) -> &'static str {
         "hd"
     }
+    fn summary(&self) -> &'static str {
+        "HDFS 3.4.1: a NameNode and 3 DataNodes, replication 3; one host: 2 DataNodes, replication 2"
+    }
     fn packages(&self) -> &'static [&'static str] {
-        &["openjdk-17-jre-headless", "curl"]
+        &["openjdk-17-jre-headless", "maven", "curl"]
     }
     fn install_other(&self) -> Result<Vec<String>> {
         install_jars()
     }
+    fn cluster(&self) -> Option<&dyn Cluster> {
+        Some(self)
+    }
+    fn local(&self) -> Option<&dyn Local> {
+        Some(&local::LocalHdfs)
+    }
+}
+
+impl Cluster for Hdfs {
     fn layouts(&self) -> &'static [&'static str] {
         &["replication3"]
     }

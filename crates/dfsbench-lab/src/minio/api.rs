@@ -16,7 +16,7 @@ const CALL_LIMIT: Duration = Duration::from_secs(30);
 /// A dry-run heal of every object; a few hundred objects take a second or two.
 const DRY_RUN_LIMIT: Duration = Duration::from_secs(120);
 
-pub fn netrc(state: &State) -> PathBuf {
+pub(super) fn netrc(state: &State) -> PathBuf {
     state.dir().join("netrc")
 }
 
@@ -44,7 +44,7 @@ fn curl(state: Option<&State>, url: &str, extra: &[&str]) -> Result<(u16, String
 }
 
 /// The status of an unauthenticated GET (health endpoints), None when nothing answers.
-pub fn http_status(url: &str) -> Option<u16> {
+pub(super) fn http_status(url: &str) -> Option<u16> {
     curl(None, url, &["-o", "/dev/null"]).ok().map(|(c, _)| c)
 }
 
@@ -54,7 +54,7 @@ fn head(url: &str) -> Option<(u16, String)> {
     Some((code, headers.to_ascii_lowercase()))
 }
 
-pub fn make_bucket(state: &State, node: &NodeState, bucket: &str) -> Result<()> {
+pub(super) fn make_bucket(state: &State, node: &NodeState, bucket: &str) -> Result<()> {
     let url = format!("{}/{bucket}", endpoint(node));
     match curl(Some(state), &url, &["-X", "PUT"])? {
         // 409: it exists already, and is ours (BucketAlreadyOwnedByYou).
@@ -99,7 +99,7 @@ fn already_running(text: &str) -> bool {
 
 /// Start a heal through a node other than `not` (a node that just started answers 503 until
 /// it has joined), as soon as the cluster takes it.
-pub fn start_heal(state: &State, not: &str) -> Result<()> {
+pub(super) fn start_heal(state: &State, not: &str) -> Result<()> {
     let others: Vec<&NodeState> = state.nodes.iter().filter(|n| n.name != not).collect();
     let mut last = Error::runtime("no other MinIO node to start a heal on".into());
     wait_for("MinIO to start a heal", Duration::from_secs(60), || {
@@ -112,7 +112,7 @@ pub fn start_heal(state: &State, not: &str) -> Result<()> {
 
 /// One object (or bucket, or the drives' format) a heal sequence looked at.
 #[derive(Debug, PartialEq)]
-pub struct HealItem {
+pub(super) struct HealItem {
     pub what: String,
     /// Drive states before healing: ok, missing, offline, corrupt, ...
     pub states: Vec<String>,
@@ -153,7 +153,7 @@ fn field<'a>(status: &'a Value, lower: &str) -> &'a Value {
 }
 
 /// What a dry-run heal found still to heal: None when every item has every drive `ok`.
-pub fn heal_pending(items: &[HealItem]) -> Option<String> {
+pub(super) fn heal_pending(items: &[HealItem]) -> Option<String> {
     let bad: Vec<&HealItem> = items.iter().filter(|i| i.states.iter().any(|s| s != "ok")).collect();
     let first = bad.first()?;
     Some(format!(
@@ -213,7 +213,7 @@ fn dry_run_heal(state: &State, node: &NodeState) -> Result<Option<String>> {
 }
 
 /// From background-heal/status: nodes MinIO lists offline, drives not `ok` or being healed.
-pub fn drives_pending(status: &Value, want: usize) -> Option<String> {
+pub(super) fn drives_pending(status: &Value, want: usize) -> Option<String> {
     let offline: Vec<&str> = status["offline_nodes"]
         .as_array()
         .map(|a| a.iter().filter_map(Value::as_str).collect())
@@ -257,7 +257,7 @@ pub fn drives_pending(status: &Value, want: usize) -> Option<String> {
 /// itself left such shards missing for 5 minutes and more here (its MRF queue gives up while the
 /// node is away; its scanner checks an object in 1 of 1024 cycles), so without it recovery after
 /// stop/cont or cut-link/heal-link would never finish. Probes report pending while it runs.
-pub fn probe(state: &State) -> Result<Option<String>> {
+pub(super) fn probe(state: &State) -> Result<Option<String>> {
     let Some(node) = state
         .nodes
         .iter()

@@ -4,18 +4,21 @@
 //! targets use is node1's; every node serves every object. Layout `s3fs` adds an s3fs FUSE mount
 //! of a second bucket in the root namespace (the first seed's S3FS); `lab up s3fs` is that.
 //!
-//! The binary is the one lab/install.sh builds with `go install` (the only version the Go proxy
-//! serves), found in the project's `.cache/bin`; nothing is built twice.
+//! The binary is the one `dfsbench lab install minio` builds with `go install` (the only version
+//! the Go proxy serves), found in the project's `.cache/bin`; nothing is built twice. Layouts
+//! `local` and `local-ec` run it on 127.0.0.1 alone (`local.rs`).
 
 mod api;
+mod local;
 
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::local::Local;
 use crate::state::{NodeState, State};
-use crate::sys::{self, run, spawn_in, wait_for};
-use crate::{Error, Result, System};
+use crate::sys::{self, spawn_in, wait_for};
+use crate::{Cluster, Error, Result, System};
 
 const PORT: u16 = 9000;
 const CONSOLE_PORT: u16 = 9001;
@@ -23,7 +26,7 @@ const DRIVES_PER_NODE: usize = 2;
 /// The bucket of the s3:// target; s3fs mounts its own, so neither sees the other's files.
 const BUCKET: &str = "dfsbench";
 const FS_BUCKET: &str = "dfsbench-fs";
-/// The lab's own root credentials (as lab/server.sh uses for its single-host MinIO).
+/// The lab's own root credentials (the single-host layouts use them too).
 const KEY: &str = "dfsbench-lab";
 const SECRET: &str = "dfsbench-lab-secret";
 const REGION: &str = "us-east-1";
@@ -31,7 +34,7 @@ const REGION: &str = "us-east-1";
 const S3FS: &str = "s3fs";
 const START_LIMIT: Duration = Duration::from_secs(120);
 
-pub struct Minio;
+pub(crate) struct Minio;
 
 fn drive(node: &NodeState, i: usize) -> PathBuf {
     node.data_dir.join(format!("d{i}"))
@@ -51,73 +54,25 @@ fn drive_urls(state: &State) -> Vec<String> {
         .collect()
 }
 
-/// The checkouts the minio binary may sit in: the one holding the current directory, then the
-/// one holding the dfsbench binary (tests run from a temporary directory).
-fn checkouts() -> Vec<PathBuf> {
-    let mut starts = Vec::new();
-    if let Ok(cwd) = std::env::current_dir() {
-        starts.push(cwd);
-    }
-    if let Ok(exe) = std::env::current_exe() {
-        starts.push(exe);
-    }
-    starts
-        .iter()
-        .filter_map(|s| {
-            s.ancestors()
-                .find(|d| d.join(".git").exists() && d.join("lab/install.sh").is_file())
-        })
-        .map(Path::to_path_buf)
-        .collect()
-}
-
-/// lab/install.sh's bin directory: $DFSBENCH_CACHE_DIR/bin, else `.cache/bin` of the checkout.
-fn bin_dirs() -> Vec<PathBuf> {
-    match std::env::var_os("DFSBENCH_CACHE_DIR").filter(|d| !d.is_empty()) {
-        Some(dir) => vec![PathBuf::from(dir).join("bin")],
-        None => checkouts().iter().map(|c| c.join(".cache/bin")).collect(),
-    }
-}
+/// The pinned MinIO release: the only version the Go module proxy serves is a pseudo-version.
+const MODULE: &str = "github.com/minio/minio@v0.0.0-20260212201848-7aac2a2c5b7c";
 
 fn minio_binary() -> Result<PathBuf> {
-    let dirs = bin_dirs();
-    dirs.iter()
-        .map(|d| d.join("minio"))
-        .find(|p| p.is_file())
-        .ok_or_else(|| {
-            // A binary built outside its checkout (another CARGO_TARGET_DIR) run from elsewhere
-            // finds no checkout: the places looked in tell the user which fix applies.
-            let looked: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
-            let looked = if looked.is_empty() {
-                "no dfsbench checkout holds the current directory or this binary".to_string()
-            } else {
-                format!("not in {}", looked.join(", "))
-            };
-            Error::runtime(format!(
-                "minio is not installed ({looked}): run `dfsbench lab install minio` (or lab/install.sh minio), \
-             or set DFSBENCH_CACHE_DIR to the .cache folder of the checkout that has it"
-            ))
-        })
+    let bin = crate::install::bin_dir().join("minio");
+    if bin.is_file() {
+        return Ok(bin);
+    }
+    Err(Error::runtime(format!(
+        "minio is not installed (not in {}): run `dfsbench lab install minio`, \
+         or set DFSBENCH_CACHE_DIR to the .cache folder of the checkout that has it",
+        bin.display()
+    )))
 }
 
-/// Build MinIO with lab/install.sh when it is missing (idempotent: a stamp names the version).
+/// Build MinIO with `go install` when it is missing (5-10 min on 2 cores; idempotent: a stamp
+/// names the version).
 fn install_minio() -> Result<Vec<String>> {
-    if minio_binary().is_ok() {
-        return Ok(Vec::new());
-    }
-    let script = checkouts()
-        .into_iter()
-        .map(|c| c.join("lab/install.sh"))
-        .next()
-        .ok_or_else(|| {
-            Error::runtime(
-                "minio is not installed and no dfsbench checkout (lab/install.sh) was found to build it".into(),
-            )
-        })?;
-    let script = script.display().to_string();
-    // `go install` takes 5-10 min on 2 cores.
-    run("bash", &[&script, "minio"], Duration::from_secs(1800))?;
-    minio_binary().map(|p| vec![p.display().to_string()])
+    crate::install::go_install("minio", MODULE, "minio")
 }
 
 fn mkdirs(dirs: &[PathBuf]) -> Result<()> {
@@ -164,7 +119,7 @@ fn write_credentials(state: &State) -> Result<()> {
     write_private(&env_file(state), &text)
 }
 
-pub fn env_file(state: &State) -> PathBuf {
+pub(crate) fn env_file(state: &State) -> PathBuf {
     state.dir().join("env.sh")
 }
 
@@ -293,13 +248,28 @@ impl System for Minio {
     fn code(&self) -> &'static str {
         "mio"
     }
+    fn summary(&self) -> &'static str {
+        "MinIO: 4 nodes of 2 drives, one erasure set (s3fs: plus a mount); one host: 1 drive, or 6 (EC:3)"
+    }
     fn packages(&self) -> &'static [&'static str] {
         // s3fs comes with the s3fs layout only.
         &["curl"]
     }
+    fn later_packages(&self) -> &'static [&'static str] {
+        &["s3fs"]
+    }
     fn install_other(&self) -> Result<Vec<String>> {
         install_minio()
     }
+    fn cluster(&self) -> Option<&dyn Cluster> {
+        Some(self)
+    }
+    fn local(&self) -> Option<&dyn Local> {
+        Some(&local::LocalMinio)
+    }
+}
+
+impl Cluster for Minio {
     fn layouts(&self) -> &'static [&'static str] {
         &["erasure", "s3fs"]
     }
@@ -374,7 +344,7 @@ impl System for Minio {
     }
 
     fn target_env(&self, _state: &State, target: &str) -> Vec<(&'static str, String)> {
-        crate::s3_env(target, KEY, SECRET, REGION)
+        crate::target::s3_env(target, KEY, SECRET, REGION)
     }
 
     fn notes(&self, state: &State) -> Vec<String> {

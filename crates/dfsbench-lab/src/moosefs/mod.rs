@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use crate::state::{NodeState, State};
 use crate::sys::{self, render, run, run_in, spawn_in, wait_for};
-use crate::{Error, Result, System};
+use crate::{Cluster, Error, Result, System};
 
 const MASTER_CFG: &str = include_str!("mfsmaster.cfg");
 const EXPORTS_CFG: &str = include_str!("mfsexports.cfg");
@@ -16,7 +16,7 @@ const EMPTY_METADATA: &str = "/var/lib/mfs/metadata.mfs.empty";
 /// Copies of each chunk: one chunkserver can go and every chunk still has a copy.
 const GOAL: &str = "2";
 
-pub struct MooseFs;
+pub(crate) struct MooseFs;
 
 fn master(state: &State) -> &NodeState {
     &state.nodes[0]
@@ -164,9 +164,18 @@ impl System for MooseFs {
     fn code(&self) -> &'static str {
         "mfs"
     }
+    fn summary(&self) -> &'static str {
+        "MooseFS: a master and 3 chunkservers, goal 2; a FUSE mount"
+    }
     fn packages(&self) -> &'static [&'static str] {
         &["moosefs-master", "moosefs-chunkserver", "moosefs-client", "moosefs-cli"]
     }
+    fn cluster(&self) -> Option<&dyn Cluster> {
+        Some(self)
+    }
+}
+
+impl Cluster for MooseFs {
     fn layouts(&self) -> &'static [&'static str] {
         &["goal2"]
     }

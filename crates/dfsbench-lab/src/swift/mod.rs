@@ -3,7 +3,10 @@
 //! Every storage node also runs its replicators, the object updater and an rsync daemon, so a
 //! restarted or wiped node gets its copies back by itself. The layout `proxy-per-node` runs a
 //! proxy on every storage node too, as clusters served by several proxies do; they share
-//! node1's memcached, so a token any of them issued is valid on all.
+//! node1's memcached, so a token any of them issued is valid on all. The single-host layout
+//! `local` is in `local.rs`.
+
+mod local;
 
 use std::fs;
 use std::path::PathBuf;
@@ -11,9 +14,10 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::local::Local;
 use crate::state::{NodeState, State};
 use crate::sys::{self, render, run, spawn_in, wait_for};
-use crate::{Error, Result, System};
+use crate::{Cluster, Error, Result, System};
 
 const SWIFT_CONF: &str = include_str!("swift.conf");
 const RINGS_PY: &str = include_str!("rings.py");
@@ -44,7 +48,7 @@ const DAEMONS: &[(&str, &str)] = &[
     ("swift-object-updater", "object"),
 ];
 
-pub struct Swift;
+pub(crate) struct Swift;
 
 /// The layout with a proxy on every node, beside node1's.
 const PROXY_PER_NODE: &str = "proxy-per-node";
@@ -302,19 +306,32 @@ impl System for Swift {
     fn code(&self) -> &'static str {
         "sw"
     }
+    fn summary(&self) -> &'static str {
+        "OpenStack Swift: a proxy (tempauth, s3api) and 3 storage nodes, 3 replicas; one host: 3 devices"
+    }
     fn packages(&self) -> &'static [&'static str] {
+        // The versions the lab was tested with (Debian 12).
         &[
-            "swift",
-            "swift-proxy",
-            "swift-object",
-            "swift-container",
-            "swift-account",
-            "python3-swiftclient",
-            "memcached",
+            "swift=2.30.1-0+deb12u3",
+            "swift-proxy=2.30.1-0+deb12u3",
+            "swift-object=2.30.1-0+deb12u3",
+            "swift-container=2.30.1-0+deb12u3",
+            "swift-account=2.30.1-0+deb12u3",
+            "python3-swiftclient=1:4.1.0-2",
+            "memcached=1.6.18-1+deb12u1",
             "rsync",
             "curl",
         ]
     }
+    fn cluster(&self) -> Option<&dyn Cluster> {
+        Some(self)
+    }
+    fn local(&self) -> Option<&dyn Local> {
+        Some(&local::LocalSwift)
+    }
+}
+
+impl Cluster for Swift {
     fn layouts(&self) -> &'static [&'static str] {
         &["replica3", PROXY_PER_NODE]
     }

@@ -1,0 +1,118 @@
+//! `dfsbench lab status`: nodes, links, processes, targets and health of the labs that are up.
+
+use serde::Serialize;
+
+use crate::cluster::cluster_of;
+use crate::state::State;
+use crate::{net, system, Result};
+
+#[derive(Serialize, Debug)]
+pub struct NodeStatus {
+    pub name: String,
+    pub role: String,
+    pub netns: String,
+    pub addr: String,
+    pub link: &'static str,
+    /// running, stopped (SIGSTOP) or down
+    pub state: &'static str,
+    pub pids: Vec<i32>,
+}
+
+#[derive(Serialize, Debug)]
+pub struct LabStatus {
+    pub name: String,
+    pub system: String,
+    pub layout: String,
+    /// The id of the lab directory in the lab's names, and its bridge.
+    pub id: String,
+    pub bridge: String,
+    pub client_addr: String,
+    pub targets: Vec<String>,
+    /// Endpoints, credentials and the like that go with the targets.
+    pub notes: Vec<String>,
+    pub mounts: Vec<String>,
+    pub delay_ms: f64,
+    /// The bandwidth limit of every node link, each way (`lab limit`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate: Option<String>,
+    pub nodes: Vec<NodeStatus>,
+    /// "ok" when every node runs and the probe finds every copy; else what is missing.
+    pub health: String,
+}
+
+fn health(state: &State) -> LabStatus {
+    let nodes: Vec<NodeStatus> = state
+        .nodes
+        .iter()
+        .map(|n| {
+            let pids = n.pids();
+            let run_state = if pids.is_empty() {
+                "down"
+            } else if pids.iter().all(|p| p.stopped()) {
+                "stopped"
+            } else {
+                "running"
+            };
+            NodeStatus {
+                name: n.name.clone(),
+                role: n.role.clone(),
+                netns: n.netns.clone(),
+                addr: n.addr.clone(),
+                link: if net::link_up(&n.veth) { "up" } else { "down" },
+                state: run_state,
+                pids: pids.iter().map(|p| p.pid).collect(),
+            }
+        })
+        .collect();
+    LabStatus {
+        name: state.name.clone(),
+        system: state.system.clone(),
+        layout: state.layout.clone(),
+        id: state.id.clone(),
+        bridge: state.bridge.clone(),
+        client_addr: net::client_addr(state.subnet),
+        targets: Vec::new(),
+        notes: Vec::new(),
+        mounts: state.mounts.clone(),
+        delay_ms: state.delay_us as f64 / 1000.0,
+        rate: state.rate.clone(),
+        nodes,
+        health: String::new(),
+    }
+}
+
+/// Status of every lab that is up (or of one).
+pub fn status(only: Option<&str>) -> Result<Vec<LabStatus>> {
+    let names = match only {
+        Some(n) => vec![system(n)?.name().to_string()],
+        None => State::all_names(),
+    };
+    let mut out = Vec::new();
+    for name in names {
+        let Some(state) = State::load(&name)? else { continue };
+        let mut st = health(&state);
+        let sys = system(&state.system)?;
+        let cl = cluster_of(sys.as_ref())?;
+        st.targets = cl.targets(&state);
+        st.notes = cl.notes(&state);
+        let down: Vec<&str> = st
+            .nodes
+            .iter()
+            .filter(|n| n.state != "running" || n.link != "up")
+            .map(|n| n.name.as_str())
+            .collect();
+        st.health = if !state.up {
+            "not up (a failed or interrupted `lab up`; `lab down` cleans it)".into()
+        } else if !down.is_empty() {
+            format!("degraded: {} not serving", down.join(", "))
+        } else {
+            match cl.probe(&state) {
+                Ok(None) => "ok".into(),
+                Ok(Some(why)) => format!("recovering: {why}"),
+                Err(e) => format!("unknown: {e}"),
+            }
+        };
+        out.push(st);
+    }
+    Ok(out)
+}
