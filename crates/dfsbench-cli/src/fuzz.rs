@@ -398,7 +398,7 @@ fn fio_text() -> impl Strategy<Value = String> {
 
 fn parse_fio(text: &str) -> Result<(), String> {
     let set = |name: &str| (name == "X").then(|| "64k".to_string());
-    let file = dfsbench_core::fiojob::parse("job.fio", text, set).map_err(|e| e.to_string())?;
+    let file = dfsbench_core::config::parse_fio_job_file("job.fio", text, set).map_err(|e| e.to_string())?;
     dfsbench_core::config::validate(&file.run, &file.jobs)
         .map(drop)
         .map_err(|e| e.to_string())

@@ -10,10 +10,10 @@ pub mod dist;
 mod error;
 mod executor;
 pub mod faults;
-pub mod fiojob;
 mod gate;
 mod gather;
 pub mod host;
+mod job;
 pub mod load;
 mod nulltest;
 pub use nulltest::nodes;
@@ -26,6 +26,5 @@ pub mod session;
 pub mod stats;
 /// Sizes and durations as people write them.
 pub use dfsbench_backends::units;
-pub mod vars;
 mod worker;
 pub mod workloads;

@@ -14,9 +14,9 @@ use serde::{Deserialize, Serialize};
 use crate::cluster::Member;
 
 mod subtotal;
-use crate::config::Job;
 use crate::faults::stalls::Quiet;
 use crate::host::CpuSample;
+use crate::job::Job;
 use crate::plan::Phase;
 use crate::stats::{
     coarsen, merge_errors, merge_histograms, Buckets, Latencies, PhaseControl, Rereads, WorkerPhase,
@@ -24,8 +24,8 @@ use crate::stats::{
 };
 use dfsbench_result::histogram::{deserialize, latency, new_histogram, serialize};
 use dfsbench_result::{
-    Cpu, EndpointResult, Errors, NodeSummary, OpKind, PhaseResult, ProcessSummary, RateResult, Series, ServerCpu,
-    Steady, Stonewall, Verify, WorkerSummary,
+    Cpu, EndpointResult, Errors, NodeSummary, OpKind, PhaseResult, ProcessSummary, Queue, RateResult, Series,
+    ServerCpu, Steady, Stonewall, Verify, WorkerSummary,
 };
 pub use subtotal::{Merger, RankLine, Subtotal};
 
@@ -150,6 +150,9 @@ pub struct RankPart {
     pub verified_bytes: u64,
     pub mismatches: u64,
     pub engine: Option<String>,
+    /// Requests the engine kept in flight per worker.
+    #[serde(default)]
+    pub queue_depth: Option<u64>,
     /// Blocks per second of each engine `auto` probed, summed over this rank's workers.
     #[serde(default)]
     pub probe: BTreeMap<String, f64>,
@@ -325,7 +328,8 @@ pub fn rank_part(
         rereads: Rereads::sum(workers.iter().map(|w| &w.rereads)),
         verified_bytes: workers.iter().map(|w| w.verified_bytes).sum(),
         mismatches: workers.iter().map(|w| w.mismatches).sum(),
-        engine: workers.iter().find_map(|w| w.engine).map(|e| e.name().to_string()),
+        engine: workers.iter().find_map(|w| w.engine).map(|(e, _)| e.name().to_string()),
+        queue_depth: workers.iter().find_map(|w| w.engine).map(|(_, d)| d as u64),
         probe: probe_sums(
             workers
                 .iter()
@@ -365,7 +369,7 @@ pub fn rank_part(
             p99_ns: w.latency.p99_ns,
             max_ns: w.latency.max_ns,
             read_from: w.read_from,
-            ioengine: w.engine.map(|e| e.name().to_string()),
+            ioengine: w.engine.map(|(e, _)| e.name().to_string()),
         });
         merge_errors(&mut errors, w.errors);
     }
@@ -466,6 +470,13 @@ pub fn combine(
     if !probe.is_empty() {
         params.insert("ioengine_probe".into(), serde_json::json!(probe));
     }
+    // What the engine of a phase that ran one really kept in flight.
+    let queue = parts.iter().find_map(|p| {
+        Some(Queue {
+            engine: p.engine.clone()?,
+            depth: p.queue_depth?,
+        })
+    });
     let mut errors = Errors::default();
     for p in &parts {
         merge_errors(&mut errors, p.errors.clone());
@@ -550,6 +561,7 @@ pub fn combine(
         cache: None,
         cache_suspect: Vec::new(),
         validity: Vec::new(),
+        queue,
     }
 }
 
@@ -807,6 +819,7 @@ mod tests {
             verified_bytes: 0,
             mismatches: 0,
             engine: None,
+            queue_depth: None,
             probe: BTreeMap::new(),
             stonewall_ops: 0,
             stonewall_bytes: 0,

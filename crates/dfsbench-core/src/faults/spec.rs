@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::Job;
 use crate::error::ConfigError;
+use crate::job::Job;
 use crate::plan::phases;
 use crate::units::parse_duration;
 
@@ -94,7 +94,7 @@ impl<'de> Deserialize<'de> for FaultEntry {
 pub struct At {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub phase: Option<String>,
-    #[serde(with = "crate::config::secs")]
+    #[serde(with = "crate::job::secs")]
     pub offset: Duration,
 }
 
@@ -150,9 +150,9 @@ pub struct Fault {
 pub struct ProbeSpec {
     pub command: String,
     pub from: ProbeFrom,
-    #[serde(with = "crate::config::secs")]
+    #[serde(with = "crate::job::secs")]
     pub interval: Duration,
-    #[serde(with = "crate::config::secs")]
+    #[serde(with = "crate::job::secs")]
     pub timeout: Duration,
 }
 
@@ -163,7 +163,7 @@ pub struct FaultPlan {
     pub faults: Vec<Fault>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub must_succeed: bool,
-    #[serde(with = "crate::config::secs")]
+    #[serde(with = "crate::job::secs")]
     pub command_timeout: Duration,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub probe: Option<ProbeSpec>,

@@ -266,8 +266,9 @@ pub struct WorkerPhase {
     /// Requests retried after a temporary failure (with --retries).
     pub retries: u64,
     pub rereads: Rereads,
-    /// The I/O engine that ran, for io phases (`auto` resolves to one).
-    pub engine: Option<IoEngine>,
+    /// The I/O engine that ran, for io phases (`auto` resolves to one), and the requests it
+    /// kept in flight.
+    pub engine: Option<(IoEngine, usize)>,
     /// Blocks per second of each engine `auto` probed before this phase's pattern.
     pub probe: Vec<(IoEngine, f64)>,
     /// Files the worker has after the phase, per file set (what another rank's shuffled

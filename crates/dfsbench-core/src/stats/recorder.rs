@@ -228,9 +228,9 @@ impl<'a> Recorder<'a> {
         );
     }
 
-    /// Note the I/O engine the worker's file runs on.
-    pub fn note_engine(&mut self, engine: IoEngine) {
-        self.out.engine = Some(engine);
+    /// Note the I/O engine the worker's file runs on and the requests it keeps in flight.
+    pub fn note_engine(&mut self, engine: IoEngine, depth: usize) {
+        self.out.engine = Some((engine, depth));
     }
 
     /// Note what the io engine probe measured, blocks per second by engine.

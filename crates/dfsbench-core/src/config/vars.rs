@@ -38,7 +38,7 @@ impl std::fmt::Display for VarError {
 
 /// The most a whole file may expand to: what a file may hold, so that variables do not make a
 /// small file a huge one.
-pub const MAX_EXPANDED: usize = crate::config::MAX_WORKLOAD_FILE as usize;
+pub const MAX_EXPANDED: usize = super::MAX_WORKLOAD_FILE as usize;
 
 /// `text` with every `${NAME}` and `${NAME:-default}` replaced by `lookup(NAME)` (or the
 /// default when it is unset or empty, as the shell's `:-`). With `dollar_escape`, `$$` stands

@@ -10,10 +10,11 @@
 //! engine is psync, and jobs run at the same time unless `stonewall` separates them: dfsbench
 //! runs jobs one after another, so each job after the first needs it.
 
-use crate::config::{ConfigError, JobSpec, RunSpec, WorkloadFile};
 use crate::dist::Access;
+use crate::error::ConfigError;
 use crate::units::parse_duration;
-use crate::vars;
+
+use super::{vars, JobSpec, RunSpec, WorkloadFile};
 
 /// Whether `text` is a fio job file: a `.fio` name, or a first section header `[name]` (a
 /// TOML workload file starts with keys or `[[job]]`).
