@@ -56,7 +56,7 @@ fn is_true(b: &bool) -> bool {
 pub(crate) mod secs {
     use serde::Serializer;
     use std::time::Duration;
-    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    pub(crate) fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_f64(d.as_secs_f64())
     }
 }
@@ -64,7 +64,7 @@ pub(crate) mod secs {
 pub(crate) mod opt_secs {
     use serde::Serializer;
     use std::time::Duration;
-    pub fn serialize<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+    pub(crate) fn serialize<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
         match d {
             Some(d) => s.serialize_f64(d.as_secs_f64()),
             None => s.serialize_none(),

@@ -18,10 +18,10 @@ use crate::stats::{
     coarsen, merge_errors, merge_histograms, Buckets, Latencies, PhaseControl, Rereads, WorkerPhase,
     FINE_SERIES_INTERVAL, SERIES_INTERVAL,
 };
-pub use combine::combine;
+pub(crate) use combine::combine;
 use dfsbench_result::histogram::{deserialize, new_histogram, serialize};
 use dfsbench_result::{Errors, Series, ServerCpu, WorkerSummary};
-pub use subtotal::{Merger, RankLine, Subtotal};
+pub(crate) use subtotal::{Merger, RankLine, Subtotal};
 
 /// Cookies of HdrHistogram's V2 format with DEFLATE (what [`serialize`] writes) and of the
 /// plain V2 inside it.
@@ -34,7 +34,7 @@ const V2_HEADER: usize = 40;
 /// the sender: it is checked first (this program's bounds, a payload no longer than such a
 /// histogram can need), so garbage is an error, never an allocation of what it claims, and
 /// merging it cannot fail.
-pub fn peer_histogram(text: &str) -> Result<Histogram<u64>, String> {
+pub(crate) fn peer_histogram(text: &str) -> Result<Histogram<u64>, String> {
     use base64::Engine as _;
     use std::io::Read as _;
     let bytes = base64::engine::general_purpose::STANDARD
@@ -75,7 +75,7 @@ pub fn peer_histogram(text: &str) -> Result<Histogram<u64>, String> {
 }
 
 #[derive(Debug, Serialize, Deserialize)]
-pub struct ClassPart {
+pub(crate) struct ClassPart {
     pub ops: u64,
     pub bytes: u64,
     pub hist: String,
@@ -83,7 +83,7 @@ pub struct ClassPart {
 
 /// What one rank's workers of one gateway measured (targets with several endpoints).
 #[derive(Debug, Serialize, Deserialize)]
-pub struct EndpointPart {
+pub(crate) struct EndpointPart {
     pub endpoint: String,
     pub workers: usize,
     pub ops: u64,
@@ -103,7 +103,7 @@ fn probe_sums(figures: impl Iterator<Item = (String, f64)>) -> BTreeMap<String, 
 
 /// What one rank measured in one phase.
 #[derive(Debug, Default, Serialize, Deserialize)]
-pub struct RankPart {
+pub(crate) struct RankPart {
     pub rank: usize,
     pub threads: usize,
     /// When this rank left the start barrier, and when its measurement began (after ramp-up).
@@ -249,7 +249,7 @@ fn endpoint_parts(endpoints: &[String], workers: &[WorkerPhase], latencies: &Lat
 /// Sum this rank's workers up; `clock` maps a local instant to the common clock. `endpoints`
 /// are the target's gateways when it has several.
 #[allow(clippy::too_many_arguments)]
-pub fn rank_part(
+pub(crate) fn rank_part(
     rank: usize,
     threads: usize,
     ctl: &PhaseControl,

@@ -127,7 +127,7 @@ pub struct Procs {
 
 mod tempdir {
     /// A directory only this user can enter, removed on drop.
-    pub struct Dir(pub std::path::PathBuf);
+    pub(super) struct Dir(pub std::path::PathBuf);
     impl Drop for Dir {
         fn drop(&mut self) {
             let _ = std::fs::remove_dir_all(&self.0);

@@ -18,7 +18,7 @@ use super::{vars, JobSpec, RunSpec, WorkloadFile};
 
 /// Whether `text` is a fio job file: a `.fio` name, or a first section header `[name]` (a
 /// TOML workload file starts with keys or `[[job]]`).
-pub fn is_job_file(name: &str, text: &str) -> bool {
+pub(super) fn is_job_file(name: &str, text: &str) -> bool {
     if name.ends_with(".fio") {
         return true;
     }
@@ -483,7 +483,7 @@ fn flag(v: Option<&str>) -> Option<bool> {
 /// A byte count as fio reads it with its default `kb_base=1024`: `k`/`kb` are 1024, and
 /// `kib` is 1000 (fio swaps them: HOWTO, "kb_base"); likewise m, g, t and p. A trailing `b` is
 /// optional, case does not matter.
-pub fn size_bytes(text: &str) -> Result<u64, String> {
+pub(super) fn size_bytes(text: &str) -> Result<u64, String> {
     let t = text.trim();
     let end = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
     let (num, suffix) = t.split_at(end);

@@ -39,7 +39,7 @@ pub(super) fn probe_pick(sums: &BTreeMap<String, f64>) -> Option<&String> {
 /// by one (a flat merge) or their tree children's subtotals. `ranks` is the size of the group
 /// (parts may be fewer when a rank was lost); `run_start_s` is the run's start on the common
 /// clock. Parts that could not be read are left out (`merger.unreadable` says which).
-pub fn combine(
+pub(crate) fn combine(
     phase: &Phase,
     job: &Job,
     merger: &mut Merger,

@@ -52,7 +52,7 @@ impl Latencies {
 }
 
 /// Latencies a worker holds before adding them to its process's [`Latencies`].
-pub const BATCH: usize = 128;
+pub(crate) const BATCH: usize = 128;
 
 /// Which histogram of [`Latencies`] a held latency goes to.
 #[derive(Clone, Copy)]

@@ -33,18 +33,18 @@ use super::{io_file, IoJob, Rw, Stint};
 /// How long each candidate runs in all: long enough for thousands of cached 4 KiB operations
 /// and several round trips of a disk, short beside any measured phase. With the pauses between
 /// trials ([`SETTLE`]) the probe phase lasts about 0.9 s.
-pub const PROBE_TIME: Duration = Duration::from_millis(150);
+pub(super) const PROBE_TIME: Duration = Duration::from_millis(150);
 
 /// Trials per engine, [`PROBE_TIME`] split evenly between them. The engines take turns, one
 /// trial each per round, so that a moment of CPU load or write-back falls on all of them alike
 /// rather than on one engine's single long trial; each engine's figure is the median of its
 /// trials, which one unlucky (or lucky) trial does not move.
-pub const ROUNDS: usize = 6;
+pub(super) const ROUNDS: usize = 6;
 
 /// The engines tried. Round r starts at the r-th of them (modulo their count): each goes first
 /// equally often, and the first trial after the layout (its write-back, a cold device) is not
 /// always the same engine's.
-pub const CANDIDATES: [IoEngine; 3] = [IoEngine::Psync, IoEngine::Libaio, IoEngine::IoUring];
+pub(super) const CANDIDATES: [IoEngine; 3] = [IoEngine::Psync, IoEngine::Libaio, IoEngine::IoUring];
 
 /// How long one trial issues blocks.
 const TRIAL: Duration = Duration::from_millis(PROBE_TIME.as_millis() as u64 / ROUNDS as u64);
