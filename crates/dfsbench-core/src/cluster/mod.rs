@@ -8,7 +8,7 @@
 
 mod join;
 pub mod procs;
-pub mod tree;
+pub(crate) mod tree;
 
 #[cfg(feature = "mpi")]
 pub mod mpi;
@@ -25,14 +25,14 @@ pub use join::{build, set_build, JoinError};
 
 /// Message kinds: collective rounds and the stonewall notices sent while a phase runs.
 pub const TAG_ROUND: u8 = 1;
-pub const TAG_STONEWALL: u8 = 2;
+pub(crate) const TAG_STONEWALL: u8 = 2;
 const TAG_SYNC: u8 = 3;
 /// Rank 0 tells every rank that the user interrupted the run.
 const TAG_STOP: u8 = 4;
 /// A rank's running totals of the phase, for rank 0's progress line.
-pub const TAG_PROGRESS: u8 = 5;
+pub(crate) const TAG_PROGRESS: u8 = 5;
 /// Every kind of message; anything else is not from this program.
-pub const TAGS: [u8; 5] = [TAG_ROUND, TAG_STONEWALL, TAG_SYNC, TAG_STOP, TAG_PROGRESS];
+pub(crate) const TAGS: [u8; 5] = [TAG_ROUND, TAG_STONEWALL, TAG_SYNC, TAG_STOP, TAG_PROGRESS];
 
 /// Why a message did not come.
 #[derive(Debug)]
@@ -192,19 +192,19 @@ impl Group {
 
     /// This rank cannot go on with the group (it could not read rank 0): the run ends for it
     /// as for a lost rank.
-    pub fn break_off(&mut self) {
+    pub(crate) fn break_off(&mut self) {
         self.broken = true;
     }
 
     /// The flag Ctrl-C sets: rank 0 tells every rank when it is set, the other ranks set it
     /// when told (or when rank 0 is gone).
-    pub fn watch_interrupt(&mut self, flag: &'static AtomicBool) {
+    pub(crate) fn watch_interrupt(&mut self, flag: &'static AtomicBool) {
         self.interrupt = Some(flag);
     }
 
     /// Pass a Ctrl-C on: from rank 0 to every rank, once; on the others, into their flag.
     /// A rank whose rank 0 is gone stops too: nobody is left to collect what it measures.
-    pub fn relay_interrupt(&mut self) {
+    pub(crate) fn relay_interrupt(&mut self) {
         let Some(flag) = self.interrupt else {
             return;
         };
@@ -228,7 +228,7 @@ impl Group {
 
     /// True on a rank other than 0 once rank 0's process is gone: the run directory has no
     /// owner left, and this rank cleans it up.
-    pub fn root_gone(&mut self) -> bool {
+    pub(crate) fn root_gone(&mut self) -> bool {
         self.rank != 0 && self.transport.as_mut().is_some_and(|t| t.is_gone(0))
     }
 
@@ -257,7 +257,7 @@ impl Group {
     /// `shift` places ahead, with the smallest shift that puts every rank's source on another
     /// host (ranks per node when ranks are placed by slot, 1 when round-robin over nodes); on
     /// one host, the next rank.
-    pub fn shuffle_source(&self, rank: usize) -> usize {
+    pub(crate) fn shuffle_source(&self, rank: usize) -> usize {
         let n = self.size;
         let host = |r: usize| &self.members[r % n].host;
         let shift = (1..n).find(|&s| (0..n).all(|r| host(r + s) != host(r))).unwrap_or(1);
@@ -275,7 +275,7 @@ impl Group {
 
     /// The local instant at common-clock second `s`.
     /// `s` may come from another rank: a time the clock cannot hold is taken as the origin.
-    pub fn instant(&self, s: f64) -> Clock {
+    pub(crate) fn instant(&self, s: f64) -> Clock {
         let Ok(d) = Duration::try_from_secs_f64(s.abs()) else {
             return self.origin;
         };
@@ -465,7 +465,7 @@ impl Group {
     }
 
     /// Send a small message outside the rounds (stonewall notices).
-    pub fn notify(&mut self, to: usize, tag: u8, data: &[u8]) {
+    pub(crate) fn notify(&mut self, to: usize, tag: u8, data: &[u8]) {
         if let Some(t) = self.transport.as_mut() {
             // A lost peer shows up at the next round, with a better message.
             let _ = t.send(to, tag, data);
@@ -473,7 +473,7 @@ impl Group {
     }
 
     /// Every message with `tag` from `from` that has arrived.
-    pub fn drain(&mut self, from: usize, tag: u8) -> Vec<Vec<u8>> {
+    pub(crate) fn drain(&mut self, from: usize, tag: u8) -> Vec<Vec<u8>> {
         let mut out = Vec::new();
         if let Some(t) = self.transport.as_mut() {
             let now = Instant::now();

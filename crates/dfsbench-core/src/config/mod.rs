@@ -38,13 +38,13 @@ pub struct WorkloadFile {
 }
 
 /// Workers when neither flag nor file says.
-pub const DEFAULT_WORKERS: usize = 4;
+pub(crate) const DEFAULT_WORKERS: usize = 4;
 /// The lowest open-loop rate: one operation per 1000 s over all workers. Lower rates would
 /// schedule the first operation beyond any phase (and, split over a million workers, beyond
 /// what the clock can count).
-pub const MIN_RATE: f64 = 0.001;
+pub(crate) const MIN_RATE: f64 = 0.001;
 /// Errors after which a run stops, unless `max_errors` says otherwise.
-pub const DEFAULT_MAX_ERRORS: u64 = 1000;
+pub(crate) const DEFAULT_MAX_ERRORS: u64 = 1000;
 
 #[cfg(test)]
 mod tests {

@@ -74,7 +74,7 @@ impl std::fmt::Debug for ServerPids {
 impl RunConfig {
     /// The server processes to watch now: found again where the run knows how (the list as
     /// given when that finds none).
-    pub fn watched_servers(&self) -> Vec<u32> {
+    pub(crate) fn watched_servers(&self) -> Vec<u32> {
         self.server_pids_now
             .as_ref()
             .map(|now| (now.0)())

@@ -150,7 +150,7 @@ fn job_threads(job: &Job, caps: Capabilities) -> usize {
 }
 
 /// What a run's jobs share: its tag, the Ctrl-C flag, when it started, and its fault schedule.
-pub struct RunClock<'a> {
+pub(crate) struct RunClock<'a> {
     /// Written into verified data.
     pub run_tag: u32,
     pub interrupt: &'static AtomicBool,
@@ -163,11 +163,11 @@ pub struct RunClock<'a> {
 }
 
 /// Ends the process with the results so far (see [`RunClock::abandon`]).
-pub type Abandon<'a> = &'a dyn Fn(Vec<PhaseResult>, Status) -> std::convert::Infallible;
+pub(crate) type Abandon<'a> = &'a dyn Fn(Vec<PhaseResult>, Status) -> std::convert::Infallible;
 
 /// Run every job of `config` on `storage`, as one rank of `group`. Phases finished before an
 /// interruption, an abort or a failure are returned with the status; only rank 0 has results.
-pub fn run<S: Storage>(
+pub(crate) fn run<S: Storage>(
     storage: &S,
     config: &RunConfig,
     run: &RunClock<'_>,

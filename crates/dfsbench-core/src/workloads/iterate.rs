@@ -21,7 +21,7 @@ use crate::workloads::{Kind, SharedOptions, Step};
 use crate::workloads::{RunSettings, Timing};
 
 /// Most iterations of an iterate job: each is a phase of its own with its own result.
-pub const MAX_ITERATIONS: u64 = 10_000;
+pub(crate) const MAX_ITERATIONS: u64 = 10_000;
 
 /// The iterate workload's own flags and workload-file keys.
 #[derive(clap::Args, Debug, Default, Clone, PartialEq, Serialize, Deserialize)]

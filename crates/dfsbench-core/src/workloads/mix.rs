@@ -27,7 +27,7 @@ use crate::workloads::{RunSettings, Timing};
 
 /// Most files in a mix job's pool per worker: the pool's sizes are kept in memory (16 bytes
 /// a file).
-pub const MAX_MIX_FILES: u64 = 1 << 24;
+pub(crate) const MAX_MIX_FILES: u64 = 1 << 24;
 
 /// The mix workload's own flags and workload-file keys.
 #[derive(clap::Args, Debug, Default, Clone, PartialEq, Serialize, Deserialize)]

@@ -38,8 +38,10 @@ pub use iterate::IterateJob;
 pub(crate) use keys::{field_names, from_keys};
 pub use meta::{DirLayout, MetaJob, MetaPhase};
 pub use mix::MixJob;
-pub use phase::{Phase, Timing};
-pub use shared::{parse_flag, SharedOptions};
+pub use phase::Phase;
+pub use phase::Timing;
+pub(crate) use shared::parse_flag;
+pub use shared::SharedOptions;
 
 /// The run-wide settings a workload's validation reads (from the run's flags or file).
 #[derive(Debug, Clone, Copy, Default)]
@@ -148,7 +150,7 @@ pub trait Step: Copy + Debug + PartialEq + Send + Sync {
 }
 
 /// The workload names as a sentence says them: "meta, files, io, mix or iterate".
-pub fn names_in_words() -> String {
+pub(crate) fn names_in_words() -> String {
     match names().split_last() {
         Some((last, [])) => last.to_string(),
         Some((last, rest)) => format!("{} or {last}", rest.join(", ")),

@@ -104,7 +104,7 @@ impl Phase {
 
     /// Phases that read what earlier phases made: with `--shuffle` they read another worker's
     /// data (the same worker of another rank, or the next worker in a single process).
-    pub fn reads_shuffled(&self) -> bool {
+    pub(crate) fn reads_shuffled(&self) -> bool {
         self.op.reads_shuffled()
     }
 
@@ -116,7 +116,7 @@ impl Phase {
 
     /// After this time-limited create or write phase, the unmeasured step that brings every
     /// worker to `most` files, the count the busiest one reached; None when nothing is left.
-    pub fn wear_out(&self, existing: &[Vec<u64>]) -> Option<Phase> {
+    pub(crate) fn wear_out(&self, existing: &[Vec<u64>]) -> Option<Phase> {
         let set = self.op.fills_set()?;
         self.duration?;
         let counts = existing.iter().map(|e| e.get(set).copied().unwrap_or(0));

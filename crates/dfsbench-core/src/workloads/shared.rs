@@ -71,7 +71,7 @@ pub(crate) const WRITE: usize = 1;
 pub(crate) const RW_CLASSES: &[&str] = &["read", "write"];
 
 /// A flag's value as fio writes it: 0 or 1 (or true/false, yes/no, on/off).
-pub fn parse_flag(s: &str) -> Result<bool, String> {
+pub(crate) fn parse_flag(s: &str) -> Result<bool, String> {
     match s {
         "1" | "true" | "yes" | "on" => Ok(true),
         "0" | "false" | "no" | "off" => Ok(false),
