@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The long run of dfsbench's generated-input tests (crates/dfsbench-cli/src/fuzz.rs): the
+# The long run of dfsbench's generated-input tests (crates/dfsbench-cli/src/fuzz/): the
 # command line (faults and probes), target URIs, workload files (${VAR} too), fio job files,
 # result files, compare --threshold, lab arguments and output paths (a tree of decoy files,
 # links, devices and a socket checked by kind and content after each write), each with

@@ -44,7 +44,7 @@ const MAX_CAUSE: usize = 160;
 
 /// The root cause inside a long error text, for a one-line message: client libraries put the
 /// operation, its context (URLs, HTTP response headers) and then the causes, innermost last.
-pub fn short_cause(message: &str) -> String {
+pub(crate) fn short_cause(message: &str) -> String {
     let line = message.lines().next().unwrap_or_default();
     let tail = [" source: ", " => "]
         .iter()
@@ -81,7 +81,7 @@ pub fn one_line(text: &str) -> String {
 static DETAIL: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
 
 /// Keep the full text of an error shortened for its message, for `--verbose` to print.
-pub fn keep_detail(full: &str) {
+pub(crate) fn keep_detail(full: &str) {
     *DETAIL.lock().unwrap_or_else(|e| e.into_inner()) = Some(full.to_string());
 }
 
@@ -108,7 +108,7 @@ impl From<std::io::Error> for OpError {
 }
 
 /// The symbolic name of the errno values a storage benchmark meets.
-pub fn errno_name(errno: i32) -> &'static str {
+pub(crate) fn errno_name(errno: i32) -> &'static str {
     match errno {
         libc::EPERM => "EPERM",
         libc::ENOENT => "ENOENT",

@@ -1,12 +1,14 @@
 //! Storage backends of dfsbench behind one trait.
 
+#![warn(unreachable_pub)]
+
 mod buf;
-pub mod clean;
+mod clean;
 pub mod clock;
-pub mod dal;
+mod dal;
 mod error;
-pub mod mem;
-pub mod posix;
+mod mem;
+mod posix;
 pub mod redact;
 pub mod runtime;
 mod storage;
@@ -14,9 +16,14 @@ mod target;
 pub use dfsbench_result::units;
 
 pub use buf::{AlignedBuf, SharedData, ALIGN};
-pub use error::{errno_name, one_line, take_detail, OpError};
+pub use error::{one_line, take_detail, OpError};
 pub use storage::{
     BlockIo, BlockOp, BlockOpts, Capabilities, Capability, Check, Client, Completion, Drive, FileOpts, FileRead, Fill,
     IoEngine, OpResult, Source, Storage, TargetInfo,
 };
 pub use target::{AnyStorage, BackendInfo, Target, BACKENDS};
+
+pub use clean::clean_run;
+pub use dal::NetOptions;
+pub use mem::MemStorage;
+pub use posix::RUN_PREFIX;

@@ -128,7 +128,7 @@ struct Tree {
 
 /// What the in-process store offers: everything but a page cache to bypass. Its calls finish
 /// without ever yielding to the executor, so like syscalls they need a thread per worker.
-pub const CAPABILITIES: Capabilities = Capabilities {
+pub(crate) const CAPABILITIES: Capabilities = Capabilities {
     directories: true,
     rename: true,
     append: true,
@@ -196,7 +196,7 @@ fn mem_available(meminfo: &str) -> Option<u64> {
 }
 
 /// Parse the query of a `mem://` URI: `latency=DURATION` and `size=BYTES`.
-pub fn parse_mem_uri(uri: &str) -> Result<MemOptions, OpError> {
+pub(crate) fn parse_mem_uri(uri: &str) -> Result<MemOptions, OpError> {
     let query = uri.split_once('?').map_or("", |(_, q)| q);
     let mut options = MemOptions::default();
     for pair in query.split('&').filter(|p| !p.is_empty()) {

@@ -7,7 +7,7 @@
 //! argument: what reaches a result, a report or a terminal is the masked text.
 
 /// What a secret becomes.
-pub const MASK: &str = "***";
+const MASK: &str = "***";
 
 /// Query keys whose values are secrets (matched as substrings, case-insensitively).
 const SECRET_KEYS: &[&str] = &[

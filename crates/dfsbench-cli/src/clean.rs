@@ -1,6 +1,6 @@
 //! `dfsbench clean`: remove run directories left by `--keep` or a killed run, on any backend.
 
-use dfsbench_backends::clean::clean_run;
+use dfsbench_backends::clean_run;
 
 use crate::failure::Failure;
 

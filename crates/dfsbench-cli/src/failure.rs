@@ -9,8 +9,8 @@
 use dfsbench_backends::redact::redact;
 use dfsbench_core::config::ConfigError;
 use dfsbench_core::session::StartError;
-use dfsbench_report::charts::RenderError;
 use dfsbench_report::input::InputError;
+use dfsbench_report::svg::RenderError;
 
 /// The longest error line printed, in bytes: a message quoting a huge input (a value, a list of
 /// every refused option of a long file) is cut, so the terminal gets a line, not megabytes.
@@ -72,6 +72,9 @@ pub enum Failure {
     /// A lab command: 2 for a bad name, layout or value, else 1.
     #[error(transparent)]
     Lab(#[from] dfsbench_lab::Error),
+    /// Said already (by this process, or by rank 0 for every rank): this exit code, no line.
+    #[error("the failure was reported already")]
+    Reported(u8),
 }
 
 impl Failure {
@@ -90,6 +93,7 @@ impl Failure {
             Failure::Lab(e) if e.is_usage() => 2,
             Failure::Runtime(_) | Failure::Start(_) | Failure::Lab(_) => 1,
             Failure::Interrupted => 130,
+            Failure::Reported(code) => *code,
         }
     }
 }

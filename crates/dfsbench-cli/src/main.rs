@@ -151,12 +151,25 @@ fn status_of(result: anyhow::Result<()>) -> u8 {
     match result {
         Ok(()) => 0,
         Err(e) => {
-            // The error's own line (`{}`, not anyhow's chain or backtrace). Messages quote
-            // arguments; a URI's password must not reach the terminal.
-            eprintln!("dfsbench: {}", failure::message_line(&e.to_string()));
+            if !matches!(e.downcast_ref::<Failure>(), Some(Failure::Reported(_))) {
+                say(&e);
+            }
             exit_code(&e)
         }
     }
+}
+
+/// The error's own line (`{}`, not anyhow's chain or backtrace). Messages quote arguments; a
+/// URI's password must not reach the terminal.
+fn say(e: &dyn std::fmt::Display) {
+    eprintln!("dfsbench: {}", failure::message_line(&e.to_string()));
+}
+
+/// Say `failure` now, before the caller's process group ends (mpirun ends the whole job as
+/// soon as one rank exits), and return what ends the command with its exit code.
+pub(crate) fn say_now(failure: Failure) -> Failure {
+    say(&failure);
+    Failure::Reported(failure.code())
 }
 
 /// End the process now, as `main` would with `result`: for a run whose threads cannot be

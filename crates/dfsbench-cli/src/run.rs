@@ -223,12 +223,21 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
     progress.finish();
     let outcome = match outcome {
         Ok(o) => o,
-        // Rank 0 tells the user; the others would repeat it.
+        // Rank 0 tells the user; the others would repeat it. They wait until it has: every
+        // rank meets a start error at the same step, and mpirun ends the whole job as soon
+        // as one rank exits, which ended rank 0 before its line.
         Err(e) if root || group.is_broken() => {
             crate::failure::print_detail();
-            return Err(e.into());
+            let said = crate::say_now(e.into());
+            if !group.is_broken() {
+                let _ = group.barrier(SAID_WHY);
+            }
+            return Err(said);
         }
-        Err(_) => std::process::exit(1),
+        Err(_) => {
+            let _ = group.barrier(SAID_WHY);
+            return Err(Failure::Reported(1));
+        }
     };
     if !root {
         if let Status::Failed(m) = &outcome.status {
@@ -241,6 +250,9 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
     }
     save_and_print(a, &outcome, Some(&mut group))
 }
+
+/// The step at which the ranks wait for rank 0 to say why the run could not start.
+const SAID_WHY: &str = "rank 0's report of why the run could not start";
 
 /// Rank 0's end of a run: save the result where asked, print it, and turn its status into the
 /// command's. A broken `group` (a rank lost) is aborted after the result is safe.

@@ -592,6 +592,36 @@ fn mpirun_four_ranks_write_one_result() {
     assert_eq!(u(&common::phase(&result, "read")["verify"]["mismatches"]), 0);
 }
 
+/// A run that cannot start says why under mpirun too: the other ranks wait for rank 0's line
+/// instead of exiting first, which made mpirun end rank 0 before it could say it.
+#[cfg(feature = "mpi")]
+#[test]
+fn mpirun_says_why_a_run_cannot_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("no/such/dir");
+    let cases = [
+        (missing.to_str().unwrap().to_string(), "does not exist"),
+        ("mem://".to_string(), "mem:// lives inside one process"),
+    ];
+    for (target, says) in cases {
+        let Some(cmd) = mpirun(3) else { return };
+        let r = run_with(cmd, &target, &["-w", "meta", "--files", "5"]);
+        assert_ne!(r.code, Some(0), "{}", r.describe());
+        let said: Vec<&str> = r
+            .stderr_lines()
+            .into_iter()
+            .filter(|l| l.starts_with("dfsbench: "))
+            .collect();
+        assert_eq!(said.len(), 1, "rank 0 says it once: {}", r.describe());
+        assert!(said[0].contains(says), "{}", r.describe());
+        assert!(
+            !r.stderr.contains("interrupted"),
+            "no rank was ended early: {}",
+            r.describe()
+        );
+    }
+}
+
 #[cfg(not(feature = "mpi"))]
 #[test]
 fn mpirun_without_the_mpi_feature_says_how_to_get_it() {

@@ -203,10 +203,10 @@ fn open_in_chromium(chrome: &Path, html: &Path, name: &str) -> Value {
     );
     println!("screenshot: {}", shot.display());
 
-    let colours: Vec<String> = dfsbench_report::charts::PALETTE
+    let colours: Vec<String> = dfsbench_report::svg::PALETTE
         .iter()
-        .chain([&dfsbench_report::charts::ALERT])
-        .map(|c| dfsbench_report::charts::hex(*c).to_uppercase())
+        .chain([&dfsbench_report::svg::ALERT])
+        .map(|c| dfsbench_report::svg::hex(*c).to_uppercase())
         .collect();
     let page = std::fs::read_to_string(html).unwrap();
     let probe = html.with_extension("probe.html");

@@ -893,7 +893,7 @@ fn check_page(v: &Value, systems: &[&str], figures: usize) {
             );
         }
         // No colour of the palette other than the systems'.
-        for c in dfsbench_report::charts::PALETTE.map(|p| dfsbench_report::charts::hex(p).to_uppercase()) {
+        for c in dfsbench_report::svg::PALETTE.map(|p| dfsbench_report::svg::hex(p).to_uppercase()) {
             assert!(
                 colours.contains(&c.as_str()) || !used.contains(&c),
                 "{title}: stray colour {c}"

@@ -7,7 +7,7 @@ use std::time::SystemTime;
 
 use sha2::{Digest, Sha256};
 
-use dfsbench_backends::dal::NetOptions;
+use dfsbench_backends::NetOptions;
 use dfsbench_backends::{with_storage, AnyStorage, Storage, Target, TargetInfo};
 
 use crate::cluster::Group;
@@ -185,7 +185,7 @@ fn open_storage(
     config: &RunConfig,
     interrupt: &'static AtomicBool,
 ) -> Result<AnyStorage, StartError> {
-    let run_name = format!("{}{run_id}", dfsbench_backends::posix::RUN_PREFIX);
+    let run_name = format!("{}{run_id}", dfsbench_backends::RUN_PREFIX);
     let net = NetOptions {
         create_bucket: config.create_bucket,
         retries: config.retries,

@@ -11,9 +11,10 @@ use crate::fmt;
 use crate::html::shell_words;
 use crate::noise;
 use crate::runs::{self, Run};
+use crate::table::{left, right, Table};
 
 #[derive(Clone, Copy, PartialEq, Debug)]
-pub enum Unit {
+pub(crate) enum Unit {
     Rate,
     MibS,
     Latency,
@@ -21,18 +22,18 @@ pub enum Unit {
 }
 
 /// One metric of one phase in both runs.
-pub struct Metric {
-    pub name: &'static str,
-    pub unit: Unit,
-    pub a: f64,
-    pub b: f64,
+pub(crate) struct Metric {
+    pub(crate) name: &'static str,
+    pub(crate) unit: Unit,
+    pub(crate) a: f64,
+    pub(crate) b: f64,
     /// Higher is better (throughput) or lower is better (latency, errors).
-    pub higher_is_better: bool,
+    pub(crate) higher_is_better: bool,
 }
 
 impl Metric {
     /// (B - A) / A in percent; None when A is 0.
-    pub fn change_pct(&self) -> Option<f64> {
+    pub(crate) fn change_pct(&self) -> Option<f64> {
         if self.a == 0.0 {
             (self.b == 0.0).then_some(0.0)
         } else {
@@ -52,7 +53,7 @@ impl Metric {
 
 /// A verdict on one metric's change.
 #[derive(Clone, Copy, PartialEq, Debug)]
-pub enum Verdict {
+pub(crate) enum Verdict {
     /// Smaller than the noise of the runs.
     WithinNoise,
     Better,
@@ -64,7 +65,7 @@ pub enum Verdict {
 
 impl Verdict {
     /// For JSON.
-    pub fn key(self) -> &'static str {
+    pub(crate) fn key(self) -> &'static str {
         match self {
             Verdict::WithinNoise => "within_noise",
             Verdict::Better => "better",
@@ -74,7 +75,7 @@ impl Verdict {
         }
     }
 
-    pub fn text(self) -> &'static str {
+    pub(crate) fn text(self) -> &'static str {
         match self {
             Verdict::WithinNoise => "~ within noise",
             Verdict::Better => "better",
@@ -86,23 +87,23 @@ impl Verdict {
 }
 
 /// A phase both runs have.
-pub struct PhaseComparison {
-    pub title: String,
-    pub job_name: String,
-    pub label: String,
+pub(crate) struct PhaseComparison {
+    pub(crate) title: String,
+    pub(crate) job_name: String,
+    pub(crate) label: String,
     /// Per-second noise (coefficient of variation of ops) of each run's phase.
-    pub noise_a: Option<f64>,
-    pub noise_b: Option<f64>,
-    pub metrics: Vec<Metric>,
+    pub(crate) noise_a: Option<f64>,
+    pub(crate) noise_b: Option<f64>,
+    pub(crate) metrics: Vec<Metric>,
 }
 
 impl PhaseComparison {
     /// The noise the changes are judged against: the larger of the two runs'.
-    pub fn noise(&self) -> Option<f64> {
+    pub(crate) fn noise(&self) -> Option<f64> {
         Some(self.noise_a?.max(self.noise_b?))
     }
 
-    pub fn verdict(&self, m: &Metric) -> Verdict {
+    pub(crate) fn verdict(&self, m: &Metric) -> Verdict {
         let Some(change) = m.change_pct() else {
             return if m.unit == Unit::Count && m.b > m.a {
                 Verdict::Worse
@@ -130,11 +131,11 @@ impl PhaseComparison {
 }
 
 pub struct Comparison<'a> {
-    pub a: &'a Run<'a>,
-    pub b: &'a Run<'a>,
-    pub phases: Vec<PhaseComparison>,
-    pub only_a: Vec<String>,
-    pub only_b: Vec<String>,
+    pub(crate) a: &'a Run<'a>,
+    pub(crate) b: &'a Run<'a>,
+    pub(crate) phases: Vec<PhaseComparison>,
+    pub(crate) only_a: Vec<String>,
+    pub(crate) only_b: Vec<String>,
 }
 
 fn metrics(a: &PhaseResult, b: &PhaseResult) -> Vec<Metric> {
@@ -209,16 +210,16 @@ pub fn compare<'a>(a: &'a Run<'a>, b: &'a Run<'a>) -> Comparison<'a> {
 /// The metrics a `--threshold` gate judges: throughput, the body of the latency distribution and
 /// errors. p99.9 and max rest on a handful of operations and move by more than the per-second
 /// noise says, so they are shown but do not fail a pipeline.
-pub const GATED: [&str; 5] = ["ops/s", "MiB/s", "p50", "p99", "errors"];
+pub(crate) const GATED: [&str; 5] = ["ops/s", "MiB/s", "p50", "p99", "errors"];
 
 /// One metric of one phase that got worse beyond a threshold.
 pub struct Regression {
-    pub phase: String,
-    pub metric: &'static str,
+    pub(crate) phase: String,
+    pub(crate) metric: &'static str,
     /// (B - A) / A in percent; None when A was 0 (errors where there were none).
-    pub change_pct: Option<f64>,
+    pub(crate) change_pct: Option<f64>,
     /// False when the phase had no noise estimate: the threshold alone judged it.
-    pub noise_known: bool,
+    pub(crate) noise_known: bool,
 }
 
 impl Regression {
@@ -276,18 +277,24 @@ fn noise_cell(n: Option<f64>) -> String {
     n.map_or("-".into(), |v| format!("±{:.1}%", v * 100.0))
 }
 
-/// The rows of the comparison table (header first).
-fn rows(c: &Comparison) -> Vec<Vec<String>> {
-    let mut rows = vec![["phase", "metric", "A", "B", "change", "noise", ""]
-        .map(String::from)
-        .to_vec()];
+/// The comparison table: a row per phase and metric, the verdict last.
+fn table(c: &Comparison) -> Table {
+    let mut t = Table::new(vec![
+        left("phase"),
+        left("metric"),
+        right("A"),
+        right("B"),
+        right("change"),
+        right("noise"),
+        left(""),
+    ]);
     for p in &c.phases {
         for (i, m) in p.metrics.iter().enumerate() {
             let change = match m.change_pct() {
                 Some(pct) => fmt::change(pct),
                 None => "new".into(),
             };
-            rows.push(vec![
+            t.push(vec![
                 if i == 0 { p.title.clone() } else { String::new() },
                 m.name.to_string(),
                 m.show(m.a),
@@ -298,7 +305,7 @@ fn rows(c: &Comparison) -> Vec<Vec<String>> {
             ]);
         }
     }
-    rows
+    t
 }
 
 fn notes(c: &Comparison) -> Vec<String> {
@@ -333,9 +340,7 @@ pub fn text(c: &Comparison) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{}", run_line("A", c.a));
     let _ = writeln!(out, "{}\n", run_line("B", c.b));
-    let rows = rows(c);
-    let last = rows[0].len() - 1;
-    out.push_str(&crate::run_table::text_table(&rows, &[0, 1, last]));
+    out.push_str(&table(c).text());
     out.push('\n');
     for n in notes(c) {
         let _ = writeln!(out, "note: {n}");
@@ -348,14 +353,7 @@ pub fn markdown(c: &Comparison) -> String {
     let mut out = String::from("# dfsbench compare\n\n");
     let _ = writeln!(out, "- {}", run_line("A", c.a).replace('|', "\\|"));
     let _ = writeln!(out, "- {}\n", run_line("B", c.b).replace('|', "\\|"));
-    let rows = rows(c);
-    let _ = writeln!(out, "| {} |", rows[0].join(" | "));
-    let _ = writeln!(out, "|---|---|---:|---:|---:|---:|---|");
-    for r in &rows[1..] {
-        let cells: Vec<String> = r.iter().map(|s| s.replace('|', "\\|")).collect();
-        let _ = writeln!(out, "| {} |", cells.join(" | "));
-    }
-    out.push('\n');
+    out.push_str(&table(c).markdown());
     for n in notes(c) {
         let _ = writeln!(out, "- {n}");
     }

@@ -1,8 +1,9 @@
 //! One CSV row per measured phase (and per operation kind of a mixed phase), for spreadsheets
-//! and pandas, and the long format of the reports; written with the `csv` crate, which quotes
-//! what needs it.
+//! and pandas, and the long format of the reports; tables of [`crate::table`] written as CSV.
 
 use dfsbench_result::RunResult;
+
+use crate::table::{left, Column, Table};
 
 const COLUMNS: [&str; 27] = [
     "run_id",
@@ -34,26 +35,24 @@ const COLUMNS: [&str; 27] = [
     "validity",
 ];
 
-/// A CSV writer into memory: writing to a Vec cannot fail, and every record has the header's
-/// number of fields.
-fn writer() -> csv::Writer<Vec<u8>> {
-    csv::Writer::from_writer(Vec::new())
+/// CSV columns: CSV has no alignment, every column is written as it is.
+fn columns<const N: usize>(heads: [&str; N]) -> Vec<Column> {
+    heads.map(left).into()
 }
 
-fn finish(w: csv::Writer<Vec<u8>>) -> String {
-    let bytes = w.into_inner().expect("flushing into memory");
-    String::from_utf8(bytes).expect("CSV of UTF-8 strings")
+/// A row of borrowed cells as the table's own.
+fn cells<const N: usize>(cells: [&str; N]) -> Vec<String> {
+    cells.map(String::from).into()
 }
 
 /// A row per measured phase (`op` = `all`), and after a mixed phase (randrw, readwrite, mix,
 /// iterate) a row per operation kind (`op` = `read`, `write`, ...) with that kind's figures;
 /// `df[df.op == "all"]` gives the phases alone.
 pub fn phases_csv(result: &RunResult) -> String {
-    let mut w = writer();
-    w.write_record(COLUMNS).expect("a CSV record into memory");
+    let mut t = Table::new(columns(COLUMNS));
     for p in result.phases.iter().filter(|p| !p.prepare) {
         let l = &p.latency;
-        let cells = [
+        t.push(vec![
             result.run_id.clone(),
             p.job_name.clone(),
             p.name.clone(),
@@ -83,12 +82,11 @@ pub fn phases_csv(result: &RunResult) -> String {
                 .map_or(String::new(), |c| c.reread_invalidations.to_string()),
             p.cache_suspect.join("; "),
             p.validity.join("; "),
-        ];
-        w.write_record(&cells).expect("a CSV record into memory");
+        ]);
         // A kind's own figures; what is the phase's alone (stonewall, errors, cache) stays empty.
         for k in &p.ops_by_kind {
             let l = &k.latency;
-            let cells = [
+            t.push(vec![
                 result.run_id.clone(),
                 p.job_name.clone(),
                 p.name.clone(),
@@ -116,19 +114,17 @@ pub fn phases_csv(result: &RunResult) -> String {
                 String::new(),
                 String::new(),
                 String::new(),
-            ];
-            w.write_record(&cells).expect("a CSV record into memory");
+            ]);
         }
     }
-    finish(w)
+    t.csv()
 }
 
 /// Long-format CSV for pandas: one row per run x phase (x operation kind) x metric, with the
 /// run's and phase's identity in every row (`df.pivot_table(index="label", columns="run",
 /// values="value")` gives the wide shape back).
 pub fn long_csv(runs: &[crate::runs::Run]) -> String {
-    let mut w = writer();
-    w.write_record([
+    let mut t = Table::new(columns([
         "run",
         "run_id",
         "system",
@@ -148,8 +144,7 @@ pub fn long_csv(runs: &[crate::runs::Run]) -> String {
         "metric",
         "value",
         "unit",
-    ])
-    .expect("a CSV record into memory");
+    ]));
     for r in runs {
         let res = r.result;
         for p in r.phases() {
@@ -162,7 +157,7 @@ pub fn long_csv(runs: &[crate::runs::Run]) -> String {
             };
             let label = crate::runs::label(p);
             let mut row = |op: &str, metric: &str, value: String, unit: &str| {
-                w.write_record([
+                t.push(cells([
                     r.label.as_str(),
                     &res.run_id,
                     &r.system,
@@ -182,8 +177,7 @@ pub fn long_csv(runs: &[crate::runs::Run]) -> String {
                     metric,
                     &value,
                     unit,
-                ])
-                .expect("a CSV record into memory");
+                ]));
             };
             let l = &p.latency;
             let op = p.name.as_str();
@@ -279,8 +273,8 @@ pub fn long_csv(runs: &[crate::runs::Run]) -> String {
                 }
             }
         }
-        if let Some(t) = res.recovery.as_ref().and_then(|r| r.recovery_time_s) {
-            w.write_record([
+        if let Some(time) = res.recovery.as_ref().and_then(|r| r.recovery_time_s) {
+            t.push(cells([
                 r.label.as_str(),
                 &res.run_id,
                 &r.system,
@@ -298,13 +292,12 @@ pub fn long_csv(runs: &[crate::runs::Run]) -> String {
                 "",
                 "",
                 "recovery_time_s",
-                &t.to_string(),
+                &time.to_string(),
                 "s",
-            ])
-            .expect("a CSV record into memory");
+            ]));
         }
     }
-    finish(w)
+    t.csv()
 }
 
 fn latency_rows(row: &mut impl FnMut(&str, &str, String, &str), op: &str, l: &dfsbench_result::Latency) {

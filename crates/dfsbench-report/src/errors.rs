@@ -4,15 +4,15 @@
 use dfsbench_result::{ErrorSample, PhaseResult};
 
 /// How many samples per kind the reports show in full.
-pub const SHOWN: usize = 3;
+pub(crate) const SHOWN: usize = 3;
 
 /// The first [`SHOWN`] samples of an error kind.
-pub fn first<'a>(p: &'a PhaseResult, kind: &str) -> Vec<&'a ErrorSample> {
+pub(crate) fn first<'a>(p: &'a PhaseResult, kind: &str) -> Vec<&'a ErrorSample> {
     p.errors.samples.iter().filter(|s| s.kind == kind).take(SHOWN).collect()
 }
 
 /// One sample in full: `1.25 s, worker 3, read /f/3 @ 4096: No such file (os error 2)`.
-pub fn sample(s: &ErrorSample) -> String {
+pub(crate) fn sample(s: &ErrorSample) -> String {
     let offset = s.offset.map(|o| format!(" @ {o}")).unwrap_or_default();
     let path = if s.path.is_empty() {
         String::new()
@@ -26,7 +26,7 @@ pub fn sample(s: &ErrorSample) -> String {
 }
 
 /// Text lines: a line per kind with its count, each followed by its first samples.
-pub fn lines(p: &PhaseResult, label: &str) -> Vec<String> {
+pub(crate) fn lines(p: &PhaseResult, label: &str) -> Vec<String> {
     let mut out = Vec::new();
     for (kind, n) in &p.errors.by_kind {
         out.push(format!("errors in {label}: {n} {kind}"));

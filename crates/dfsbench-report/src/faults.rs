@@ -1,23 +1,11 @@
-//! The faults of a run as a table (text, Markdown and CSV share its rows), the recovery
+//! The faults of a run as a table (the text and Markdown views render it), the recovery
 //! probe's verdict, and the phases' stalls.
 
 use dfsbench_result::faults::{FaultImpact, Window};
 use dfsbench_result::RunResult;
 
 use crate::fmt::rate_si;
-
-pub const HEADER: [&str; 10] = [
-    "fault",
-    "at",
-    "status",
-    "stall",
-    "ops/s before",
-    "during",
-    "after",
-    "errors",
-    "ops resumed after",
-    "throughput back after",
-];
+use crate::table::{left, right, Table};
 
 fn secs(v: f64) -> String {
     format!("{v:.2} s")
@@ -35,7 +23,7 @@ fn rate_ratio(w: Option<&Window>, ratio: Option<f64>) -> String {
     }
 }
 
-fn row(i: usize, f: &FaultImpact) -> [String; 10] {
+fn row(i: usize, f: &FaultImpact) -> Vec<String> {
     let at = match (f.run.started_s, f.due_s) {
         (Some(s), _) => format!("{} ({:.1} s)", f.at, s),
         _ => f.at.clone(),
@@ -50,7 +38,7 @@ fn row(i: usize, f: &FaultImpact) -> [String; 10] {
             .join(", ")
     };
     let measured = f.phase.is_some();
-    [
+    vec![
         format!("{} {}", i + 1, shown(&f.command)),
         at,
         match f.run.exit_code {
@@ -74,7 +62,7 @@ fn row(i: usize, f: &FaultImpact) -> [String; 10] {
 /// A fault or probe command as the user wrote it: the lab actions a run expands into
 /// `'/path/to/dfsbench' 'lab' 'fault' 'moosefs' 'kill' 'node2'` read `lab kill node2` again;
 /// any other command is shown as it is.
-pub fn shown(command: &str) -> String {
+pub(crate) fn shown(command: &str) -> String {
     let Some(words) = single_quoted_words(command) else {
         return command.to_string();
     };
@@ -117,18 +105,31 @@ fn single_quoted_words(command: &str) -> Option<Vec<String>> {
     Some(words)
 }
 
-/// One row per fault, the header first; None when the run had no faults.
-pub fn rows(result: &RunResult) -> Option<Vec<[String; 10]>> {
+/// A row per fault; None when the run had no faults.
+pub(crate) fn table(result: &RunResult) -> Option<Table> {
     if result.faults.is_empty() {
         return None;
     }
-    let mut rows = vec![HEADER.map(String::from)];
-    rows.extend(result.faults.iter().enumerate().map(|(i, f)| row(i, f)));
-    Some(rows)
+    let mut t = Table::new(vec![
+        left("fault"),
+        right("at"),
+        left("status"),
+        right("stall"),
+        right("ops/s before"),
+        right("during"),
+        right("after"),
+        right("errors"),
+        right("ops resumed after"),
+        right("throughput back after"),
+    ]);
+    for (i, f) in result.faults.iter().enumerate() {
+        t.push(row(i, f));
+    }
+    Some(t)
 }
 
 /// The recovery probe's verdict in one line.
-pub fn recovery_line(result: &RunResult) -> Option<String> {
+pub(crate) fn recovery_line(result: &RunResult) -> Option<String> {
     let r = result.recovery.as_ref()?;
     let tries = format!("{} probe{}", r.probes, if r.probes == 1 { "" } else { "s" });
     Some(match (r.recovered_s, r.recovery_time_s) {
@@ -149,7 +150,7 @@ pub fn recovery_line(result: &RunResult) -> Option<String> {
 
 /// The table as aligned text: faults, then the recovery line.
 pub fn faults_table(result: &RunResult) -> Option<String> {
-    let mut out = crate::run_table::align(&rows(result)?);
+    let mut out = table(result)?.text();
     if let Some(r) = recovery_line(result) {
         out.push_str(&r);
         out.push('\n');

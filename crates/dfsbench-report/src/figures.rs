@@ -5,15 +5,15 @@
 use dfsbench_result::PhaseResult;
 use plotters::style::{Color, RGBColor};
 
-use crate::charts::{
-    self, Axis, Band, BarChart, BarGroup, LineChart, RenderError, Series, Swatch, Ticks, WorkerBars, HALF, WIDE,
-};
 use crate::fmt;
 use crate::latency;
 use crate::runs::{self, Run};
+use crate::svg::{
+    self, Axis, Band, BarChart, BarGroup, LineChart, RenderError, Series, Swatch, Ticks, WorkerBars, HALF, WIDE,
+};
 
 /// One chart of the page.
-pub struct Figure {
+pub(crate) struct Figure {
     /// What it shows, for tests and styling: `throughput-ops`, `latency-cdf`, `timeline-ops`...
     pub kind: &'static str,
     pub title: String,
@@ -24,11 +24,11 @@ pub struct Figure {
     pub note: Option<String>,
 }
 
-pub type Result<T> = std::result::Result<T, RenderError>;
+pub(crate) type Result<T> = std::result::Result<T, RenderError>;
 
 /// Throughput per phase: ops/s for every phase, MiB/s for phases that move data; a bar per
 /// run in each phase's row.
-pub fn throughput(runs: &[Run], keys: &[(String, String)], ambiguous: bool) -> Result<Vec<Figure>> {
+pub(crate) fn throughput(runs: &[Run], keys: &[(String, String)], ambiguous: bool) -> Result<Vec<Figure>> {
     let mut out = Vec::new();
     let cats: Vec<String> = keys.iter().map(|k| runs::phase_title(k, ambiguous)).collect();
     let value = |r: &Run, k: &(String, String), f: fn(&PhaseResult) -> Option<f64>| runs::find(r, k).and_then(f);
@@ -68,7 +68,7 @@ pub fn throughput(runs: &[Run], keys: &[(String, String)], ambiguous: bool) -> R
             .iter()
             .map(|r| BarGroup {
                 name: r.label.clone(),
-                colour: charts::colour(r.colour),
+                colour: svg::colour(r.colour),
                 values: rows.iter().map(|&i| value(r, &keys[i], f)).collect(),
             })
             .collect();
@@ -88,7 +88,7 @@ pub fn throughput(runs: &[Run], keys: &[(String, String)], ambiguous: bool) -> R
         out.push(Figure {
             kind,
             title: title.to_string(),
-            svg: charts::bar_chart(&chart)?,
+            svg: svg::bar_chart(&chart)?,
             wide: true,
             note: Some(format!(
                 "{unit} over each phase's measured time (ramp-up excluded); linear axis from 0."
@@ -98,7 +98,7 @@ pub fn throughput(runs: &[Run], keys: &[(String, String)], ambiguous: bool) -> R
     Ok(out)
 }
 
-pub fn fmt_mib(v: f64) -> String {
+pub(crate) fn fmt_mib(v: f64) -> String {
     if v >= 100.0 {
         format!("{v:.0}")
     } else if v >= 1.0 {
@@ -109,14 +109,14 @@ pub fn fmt_mib(v: f64) -> String {
 }
 
 /// A line of the latency charts: its name, colour and phase.
-pub struct LatencyLine<'a> {
+pub(crate) struct LatencyLine<'a> {
     pub name: String,
     pub colour: RGBColor,
     pub phase: &'a PhaseResult,
 }
 
 /// The percentile chart and the CDF of some phases, from their merged histograms.
-pub fn latency_pair(title: &str, lines: &[LatencyLine]) -> Result<Vec<Figure>> {
+pub(crate) fn latency_pair(title: &str, lines: &[LatencyLine]) -> Result<Vec<Figure>> {
     let mut pct = LineChart::new(
         format!("{title}: latency by percentile"),
         Axis::linear("percentile", Ticks::Nines),
@@ -154,14 +154,14 @@ pub fn latency_pair(title: &str, lines: &[LatencyLine]) -> Result<Vec<Figure>> {
         Figure {
             kind: "latency-percentiles",
             title: pct.title.clone(),
-            svg: charts::line_chart(&pct)?,
+            svg: svg::line_chart(&pct)?,
             wide: false,
             note: None,
         },
         Figure {
             kind: "latency-cdf",
             title: cdf.title.clone(),
-            svg: charts::line_chart(&cdf)?,
+            svg: svg::line_chart(&cdf)?,
             wide: false,
             note: None,
         },
@@ -170,7 +170,7 @@ pub fn latency_pair(title: &str, lines: &[LatencyLine]) -> Result<Vec<Figure>> {
 
 /// Latency figures: for one run a pair per job (a line per phase); for several, a pair per
 /// phase (a line per run).
-pub fn latency(runs: &[Run], keys: &[(String, String)], ambiguous: bool) -> Result<Vec<Figure>> {
+pub(crate) fn latency(runs: &[Run], keys: &[(String, String)], ambiguous: bool) -> Result<Vec<Figure>> {
     let mut out = Vec::new();
     if runs.len() == 1 {
         let r = &runs[0];
@@ -187,7 +187,7 @@ pub fn latency(runs: &[Run], keys: &[(String, String)], ambiguous: bool) -> Resu
                 .enumerate()
                 .map(|(i, p)| LatencyLine {
                     name: runs::label(p),
-                    colour: charts::colour(i),
+                    colour: svg::colour(i),
                     phase: p,
                 })
                 .collect();
@@ -200,7 +200,7 @@ pub fn latency(runs: &[Run], keys: &[(String, String)], ambiguous: bool) -> Resu
                 .filter_map(|r| {
                     runs::find(r, k).map(|p| LatencyLine {
                         name: r.label.clone(),
-                        colour: charts::colour(r.colour),
+                        colour: svg::colour(r.colour),
                         phase: p,
                     })
                 })
@@ -259,7 +259,7 @@ fn timeline_chart(run: &Run, phases: &[&PhaseResult], mib: bool, title: String, 
                 bands.push(Band {
                     x0: a,
                     x1: b,
-                    colour: charts::ALERT.mix(0.28),
+                    colour: svg::ALERT.mix(0.28),
                     label: None,
                 });
                 marks.push(vec![((a + b) / 2.0, rate)]);
@@ -276,16 +276,16 @@ fn timeline_chart(run: &Run, phases: &[&PhaseResult], mib: bool, title: String, 
             },
         );
     }
-    let y = charts::rate_axis(metric, segments.iter().flatten().map(|p| p.1));
+    let y = svg::rate_axis(metric, segments.iter().flatten().map(|p| p.1));
     let x = Axis::linear(format!("time since the run started ({unit})"), Ticks::Plain).not_from_zero();
     let mut chart = LineChart::new(title, x, y, size);
     chart.bands = bands;
     chart.series.push(Series {
         name: format!("{metric} per {} s interval", phases[0].series.interval_s),
-        colour: charts::colour(run.colour),
+        colour: svg::colour(run.colour),
         segments,
         dashed: false,
-        marker: charts::Marker::None,
+        marker: svg::Marker::None,
         width: if size.0 < WIDE.0 { 1 } else { 2 },
     });
     if phases.len() > 1 {
@@ -297,10 +297,10 @@ fn timeline_chart(run: &Run, phases: &[&PhaseResult], mib: bool, title: String, 
     if error_intervals > 0 {
         chart.series.push(Series {
             name: format!("intervals with errors ({error_intervals}; {errors} errors)"),
-            colour: charts::ALERT,
+            colour: svg::ALERT,
             segments: marks,
             dashed: false,
-            marker: charts::Marker::Triangle,
+            marker: svg::Marker::Triangle,
             width: 2,
         });
     }
@@ -313,7 +313,7 @@ phase's last interval may be shorter.";
 /// The per-second time line of a run: ops/s and, when data moved, MiB/s over the whole run
 /// (phases shaded and named, seconds with errors marked), then each phase of ten intervals or
 /// more on its own scale.
-pub fn timeline(run: &Run) -> Result<Vec<Figure>> {
+pub(crate) fn timeline(run: &Run) -> Result<Vec<Figure>> {
     let phases: Vec<&PhaseResult> = run.phases().collect();
     if phases.is_empty() {
         return Ok(Vec::new());
@@ -329,7 +329,7 @@ pub fn timeline(run: &Run) -> Result<Vec<Figure>> {
         out.push(Figure {
             kind,
             title: chart.title.clone(),
-            svg: charts::line_chart(&chart)?,
+            svg: svg::line_chart(&chart)?,
             wide: true,
             note: Some(TIMELINE_NOTE.into()),
         });
@@ -348,7 +348,7 @@ pub fn timeline(run: &Run) -> Result<Vec<Figure>> {
             out.push(Figure {
                 kind: "timeline-phase",
                 title: chart.title.clone(),
-                svg: charts::line_chart(&chart)?,
+                svg: svg::line_chart(&chart)?,
                 wide: false,
                 note: None,
             });
@@ -363,7 +363,7 @@ they started and the recovery probe's first success.";
 
 /// The run around its faults: ops/s in 100 ms intervals, stalls shaded, a dashed line where
 /// each fault started and where the recovery probe first succeeded; None without faults.
-pub fn faults(run: &Run) -> Result<Option<Figure>> {
+pub(crate) fn faults(run: &Run) -> Result<Option<Figure>> {
     let res = run.result;
     if res.faults.is_empty() {
         return Ok(None);
@@ -385,7 +385,7 @@ pub fn faults(run: &Run) -> Result<Option<Figure>> {
             bands.push(Band {
                 x0: st.from_s,
                 x1: st.to_s,
-                colour: charts::ALERT.mix(0.25),
+                colour: svg::ALERT.mix(0.25),
                 label: Some(format!("stall {:.2} s", st.length())),
             });
         }
@@ -402,7 +402,7 @@ pub fn faults(run: &Run) -> Result<Option<Figure>> {
     chart.bands = bands;
     chart
         .series
-        .push(Series::line("ops/s per 100 ms", charts::colour(run.colour), points));
+        .push(Series::line("ops/s per 100 ms", svg::colour(run.colour), points));
     for (i, f) in res.faults.iter().enumerate() {
         if let Some(t) = f.run.started_s {
             let name = format!(
@@ -413,7 +413,7 @@ pub fn faults(run: &Run) -> Result<Option<Figure>> {
             );
             chart
                 .series
-                .push(Series::line(name, charts::colour(i + 1), vec![(t, 0.0), (t, top)]).dashed());
+                .push(Series::line(name, svg::colour(i + 1), vec![(t, 0.0), (t, top)]).dashed());
         }
     }
     if let Some(r) = &res.recovery {
@@ -424,19 +424,19 @@ pub fn faults(run: &Run) -> Result<Option<Figure>> {
             };
             chart
                 .series
-                .push(Series::line(name, charts::ALERT, vec![(t, 0.0), (t, top)]).dashed());
+                .push(Series::line(name, svg::ALERT, vec![(t, 0.0), (t, top)]).dashed());
         }
     }
     if chart.bands.iter().any(|b| b.label.is_some()) {
         chart.swatches.push(Swatch {
             name: "stall".into(),
-            colour: charts::ALERT.mix(0.3),
+            colour: svg::ALERT.mix(0.3),
         });
     }
     Ok(Some(Figure {
         kind: "faults",
         title: chart.title.clone(),
-        svg: charts::line_chart(&chart)?,
+        svg: svg::line_chart(&chart)?,
         wide: true,
         note: Some(FAULTS_NOTE.into()),
     }))
@@ -445,7 +445,7 @@ pub fn faults(run: &Run) -> Result<Option<Figure>> {
 /// Per-worker bars of every measured phase of a run, and per-process bars in runs of several
 /// processes: MiB/s for phases that moved data, else ops/s; bars below 80% of the median are
 /// red.
-pub fn workers(run: &Run) -> Result<Vec<Figure>> {
+pub(crate) fn workers(run: &Run) -> Result<Vec<Figure>> {
     let mut out = Vec::new();
     for p in run.phases() {
         if p.workers_detail.is_empty() {
@@ -473,7 +473,7 @@ pub fn workers(run: &Run) -> Result<Vec<Figure>> {
                 title: format!("{}: {unit} per {item}", runs::label(p)),
                 item,
                 values,
-                colour: charts::colour(run.colour),
+                colour: svg::colour(run.colour),
                 y: Axis::linear(unit, Ticks::Si),
                 unit: unit.to_string(),
                 slow: 0.8,
@@ -482,7 +482,7 @@ pub fn workers(run: &Run) -> Result<Vec<Figure>> {
             out.push(Figure {
                 kind: "workers",
                 title: chart.title.clone(),
-                svg: charts::worker_bars(&chart)?,
+                svg: svg::worker_bars(&chart)?,
                 wide,
                 note: None,
             });
@@ -501,7 +501,7 @@ struct Steps<'a> {
 /// The `--rate-steps` curve, as SPECsfs draws it: achieved against requested ops/s (with the
 /// line where they are equal), and response time (mean and p99, from the intended start)
 /// against achieved ops/s. A line per run, job and operation with two steps or more.
-pub fn rate_steps(runs: &[Run]) -> Result<Vec<Figure>> {
+pub(crate) fn rate_steps(runs: &[Run]) -> Result<Vec<Figure>> {
     let mut steps: Vec<Steps> = Vec::new();
     for r in runs {
         for p in r.phases().filter(|p| p.rate.is_some()) {
@@ -517,7 +517,7 @@ pub fn rate_steps(runs: &[Run]) -> Result<Vec<Figure>> {
                 Some(s) => s.phases.push(p),
                 None => steps.push(Steps {
                     name,
-                    colour: charts::colour(if runs.len() > 1 { r.colour } else { steps.len() }),
+                    colour: svg::colour(if runs.len() > 1 { r.colour } else { steps.len() }),
                     phases: vec![p],
                 }),
             }
@@ -535,39 +535,39 @@ pub fn rate_steps(runs: &[Run]) -> Result<Vec<Figure>> {
         .fold(0.0, f64::max);
     let mut thr = LineChart::new(
         "rate steps: achieved vs requested ops/s",
-        charts::rate_axis("requested ops/s", [top]),
-        charts::rate_axis("achieved ops/s", [top]),
+        svg::rate_axis("requested ops/s", [top]),
+        svg::rate_axis("achieved ops/s", [top]),
         HALF,
     );
     let mut resp = LineChart::new(
         "rate steps: response time vs achieved ops/s",
-        charts::rate_axis("achieved ops/s", [top]),
+        svg::rate_axis("achieved ops/s", [top]),
         Axis::log10("response time (log scale)", Ticks::Latency),
         HALF,
     );
     thr.series
-        .push(Series::line("achieved = requested", charts::REFERENCE, vec![(0.0, 0.0), (top, top)]).dashed());
+        .push(Series::line("achieved = requested", svg::REFERENCE, vec![(0.0, 0.0), (top, top)]).dashed());
     for s in &steps {
         let mut ps = s.phases.clone();
         ps.sort_by(|a, b| requested(a).total_cmp(&requested(b)));
         let curve: Vec<(f64, f64)> = ps.iter().map(|p| (requested(p), achieved(p))).collect();
         thr.series
-            .push(Series::line(s.name.clone(), s.colour, curve).with_marker(charts::Marker::Circle));
+            .push(Series::line(s.name.clone(), s.colour, curve).with_marker(svg::Marker::Circle));
         let timed: Vec<&&PhaseResult> = ps.iter().filter(|p| p.latency.count > 0).collect();
         let mean: Vec<(f64, f64)> = timed.iter().map(|p| (achieved(p), p.latency.mean_ns)).collect();
         let p99: Vec<(f64, f64)> = timed.iter().map(|p| (achieved(p), p.latency.p99_ns as f64)).collect();
         resp.series
-            .push(Series::line(format!("{} mean", s.name), s.colour, mean).with_marker(charts::Marker::Circle));
+            .push(Series::line(format!("{} mean", s.name), s.colour, mean).with_marker(svg::Marker::Circle));
         resp.series.push(
             Series::line(format!("{} p99", s.name), s.colour, p99)
-                .with_marker(charts::Marker::Triangle)
+                .with_marker(svg::Marker::Triangle)
                 .dashed(),
         );
     }
     let mut out = vec![Figure {
         kind: "rate-steps-throughput",
         title: thr.title.clone(),
-        svg: charts::line_chart(&thr)?,
+        svg: svg::line_chart(&thr)?,
         wide: false,
         note: Some("A point per rate step; below the dashed line the target could not keep up.".into()),
     }];
@@ -575,7 +575,7 @@ pub fn rate_steps(runs: &[Run]) -> Result<Vec<Figure>> {
         out.push(Figure {
             kind: "rate-steps-response",
             title: resp.title.clone(),
-            svg: charts::line_chart(&resp)?,
+            svg: svg::line_chart(&resp)?,
             wide: false,
             note: Some(
                 "Response time from each operation's intended start, so a backlog shows as latency \

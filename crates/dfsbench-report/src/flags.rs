@@ -8,10 +8,10 @@ use crate::runs;
 /// Mark of a read phase that may have been served from the client's cache.
 pub const SUSPECT_MARK: &str = "[cache?]";
 /// Mark of a phase whose figures are weak (too short, too few operations, short stonewall).
-pub const WEAK_MARK: &str = "[weak]";
+pub(crate) const WEAK_MARK: &str = "[weak]";
 
 /// The marks of a phase, each with a leading space; empty for a clean phase.
-pub fn marks(p: &PhaseResult) -> String {
+pub(crate) fn marks(p: &PhaseResult) -> String {
     let mut out = String::new();
     if !p.cache_suspect.is_empty() {
         out += " ";
@@ -25,12 +25,12 @@ pub fn marks(p: &PhaseResult) -> String {
 }
 
 /// The page cache policy of a read phase for people; `-` for phases that read nothing.
-pub fn cache(p: &PhaseResult) -> String {
+pub(crate) fn cache(p: &PhaseResult) -> String {
     p.cache.as_ref().map_or("-".into(), |c| c.describe())
 }
 
 /// Every reason a phase is marked, in one line; empty for a clean phase.
-pub fn reasons(p: &PhaseResult) -> String {
+pub(crate) fn reasons(p: &PhaseResult) -> String {
     let mut all: Vec<String> = p.cache_suspect.clone();
     if !p.validity.is_empty() {
         all.push(format!("weak: {}", p.validity.join(", ")));

@@ -5,11 +5,11 @@
 
 use maud::{html, Markup, PreEscaped, DOCTYPE};
 
-use crate::charts::RenderError;
 use crate::figures::{self, Figure};
 use crate::fmt;
 use crate::html_tables::{self, swatch};
 use crate::runs::{self, Run};
+use crate::svg::RenderError;
 use crate::sweep;
 
 /// Page-level facts the result files do not hold.
@@ -198,15 +198,15 @@ fn run_card(r: &Run) -> Markup {
 
 /// The run's faults and recovery, as the text output shows them; empty without faults.
 fn faults_table(r: &Run) -> Markup {
-    let Some(rows) = crate::faults::rows(r.result) else {
+    let Some(t) = crate::faults::table(r.result) else {
         return html! {};
     };
     html! {
         table.faults {
             (NL)
-            tr { @for h in &rows[0] { th { (h) } } }
+            tr { @for h in t.heads() { th { (h) } } }
             (NL)
-            @for row in &rows[1..] {
+            @for row in t.rows() {
                 tr { @for c in row { td { (c) } } }
                 (NL)
             }

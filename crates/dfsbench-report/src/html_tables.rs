@@ -5,17 +5,17 @@
 use dfsbench_result::PhaseResult;
 use maud::{html, Markup};
 
-use crate::charts;
 use crate::flags;
 use crate::fmt;
 use crate::lines;
 use crate::noise;
 use crate::runs::{self, Run};
 use crate::stonewall;
+use crate::svg;
 
 /// The run's colour as a small square before its name.
-pub fn swatch(run: &Run) -> Markup {
-    html! { span.swatch style=(format!("background:{}", charts::hex(charts::colour(run.colour)))) {} }
+pub(crate) fn swatch(run: &Run) -> Markup {
+    html! { span.swatch style=(format!("background:{}", svg::hex(svg::colour(run.colour)))) {} }
 }
 
 /// A phase's marks as highlighted spans whose title gives the reasons.
@@ -108,7 +108,7 @@ fn phase_rows(cols: &Columns, first: bool, title: &str, run: &Run, p: &PhaseResu
 
 /// The summary table, its note, and the phases whose stonewall and phase rate differ by more
 /// than 10%.
-pub fn summary(runs: &[Run], keys: &[(String, String)], ambiguous: bool) -> Markup {
+pub(crate) fn summary(runs: &[Run], keys: &[(String, String)], ambiguous: bool) -> Markup {
     let cols = Columns {
         job: runs::several_jobs(runs),
         run: runs.len() > 1,
@@ -168,7 +168,7 @@ pub fn summary(runs: &[Run], keys: &[(String, String)], ambiguous: bool) -> Mark
 
 /// Each read phase's page cache policy and every marked phase with its reasons; empty when no
 /// phase has either.
-pub fn marks_section(runs: &[Run]) -> Markup {
+pub(crate) fn marks_section(runs: &[Run]) -> Markup {
     let marked = |p: &&PhaseResult| p.cache.is_some() || !p.cache_suspect.is_empty() || !p.validity.is_empty();
     if !runs.iter().any(|r| r.phases().any(|p| marked(&p))) {
         return html! {};
@@ -199,7 +199,7 @@ pub fn marks_section(runs: &[Run]) -> Markup {
 }
 
 /// Requested against achieved rate and response time of every paced phase.
-pub fn rate_steps(runs: &[Run]) -> Markup {
+pub(crate) fn rate_steps(runs: &[Run]) -> Markup {
     html! {
         table.rates {
             thead {
@@ -233,7 +233,7 @@ pub fn rate_steps(runs: &[Run]) -> Markup {
 
 /// Errors by kind, each kind's first few samples in full; empty without errors.
 /// Runs over several gateways: what the workers of each one did.
-pub fn endpoints(runs: &[Run]) -> Markup {
+pub(crate) fn endpoints(runs: &[Run]) -> Markup {
     if !runs.iter().any(|r| r.phases().any(|p| !p.endpoints.is_empty())) {
         return html! {};
     }
@@ -275,7 +275,7 @@ pub fn endpoints(runs: &[Run]) -> Markup {
     }
 }
 
-pub fn errors(runs: &[Run]) -> Markup {
+pub(crate) fn errors(runs: &[Run]) -> Markup {
     if !runs.iter().any(|r| r.phases().any(|p| p.errors.total > 0)) {
         return html! {};
     }

@@ -13,7 +13,7 @@ fn buckets(h: &Histogram<u64>) -> Vec<(u64, u64)> {
 /// The percentile curve: points (nines, latency ns) where nines = -log10(1 - q), so 1 is
 /// p90, 2 is p99, 3 is p99.9. It runs from p0 to the max, and stops at the last percentile
 /// the number of operations can tell apart (log10(count) nines) plus the max.
-pub fn percentile_curve(h: &Histogram<u64>) -> Vec<(f64, f64)> {
+pub(crate) fn percentile_curve(h: &Histogram<u64>) -> Vec<(f64, f64)> {
     let total = h.len();
     if total == 0 {
         return Vec::new();
@@ -45,7 +45,7 @@ pub fn percentile_curve(h: &Histogram<u64>) -> Vec<(f64, f64)> {
 
 /// The cumulative distribution: points (latency ns, fraction of operations at or below it),
 /// one per recorded bucket, thinned to about `max_points` on a log scale of latency.
-pub fn cdf(h: &Histogram<u64>, max_points: usize) -> Vec<(f64, f64)> {
+pub(crate) fn cdf(h: &Histogram<u64>, max_points: usize) -> Vec<(f64, f64)> {
     let total = h.len();
     if total == 0 {
         return Vec::new();

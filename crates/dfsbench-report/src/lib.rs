@@ -2,29 +2,34 @@
 //! comparisons of two runs and a self-contained HTML report with SVG charts. Every view is
 //! derived from the result JSON (its merged histograms and per-second series, never per-request
 //! logs), so any old run can be re-reported.
+//!
+//! The public surface is what the CLI and its tests name; everything else is the crate's own.
 
-pub mod charts;
+#![warn(unreachable_pub)]
+
 pub mod compare;
 mod csv;
-pub mod errors;
-pub mod faults;
-pub mod figures;
+mod errors;
+mod faults;
+mod figures;
 pub mod flags;
 pub mod html;
 mod html_tables;
 pub mod input;
-pub mod latency;
-pub mod lines;
+mod latency;
+mod lines;
 pub mod markdown;
 pub mod noise;
 mod run_table;
 pub mod runs;
-pub mod stonewall;
+mod stonewall;
 pub mod study_page;
 pub mod summary;
-pub mod sweep;
+pub mod svg;
+mod sweep;
 #[cfg(any(test, feature = "fixtures"))]
 pub mod synthetic;
+mod table;
 
 pub use csv::{long_csv, phases_csv};
 pub use dfsbench_result::units as fmt;

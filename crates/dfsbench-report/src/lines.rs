@@ -6,7 +6,7 @@ use dfsbench_result::{Latency, PhaseResult};
 use crate::runs;
 
 /// The figures of one line.
-pub struct Line<'a> {
+pub(crate) struct Line<'a> {
     /// `None` for the phase's own line, the operation (`read`, `write`) for a kind's.
     pub op: Option<&'a str>,
     pub ops: u64,
@@ -17,7 +17,7 @@ pub struct Line<'a> {
 }
 
 /// The phase's line, then a line per operation kind when it mixed several.
-pub fn lines(p: &PhaseResult) -> Vec<Line<'_>> {
+pub(crate) fn lines(p: &PhaseResult) -> Vec<Line<'_>> {
     let mut out = vec![Line {
         op: None,
         ops: p.ops,
@@ -36,7 +36,7 @@ pub fn lines(p: &PhaseResult) -> Vec<Line<'_>> {
 }
 
 /// Latency `v` of a line for tables; `dash` when the line has no successful operation.
-pub fn lat(l: &Latency, v: u64, dash: &str) -> String {
+pub(crate) fn lat(l: &Latency, v: u64, dash: &str) -> String {
     if l.count == 0 {
         dash.into()
     } else {

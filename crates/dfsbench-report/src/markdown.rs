@@ -11,59 +11,12 @@ use crate::html::shell_words;
 use crate::lines::{self, Line};
 use crate::runs::{self, Run};
 use crate::stonewall;
-
-/// A table cell: `|` escaped, newlines flattened.
-fn cell(s: &str) -> String {
-    s.replace('|', "\\|").replace('\n', " ")
-}
-
-/// Columns of words, aligned left (the others hold numbers).
-const TEXT_COLUMNS: [&str; 14] = [
-    "run",
-    "run id",
-    "status",
-    "started",
-    "target",
-    "host",
-    "dfsbench",
-    "command",
-    "job",
-    "phase",
-    "paced phase",
-    "kind",
-    "page cache",
-    "marks",
-];
-
-fn table(out: &mut String, header: &[String], rows: &[Vec<String>]) {
-    let _ = writeln!(
-        out,
-        "| {} |",
-        header.iter().map(|h| cell(h)).collect::<Vec<_>>().join(" | ")
-    );
-    // Words left, numbers right.
-    let align: Vec<&str> = header
-        .iter()
-        .enumerate()
-        .map(|(i, h)| {
-            if i == 0 || TEXT_COLUMNS.contains(&h.as_str()) || h.starts_with("first ") {
-                "---"
-            } else {
-                "---:"
-            }
-        })
-        .collect();
-    let _ = writeln!(out, "|{}|", align.join("|"));
-    for r in rows {
-        let _ = writeln!(out, "| {} |", r.iter().map(|c| cell(c)).collect::<Vec<_>>().join(" | "));
-    }
-    out.push('\n');
-}
+use crate::table::{left, right, Column, Table};
 
 type Metric = (&'static str, fn(&Line) -> String);
 
 /// The metrics of a phase's (or operation kind's) line, in column order.
-pub const METRICS: [Metric; 7] = [
+const METRICS: [Metric; 7] = [
     ("ops", |l| l.ops.to_string()),
     ("ops/s", |l| fmt::rate(l.ops_per_sec)),
     ("MiB/s", |l| l.bytes_per_sec.map_or("-".into(), fmt::mib_s)),
@@ -93,28 +46,27 @@ fn server_cpu(p: &PhaseResult) -> String {
 
 pub fn report(runs: &[Run]) -> String {
     let mut out = String::from("# dfsbench report\n\n");
-    let header: Vec<String> = [
-        "run", "run id", "status", "started", "target", "host", "dfsbench", "command",
-    ]
-    .map(String::from)
-    .to_vec();
-    let rows: Vec<Vec<String>> = runs
-        .iter()
-        .map(|r| {
-            let res = r.result;
-            vec![
-                r.label.clone(),
-                res.run_id.clone(),
-                res.status.clone(),
-                res.started_at.clone(),
-                format!("{} ({})", r.system, res.target.backend),
-                format!("{}, {}, {} CPUs", res.host.hostname, res.host.os, res.host.cpus),
-                res.tool.version.clone(),
-                format!("`{}`", shell_words(&res.command_line)),
-            ]
-        })
-        .collect();
-    table(&mut out, &header, &rows);
+    let mut t = Table::new(
+        [
+            "run", "run id", "status", "started", "target", "host", "dfsbench", "command",
+        ]
+        .map(left)
+        .into(),
+    );
+    for r in runs {
+        let res = r.result;
+        t.push(vec![
+            r.label.clone(),
+            res.run_id.clone(),
+            res.status.clone(),
+            res.started_at.clone(),
+            format!("{} ({})", r.system, res.target.backend),
+            format!("{}, {}, {} CPUs", res.host.hostname, res.host.os, res.host.cpus),
+            res.tool.version.clone(),
+            format!("`{}`", shell_words(&res.command_line)),
+        ]);
+    }
+    out.push_str(&t.markdown());
 
     let (keys, ambiguous) = runs::phase_keys(runs);
     let jobs = runs::several_jobs(runs);
@@ -122,18 +74,18 @@ pub fn report(runs: &[Run]) -> String {
     let servers = runs.iter().any(|r| r.phases().any(|p| p.server_cpu.is_some()));
     if runs.len() == 1 {
         let r = &runs[0];
-        let mut header = vec!["phase".to_string()];
+        let mut columns = vec![left("phase")];
         if jobs {
-            header.push("job".into());
+            columns.push(left("job"));
         }
-        header.push("workers".into());
-        header.extend(METRICS.iter().map(|m| m.0.to_string()));
-        header.extend(["stonewall ops/s", "client CPU"].map(String::from));
+        columns.push(right("workers"));
+        columns.extend(METRICS.iter().map(|m| right(m.0)));
+        columns.extend(["stonewall ops/s", "client CPU"].map(right));
         if servers {
-            header.push("server CPU".into());
+            columns.push(right("server CPU"));
         }
-        header.push("errors".into());
-        let mut rows: Vec<Vec<String>> = Vec::new();
+        columns.push(right("errors"));
+        let mut t = Table::new(columns);
         for (k, p) in keys.iter().filter_map(|k| runs::find(r, k).map(|p| (k, p))) {
             for l in lines::lines(p) {
                 let own = l.op.is_none();
@@ -154,10 +106,10 @@ pub fn report(runs: &[Run]) -> String {
                     row.push(blank(server_cpu(p)));
                 }
                 row.push(blank(p.errors.total.to_string()));
-                rows.push(row);
+                t.push(row);
             }
         }
-        table(&mut out, &header, &rows);
+        out.push_str(&t.markdown());
     } else {
         type RunMetric = (&'static str, fn(&PhaseResult) -> String);
         let phase_metrics: [RunMetric; 4] = [
@@ -166,14 +118,18 @@ pub fn report(runs: &[Run]) -> String {
             ("server CPU", server_cpu),
             ("errors", |p| p.errors.total.to_string()),
         ];
-        let mut header = vec!["phase".to_string()];
-        if jobs {
-            header.push("job".into());
-        }
-        header.extend(runs.iter().map(|r| r.label.clone()));
+        // A column per run: the phase (and job), then the runs' values.
+        let columns = || -> Vec<Column> {
+            let mut c = vec![left("phase")];
+            if jobs {
+                c.push(left("job"));
+            }
+            c.extend(runs.iter().map(|r| right(r.label.clone())));
+            c
+        };
         for (name, f) in METRICS.iter().skip(1) {
             let _ = writeln!(out, "## {name}\n");
-            let mut rows: Vec<Vec<String>> = Vec::new();
+            let mut t = Table::new(columns());
             for k in &keys {
                 // The phase's own line, then its operation kinds as any run has them.
                 let mut ops: Vec<Option<String>> = vec![None];
@@ -202,28 +158,26 @@ pub fn report(runs: &[Run]) -> String {
                             })
                             .unwrap_or_else(|| "-".into())
                     }));
-                    rows.push(row);
+                    t.push(row);
                 }
             }
-            table(&mut out, &header, &rows);
+            out.push_str(&t.markdown());
         }
         for (name, f) in phase_metrics {
             if name == "server CPU" && !servers {
                 continue;
             }
             let _ = writeln!(out, "## {name}\n");
-            let rows: Vec<Vec<String>> = keys
-                .iter()
-                .map(|k| {
-                    let mut row = vec![title(k)];
-                    if jobs {
-                        row.push(k.0.clone());
-                    }
-                    row.extend(runs.iter().map(|r| runs::find(r, k).map_or("-".into(), f)));
-                    row
-                })
-                .collect();
-            table(&mut out, &header, &rows);
+            let mut t = Table::new(columns());
+            for k in &keys {
+                let mut row = vec![title(k)];
+                if jobs {
+                    row.push(k.0.clone());
+                }
+                row.extend(runs.iter().map(|r| runs::find(r, k).map_or("-".into(), f)));
+                t.push(row);
+            }
+            out.push_str(&t.markdown());
         }
     }
     stonewall_notes(&mut out, runs, &keys, &title);
@@ -273,144 +227,131 @@ fn stonewall_notes(
 /// Requested against achieved rate and response time of the paced phases (`--rate`,
 /// `--rate-steps`).
 fn rate_steps(out: &mut String, runs: &[Run]) {
-    let rows: Vec<Vec<String>> = runs
-        .iter()
-        .flat_map(|r| r.phases().map(move |p| (r, p)))
-        .filter_map(|(r, p)| {
-            let rate = p.rate.as_ref()?;
-            let l = &p.latency;
-            Some(vec![
-                r.label.clone(),
-                runs::label(p),
-                fmt::rate(rate.requested_ops_per_sec),
-                fmt::rate(rate.achieved_ops_per_sec),
-                lines::lat(l, l.mean_ns.round() as u64, "-"),
-                lines::lat(l, l.p50_ns, "-"),
-                lines::lat(l, l.p99_ns, "-"),
-                lines::lat(&rate.service_latency, rate.service_latency.p50_ns, "-"),
-            ])
-        })
-        .collect();
-    if rows.is_empty() {
+    let mut t = Table::new(vec![
+        left("run"),
+        left("paced phase"),
+        right("requested/s"),
+        right("achieved/s"),
+        right("mean"),
+        right("p50"),
+        right("p99"),
+        right("service p50"),
+    ]);
+    for (r, p) in runs.iter().flat_map(|r| r.phases().map(move |p| (r, p))) {
+        let Some(rate) = p.rate.as_ref() else { continue };
+        let l = &p.latency;
+        t.push(vec![
+            r.label.clone(),
+            runs::label(p),
+            fmt::rate(rate.requested_ops_per_sec),
+            fmt::rate(rate.achieved_ops_per_sec),
+            lines::lat(l, l.mean_ns.round() as u64, "-"),
+            lines::lat(l, l.p50_ns, "-"),
+            lines::lat(l, l.p99_ns, "-"),
+            lines::lat(&rate.service_latency, rate.service_latency.p50_ns, "-"),
+        ]);
+    }
+    if t.is_empty() {
         return;
     }
     out.push_str("## Rate steps\n\n");
-    let header = [
-        "run",
-        "paced phase",
-        "requested/s",
-        "achieved/s",
-        "mean",
-        "p50",
-        "p99",
-        "service p50",
-    ]
-    .map(String::from);
-    table(out, &header, &rows);
+    out.push_str(&t.markdown());
 }
 
 /// Errors by kind with each kind's first samples in full.
 fn errors(out: &mut String, runs: &[Run]) {
-    let rows: Vec<Vec<String>> = runs
-        .iter()
-        .flat_map(|r| r.phases().map(move |p| (r, p)))
-        .flat_map(|(r, p)| {
-            p.errors.by_kind.iter().map(move |(kind, n)| {
-                let samples: Vec<String> = crate::errors::first(p, kind)
-                    .into_iter()
-                    .map(|s| format!("`{}`", crate::errors::sample(s).replace('`', "'")))
-                    .collect();
-                vec![
-                    r.label.clone(),
-                    runs::label(p),
-                    kind.clone(),
-                    n.to_string(),
-                    samples.join("<br>"),
-                ]
-            })
-        })
-        .collect();
-    if rows.is_empty() {
+    let mut t = Table::new(vec![
+        left("run"),
+        left("phase"),
+        left("kind"),
+        right("count"),
+        left(format!("first {} in full", crate::errors::SHOWN)),
+    ]);
+    for (r, p) in runs.iter().flat_map(|r| r.phases().map(move |p| (r, p))) {
+        for (kind, n) in &p.errors.by_kind {
+            let samples: Vec<String> = crate::errors::first(p, kind)
+                .into_iter()
+                .map(|s| format!("`{}`", crate::errors::sample(s).replace('`', "'")))
+                .collect();
+            t.push(vec![
+                r.label.clone(),
+                runs::label(p),
+                kind.clone(),
+                n.to_string(),
+                samples.join("<br>"),
+            ]);
+        }
+    }
+    if t.is_empty() {
         return;
     }
     out.push_str("## Errors\n\n");
-    let header = [
-        "run".to_string(),
-        "phase".to_string(),
-        "kind".to_string(),
-        "count".to_string(),
-        format!("first {} in full", crate::errors::SHOWN),
-    ];
-    table(out, &header, &rows);
+    out.push_str(&t.markdown());
 }
 
 /// Runs over several gateways: a row per phase and gateway.
 fn endpoints_tables(out: &mut String, runs: &[Run]) {
     for r in runs.iter().filter(|r| r.phases().any(|p| !p.endpoints.is_empty())) {
         let _ = writeln!(out, "## Per endpoint: {}\n", r.label);
-        let header = [
-            "phase", "endpoint", "workers", "ops", "ops/s", "MiB/s", "p50", "p99", "errors",
-        ]
-        .map(String::from);
-        let rows: Vec<Vec<String>> = r
-            .phases()
-            .flat_map(|p| p.endpoints.iter().map(move |e| (p, e)))
-            .map(|(p, e)| {
-                vec![
-                    p.label.clone(),
-                    e.endpoint.clone(),
-                    e.workers.to_string(),
-                    e.ops.to_string(),
-                    fmt::rate(e.ops_per_sec),
-                    if runs::moves_data(p) {
-                        fmt::mib_s(e.bytes_per_sec)
-                    } else {
-                        "-".into()
-                    },
-                    lines::lat(&e.latency, e.latency.p50_ns, "-"),
-                    lines::lat(&e.latency, e.latency.p99_ns, "-"),
-                    e.errors.to_string(),
-                ]
-            })
-            .collect();
-        table(out, &header, &rows);
+        // Every column but the phase right-aligned, the endpoint too: the layout this table
+        // has always had.
+        let mut t = Table::new(
+            std::iter::once(left("phase"))
+                .chain(["endpoint", "workers", "ops", "ops/s", "MiB/s", "p50", "p99", "errors"].map(right))
+                .collect(),
+        );
+        for (p, e) in r.phases().flat_map(|p| p.endpoints.iter().map(move |e| (p, e))) {
+            t.push(vec![
+                p.label.clone(),
+                e.endpoint.clone(),
+                e.workers.to_string(),
+                e.ops.to_string(),
+                fmt::rate(e.ops_per_sec),
+                if runs::moves_data(p) {
+                    fmt::mib_s(e.bytes_per_sec)
+                } else {
+                    "-".into()
+                },
+                lines::lat(&e.latency, e.latency.p50_ns, "-"),
+                lines::lat(&e.latency, e.latency.p99_ns, "-"),
+                e.errors.to_string(),
+            ]);
+        }
+        out.push_str(&t.markdown());
     }
 }
 
 /// Each read phase's page cache policy and every marked phase with its reasons.
 fn flags_table(out: &mut String, runs: &[Run]) {
-    let rows: Vec<Vec<String>> = runs
+    let mut t = Table::new(["run", "phase", "page cache", "marks"].map(left).into());
+    let marked = runs
         .iter()
         .flat_map(|r| r.phases().map(move |p| (r, p)))
-        .filter(|(_, p)| p.cache.is_some() || !p.cache_suspect.is_empty() || !p.validity.is_empty())
-        .map(|(r, p)| {
-            vec![
-                r.label.clone(),
-                format!("{}{}", runs::label(p), flags::marks(p)),
-                flags::cache(p),
-                flags::reasons(p),
-            ]
-        })
-        .collect();
-    if rows.is_empty() {
+        .filter(|(_, p)| p.cache.is_some() || !p.cache_suspect.is_empty() || !p.validity.is_empty());
+    for (r, p) in marked {
+        t.push(vec![
+            r.label.clone(),
+            format!("{}{}", runs::label(p), flags::marks(p)),
+            flags::cache(p),
+            flags::reasons(p),
+        ]);
+    }
+    if t.is_empty() {
         return;
     }
     let _ = writeln!(out, "## Page cache and marks\n");
-    let header = ["run", "phase", "page cache", "marks"].map(String::from);
-    table(out, &header, &rows);
+    out.push_str(&t.markdown());
 }
 
 /// Each run's faults, the same table the text output prints, with the recovery verdict and
 /// the phases' stalls under it.
 fn faults_tables(out: &mut String, runs: &[Run]) {
     for r in runs {
-        let Some(rows) = crate::faults::rows(r.result) else {
+        let Some(t) = crate::faults::table(r.result) else {
             continue;
         };
         let _ = writeln!(out, "## Faults: {}\n", r.label);
-        let header: Vec<String> = rows[0].to_vec();
-        let body: Vec<Vec<String>> = rows[1..].iter().map(|row| row.to_vec()).collect();
-        table(out, &header, &body);
+        out.push_str(&t.markdown());
         for line in crate::faults::recovery_line(r.result)
             .into_iter()
             .chain(crate::faults::stall_lines(r.result))

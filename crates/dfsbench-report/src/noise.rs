@@ -4,15 +4,15 @@
 use dfsbench_result::PhaseResult;
 
 /// Fewest full intervals for a noise estimate.
-pub const MIN_INTERVALS: usize = 3;
+pub(crate) const MIN_INTERVALS: usize = 3;
 
 /// The rule, for people: printed by `compare` and the reports.
-pub const RULE: &str = "noise = coefficient of variation (sample stdev / mean) of the per-second ops \
+pub(crate) const RULE: &str = "noise = coefficient of variation (sample stdev / mean) of the per-second ops \
 over the phase's full seconds (ramp-up and the last, partial second left out; at least 3 needed); a \
 change smaller than the larger noise of the two runs is marked \"~ within noise\"";
 
 /// The per-interval ops counts that lie wholly inside the measured window.
-pub fn full_intervals(p: &PhaseResult) -> &[u64] {
+pub(crate) fn full_intervals(p: &PhaseResult) -> &[u64] {
     let dt = p.series.interval_s;
     if dt <= 0.0 || p.series.ops.is_empty() {
         return &[];

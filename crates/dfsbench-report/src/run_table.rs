@@ -1,21 +1,20 @@
-//! The summary table printed after a run.
+//! The text tables printed after a run: the phases, the paced phases, client and server CPU,
+//! and the gateways of a target with several.
 
 use dfsbench_result::units::{format_ns, rate_si};
 use dfsbench_result::{Latency, PhaseResult, RunResult};
+
+use crate::table::{left, right, Table};
 
 fn mib(bytes_per_sec: f64) -> String {
     format!("{:.1}", bytes_per_sec / (1024.0 * 1024.0))
 }
 
-const HEADER: [&str; 10] = [
-    "phase", "workers", "ops", "ops/s", "MiB/s", "p50", "p99", "p99.9", "max", "errors",
-];
-
-fn row(p: &PhaseResult) -> [String; 10] {
+fn row(p: &PhaseResult) -> Vec<String> {
     let moves_data = p.bytes > 0 || matches!(p.name.as_str(), "write" | "read") || p.workload == "io";
     let l = &p.latency;
     let lat = |v: u64| if l.count == 0 { "-".to_string() } else { format_ns(v) };
-    [
+    vec![
         format!("{}{}", crate::runs::label(p), crate::flags::marks(p)),
         p.workers.to_string(),
         p.ops.to_string(),
@@ -34,7 +33,18 @@ fn row(p: &PhaseResult) -> [String; 10] {
 /// read phase's page cache policy are listed by [`crate::flags::notes`].
 /// With phases of several jobs, the label carries the job's name (`files: write 4 KiB`).
 pub fn phases_table(result: &RunResult) -> String {
-    let mut rows: Vec<[String; 10]> = vec![HEADER.map(String::from)];
+    let mut t = Table::new(vec![
+        left("phase"),
+        right("workers"),
+        right("ops"),
+        right("ops/s"),
+        right("MiB/s"),
+        right("p50"),
+        right("p99"),
+        right("p99.9"),
+        right("max"),
+        right("errors"),
+    ]);
     let measured = || result.phases.iter().filter(|p| !p.prepare);
     let jobs = measured().any(|p| measured().any(|q| q.job_name != p.job_name));
     for p in measured() {
@@ -42,10 +52,10 @@ pub fn phases_table(result: &RunResult) -> String {
         if jobs {
             r[0] = format!("{}: {}", p.job_name, r[0]);
         }
-        rows.push(r);
+        t.push(r);
         for k in &p.ops_by_kind {
             let l = &k.latency;
-            rows.push([
+            t.push(vec![
                 format!("  {}", k.op),
                 String::new(),
                 k.ops.to_string(),
@@ -59,28 +69,26 @@ pub fn phases_table(result: &RunResult) -> String {
             ]);
         }
     }
-    align(&rows)
+    t.text()
 }
-
-const RATE_HEADER: [&str; 7] = [
-    "paced phase",
-    "requested/s",
-    "achieved/s",
-    "mean",
-    "p50",
-    "p99",
-    "service p50",
-];
 
 /// Open-loop phases: requested against achieved rate and the response time from the intended
 /// start (the curve of a --rate-steps sweep); None when no phase ran at a rate.
 pub fn rate_table(result: &RunResult) -> Option<String> {
-    let mut rows: Vec<[String; 7]> = vec![RATE_HEADER.map(String::from)];
+    let mut t = Table::new(vec![
+        left("paced phase"),
+        right("requested/s"),
+        right("achieved/s"),
+        right("mean"),
+        right("p50"),
+        right("p99"),
+        right("service p50"),
+    ]);
     for p in result.phases.iter().filter(|p| !p.prepare) {
         let Some(r) = &p.rate else { continue };
         let l = &p.latency;
         let lat = |v: u64| if l.count == 0 { "-".to_string() } else { format_ns(v) };
-        rows.push([
+        t.push(vec![
             crate::runs::label(p),
             rate_si(r.requested_ops_per_sec),
             rate_si(r.achieved_ops_per_sec),
@@ -90,18 +98,18 @@ pub fn rate_table(result: &RunResult) -> Option<String> {
             lat(r.service_latency.p50_ns),
         ]);
     }
-    (rows.len() > 1).then(|| align(&rows))
+    (!t.is_empty()).then(|| t.text())
 }
 
 /// Client and server CPU per phase, when the run watched server processes (`--server-pid`).
 pub fn cpu_table(result: &RunResult) -> Option<String> {
     let watched = result.phases.iter().find_map(|p| p.server_cpu.as_ref())?;
     let pids: Vec<String> = watched.pids.iter().map(u32::to_string).collect();
-    let mut rows: Vec<[String; 3]> = vec![[
-        "CPU, cores".into(),
-        "client".into(),
-        format!("server (pid {})", pids.join(", ")),
-    ]];
+    let mut t = Table::new(vec![
+        left("CPU, cores"),
+        right("client"),
+        right(format!("server (pid {})", pids.join(", "))),
+    ]);
     for p in result.phases.iter().filter(|p| !p.prepare) {
         let server = match &p.server_cpu {
             Some(s) => match s.pids_note() {
@@ -110,29 +118,29 @@ pub fn cpu_table(result: &RunResult) -> Option<String> {
             },
             None => "-".into(),
         };
-        rows.push([crate::runs::label(p), format!("{:.2}", p.cpu.cores), server]);
+        t.push(vec![crate::runs::label(p), format!("{:.2}", p.cpu.cores), server]);
     }
-    Some(align(&rows))
+    Some(t.text())
 }
 
 /// Phases of a target with several gateways: a line per gateway (ops, rates, latency, errors
 /// and its share of the phase's operations); None for a target with one way in.
 pub fn endpoints_table(result: &RunResult) -> Option<String> {
-    let mut rows: Vec<[String; 9]> = vec![[
-        "phase / endpoint".into(),
-        "workers".into(),
-        "ops".into(),
-        "ops/s".into(),
-        "MiB/s".into(),
-        "p50".into(),
-        "p99".into(),
-        "errors".into(),
-        "share".into(),
-    ]];
+    let mut t = Table::new(vec![
+        left("phase / endpoint"),
+        right("workers"),
+        right("ops"),
+        right("ops/s"),
+        right("MiB/s"),
+        right("p50"),
+        right("p99"),
+        right("errors"),
+        right("share"),
+    ]);
     let lat = |l: &Latency, v: u64| if l.count == 0 { "-".to_string() } else { format_ns(v) };
     for p in result.phases.iter().filter(|p| !p.prepare && !p.endpoints.is_empty()) {
         let mib = |rate: f64| if p.bytes > 0 { mib(rate) } else { "-".into() };
-        rows.push([
+        t.push(vec![
             p.label.clone(),
             p.workers.to_string(),
             p.ops.to_string(),
@@ -144,7 +152,7 @@ pub fn endpoints_table(result: &RunResult) -> Option<String> {
             String::new(),
         ]);
         for e in &p.endpoints {
-            rows.push([
+            t.push(vec![
                 format!("  {}", e.endpoint),
                 e.workers.to_string(),
                 e.ops.to_string(),
@@ -157,34 +165,7 @@ pub fn endpoints_table(result: &RunResult) -> Option<String> {
             ]);
         }
     }
-    (rows.len() > 1).then(|| align(&rows))
-}
-
-pub(crate) fn align<const N: usize>(rows: &[[String; N]]) -> String {
-    let rows: Vec<Vec<String>> = rows.iter().map(|r| r.to_vec()).collect();
-    text_table(&rows, &[0])
-}
-
-/// Rows as aligned text (comfy-table without borders): the columns in `left` aligned left, the
-/// others right, two spaces between columns, no trailing blanks.
-pub(crate) fn text_table(rows: &[Vec<String>], left: &[usize]) -> String {
-    let mut t = comfy_table::Table::new();
-    t.load_preset(comfy_table::presets::NOTHING);
-    for r in rows {
-        t.add_row(r.clone());
-    }
-    for (i, col) in t.column_iter_mut().enumerate() {
-        col.set_padding((if i == 0 { 0 } else { 2 }, 0));
-        if !left.contains(&i) {
-            col.set_cell_alignment(comfy_table::CellAlignment::Right);
-        }
-    }
-    let mut out = String::new();
-    for line in t.lines() {
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    out
+    (!t.is_empty()).then(|| t.text())
 }
 
 #[cfg(test)]
@@ -230,18 +211,5 @@ mod tests {
         assert!(html.contains("id=\"endpoints\"") && html.contains(">50%<"), "{html}");
         // One way in: no such table.
         assert!(crate::html_tables::endpoints(&runs[..0]).into_string().is_empty());
-    }
-
-    #[test]
-    fn columns_align_without_borders() {
-        let rows = [
-            ["phase".to_string(), "ops".into(), "p99".into()],
-            ["write 4 KiB".into(), "12".into(), "1.5 µs".into()],
-            ["  read".into(), "1200".into(), "-".into()],
-        ];
-        assert_eq!(
-            align(&rows),
-            "phase         ops     p99\nwrite 4 KiB    12  1.5 µs\n  read       1200       -\n"
-        );
     }
 }

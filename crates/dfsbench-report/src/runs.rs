@@ -31,7 +31,7 @@ impl Run<'_> {
 }
 
 /// The key that matches a phase across runs: job name and label (as [`label`] shows it).
-pub fn phase_key(p: &PhaseResult) -> (String, String) {
+pub(crate) fn phase_key(p: &PhaseResult) -> (String, String) {
     (p.job_name.clone(), label(p))
 }
 
@@ -69,7 +69,7 @@ pub fn label(p: &PhaseResult) -> String {
 
 /// The phase for people: its label, with the job name in front when one run has two jobs
 /// with phases of the same label.
-pub fn phase_title(key: &(String, String), ambiguous: bool) -> String {
+pub(crate) fn phase_title(key: &(String, String), ambiguous: bool) -> String {
     if ambiguous {
         format!("{}: {}", key.0, key.1)
     } else {
@@ -139,7 +139,7 @@ pub fn runs(loaded: &[Loaded]) -> Vec<Run<'_>> {
 /// operation and workload that differ in size (file size, block size, queue depth, workers)
 /// are sorted by those values: `read 4 KiB` before `read 64 KiB`, whatever the file names'
 /// order.
-pub fn phase_keys(runs: &[Run]) -> (Vec<(String, String)>, bool) {
+pub(crate) fn phase_keys(runs: &[Run]) -> (Vec<(String, String)>, bool) {
     // (key, group rank, sizes)
     let mut keys: Vec<((String, String), usize, [u64; 4])> = Vec::new();
     let mut groups: Vec<(String, String, String)> = Vec::new();
@@ -171,12 +171,12 @@ pub fn phase_keys(runs: &[Run]) -> (Vec<(String, String)>, bool) {
 }
 
 /// The phase of `run` matching `key`, when it has one.
-pub fn find<'r>(run: &'r Run, key: &(String, String)) -> Option<&'r PhaseResult> {
+pub(crate) fn find<'r>(run: &'r Run, key: &(String, String)) -> Option<&'r PhaseResult> {
     run.phases().find(|p| p.job_name == key.0 && label(p) == key.1)
 }
 
 /// True when any run has phases of more than one job (then tables get a job column).
-pub fn several_jobs(runs: &[Run]) -> bool {
+pub(crate) fn several_jobs(runs: &[Run]) -> bool {
     runs.iter().any(|r| {
         let mut jobs = r.phases().map(|p| p.job_name.as_str());
         jobs.next().is_some_and(|first| jobs.any(|j| j != first))
@@ -184,6 +184,6 @@ pub fn several_jobs(runs: &[Run]) -> bool {
 }
 
 /// True when the phase moves data (MiB/s makes sense for it).
-pub fn moves_data(p: &PhaseResult) -> bool {
+pub(crate) fn moves_data(p: &PhaseResult) -> bool {
     p.bytes > 0 || matches!(p.name.as_str(), "write" | "read") || p.workload == "io"
 }

@@ -8,16 +8,16 @@ use dfsbench_result::PhaseResult;
 use crate::fmt;
 
 /// The relative difference beyond which the reports explain it.
-pub const GAP: f64 = 0.10;
+pub(crate) const GAP: f64 = 0.10;
 
 /// (stonewall - phase) / phase ops/s, when the phase has a stonewall window and ops.
-pub fn gap(p: &PhaseResult) -> Option<f64> {
+pub(crate) fn gap(p: &PhaseResult) -> Option<f64> {
     (p.stonewall.duration_s > 0.0 && p.ops_per_sec > 0.0)
         .then(|| (p.stonewall.ops_per_sec - p.ops_per_sec) / p.ops_per_sec)
 }
 
 /// The stonewall ops/s for tables; `dash` when there is no stonewall window.
-pub fn rate(p: &PhaseResult, dash: &str) -> String {
+pub(crate) fn rate(p: &PhaseResult, dash: &str) -> String {
     if p.stonewall.duration_s > 0.0 {
         fmt::rate(p.stonewall.ops_per_sec)
     } else {
@@ -26,7 +26,7 @@ pub fn rate(p: &PhaseResult, dash: &str) -> String {
 }
 
 /// Why the two rates differ, when they differ by more than [`GAP`].
-pub fn explain(p: &PhaseResult, label: &str) -> Option<String> {
+pub(crate) fn explain(p: &PhaseResult, label: &str) -> Option<String> {
     let g = gap(p)?;
     if g.abs() <= GAP {
         return None;

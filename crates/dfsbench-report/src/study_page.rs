@@ -7,10 +7,10 @@ use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
-use crate::charts::{self, Axis, BarChart, BarGroup, LineChart, RenderError, Series, Ticks, HALF, WIDE};
 use crate::fmt;
 use crate::html;
 use crate::runs::Run;
+use crate::svg::{self, Axis, BarChart, BarGroup, LineChart, RenderError, Series, Ticks, HALF, WIDE};
 
 /// `&`, `<`, `>`, `"` escaped for text and attributes, by maud's escaper (the page is still
 /// put together from strings here).
@@ -163,8 +163,8 @@ impl StudyTables {
 }
 
 /// The colour of system `i` in every chart and swatch of the page.
-pub fn system_colour(i: usize) -> String {
-    charts::hex(charts::colour(i))
+pub(crate) fn system_colour(i: usize) -> String {
+    svg::hex(svg::colour(i))
 }
 
 /// One figure as SVG, or None when no system has a number in it.
@@ -188,7 +188,7 @@ fn draw(doc: &StudyTables, f: &FigureSpec) -> Result<Option<String>, RenderError
                 XAxis::Bytes => Axis::log2(f.x_label.clone(), Ticks::Bytes).ticks_at(measured),
                 XAxis::Linear => Axis::linear(f.x_label.clone(), Ticks::Si).not_from_zero(),
             };
-            let y = charts::rate_axis_for_lines(&f.y_label, values());
+            let y = svg::rate_axis_for_lines(&f.y_label, values());
             let mut c = LineChart::new(f.title.clone(), x, y, HALF);
             for (k, sys) in doc.systems.iter().enumerate() {
                 for s in &f.series {
@@ -203,11 +203,11 @@ fn draw(doc: &StudyTables, f: &FigureSpec) -> Result<Option<String>, RenderError
                         (None, true) => String::new(),
                         (_, false) => sys.label.clone(),
                     };
-                    let line = Series::line(name, charts::colour(k), pts).with_marker(charts::Marker::Circle);
+                    let line = Series::line(name, svg::colour(k), pts).with_marker(svg::Marker::Circle);
                     c.series.push(if s.dashed { line.dashed() } else { line });
                 }
             }
-            charts::line_chart(&c)?
+            svg::line_chart(&c)?
         }
         FigureKind::Bars => {
             let s = &f.series[0];
@@ -222,15 +222,15 @@ fn draw(doc: &StudyTables, f: &FigureSpec) -> Result<Option<String>, RenderError
                 .enumerate()
                 .map(|(k, sys)| BarGroup {
                     name: sys.label.clone(),
-                    colour: charts::colour(k),
+                    colour: svg::colour(k),
                     values: s.rows.iter().map(|&r| doc.value(s, r, k)).collect(),
                 })
                 .collect();
-            charts::bar_chart(&BarChart {
+            svg::bar_chart(&BarChart {
                 title: f.title.clone(),
                 categories,
                 groups,
-                axis: charts::rate_axis(&f.y_label, values()),
+                axis: svg::rate_axis(&f.y_label, values()),
                 value_text: fmt::si,
                 width: WIDE.0,
             })?

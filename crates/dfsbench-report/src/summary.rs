@@ -7,7 +7,7 @@ use crate::noise;
 use crate::runs::Run;
 
 /// Schema identifier of the summary.
-pub const SUMMARY_SCHEMA: &str = "dfsbench.report-summary/1";
+const SUMMARY_SCHEMA: &str = "dfsbench.report-summary/1";
 
 pub fn summary(runs: &[Run]) -> Value {
     let runs: Vec<Value> = runs

@@ -11,10 +11,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use dfsbench_result::PhaseResult;
 use plotters::style::RGBColor;
 
-use crate::charts::{self, Axis, LineChart, Series, Ticks, HALF};
 use crate::figures::{Figure, Result};
 use crate::fmt;
 use crate::runs::{self, Run};
+use crate::svg::{self, Axis, LineChart, Series, Ticks, HALF};
 
 /// One measured phase of one run.
 struct Point<'a> {
@@ -32,12 +32,12 @@ fn systems<'r>(runs: &'r [Run]) -> Vec<(&'r str, RGBColor)> {
     let mut out: Vec<(&str, RGBColor)> = Vec::new();
     for r in runs {
         if !out.iter().any(|s| s.0 == r.system) {
-            out.push((&r.system, charts::colour(r.colour)));
+            out.push((&r.system, svg::colour(r.colour)));
         }
     }
     if out.len() < runs.len() {
         for (i, s) in out.iter_mut().enumerate() {
-            s.1 = charts::colour(i);
+            s.1 = svg::colour(i);
         }
     }
     out
@@ -145,7 +145,7 @@ fn vs_workers(pts: &[Point], systems: &[(&str, RGBColor)]) -> Result<Vec<Figure>
         let mut thr = LineChart::new(
             format!("{}: {unit} vs workers", key.1),
             x.clone(),
-            charts::rate_axis(unit, lines.iter().flat_map(|l| l.2.iter().map(|p| p.1))),
+            svg::rate_axis(unit, lines.iter().flat_map(|l| l.2.iter().map(|p| p.1))),
             HALF,
         );
         let mut speed = LineChart::new(
@@ -157,31 +157,31 @@ fn vs_workers(pts: &[Point], systems: &[(&str, RGBColor)]) -> Result<Vec<Figure>
         for (name, sys, pts) in &lines {
             let colour = systems[*sys].1;
             thr.series
-                .push(Series::line(name.clone(), colour, pts.clone()).with_marker(charts::Marker::Circle));
+                .push(Series::line(name.clone(), colour, pts.clone()).with_marker(svg::Marker::Circle));
             if pts.len() >= 2 && pts[0].1 > 0.0 {
                 let base = pts[0];
                 let sp: Vec<(f64, f64)> = pts.iter().map(|p| (p.0, p.1 / base.1)).collect();
                 speed
                     .series
-                    .push(Series::line(name.clone(), colour, sp).with_marker(charts::Marker::Circle));
+                    .push(Series::line(name.clone(), colour, sp).with_marker(svg::Marker::Circle));
             }
         }
         let lo = *xs.first().unwrap_or(&1) as f64;
         let ideal: Vec<(f64, f64)> = xs.iter().map(|&w| (w as f64, w as f64 / lo)).collect();
         speed
             .series
-            .push(Series::line("ideal (linear)", charts::REFERENCE, ideal).dashed());
+            .push(Series::line("ideal (linear)", svg::REFERENCE, ideal).dashed());
         out.push(Figure {
             kind: "sweep-workers",
             title: thr.title.clone(),
-            svg: charts::line_chart(&thr)?,
+            svg: svg::line_chart(&thr)?,
             wide: false,
             note: None,
         });
         out.push(Figure {
             kind: "sweep-speedup",
             title: speed.title.clone(),
-            svg: charts::line_chart(&speed)?,
+            svg: svg::line_chart(&speed)?,
             wide: false,
             note: Some("Throughput divided by that of the fewest workers on the same line.".into()),
         });
@@ -230,9 +230,9 @@ fn vs_file_size(pts: &[Point], systems: &[(&str, RGBColor)]) -> Result<Vec<Figur
             let colour = if syss.len() > 1 {
                 systems[pt.system].1
             } else if workers.len() > 1 {
-                charts::colour(workers.iter().position(|w| *w == pt.p.workers).unwrap_or(0) * 3 + op)
+                svg::colour(workers.iter().position(|w| *w == pt.p.workers).unwrap_or(0) * 3 + op)
             } else {
-                charts::colour(op)
+                svg::colour(op)
             };
             let style = styles.iter().position(|s| *s == (colour, op)).unwrap_or_else(|| {
                 styles.push((colour, op));
@@ -252,19 +252,19 @@ fn vs_file_size(pts: &[Point], systems: &[(&str, RGBColor)]) -> Result<Vec<Figur
         let mut chart = LineChart::new(
             format!("files: {unit} vs file size"),
             count_axis("file size", &sizes, Ticks::Bytes),
-            charts::rate_axis(unit, lines.iter().flat_map(|l| l.2.iter().map(|p| p.1))),
+            svg::rate_axis(unit, lines.iter().flat_map(|l| l.2.iter().map(|p| p.1))),
             HALF,
         );
         for (name, style, p) in lines {
             let (colour, op) = styles[style];
-            let mut s = Series::line(name, colour, p).with_marker(charts::marker(op));
+            let mut s = Series::line(name, colour, p).with_marker(svg::marker(op));
             s.dashed = op == 1 && syss.len() > 1;
             chart.series.push(s);
         }
         out.push(Figure {
             kind,
             title: chart.title.clone(),
-            svg: charts::line_chart(&chart)?,
+            svg: svg::line_chart(&chart)?,
             wide: false,
             note: Some("0-byte files are not on this chart (a log axis has no 0); see the tables.".into()),
         });
@@ -309,18 +309,18 @@ fn vs_block_size(pts: &[Point], systems: &[(&str, RGBColor)]) -> Result<Vec<Figu
             let mut chart = LineChart::new(
                 format!("{op} qd{qd}{where_}: {unit} vs block size"),
                 count_axis("block size", &bss, Ticks::Bytes),
-                charts::rate_axis(unit, lines.iter().flat_map(|l| l.2.iter().map(|p| p.1))),
+                svg::rate_axis(unit, lines.iter().flat_map(|l| l.2.iter().map(|p| p.1))),
                 HALF,
             );
             for (name, w, p) in lines {
                 chart
                     .series
-                    .push(Series::line(name, charts::colour(w), p).with_marker(charts::marker(w)));
+                    .push(Series::line(name, svg::colour(w), p).with_marker(svg::marker(w)));
             }
             out.push(Figure {
                 kind,
                 title: chart.title.clone(),
-                svg: charts::line_chart(&chart)?,
+                svg: svg::line_chart(&chart)?,
                 wide: false,
                 note: None,
             });
@@ -330,7 +330,7 @@ fn vs_block_size(pts: &[Point], systems: &[(&str, RGBColor)]) -> Result<Vec<Figu
 }
 
 /// Every comparison chart the results support, in the order: workers, file size, block size.
-pub fn figures(runs: &[Run]) -> Result<Vec<Figure>> {
+pub(crate) fn figures(runs: &[Run]) -> Result<Vec<Figure>> {
     let systems = systems(runs);
     let pts = points(runs, &systems);
     let mut out = vs_workers(&pts, &systems)?;

@@ -6,12 +6,12 @@ use crate::{LinkCapacity, NullTests, PhaseResult};
 const MIB: f64 = 1024.0 * 1024.0;
 
 /// A phase shorter than this is flagged: start-up and the last operations weigh too much.
-pub const MIN_SOUND_SECONDS: f64 = 1.0;
+const MIN_SOUND_SECONDS: f64 = 1.0;
 /// A phase with fewer operations is flagged: its percentiles rest on too few samples.
-pub const MIN_SOUND_OPS: u64 = 1000;
+const MIN_SOUND_OPS: u64 = 1000;
 /// A phase whose stonewall window (all workers running) is shorter than this share of it is
 /// flagged: stragglers ran alone for most of it.
-pub const MIN_STONEWALL_SHARE: f64 = 0.5;
+const MIN_STONEWALL_SHARE: f64 = 0.5;
 
 /// Why a measured phase's figures are weak, one reason per broken rule; empty for prepare
 /// steps and sound phases.
@@ -37,7 +37,7 @@ pub fn validity_reasons(p: &PhaseResult) -> Vec<String> {
 
 /// A read phase this many times faster than an uncached read of the target in the null test
 /// is suspect, when the null test saw the client cache make a difference.
-pub const SUSPECT_FACTOR: f64 = 2.0;
+const SUSPECT_FACTOR: f64 = 2.0;
 
 /// A read phase this many times faster than the client's link can carry is suspect: a
 /// margin for the link's burst and the measurement's noise, so honest reads are not flagged.

@@ -1,7 +1,10 @@
-//! Unit tests of the result types: validity marks and histogram round trips.
+//! Tests of the schema types' own logic: the median, the marks on weak and cache-served phases,
+//! and the link capacity over the nodes that serve data.
 
-use super::*;
 use serde_json::json;
+
+use crate::units::MIB;
+use crate::*;
 
 /// A measured read phase of 2 workers: 10 s, 50,000 operations of 1 MiB, all of it
 /// within the stonewall window.

@@ -22,9 +22,9 @@ use crate::posix::{RUN_MARKER, RUN_PREFIX};
 use crate::storage::{Capabilities, Drive, OpResult, Storage, TargetInfo};
 use crate::OpError;
 
-pub use client::{DalBlock, DalClient};
+pub(crate) use client::DalClient;
 pub(crate) use spec::refuse_endpoints;
-pub use spec::{Gateway, Service, Spec, SCHEMES};
+pub(crate) use spec::{Gateway, Service, Spec, SCHEMES};
 
 /// How to open a network target.
 #[derive(Debug, Clone, Copy, Default)]
@@ -42,7 +42,7 @@ pub struct NetOptions {
 
 /// How long set-up and clean-up wait for a service that does not answer, without
 /// `--op-timeout`: a listener that accepts and never answers must not hold a run forever.
-pub const SETUP_LIMIT: Duration = Duration::from_secs(60);
+pub(crate) const SETUP_LIMIT: Duration = Duration::from_secs(60);
 
 /// Bounds of the calls around the measurement: the run's prefix made, checked and removed.
 #[derive(Debug, Clone, Copy)]

@@ -11,7 +11,7 @@ use super::Gateway;
 use crate::OpError;
 
 /// Where to send object requests and the token that authorises them.
-pub struct SwiftSession {
+pub(super) struct SwiftSession {
     pub storage_url: String,
     pub token: String,
 }
@@ -28,7 +28,7 @@ fn header(resp: &reqwest::Response, name: &str) -> Option<String> {
 }
 
 /// Authenticate with the first method whose variables are set.
-pub async fn authenticate(client: &reqwest::Client, auth_url: Option<&str>) -> Result<SwiftSession, OpError> {
+pub(super) async fn authenticate(client: &reqwest::Client, auth_url: Option<&str>) -> Result<SwiftSession, OpError> {
     if let (Ok(storage_url), Ok(token)) = (var("OS_STORAGE_URL"), var("OS_AUTH_TOKEN")) {
         return Ok(SwiftSession { storage_url, token });
     }
@@ -123,7 +123,7 @@ async fn keystone_v3(client: &reqwest::Client, url: &str, user: &str, password: 
 /// Each proxy's base URL and the storage URL through it: authentication gives one storage URL
 /// (tempauth and Keystone alike), whose account path is the same on every proxy of the
 /// cluster, so only the scheme (when the entry names one), host and port change.
-pub fn through_proxies(storage_url: &str, proxies: &[Gateway]) -> Result<Vec<(String, String)>, OpError> {
+pub(super) fn through_proxies(storage_url: &str, proxies: &[Gateway]) -> Result<Vec<(String, String)>, OpError> {
     let url = Url::parse(storage_url)
         .map_err(|e| auth_error(format!("the storage URL '{storage_url}' it gave is not a URL ({e})")))?;
     let account = &url[Position::BeforePath..];

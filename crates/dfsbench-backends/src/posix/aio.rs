@@ -39,7 +39,7 @@ struct Iocb {
 /// `struct io_event`.
 #[repr(C)]
 #[derive(Clone, Copy, Default)]
-pub struct IoEvent {
+pub(super) struct IoEvent {
     pub data: u64,
     obj: u64,
     pub res: i64,
@@ -51,7 +51,7 @@ const IOCB_CMD_PWRITE: u16 = 1;
 
 /// One AIO context with a control block per slot. Control blocks stay at their address (the
 /// kernel reads them during io_submit only, but the slot's buffer until completion).
-pub struct Aio {
+pub(super) struct Aio {
     ctx: libc::c_ulong,
     iocbs: Vec<Iocb>,
     /// Slots queued by `queue` and not yet handed to io_submit.
@@ -62,7 +62,7 @@ pub struct Aio {
 }
 
 impl Aio {
-    pub fn new(depth: usize) -> OpResult<Aio> {
+    pub(super) fn new(depth: usize) -> OpResult<Aio> {
         if let Some(aio) = SPARE.with(|s| s.borrow_mut().take_if(|a| a.iocbs.len() == depth)) {
             return Ok(aio);
         }
@@ -88,7 +88,7 @@ impl Aio {
     }
 
     /// Queue a read or write of `len` bytes at `buf` for `slot`; `complete` submits it.
-    pub fn queue(&mut self, slot: usize, fd: i32, write: bool, buf: *mut u8, len: usize, offset: u64) {
+    pub(super) fn queue(&mut self, slot: usize, fd: i32, write: bool, buf: *mut u8, len: usize, offset: u64) {
         let cb = &mut self.iocbs[slot];
         *cb = Iocb {
             aio_data: slot as u64,
@@ -104,7 +104,7 @@ impl Aio {
 
     /// Submit what is queued, then wait for at least `min` completions; returns how many
     /// events are in `self.events`.
-    pub fn complete(&mut self, min: usize) -> OpResult<usize> {
+    pub(super) fn complete(&mut self, min: usize) -> OpResult<usize> {
         let mut sent = 0;
         while sent < self.queued.len() {
             let rest = &mut self.queued[sent..];
@@ -158,13 +158,13 @@ impl Aio {
 
     /// The kernel's name of the context.
     #[cfg(test)]
-    pub fn id(&self) -> libc::c_ulong {
+    pub(super) fn id(&self) -> libc::c_ulong {
         self.ctx
     }
 
     /// Done with the context, nothing in flight: keep it as this thread's spare (replacing,
     /// and so destroying, the one before).
-    pub fn keep(mut self) {
+    pub(super) fn keep(mut self) {
         debug_assert_eq!(self.inflight, 0, "a kept context has nothing in flight");
         // Queued and never submitted: the kernel never saw them.
         self.queued.clear();
@@ -173,7 +173,7 @@ impl Aio {
 
     /// Destroy the context: the kernel cancels what it can and waits for the rest. Returns
     /// false if it failed (the buffers must then be leaked).
-    pub fn destroy(&mut self) -> bool {
+    pub(super) fn destroy(&mut self) -> bool {
         if self.ctx == 0 {
             return true;
         }

@@ -9,7 +9,7 @@ use crate::storage::{BlockIo, BlockOp, BlockOpts, Completion, IoEngine, OpResult
 use crate::{AlignedBuf, OpError};
 
 /// The queue depth of the synchronous engine.
-pub const PSYNC_DEPTH: usize = 1;
+pub(crate) const PSYNC_DEPTH: usize = 1;
 
 /// A file opened for block I/O on one of the engines.
 ///

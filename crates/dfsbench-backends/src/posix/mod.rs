@@ -19,15 +19,15 @@ use crate::storage::{
 };
 use crate::{AlignedBuf, OpError};
 
-pub use block::{PosixBlock, PSYNC_DEPTH};
+pub(crate) use block::PosixBlock;
 
 /// Name of the marker file that proves a directory is a run directory made by dfsbench.
-pub const RUN_MARKER: &str = ".dfsbench-run";
+pub(crate) const RUN_MARKER: &str = ".dfsbench-run";
 /// Prefix of every run directory.
 pub const RUN_PREFIX: &str = "dfsbench-";
 
 /// What a POSIX file system offers.
-pub const CAPABILITIES: Capabilities = Capabilities {
+pub(crate) const CAPABILITIES: Capabilities = Capabilities {
     directories: true,
     rename: true,
     append: true,
@@ -143,7 +143,7 @@ fn open_dir(path: &Path) -> Result<OwnedFd, OpError> {
 
 /// Remove a run directory after checking that dfsbench made it: its name starts with
 /// `dfsbench-` and it holds a marker naming it. Anything else is refused.
-pub fn remove_run_dir(dir: &Path) -> Result<(), OpError> {
+pub(crate) fn remove_run_dir(dir: &Path) -> Result<(), OpError> {
     check_run_dir(dir)?;
     // remove_dir_all does not follow symbolic links, so nothing outside the run is touched.
     // The marker goes last: when several ranks remove the run at once (rank 0 died and every
@@ -171,7 +171,7 @@ pub fn remove_run_dir(dir: &Path) -> Result<(), OpError> {
 
 /// Whether `dir` is a run directory dfsbench made: its name starts with `dfsbench-`, it is a
 /// directory (not a link to one) and it holds a marker naming it.
-pub fn check_run_dir(dir: &Path) -> Result<(), OpError> {
+pub(crate) fn check_run_dir(dir: &Path) -> Result<(), OpError> {
     let name = dir
         .file_name()
         .and_then(|n| n.to_str())

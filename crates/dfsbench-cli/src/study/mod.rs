@@ -4,6 +4,7 @@
 pub mod args;
 mod budget;
 mod catalog;
+mod cells;
 mod exec;
 mod launch;
 mod manifest;

@@ -490,7 +490,7 @@ mod tests {
         for workers in [1, 3] {
             let (tx, rx) = mpsc::channel();
             std::thread::spawn(move || {
-                let storage = dfsbench_backends::mem::MemStorage::new("mem://", "dfsbench-test");
+                let storage = dfsbench_backends::MemStorage::new("mem://", "dfsbench-test");
                 let config = panicking_config(workers);
                 let clock = RunClock {
                     run_tag: 1,

@@ -9,7 +9,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Marker {
+pub(crate) enum Marker {
     None,
     Circle,
     Triangle,
@@ -17,13 +17,13 @@ pub enum Marker {
 }
 
 /// Markers for the n-th kind of line (e.g. write, read, delete) when colour shows the run.
-pub fn marker(i: usize) -> Marker {
+pub(crate) fn marker(i: usize) -> Marker {
     [Marker::Circle, Marker::Triangle, Marker::Cross][i % 3]
 }
 
 /// A line (or several segments drawn alike, with one legend entry).
 #[derive(Clone, Debug)]
-pub struct Series {
+pub(crate) struct Series {
     pub name: String,
     pub colour: RGBColor,
     pub segments: Vec<Vec<(f64, f64)>>,
@@ -33,7 +33,7 @@ pub struct Series {
 }
 
 impl Series {
-    pub fn line(name: impl Into<String>, colour: RGBColor, points: Vec<(f64, f64)>) -> Series {
+    pub(crate) fn line(name: impl Into<String>, colour: RGBColor, points: Vec<(f64, f64)>) -> Series {
         Series {
             name: name.into(),
             colour,
@@ -44,12 +44,12 @@ impl Series {
         }
     }
 
-    pub fn with_marker(mut self, m: Marker) -> Series {
+    pub(crate) fn with_marker(mut self, m: Marker) -> Series {
         self.marker = m;
         self
     }
 
-    pub fn dashed(mut self) -> Series {
+    pub(crate) fn dashed(mut self) -> Series {
         self.dashed = true;
         self
     }
@@ -57,7 +57,7 @@ impl Series {
 
 /// A shaded stretch of the x axis: a phase of a time line, or a second with errors.
 #[derive(Clone, Debug)]
-pub struct Band {
+pub(crate) struct Band {
     pub x0: f64,
     pub x1: f64,
     pub colour: RGBAColor,
@@ -67,13 +67,13 @@ pub struct Band {
 
 /// A legend entry that is not a line: a filled swatch.
 #[derive(Clone, Debug)]
-pub struct Swatch {
+pub(crate) struct Swatch {
     pub name: String,
     pub colour: RGBAColor,
 }
 
 #[derive(Clone, Debug)]
-pub struct LineChart {
+pub(crate) struct LineChart {
     pub title: String,
     pub x: Axis,
     pub y: Axis,
@@ -84,7 +84,7 @@ pub struct LineChart {
 }
 
 impl LineChart {
-    pub fn new(title: impl Into<String>, x: Axis, y: Axis, size: (u32, u32)) -> LineChart {
+    pub(crate) fn new(title: impl Into<String>, x: Axis, y: Axis, size: (u32, u32)) -> LineChart {
         LineChart {
             title: title.into(),
             x,
@@ -97,7 +97,7 @@ impl LineChart {
     }
 
     /// True when there is at least one point to draw.
-    pub fn has_data(&self) -> bool {
+    pub(crate) fn has_data(&self) -> bool {
         self.series.iter().any(|s| s.segments.iter().any(|p| !p.is_empty()))
     }
 }
@@ -130,7 +130,7 @@ pub(super) fn thin(points: &[(f64, f64)], buckets: usize) -> Vec<(f64, f64)> {
 }
 
 /// Draw a line chart to SVG.
-pub fn line_chart(c: &LineChart) -> Result<String> {
+pub(crate) fn line_chart(c: &LineChart) -> Result<String> {
     let (w, h) = c.size;
     // Data in drawing positions.
     let series: Vec<Vec<Vec<(f64, f64)>>> = c

@@ -1,11 +1,11 @@
-//! SVG charts drawn with plotters' SVG backend: line charts, horizontal bar charts and
-//! per-worker bars. Every chart has a title, axis descriptions with units, ticks in units
-//! people read (ops/s with k/M, µs/ms, KiB/MiB, p99.9) and a legend below the plot, so it
-//! never covers data. Log scales are drawn by transforming the data (log10 or log2) onto a
-//! linear axis, which puts ticks on whole decades or powers of two.
+//! The SVG chart primitives, drawn with plotters' SVG backend: line charts, horizontal bar
+//! charts and per-worker bars. Every chart has a title, axis descriptions with units, ticks
+//! in units people read (ops/s with k/M, µs/ms, KiB/MiB, p99.9) and a legend below the
+//! plot, so it never covers data. Log scales are drawn by transforming the data (log10 or
+//! log2) onto a linear axis, which puts ticks on whole decades or powers of two.
 //!
-//! Charts take plain data and return the SVG text; what to draw is decided in `html` and
-//! `sweep`.
+//! Chart primitives take plain data and return the SVG text; what to draw, from the results,
+//! is decided in `figures`, `sweep` and `study_page`.
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -15,9 +15,9 @@ mod axis;
 mod bar;
 mod line;
 
-pub use axis::{rate_axis, rate_axis_for_lines, Axis, Scale, Ticks};
-pub use bar::{bar_chart, worker_bars, BarChart, BarGroup, WorkerBars};
-pub use line::{line_chart, marker, Band, LineChart, Marker, Series, Swatch};
+pub(crate) use axis::{rate_axis, rate_axis_for_lines, Axis, Scale, Ticks};
+pub(crate) use bar::{bar_chart, worker_bars, BarChart, BarGroup, WorkerBars};
+pub(crate) use line::{line_chart, marker, Band, LineChart, Marker, Series, Swatch};
 
 /// Colours of runs (and of lines in single-run charts): Tableau 20 without its reds (red marks
 /// errors and slow workers), strong colours first, then their light partners.
@@ -44,7 +44,7 @@ pub const PALETTE: [RGBColor; 18] = [
 /// Errors, slow workers.
 pub const ALERT: RGBColor = RGBColor(0xd6, 0x27, 0x28);
 /// Reference lines (median, ideal speedup).
-pub const REFERENCE: RGBColor = RGBColor(0x55, 0x55, 0x55);
+pub(crate) const REFERENCE: RGBColor = RGBColor(0x55, 0x55, 0x55);
 pub(super) const GRID_BOLD: RGBColor = RGBColor(0xd9, 0xd9, 0xd9);
 pub(super) const GRID_LIGHT: RGBColor = RGBColor(0xf0, 0xf0, 0xf0);
 pub(super) const TEXT: RGBColor = RGBColor(0x22, 0x22, 0x22);
@@ -58,7 +58,7 @@ pub(super) const TITLE_SIZE: f64 = 19.0;
 pub(super) const CHAR_W: f64 = 7.0;
 
 /// The colour of run (or line) `i`.
-pub fn colour(i: usize) -> RGBColor {
+pub(crate) fn colour(i: usize) -> RGBColor {
     PALETTE[i % PALETTE.len()]
 }
 
@@ -68,8 +68,8 @@ pub fn hex(c: RGBColor) -> String {
 }
 
 /// Full-width and half-width chart sizes (pixels, before the legend).
-pub const WIDE: (u32, u32) = (1000, 380);
-pub const HALF: (u32, u32) = (490, 330);
+pub(crate) const WIDE: (u32, u32) = (1000, 380);
+pub(crate) const HALF: (u32, u32) = (490, 330);
 
 /// Why a figure of the HTML report could not be made.
 #[derive(Debug, thiserror::Error)]

@@ -6,7 +6,7 @@ use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint, LightPoints, Ra
 use plotters::coord::types::RangedCoordf64;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Scale {
+pub(crate) enum Scale {
     Linear,
     /// Values are drawn at log10(v); ticks on decades.
     Log10,
@@ -16,7 +16,7 @@ pub enum Scale {
 
 /// How tick values are written.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Ticks {
+pub(crate) enum Ticks {
     /// 500, 1.5k, 12k, 3M.
     Si,
     /// ns in: 850 ns, 10 µs, 1 ms.
@@ -57,7 +57,7 @@ impl Ticks {
 
 /// One axis: its description (with the unit), scale and tick style.
 #[derive(Clone, Debug)]
-pub struct Axis {
+pub(crate) struct Axis {
     pub label: String,
     pub scale: Scale,
     pub ticks: Ticks,
@@ -70,7 +70,7 @@ pub struct Axis {
 }
 
 impl Axis {
-    pub fn linear(label: impl Into<String>, ticks: Ticks) -> Axis {
+    pub(crate) fn linear(label: impl Into<String>, ticks: Ticks) -> Axis {
         Axis {
             label: label.into(),
             scale: Scale::Linear,
@@ -81,7 +81,7 @@ impl Axis {
         }
     }
 
-    pub fn log10(label: impl Into<String>, ticks: Ticks) -> Axis {
+    pub(crate) fn log10(label: impl Into<String>, ticks: Ticks) -> Axis {
         Axis {
             label: label.into(),
             scale: Scale::Log10,
@@ -92,7 +92,7 @@ impl Axis {
         }
     }
 
-    pub fn log2(label: impl Into<String>, ticks: Ticks) -> Axis {
+    pub(crate) fn log2(label: impl Into<String>, ticks: Ticks) -> Axis {
         Axis {
             label: label.into(),
             scale: Scale::Log2,
@@ -103,20 +103,20 @@ impl Axis {
         }
     }
 
-    pub fn with_range(mut self, lo: f64, hi: f64) -> Axis {
+    pub(crate) fn with_range(mut self, lo: f64, hi: f64) -> Axis {
         self.range = Some((lo, hi));
         self
     }
 
     /// Ticks at `values` only (the sizes a study measured), not at the scale's own steps.
-    pub fn ticks_at(mut self, mut values: Vec<f64>) -> Axis {
+    pub(crate) fn ticks_at(mut self, mut values: Vec<f64>) -> Axis {
         values.sort_by(f64::total_cmp);
         values.dedup();
         self.at = values;
         self
     }
 
-    pub fn not_from_zero(mut self) -> Axis {
+    pub(crate) fn not_from_zero(mut self) -> Axis {
         self.from_zero = false;
         self
     }
@@ -190,7 +190,7 @@ impl Axis {
 
 /// A throughput axis: linear from 0 with a little room above the largest value, so bar lengths
 /// and line heights compare as the rates do (log axes are kept for latency and sizes).
-pub fn rate_axis(unit: &str, values: impl IntoIterator<Item = f64>) -> Axis {
+pub(crate) fn rate_axis(unit: &str, values: impl IntoIterator<Item = f64>) -> Axis {
     let hi = values.into_iter().filter(|v| v.is_finite()).fold(0.0f64, f64::max);
     let axis = Axis::linear(unit, Ticks::Si);
     if hi > 0.0 {
@@ -203,7 +203,7 @@ pub fn rate_axis(unit: &str, values: impl IntoIterator<Item = f64>) -> Axis {
 /// A throughput axis for lines: as [`rate_axis`], but log10 (and labelled so) when the values
 /// span more than a factor of 10, where a linear axis would lay the small ones within a tenth of
 /// its height, unreadable (surfnet's 20 ms lines, 2.9 MiB/s under 106 on GlusterFS).
-pub fn rate_axis_for_lines(unit: &str, values: impl IntoIterator<Item = f64>) -> Axis {
+pub(crate) fn rate_axis_for_lines(unit: &str, values: impl IntoIterator<Item = f64>) -> Axis {
     let positive: Vec<f64> = values.into_iter().filter(|v| v.is_finite() && *v > 0.0).collect();
     let lo = positive.iter().copied().fold(f64::INFINITY, f64::min);
     let hi = positive.iter().copied().fold(0.0f64, f64::max);

@@ -11,7 +11,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 /// One run's (or one kind's) values in a bar chart, one per category.
 #[derive(Clone, Debug)]
-pub struct BarGroup {
+pub(crate) struct BarGroup {
     pub name: String,
     pub colour: RGBColor,
     pub values: Vec<Option<f64>>,
@@ -19,7 +19,7 @@ pub struct BarGroup {
 
 /// Horizontal bars: a row per category (phase), a bar per group (run) in each row.
 #[derive(Clone, Debug)]
-pub struct BarChart {
+pub(crate) struct BarChart {
     pub title: String,
     pub categories: Vec<String>,
     pub groups: Vec<BarGroup>,
@@ -31,7 +31,7 @@ pub struct BarChart {
 }
 
 impl BarChart {
-    pub fn has_data(&self) -> bool {
+    pub(crate) fn has_data(&self) -> bool {
         self.groups
             .iter()
             .any(|g| g.values.iter().any(|v| v.is_some_and(|v| v > 0.0)))
@@ -50,7 +50,7 @@ fn ellipsize(s: &str, max: usize) -> String {
 
 /// Draw a horizontal bar chart to SVG. A row holds only the groups that have a value in it;
 /// with several groups each bar is labelled with its value and group.
-pub fn bar_chart(c: &BarChart) -> Result<String> {
+pub(crate) fn bar_chart(c: &BarChart) -> Result<String> {
     let n = c.categories.len().max(1);
     let several = c.groups.len() > 1;
     let bar_px: u32 = if several { 15 } else { 20 };
@@ -176,7 +176,7 @@ pub fn bar_chart(c: &BarChart) -> Result<String> {
 /// Per-worker (or per-process) bars of one phase: stragglers (below `slow` times the median)
 /// stand out.
 #[derive(Clone, Debug)]
-pub struct WorkerBars {
+pub(crate) struct WorkerBars {
     pub title: String,
     /// What a bar is: `worker` or `process`.
     pub item: &'static str,
@@ -190,7 +190,7 @@ pub struct WorkerBars {
 }
 
 /// Draw per-worker bars to SVG.
-pub fn worker_bars(c: &WorkerBars) -> Result<String> {
+pub(crate) fn worker_bars(c: &WorkerBars) -> Result<String> {
     let (w, h) = c.size;
     let n = c.values.len();
     let med = median(&c.values);

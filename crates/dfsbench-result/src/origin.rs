@@ -1,0 +1,60 @@
+//! Where a run came from: the tool, the host, the target and, for a run of several
+//! processes, who they were.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::LinkCapacity;
+
+/// Who ran a multi-process run.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Cluster {
+    /// `procs` (local processes) or `mpi`.
+    pub mode: String,
+    pub ranks: usize,
+    /// Distinct hosts, in rank order of first appearance.
+    pub nodes: Vec<String>,
+    /// Workers of each rank (worker `w` of rank `r` is worker `r * workers_per_rank + w`),
+    /// per job.
+    pub workers_per_rank: Vec<usize>,
+    /// Reads read another rank's data (`--shuffle`).
+    pub shuffle: bool,
+    pub members: Vec<Member>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Member {
+    pub rank: usize,
+    pub host: String,
+    pub pid: u32,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Tool {
+    pub name: String,
+    pub version: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Host {
+    pub hostname: String,
+    pub os: String,
+    pub kernel: String,
+    pub cpus: usize,
+    pub memory_bytes: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Target {
+    pub uri: String,
+    pub backend: String,
+    pub run_path: String,
+    pub capabilities: BTreeMap<String, bool>,
+    pub details: BTreeMap<String, String>,
+    /// What the client's link to the storage can carry, when the run knows it (lab targets):
+    /// read phases above it are marked `[cache?]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link: Option<LinkCapacity>,
+}
