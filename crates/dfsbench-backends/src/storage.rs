@@ -261,7 +261,8 @@ impl Source<'_> {
 
 /// The operations of one worker. All paths are relative to the run directory and use `/`.
 pub trait Client {
-    type Block: BlockIo;
+    /// An open file for block I/O; it owns what it holds (a worker keeps one between phases).
+    type Block: BlockIo + 'static;
 
     async fn mkdir(&mut self, path: &str) -> OpResult<()>;
     async fn rmdir(&mut self, path: &str) -> OpResult<()>;

@@ -120,7 +120,7 @@ fn exit_code(e: &anyhow::Error) -> u8 {
 }
 
 fn main() -> ExitCode {
-    dfsbench_core::panics::install_panic_hook();
+    dfsbench_core::install_panic_hook();
     // Ranks of two builds of one version must not run together either.
     dfsbench_core::cluster::set_build(env!("DFSBENCH_VERSION"));
     let cli = match Cli::try_parse() {
@@ -144,9 +144,8 @@ fn main() -> ExitCode {
         }
     };
     // A panic is a bug: one line that says so (the hook kept its place), not a backtrace.
-    let result = std::panic::catch_unwind(|| dispatch(&cli.command)).unwrap_or_else(|payload| {
-        Err(Failure::runtime(dfsbench_core::panics::internal_error(Some(payload.as_ref()))).into())
-    });
+    let result = std::panic::catch_unwind(|| dispatch(&cli.command))
+        .unwrap_or_else(|payload| Err(Failure::runtime(dfsbench_core::internal_error(Some(payload.as_ref()))).into()));
     ExitCode::from(status_of(result))
 }
 

@@ -9,16 +9,16 @@ use dfsbench_backends::clock::Instant;
 use dfsbench_backends::{AlignedBuf, BlockOpts, Check, Client, FileOpts, FileRead, OpError, OpResult, Source};
 
 /// The error kind of an operation over the limit.
-pub const TIMEOUT: &str = "timeout";
+pub(crate) const TIMEOUT: &str = "timeout";
 
 /// A worker's client with its operations bounded in time (no bound: `limit` None).
-pub struct Bounded<C> {
+pub(crate) struct Bounded<C> {
     inner: C,
     limit: Option<Duration>,
 }
 
 impl<C> Bounded<C> {
-    pub fn new(inner: C, limit: Option<Duration>) -> Self {
+    pub(crate) fn new(inner: C, limit: Option<Duration>) -> Self {
         Bounded { inner, limit }
     }
 }

@@ -1,102 +1,20 @@
 //! Reads must reach the storage: before every measured read phase, each process writes back
 //! and drops the cached pages of the files its workers read and wrote (fio's `invalidate=1`),
-//! and with `--drop-caches` the kernel's caches too. Unmeasured, before the phase starts.
+//! and with `--drop-caches` the kernel's caches too, unmeasured, before the phase starts
+//! (runner/invalidate.rs). This file holds what the workers do during a phase and the merge of
+//! the records.
 //!
 //! A phase that reads a file again (time-based reads go round their files, io passes over its
 //! file again, a mix reads its pool again) drops that file again just before, between
 //! operations: inside the phase's wall time, outside every operation's latency. The phase's
 //! record counts those re-reads and drops, and a re-read left warm marks the phase.
 
-use std::collections::BTreeSet;
-
 use dfsbench_backends::clock::Instant;
-use dfsbench_backends::{Client, Storage};
+use dfsbench_backends::Client;
 
-use crate::config::{Job, RunConfig};
-use crate::executor::Executor;
-use crate::plan::Phase;
 use crate::stats::{Reread, Rereads};
 use crate::worker::JobContext;
 use dfsbench_result::PhaseCache;
-
-/// Prepare the client's cache for `phase` on this process: `owners` are the global workers
-/// whose files this process's workers read or wrote, `existing` the files per set of every
-/// global worker.
-pub(crate) fn prepare_read<S: Storage>(
-    storage: &S,
-    config: &RunConfig,
-    job_index: usize,
-    job: &Job,
-    phase: &Phase,
-    owners: &BTreeSet<usize>,
-    existing: &[Vec<u64>],
-) -> PhaseCache {
-    if !storage.capabilities().page_cache {
-        return PhaseCache {
-            policy: PhaseCache::NOT_APPLICABLE.into(),
-            ..PhaseCache::default()
-        };
-    }
-    let mut out = PhaseCache {
-        policy: PhaseCache::DISABLED.into(),
-        ..PhaseCache::default()
-    };
-    if config.invalidate {
-        let paths: BTreeSet<String> = owners
-            .iter()
-            .flat_map(|&w| {
-                let files = existing.get(w).map_or(&[][..], Vec::as_slice);
-                job.workload.files_read(job_index, phase.op, w, files)
-            })
-            .collect();
-        invalidate_all(storage, &paths, &mut out);
-    }
-    if config.drop_caches {
-        match drop_kernel_caches() {
-            Ok(()) => out.dropped_kernel_caches = true,
-            Err(e) => {
-                out.message.get_or_insert(e);
-            }
-        }
-    }
-    out
-}
-
-/// Invalidate every file in `paths` through one client, counting what worked and what failed.
-fn invalidate_all<S: Storage>(storage: &S, paths: &BTreeSet<String>, out: &mut PhaseCache) {
-    out.policy = PhaseCache::INVALIDATED.into();
-    let mut client = match storage.client(0, 1) {
-        Ok(c) => c,
-        Err(e) => {
-            out.policy = PhaseCache::FAILED.into();
-            out.failed = paths.len() as u64;
-            out.message = Some(format!("cannot open a client: {e}"));
-            return;
-        }
-    };
-    Executor::for_backend(storage.capabilities()).block_on(async {
-        for p in paths {
-            match client.invalidate(p).await {
-                Ok(()) => out.files += 1,
-                // A file that is not there has nothing cached (a mix slot whose fill failed).
-                Err(e) if e.kind == "ENOENT" => {}
-                Err(e) => {
-                    out.failed += 1;
-                    out.policy = PhaseCache::FAILED.into();
-                    out.message.get_or_insert_with(|| format!("{p}: {e}"));
-                }
-            }
-        }
-    });
-}
-
-/// Write dirty data back and drop the kernel's page, dentry and inode caches (root only).
-fn drop_kernel_caches() -> Result<(), String> {
-    // SAFETY: sync has no preconditions.
-    unsafe { libc::sync() };
-    std::fs::write("/proc/sys/vm/drop_caches", "3\n")
-        .map_err(|e| format!("cannot drop the kernel's caches (/proc/sys/vm/drop_caches): {e}"))
-}
 
 /// Drop `path`'s cached pages again before it is read again, unless `invalidate` is off; only
 /// a file written since its last drop (`dirty`) needs the write-back first.
@@ -145,12 +63,12 @@ fn flip(bits: &mut Vec<u64>, i: u64, to: bool) -> bool {
 }
 
 impl Seen {
-    pub(crate) fn new(ctx: &JobContext<'_>, direct: bool) -> Self {
+    pub(crate) fn new(ctx: &JobContext, direct: bool) -> Self {
         Seen {
             touched: Vec::new(),
             dirty: Vec::new(),
             on: ctx.page_cache && !direct,
-            invalidate: ctx.config.invalidate,
+            invalidate: ctx.invalidate,
         }
     }
 

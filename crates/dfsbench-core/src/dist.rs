@@ -294,7 +294,7 @@ impl Access {
 /// the range by a fixed permutation (as fio hashes them), so the hot items are not all at the
 /// start of a file.
 #[derive(Debug, Clone)]
-pub struct Picker {
+pub(crate) struct Picker {
     n: u64,
     how: How,
     /// rank -> item: (rank * mul + add) mod n, mul coprime to n.
@@ -319,7 +319,7 @@ fn gcd(mut a: u64, mut b: u64) -> u64 {
 
 impl Picker {
     /// A picker over `n` (at least 1) items; `seed` places the permutation.
-    pub fn new(access: Access, n: u64, seed: u64) -> Picker {
+    pub(crate) fn new(access: Access, n: u64, seed: u64) -> Picker {
         let n = n.max(1);
         let how = match access {
             Access::Random => How::Random,
@@ -344,7 +344,7 @@ impl Picker {
 
     /// The next item.
     #[inline]
-    pub fn pick(&self, rng: &mut impl Rng) -> u64 {
+    pub(crate) fn pick(&self, rng: &mut impl Rng) -> u64 {
         let rank = match &self.how {
             How::Random => return rng.gen_range(0..self.n),
             How::Zipf(z) => z.sample(rng) as u64 - 1,

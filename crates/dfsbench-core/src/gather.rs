@@ -10,7 +10,7 @@ use crate::cluster::tree::Tree;
 use crate::host::peak_rss_bytes;
 
 /// Times one end-of-phase merge at rank 0: started when rank 0's own part is ready.
-pub struct GatherClock {
+pub(crate) struct GatherClock {
     started: Instant,
     arrived: Option<Instant>,
     merged: Option<Instant>,
@@ -23,7 +23,7 @@ pub struct GatherClock {
 }
 
 impl GatherClock {
-    pub fn start() -> GatherClock {
+    pub(crate) fn start() -> GatherClock {
         GatherClock {
             started: Instant::now(),
             arrived: None,
@@ -37,7 +37,7 @@ impl GatherClock {
     }
 
     /// Every tree child's subtotal is in (by child rank).
-    pub fn arrived(&mut self, children: &[(usize, Vec<u8>)]) {
+    pub(crate) fn arrived(&mut self, children: &[(usize, Vec<u8>)]) {
         self.arrived = Some(Instant::now());
         self.cpu.0 = thread_cpu_s();
         let others = children.iter().map(|(_, p)| p.len() as u64);
@@ -46,7 +46,7 @@ impl GatherClock {
 
     /// The parts are merged (`starts`: each rank's departure from the start barrier) along
     /// `tree`, and the answer to every rank is `reply_bytes` long.
-    pub fn merged(&mut self, starts: impl Iterator<Item = f64> + Clone, reply_bytes: usize, tree: Tree) {
+    pub(crate) fn merged(&mut self, starts: impl Iterator<Item = f64> + Clone, reply_bytes: usize, tree: Tree) {
         // The CPU clock is read inside the wall interval, at both ends: the thread's CPU time
         // then never exceeds the wall time (read after it, it did by 1 us once).
         self.cpu.1 = thread_cpu_s();
@@ -58,7 +58,7 @@ impl GatherClock {
     }
 
     /// The record, once the answer went to every rank; None when the round did not get as far.
-    pub fn finish(&self) -> Option<Gather> {
+    pub(crate) fn finish(&self) -> Option<Gather> {
         let (arrived, merged) = (self.arrived?, self.merged?);
         Some(Gather {
             start_skew_s: self.start_skew_s,

@@ -2,7 +2,7 @@
 
 use dfsbench_result::Host;
 
-pub fn host() -> Host {
+pub(crate) fn host() -> Host {
     let mut uts: libc::utsname = unsafe { std::mem::zeroed() };
     // SAFETY: uname fills the struct with NUL-terminated strings.
     let ok = unsafe { libc::uname(&mut uts) } == 0;
@@ -52,7 +52,7 @@ fn own_usage() -> Option<libc::rusage> {
 }
 
 /// User and system CPU seconds used by this process so far.
-pub fn cpu_times() -> (f64, f64) {
+pub(crate) fn cpu_times() -> (f64, f64) {
     let Some(ru) = own_usage() else {
         return (0.0, 0.0);
     };
@@ -61,7 +61,7 @@ pub fn cpu_times() -> (f64, f64) {
 }
 
 /// This process's peak resident memory so far (Linux reports it in KiB).
-pub fn peak_rss_bytes() -> u64 {
+pub(crate) fn peak_rss_bytes() -> u64 {
     own_usage().map_or(0, |ru| (ru.ru_maxrss.max(0) as u64) * 1024)
 }
 
@@ -73,14 +73,14 @@ pub fn process_cpu_times(pid: u32) -> Option<(f64, f64)> {
 
 /// What `/proc/PID/stat` says of a process's CPU and age.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ProcessStat {
+pub(crate) struct ProcessStat {
     /// User and system CPU seconds so far, all threads.
     pub cpu: (f64, f64),
     /// When it started, in seconds of the boot clock (`boot_clock_s`).
     pub started_s: f64,
 }
 
-pub fn process_stat(pid: u32) -> Option<ProcessStat> {
+pub(crate) fn process_stat(pid: u32) -> Option<ProcessStat> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The command name (field 2) may hold spaces and parentheses: count from its closing one.
     let fields: Vec<&str> = stat.get(stat.rfind(')')? + 1..)?.split_whitespace().collect();
@@ -96,7 +96,7 @@ pub fn process_stat(pid: u32) -> Option<ProcessStat> {
 }
 
 /// Seconds since boot, on the clock that `/proc/PID/stat` dates process starts by.
-pub fn boot_clock_s() -> f64 {
+pub(crate) fn boot_clock_s() -> f64 {
     let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: clock_gettime fills the struct it is given.
     unsafe { libc::clock_gettime(libc::CLOCK_BOOTTIME, &mut ts) };
@@ -106,14 +106,14 @@ pub fn boot_clock_s() -> f64 {
 /// CPU seconds at one instant: this process's, and those of the server processes a run watches
 /// (`--server-pid`, or a lab's daemons) with None for one that is gone.
 #[derive(Debug, Clone, Default)]
-pub struct CpuSample {
+pub(crate) struct CpuSample {
     pub own: (f64, f64),
     /// When the sample was taken, on the boot clock.
     pub at_s: f64,
     pub servers: Vec<(u32, Option<ProcessStat>)>,
 }
 
-pub fn cpu_sample(servers: &[u32]) -> CpuSample {
+pub(crate) fn cpu_sample(servers: &[u32]) -> CpuSample {
     CpuSample {
         own: cpu_times(),
         at_s: boot_clock_s(),
@@ -128,7 +128,7 @@ const THREAD_FOOTPRINT: u64 = 4 << 20;
 /// The most threads this process can expect to start, and what sets that limit: the user's
 /// process limit (`ulimit -u`), the kernel's `threads-max`, and the address-space limit
 /// (`ulimit -v`) over a thread's footprint. None when nothing limits them.
-pub fn thread_limit() -> Option<(u64, String)> {
+pub(crate) fn thread_limit() -> Option<(u64, String)> {
     let rlimit = |resource| {
         let mut r = libc::rlimit {
             rlim_cur: 0,

@@ -62,7 +62,7 @@ fn secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
 }
 
 /// Parse a band such as `5%` or `0.05`.
-pub fn parse_band(text: &str) -> Result<f64, ConfigError> {
+pub(crate) fn parse_band(text: &str) -> Result<f64, ConfigError> {
     let t = text.trim();
     let quoted = || format!("'{text}'");
     let v = match t.strip_suffix('%') {
@@ -97,7 +97,7 @@ impl Stable {
 const MAX_NAP: Duration = Duration::from_millis(100);
 
 /// One worker's schedule of intended start times.
-pub struct Pacer {
+pub(crate) struct Pacer {
     next: Instant,
     /// Mean gap between operations in seconds.
     gap: f64,
@@ -110,7 +110,7 @@ pub struct Pacer {
 impl Pacer {
     /// A schedule of `rate` operations per second from `start`. Uniform schedules of the
     /// `workers` workers are staggered so their operations do not all start at once.
-    pub fn new(
+    pub(crate) fn new(
         start: Instant,
         rate: f64,
         arrival: Arrival,
@@ -135,7 +135,7 @@ impl Pacer {
     }
 
     /// The intended start of the next operation, without waiting for it.
-    pub fn peek(&self) -> Instant {
+    pub(crate) fn peek(&self) -> Instant {
         self.next
     }
 
@@ -152,7 +152,7 @@ impl Pacer {
 
     /// Wait until the next operation's intended start (not at all when behind) and return it;
     /// None when the phase must stop meanwhile.
-    pub async fn wait(&mut self, ctl: &PhaseControl) -> Option<Instant> {
+    pub(crate) async fn wait(&mut self, ctl: &PhaseControl) -> Option<Instant> {
         let at = self.advance();
         sleep_until(at, ctl, self.alone).await.then_some(at)
     }
@@ -162,7 +162,7 @@ impl Pacer {
 /// Long waits are slept in naps, so a Ctrl-C is heard within one. A worker `alone` on its
 /// thread sleeps the thread (precise to tens of microseconds), others the executor's timer
 /// (whole milliseconds).
-pub async fn sleep_until(at: Instant, ctl: &PhaseControl, alone: bool) -> bool {
+pub(crate) async fn sleep_until(at: Instant, ctl: &PhaseControl, alone: bool) -> bool {
     loop {
         let now = Instant::now();
         if at <= now {

@@ -25,12 +25,12 @@ pub fn install_panic_hook() {
 }
 
 /// The first panic of the process: its message and where it happened.
-pub fn first_panic() -> Option<String> {
+pub(crate) fn first_panic() -> Option<String> {
     FIRST_PANIC.lock().unwrap_or_else(|e| e.into_inner()).clone()
 }
 
 /// The message a panic carries (`panic!("...")` gives a `&str` or a `String`).
-pub fn payload_text(payload: &(dyn std::any::Any + Send)) -> String {
+pub(crate) fn payload_text(payload: &(dyn std::any::Any + Send)) -> String {
     payload
         .downcast_ref::<&str>()
         .map(|s| s.to_string())

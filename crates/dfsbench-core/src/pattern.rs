@@ -10,13 +10,13 @@
 use std::fmt;
 
 /// Sector size of the pattern.
-pub const SECTOR: u64 = 512;
+pub(crate) const SECTOR: u64 = 512;
 const WORDS: usize = (SECTOR / 8) as usize;
 const MAGIC: u32 = 0x4446_5342; // "DFSB"
 
 /// Identifies one file of a run: which job, file set, worker and index wrote it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FileKey {
+pub(crate) struct FileKey {
     pub job: u16,
     pub set: u16,
     pub worker: u32,
@@ -53,7 +53,7 @@ impl fmt::Display for FileKey {
 
 /// The pattern of one run.
 #[derive(Debug, Clone, Copy)]
-pub struct Pattern {
+pub(crate) struct Pattern {
     run_tag: u32,
     /// Bytes of each sector that are not zeros: the header and the words after it.
     random_bytes: usize,
@@ -64,7 +64,7 @@ const HEADER: usize = 24;
 
 /// The first byte that differs from the expected pattern.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Mismatch {
+pub(crate) struct Mismatch {
     /// File offset of the first wrong byte.
     pub offset: u64,
     /// What the sector's header says was found there.
@@ -79,7 +79,7 @@ pub(crate) fn splitmix(mut z: u64) -> u64 {
 }
 
 impl Pattern {
-    pub fn new(run_tag: u32) -> Self {
+    pub(crate) fn new(run_tag: u32) -> Self {
         Pattern {
             run_tag,
             random_bytes: SECTOR as usize,
@@ -88,7 +88,7 @@ impl Pattern {
 
     /// The pattern with only the first `n` bytes of each sector set (at least its header), the
     /// rest zeros: compressible data that is still checked.
-    pub fn with_random_bytes(self, n: usize) -> Self {
+    pub(crate) fn with_random_bytes(self, n: usize) -> Self {
         Pattern {
             random_bytes: n.clamp(HEADER, SECTOR as usize),
             ..self
@@ -129,7 +129,7 @@ impl Pattern {
     }
 
     /// Fill `buf` with the pattern of `key` at file offset `offset`.
-    pub fn fill(&self, key: FileKey, offset: u64, buf: &mut [u8]) {
+    pub(crate) fn fill(&self, key: FileKey, offset: u64, buf: &mut [u8]) {
         let len = buf.len();
         self.for_each(key, offset, len, |at, expected| {
             buf[at..at + expected.len()].copy_from_slice(expected);
@@ -138,7 +138,7 @@ impl Pattern {
     }
 
     /// Check that `buf` holds the pattern of `key` at `offset`.
-    pub fn check(&self, key: FileKey, offset: u64, buf: &[u8]) -> Result<(), Mismatch> {
+    pub(crate) fn check(&self, key: FileKey, offset: u64, buf: &[u8]) -> Result<(), Mismatch> {
         let mut bad = None;
         self.for_each(key, offset, buf.len(), |at, expected| {
             let got = &buf[at..at + expected.len()];

@@ -71,7 +71,7 @@ pub fn new_run_id() -> String {
 
 /// True for a run id [`new_run_id`] could have made. Rank 0 sends its id to the other ranks,
 /// which put it into paths: anything else (`../x`, `/`, a megabyte) is refused.
-pub fn is_run_id(id: &str) -> bool {
+pub(crate) fn is_run_id(id: &str) -> bool {
     let b = id.as_bytes();
     b.len() == "20261122-013012-4f2a9c".len()
         && b.iter().enumerate().all(|(i, c)| match i {
@@ -82,7 +82,7 @@ pub fn is_run_id(id: &str) -> bool {
 }
 
 /// A 32-bit tag of the run id, written into verified data.
-pub fn run_tag(run_id: &str) -> u32 {
+pub(crate) fn run_tag(run_id: &str) -> u32 {
     run_id
         .bytes()
         .fold(0x811c_9dc5u32, |h, b| (h ^ u32::from(b)).wrapping_mul(0x0100_0193))

@@ -1,22 +1,19 @@
 //! A worker: one closed-loop client that runs every phase of a job on its own [`Client`].
 
-use std::cell::RefCell;
-use std::sync::Mutex;
+use std::any::Any;
+use std::time::Duration;
 
 use dfsbench_backends::clock::Instant;
 
 use rand::rngs::SmallRng;
 use rand::{RngCore, SeedableRng};
 
-use dfsbench_backends::{AlignedBuf, Client, Completion, IoEngine, SharedData};
+use dfsbench_backends::{AlignedBuf, Client, Completion, SharedData};
 
-use crate::config::{Job, RunConfig};
-use crate::data::{Content, Generator};
+use crate::data::{Content, Generator, Written};
 use crate::load::Pacer;
 use crate::pattern::Pattern;
-use crate::plan::Phase;
-use crate::stats::{Buckets, Latencies, Live, PhaseControl, Recorder, WorkerPhase};
-use crate::workloads::io::OpenedIo;
+use crate::stats::PhaseControl;
 
 /// State of one worker that lives across the phases of a job.
 pub struct Worker<C: Client> {
@@ -48,60 +45,61 @@ pub struct Worker<C: Client> {
     pub(crate) alone: bool,
     /// Intended start times of the current phase, when it runs at a rate.
     pub(crate) pacer: Option<Pacer>,
-    /// Sizes of the mix pool's files by slot; None where a delete removed the file.
-    pub(crate) pool: Vec<Option<u64>>,
-    /// The io engine `auto` runs the next pattern on: the one the probe found fastest over
-    /// every worker of every rank, the same for all of them.
-    pub(crate) engine_pick: Option<IoEngine>,
-    /// Blocks per second of each engine in this worker's own probe, recorded again by the
-    /// measured phase after it.
-    pub(crate) probe_figures: Vec<(IoEngine, f64)>,
-    /// The io file the next phase runs on, opened before the phase starts.
-    pub(crate) opened: Option<OpenedIo<C::Block>>,
+    /// What the ranks agreed on at the end of the previous phase, for every worker alike
+    /// (io's `auto`: the engine the probe picked); the workload reads it.
+    pub(crate) agreed: Option<serde_json::Value>,
+    /// The workload's own state between phases (io: the file opened for the next phase; mix:
+    /// its pool), of a type only the workload module names: see [`Worker::take_state`].
+    state: Option<Box<dyn Any>>,
 }
 
-/// Read-only facts every worker of a job needs.
-pub struct JobContext<'a> {
-    pub config: &'a RunConfig,
-    pub job: &'a Job,
+/// Read-only facts every worker of a job needs: the run's and the job's settings the
+/// workloads read, without the job itself (the runner fills it in).
+pub struct JobContext {
     pub job_index: usize,
     /// Workers of the job over all ranks.
     pub total_workers: usize,
     /// The backend keeps file data in the client's page cache (reads of a file again must drop
     /// it first: see cache.rs).
     pub page_cache: bool,
+    /// Drop cached pages before reads (`--invalidate`).
+    pub invalidate: bool,
+    /// Written data is checked when read (`--verify`).
+    pub verify: bool,
+    pub seed: u64,
+    /// The job's time limit, and whether its phases go round until it (fio's time_based).
+    pub duration: Option<Duration>,
+    pub time_based: bool,
+    /// What the job's workload writes.
+    pub written: Written,
+    /// Bytes of a worker's whole-file buffer.
+    pub file_bs: usize,
     /// Random bytes every worker of this process writes from when no [`Content`] is made:
     /// one allocation for the job, not one per worker.
     pub data: Option<SharedData>,
 }
 
-impl<'a> JobContext<'a> {
-    pub fn new(config: &'a RunConfig, job: &'a Job, job_index: usize, total_workers: usize, page_cache: bool) -> Self {
-        let w = job.workload.written();
-        let shared = w.chunk > 0 && !config.verify && !w.shape.generated();
-        let seed = config.seed ^ ((job_index as u64) << 40);
-        JobContext {
-            config,
-            job,
-            job_index,
-            total_workers,
-            page_cache,
-            data: shared.then(|| SharedData::new(w.chunk, |b| SmallRng::seed_from_u64(seed).fill_bytes(b))),
-        }
+impl JobContext {
+    /// The job's shared random data, when its workers write from it: `chunk` bytes of the
+    /// job's seed.
+    pub(crate) fn shared_data(verify: bool, seed: u64, job_index: usize, w: &Written) -> Option<SharedData> {
+        let shared = w.chunk > 0 && !verify && !w.shape.generated();
+        let seed = seed ^ ((job_index as u64) << 40);
+        shared.then(|| SharedData::new(w.chunk, |b| SmallRng::seed_from_u64(seed).fill_bytes(b)))
     }
 }
 
 impl<C: Client> Worker<C> {
-    pub fn new(id: usize, client: C, ctx: &JobContext<'_>, run_tag: u32) -> Self {
-        let rng = SmallRng::seed_from_u64(ctx.config.seed ^ ((ctx.job_index as u64) << 32) ^ id as u64);
-        let w = ctx.job.workload.written();
-        let content = if ctx.config.verify {
+    pub fn new(id: usize, client: C, ctx: &JobContext, run_tag: u32) -> Self {
+        let rng = SmallRng::seed_from_u64(ctx.seed ^ ((ctx.job_index as u64) << 32) ^ id as u64);
+        let w = ctx.written;
+        let content = if ctx.verify {
             Some(Content::Verify(
                 Pattern::new(run_tag).with_random_bytes(w.shape.random_bytes()),
             ))
         } else if w.shape.generated() {
             // The same seed on every rank: duplicate blocks match across processes.
-            let seed = ctx.config.seed ^ ((ctx.job_index as u64) << 40);
+            let seed = ctx.seed ^ ((ctx.job_index as u64) << 40);
             Some(Content::Generated(Generator::new(w.shape, w.block, seed)))
         } else {
             None
@@ -111,7 +109,7 @@ impl<C: Client> Worker<C> {
             src: id,
             src_existing: Vec::new(),
             client,
-            buf: AlignedBuf::new(ctx.job.workload.file_bs()),
+            buf: AlignedBuf::new(ctx.file_bs),
             path: String::with_capacity(256),
             path2: String::with_capacity(256),
             rng,
@@ -122,10 +120,8 @@ impl<C: Client> Worker<C> {
             completions: Vec::new(),
             alone: false,
             pacer: None,
-            pool: Vec::new(),
-            engine_pick: None,
-            probe_figures: Vec::new(),
-            opened: None,
+            agreed: None,
+            state: None,
         }
     }
 
@@ -150,44 +146,18 @@ impl<C: Client> Worker<C> {
         Some((intended.unwrap_or(start), start))
     }
 
-    /// Get ready for a phase before its clock starts: whose data it reads (its own, or with
-    /// --shuffle another rank's: `source`), and what the workload sets up beforehand.
-    pub async fn prepare_phase(&mut self, ctx: &JobContext<'_>, phase: &Phase, source: Option<(usize, Vec<u64>)>) {
-        (self.src, self.src_existing) = source.unwrap_or_else(|| (self.id, self.existing.clone()));
-        crate::workloads::prepare_step(self, ctx, phase.op).await;
+    /// Take the workload's state out of the worker for a phase (a new one the first time, or
+    /// when the last was another type's); [`Worker::keep_state`] puts it back.
+    pub(crate) fn take_state<S: Default + 'static>(&mut self) -> S {
+        match self.state.take().map(|b| b.downcast::<S>()) {
+            Some(Ok(s)) => *s,
+            _ => S::default(),
+        }
     }
 
-    /// Run one phase, prepared by [`Worker::prepare_phase`], to its end and return what was
-    /// measured: latencies into `latencies`, completions into `series`, the carrying thread's.
-    pub async fn run_phase(
-        &mut self,
-        ctx: &JobContext<'_>,
-        phase: &Phase,
-        ctl: &PhaseControl,
-        live: &Live,
-        series: &RefCell<Buckets>,
-        latencies: &Mutex<Latencies>,
-    ) -> WorkerPhase {
-        let mut rec = Recorder::new(self.id, phase.classes, ctl, live, series, latencies);
-        self.pacer = phase.rate.map(|r| {
-            // The rate is the total over every worker of every process.
-            let workers = ctx.total_workers;
-            rec.measure_service();
-            Pacer::new(
-                ctl.start,
-                r / workers as f64,
-                phase.arrival,
-                self.id,
-                workers,
-                ctx.config.seed,
-                self.alone,
-            )
-        });
-        crate::workloads::run_step(self, ctx, phase.op, phase.until, &mut rec).await;
-        let mut out = rec.finish();
-        out.existing = self.existing.clone();
-        out.read_from = (self.src != self.id).then_some(self.src);
-        out
+    /// Keep the workload's state for the next phase.
+    pub(crate) fn keep_state<S: 'static>(&mut self, state: S) {
+        self.state = Some(Box::new(state));
     }
 }
 

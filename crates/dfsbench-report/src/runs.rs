@@ -35,35 +35,36 @@ pub(crate) fn phase_key(p: &PhaseResult) -> (String, String) {
     (p.job_name.clone(), label(p))
 }
 
-/// The queue depth the phase really had: psync issues one block at a time whatever iodepth
-/// asked for (as in fio), which the engine the run recorded (`params.ioengine`) tells.
+/// The queue depth the phase really had, as its engine recorded it (`queue`): psync issues one
+/// block at a time whatever the job asked for (as in fio). None for phases without a queue and
+/// for results written before it was recorded.
 pub fn queue_depth(p: &PhaseResult) -> Option<u64> {
-    let asked = p.params.get("iodepth").and_then(|v| v.as_u64())?;
-    let psync = p.params.get("ioengine").and_then(|v| v.as_str()) == Some("psync");
-    Some(if psync { 1 } else { asked })
+    p.queue.as_ref().map(|q| q.depth)
 }
 
 /// The phase's label for people: an io label's `qdN` says the real queue depth, so a psync
-/// run asked for iodepth 8 reads `randread 4 KiB qd1 (psync)`, not `qd8`.
+/// run asked for 8 in flight reads `randread 4 KiB qd1 (psync)`, not `qd8`. Results written
+/// before the queue was recorded keep their label.
 pub fn label(p: &PhaseResult) -> String {
-    let asked = p.params.get("iodepth").and_then(|v| v.as_u64());
-    match (asked, queue_depth(p)) {
-        (Some(a), Some(real)) if a != real => {
-            let token = format!("qd{a}");
-            p.label
-                .split(' ')
-                .map(|w| {
-                    if w == token {
-                        format!("qd{real} (psync)")
-                    } else {
-                        w.to_string()
-                    }
-                })
-                .collect::<Vec<_>>()
-                .join(" ")
-        }
-        _ => p.label.clone(),
-    }
+    let Some(q) = &p.queue else {
+        return p.label.clone();
+    };
+    let real = format!("qd{}", q.depth);
+    let asked = |w: &str| {
+        w.strip_prefix("qd")
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    };
+    p.label
+        .split(' ')
+        .map(|w| {
+            if asked(w) && w != real {
+                format!("{real} ({})", q.engine)
+            } else {
+                w.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// The phase for people: its label, with the job name in front when one run has two jobs

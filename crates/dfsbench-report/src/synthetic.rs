@@ -248,6 +248,10 @@ fn phase(spec: &PhaseSpec, workers: usize, start_s: f64, rng: &mut Rng) -> Phase
     if spec.kinds.len() < 2 {
         phase.as_object_mut().expect("an object").remove("ops_by_kind");
     }
+    if spec.workload == "io" && !spec.prepare {
+        // What the engine of the io job's config (io_uring at 16 in flight) records.
+        phase["queue"] = json!({"engine": "io_uring", "depth": 16});
+    }
     serde_json::from_value(phase).expect("a phase")
 }
 

@@ -161,6 +161,18 @@ pub struct PhaseResult {
     /// stonewall window under half of the phase; empty for a sound phase.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub validity: Vec<String>,
+    /// How the blocks were issued (io phases; absent in results written before it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue: Option<Queue>,
+}
+
+/// The engine an io phase ran on and the requests in flight per worker it really had
+/// (`depth`: psync issues one block at a time whatever the job asked for, as in fio).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Queue {
+    /// `io_uring`, `libaio`, `psync` or `requests` (a network backend's own requests).
+    pub engine: String,
+    pub depth: u64,
 }
 
 fn is_zero(v: &u64) -> bool {

@@ -313,43 +313,9 @@ static FIO_JOBS: Tally = Tally::new("fio job file");
 /// A fio job file: sections of options dfsbench reads or refuses, with values that may not fit
 /// (`value()`'s edges, fio's own spellings, variables), or any text at all.
 fn fio_text() -> impl Strategy<Value = String> {
-    let keys = vec![
-        "rw",
-        "readwrite",
-        "bs",
-        "blocksize",
-        "bsrange",
-        "size",
-        "numjobs",
-        "iodepth",
-        "direct",
-        "buffered",
-        "ioengine",
-        "time_based",
-        "runtime",
-        "timeout",
-        "ramp_time",
-        "rwmixread",
-        "rwmixwrite",
-        "stonewall",
-        "new_group",
-        "filename",
-        "directory",
-        "invalidate",
-        "pre_read",
-        "end_fsync",
-        "name",
-        "norandommap",
-        "bssplit",
-        "buffer_compress_percentage",
-        "buffer_compress_chunk",
-        "dedupe_percentage",
-        "refill_buffers",
-        "scramble_buffers",
-        "random_distribution",
-        "include",
-        "$include",
-    ];
+    // The options the reader knows, and some it refuses by name.
+    let mut keys = dfsbench_core::config::FIO_KEYS.to_vec();
+    keys.extend(["norandommap", "bssplit", "include", "$include"]);
     let fio_values = prop::sample::select(vec![
         "read",
         "randrw",
@@ -401,7 +367,7 @@ fn fio_text() -> impl Strategy<Value = String> {
 
 fn parse_fio(text: &str) -> Result<(), String> {
     let set = |name: &str| (name == "X").then(|| "64k".to_string());
-    let file = dfsbench_core::fiojob::parse("job.fio", text, set).map_err(|e| e.to_string())?;
+    let file = dfsbench_core::config::parse_fio_job_file("job.fio", text, set).map_err(|e| e.to_string())?;
     dfsbench_core::config::validate(&file.run, &file.jobs)
         .map(drop)
         .map_err(|e| e.to_string())

@@ -87,7 +87,7 @@ pub struct StudyArgs {
     /// storage node out, as `dfsbench run --fault` takes it ('read+2s: ssh node3 ...');
     /// repeatable. Lab targets need none: dfsbench wipes a node itself.
     #[arg(long, value_name = "'AT: COMMAND'")]
-    pub fault: Option<Vec<dfsbench_core::faults::FaultEntry>>,
+    pub fault: Option<Vec<dfsbench_core::FaultEntry>>,
 
     /// With --fault: the command that exits 0 once every copy exists again.
     #[arg(long, value_name = "COMMAND")]

@@ -10,9 +10,9 @@ use std::time::{Duration, Instant, SystemTime};
 use dfsbench_backends::{Target, BACKENDS};
 use dfsbench_core::cluster::Group;
 use dfsbench_core::config::{validate, RunConfig, RunSpec, WorkloadFile};
-use dfsbench_core::faults::FaultEntry;
 use dfsbench_core::runner::{fit_to_backend, Quiet};
 use dfsbench_core::session::{execute as execute_run, new_run_id};
+use dfsbench_core::FaultEntry;
 use dfsbench_result::{LinkCapacity, RunResult};
 
 use super::args::StudyArgs;

@@ -175,7 +175,7 @@ pub fn study(a: &StudyArgs) -> Result<(), Failure> {
         .server_pids
         .iter()
         .flatten()
-        .find(|&&p| p == 0 || dfsbench_core::host::process_cpu_times(p).is_none())
+        .find(|&&p| p == 0 || dfsbench_core::process_cpu_times(p).is_none())
     {
         return Err(Failure::usage(format!(
             "--server-pid {pid}: no such process on this host: give the PIDs of the server processes here (pidof minio)"

@@ -29,14 +29,14 @@ pub const ENV: &str = "DFSBENCH_PROCS_CHILD";
 /// The largest message a rank sends is a phase part (histograms, per-second series, one entry
 /// per worker): megabytes for days-long phases of thousands of workers. A larger frame is
 /// not from this program.
-pub const MAX_FRAME: u64 = 256 << 20;
+pub(crate) const MAX_FRAME: u64 = 256 << 20;
 
 /// The most processes `--procs` starts on one machine.
-pub const MAX_PROCS: usize = 4096;
+pub(crate) const MAX_PROCS: usize = 4096;
 
 /// Why a peer's bytes could not be read as frames.
 #[derive(Debug, PartialEq, Eq)]
-pub enum FrameError {
+pub(crate) enum FrameError {
     /// The connection closed between frames.
     Closed,
     /// The connection closed (or failed) inside a frame.
@@ -64,7 +64,7 @@ impl std::fmt::Display for FrameError {
 
 /// Read one frame. Memory grows with the bytes that arrive, never with the length a header
 /// claims.
-pub fn read_frame(r: &mut impl Read) -> Result<(u8, Vec<u8>), FrameError> {
+pub(crate) fn read_frame(r: &mut impl Read) -> Result<(u8, Vec<u8>), FrameError> {
     let mut head = [0u8; 9];
     let mut got = 0;
     while got < head.len() {
@@ -95,7 +95,7 @@ pub fn read_frame(r: &mut impl Read) -> Result<(u8, Vec<u8>), FrameError> {
 }
 
 /// The bytes of one frame, as [`read_frame`] reads them.
-pub fn frame(tag: u8, data: &[u8]) -> Vec<u8> {
+pub(crate) fn frame(tag: u8, data: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(9 + data.len());
     out.push(tag);
     out.extend_from_slice(&(data.len() as u64).to_le_bytes());
@@ -127,7 +127,7 @@ pub struct Procs {
 
 mod tempdir {
     /// A directory only this user can enter, removed on drop.
-    pub struct Dir(pub std::path::PathBuf);
+    pub(super) struct Dir(pub std::path::PathBuf);
     impl Drop for Dir {
         fn drop(&mut self) {
             let _ = std::fs::remove_dir_all(&self.0);
@@ -197,7 +197,7 @@ fn die_with_parent(cmd: &mut Command) {
 }
 
 /// The signals that stop a run as Ctrl-C does; a `--procs` child starts with them blocked.
-pub const STOP_SIGNALS: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+pub(crate) const STOP_SIGNALS: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
 
 /// Unblock [`STOP_SIGNALS`], once their handler is installed.
 pub fn unblock_stop_signals() {

@@ -6,34 +6,34 @@
 /// Children per rank. Rank 0 merges at most this many parts; the tree is
 /// `ceil(log_k N)` levels deep, each level one merge after another (docs/scaling.md measures
 /// 8 against the flat merge).
-pub const FANOUT: usize = 8;
+pub(crate) const FANOUT: usize = 8;
 
 /// The tree of `size` ranks with `fanout` children per rank.
 #[derive(Debug, Clone, Copy)]
-pub struct Tree {
+pub(crate) struct Tree {
     pub size: usize,
     pub fanout: usize,
 }
 
 impl Tree {
-    pub fn new(size: usize) -> Tree {
+    pub(crate) fn new(size: usize) -> Tree {
         Tree { size, fanout: FANOUT }
     }
 
     /// The rank `rank` sends its merged part to; none for rank 0.
-    pub fn parent(&self, rank: usize) -> Option<usize> {
+    pub(crate) fn parent(&self, rank: usize) -> Option<usize> {
         (rank > 0).then(|| (rank - 1) / self.fanout)
     }
 
     /// The ranks that send their merged parts to `rank`.
-    pub fn children(&self, rank: usize) -> std::ops::Range<usize> {
+    pub(crate) fn children(&self, rank: usize) -> std::ops::Range<usize> {
         let first = rank.saturating_mul(self.fanout).saturating_add(1).min(self.size);
         let end = first.saturating_add(self.fanout).min(self.size);
         first..end
     }
 
     /// Links between `rank` and its parent to get there from rank 0.
-    pub fn depth(&self, rank: usize) -> usize {
+    pub(crate) fn depth(&self, rank: usize) -> usize {
         let mut d = 0;
         let mut r = rank;
         while let Some(p) = self.parent(r) {
@@ -44,7 +44,7 @@ impl Tree {
     }
 
     /// True when `rank` is `ancestor` or below it.
-    pub fn is_below(&self, rank: usize, ancestor: usize) -> bool {
+    pub(crate) fn is_below(&self, rank: usize, ancestor: usize) -> bool {
         let mut r = rank;
         loop {
             if r == ancestor {
@@ -58,12 +58,12 @@ impl Tree {
     }
 
     /// The depth of the deepest rank.
-    pub fn height(&self) -> usize {
+    pub(crate) fn height(&self) -> usize {
         self.depth(self.size.saturating_sub(1))
     }
 
     /// `rank` and every rank below it, in rank order: whose parts are lost with it.
-    pub fn subtree(&self, rank: usize) -> Vec<usize> {
+    pub(crate) fn subtree(&self, rank: usize) -> Vec<usize> {
         let mut out = Vec::new();
         let mut level = rank..rank + 1;
         while level.start < self.size {

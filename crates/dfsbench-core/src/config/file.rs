@@ -1,30 +1,13 @@
 //! Workload files: TOML with `${VAR:-default}` variables, or fio job files.
 
-use serde::{Deserialize, Serialize};
-
 use crate::error::ConfigError;
 
-use super::{JobSpec, RunSpec};
+use super::{fio, vars, WorkloadFile};
 
-/// The largest workload file read: real ones are a few hundred bytes.
-pub const MAX_WORKLOAD_FILE: u64 = 1 << 20;
-
-/// A workload file: run settings and `[[job]]` tables. It serializes back to TOML (keys that are
-/// `None` are left out), which is how a study hands a point to `dfsbench run` in other processes.
-#[derive(Debug, Default, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct WorkloadFile {
-    pub target: Option<String>,
-    #[serde(flatten)]
-    pub run: RunSpec,
-    #[serde(default, rename = "job")]
-    pub jobs: Vec<JobSpec>,
-}
-
-/// Read a workload file: a fio job file (see [`crate::fiojob`]) or TOML.
+/// Read a workload file: a fio job file (see [`fio`]) or TOML.
 pub fn load_workload_file(name: &str, text: &str) -> Result<WorkloadFile, ConfigError> {
-    if crate::fiojob::is_job_file(name, text) {
-        crate::fiojob::parse(name, text, crate::vars::env)
+    if fio::is_job_file(name, text) {
+        fio::parse(name, text, vars::env)
     } else {
         parse_workload_file(name, text)
     }
@@ -57,12 +40,12 @@ pub fn parse_workload_file(name: &str, text: &str) -> Result<WorkloadFile, Confi
 
 /// A TOML text with the variables of its values expanded, leaving comments as written (they
 /// may well show `${SIZE}`); an error comes with its line.
-fn expand_toml(text: &str) -> Result<String, (usize, crate::vars::VarError)> {
+fn expand_toml(text: &str) -> Result<String, (usize, vars::VarError)> {
     let mut out = String::with_capacity(text.len());
     for (i, line) in text.split_inclusive('\n').enumerate() {
         let (code, comment) = line.split_at(comment_start(line));
-        let room = crate::vars::MAX_EXPANDED.saturating_sub(out.len());
-        out += &crate::vars::expand(code, true, room, crate::vars::env).map_err(|e| (i + 1, e))?;
+        let room = vars::MAX_EXPANDED.saturating_sub(out.len());
+        out += &vars::expand(code, true, room, vars::env).map_err(|e| (i + 1, e))?;
         out += comment;
     }
     Ok(out)

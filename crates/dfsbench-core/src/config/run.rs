@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use crate::error::{ConfigError, JobLabel};
 use crate::faults::{self, FaultPlan, FaultSettings};
+use crate::job::{opt_secs, secs, Job};
 use crate::load::{parse_band, Arrival, Stable};
 use crate::units::parse_duration;
 use crate::workloads::{self, field_names, Workload};
@@ -73,7 +74,7 @@ impl std::fmt::Debug for ServerPids {
 impl RunConfig {
     /// The server processes to watch now: found again where the run knows how (the list as
     /// given when that finds none).
-    pub fn watched_servers(&self) -> Vec<u32> {
+    pub(crate) fn watched_servers(&self) -> Vec<u32> {
         self.server_pids_now
             .as_ref()
             .map(|now| (now.0)())
@@ -86,36 +87,6 @@ impl RunConfig {
     pub fn fine_series(&self) -> bool {
         !self.faults.is_empty()
     }
-}
-
-/// A validated job.
-#[derive(Debug, Clone, Serialize)]
-pub struct Job {
-    pub name: String,
-    pub workers: usize,
-    /// OS threads that carry the workers (None: the backend decides).
-    pub threads: Option<usize>,
-    #[serde(with = "opt_secs")]
-    pub duration: Option<Duration>,
-    /// Phases with a duration loop until it is over; false (io only, fio's runtime without
-    /// time_based): they make one pass, cut short at the duration.
-    #[serde(skip_serializing_if = "is_true")]
-    pub time_based: bool,
-    #[serde(with = "secs")]
-    pub ramp: Duration,
-    /// Open-loop rate: total operations per second over all workers (None: closed loop).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub rate: Option<f64>,
-    /// Rates to run each time-based phase at, one after the other (SPECsfs-style curve).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub rate_steps: Vec<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub arrival: Option<Arrival>,
-    /// End time-based phases early once throughput is steady.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub until_stable: Option<Stable>,
-    #[serde(flatten)]
-    pub workload: Workload,
 }
 
 /// Validate a run: `run` settings, and jobs whose unset keys fall back to `run`'s defaults.
@@ -290,16 +261,10 @@ fn validate_job(index: usize, s: &JobSpec, run: &RunSpec) -> Result<Job, ConfigE
         return Err(ctx("ramp needs a time-based job: add duration".into()));
     }
     // `accepted` above found the workload, so the registry validates it.
-    let workload = workloads::validate(name, &s.workloads, &s.shared, run)
+    let workload = workloads::validate(name, &s.workloads, &s.shared, &run.settings())
         .unwrap_or_else(|| Err(format!("unknown workload '{name}'").into()))
         .map_err(&ctx)?;
-    if let Workload::Io(io) = &workload {
-        if io.filename.is_some() && !io.shared_file && workers > 1 {
-            return Err(ctx(format!(
-                "filename names one file, but the job has {workers} workers: add shared_file (one file, a region per worker) or leave filename out (a file per worker)"
-            ).into()));
-        }
-    }
+    workload.check_workers(workers).map_err(&ctx)?;
     let (rate, rate_steps, arrival, until_stable) = validate_load(j, duration.is_some(), &workload).map_err(ctx)?;
     Ok(Job {
         name: j.name.clone().unwrap_or_else(|| workload.name().to_string()),
@@ -382,27 +347,4 @@ fn validate_load(s: &JobSettings, time_based: bool, workload: &Workload) -> Resu
         None
     };
     Ok((rate, steps, arrival, until_stable))
-}
-
-fn is_true(b: &bool) -> bool {
-    *b
-}
-
-pub(crate) mod secs {
-    use serde::Serializer;
-    use std::time::Duration;
-    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_f64(d.as_secs_f64())
-    }
-}
-
-mod opt_secs {
-    use serde::Serializer;
-    use std::time::Duration;
-    pub fn serialize<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
-        match d {
-            Some(d) => s.serialize_f64(d.as_secs_f64()),
-            None => s.serialize_none(),
-        }
-    }
 }

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::faults::FaultEntry;
-use crate::workloads::{self, field_names, from_keys, SharedOptions, WorkloadOptions};
+use crate::workloads::{self, field_names, from_keys, RunSettings, SharedOptions, WorkloadOptions};
 
 /// Settings of the whole run: the `Run` flags, and the top-level keys of a workload file.
 #[derive(clap::Args, Debug, Default, Clone, Deserialize, Serialize)]
@@ -324,6 +324,15 @@ pub fn run_keys() -> Vec<&'static str> {
 }
 
 impl RunSpec {
+    /// The settings a workload's validation reads.
+    pub(crate) fn settings(&self) -> RunSettings {
+        RunSettings {
+            invalidate: self.invalidate,
+            shuffle: self.shuffle,
+            verify: self.verify,
+        }
+    }
+
     /// Later values win: `self` are the defaults, `over` the overrides.
     pub fn merge(&self, over: &RunSpec) -> RunSpec {
         RunSpec {

@@ -17,7 +17,7 @@ const POLL: Duration = Duration::from_millis(20);
 
 /// How a command ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Ending {
+pub(super) enum Ending {
     Exited(i32),
     /// Ended by a signal it did not get from us.
     Signalled(i32),
@@ -31,7 +31,7 @@ pub enum Ending {
 
 /// A command that ran.
 #[derive(Debug, Clone)]
-pub struct Outcome {
+pub(super) struct Outcome {
     pub started: Instant,
     pub ended: Instant,
     pub ending: Ending,
@@ -40,11 +40,11 @@ pub struct Outcome {
 }
 
 impl Outcome {
-    pub fn succeeded(&self) -> bool {
+    pub(super) fn succeeded(&self) -> bool {
         self.ending == Ending::Exited(0)
     }
 
-    pub fn exit_code(&self) -> Option<i32> {
+    pub(super) fn exit_code(&self) -> Option<i32> {
         match self.ending {
             Ending::Exited(c) => Some(c),
             _ => None,
@@ -52,7 +52,7 @@ impl Outcome {
     }
 
     /// For events and messages: `exit 0 after 1.20 s`.
-    pub fn describe(&self, limit: Duration) -> String {
+    pub(super) fn describe(&self, limit: Duration) -> String {
         let took = self.ended.duration_since(self.started).as_secs_f64();
         match &self.ending {
             Ending::Exited(c) => format!("exit {c} after {took:.2} s"),
@@ -67,7 +67,7 @@ impl Outcome {
 /// Run `command` with `sh -c`, stdin from /dev/null, until it ends, `limit` passes, or `stop`
 /// is set; a command still running then is killed with its process group. Its output goes to
 /// an unlinked temporary file, so a daemon it leaves behind cannot block us on a pipe.
-pub fn run(command: &str, limit: Duration, stop: &AtomicBool) -> Outcome {
+pub(super) fn run(command: &str, limit: Duration, stop: &AtomicBool) -> Outcome {
     let started = Instant::now();
     let not_started = |why: String| Outcome {
         started,

@@ -20,7 +20,7 @@ const RECOVERY_WINDOW_S: f64 = 1.0;
 const BITE_S: f64 = 1.0;
 
 /// One row per fault of the plan.
-pub fn analyse(plan: &FaultPlan, record: &Record, phases: &[PhaseResult]) -> Vec<FaultImpact> {
+pub(crate) fn analyse(plan: &FaultPlan, record: &Record, phases: &[PhaseResult]) -> Vec<FaultImpact> {
     let starts: Vec<Option<f64>> = record.runs.iter().map(|r| r.started_s).collect();
     let recovered = record.recovery.as_ref().and_then(|r| r.recovered_s);
     plan.faults

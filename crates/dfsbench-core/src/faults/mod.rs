@@ -5,11 +5,10 @@
 mod command;
 mod impact;
 mod spec;
-pub mod stalls;
+pub(crate) mod stalls;
 mod timeline;
 
-pub use impact::analyse;
-pub use spec::{
-    validate, At, Fault, FaultEntry, FaultPlan, FaultSettings, ProbeFrom, ProbeSpec, DEFAULT_STALL_THRESHOLD,
-};
-pub use timeline::{Record, Timeline};
+pub(crate) use impact::analyse;
+pub use spec::FaultEntry;
+pub(crate) use spec::{validate, FaultPlan, FaultSettings, DEFAULT_STALL_THRESHOLD};
+pub(crate) use timeline::{Record, Timeline};

@@ -5,19 +5,19 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::Job;
 use crate::error::ConfigError;
+use crate::job::Job;
 use crate::plan::phases;
 use crate::units::parse_duration;
 
 /// How long a fault command may run when `--fault-timeout` is not given.
-pub const DEFAULT_FAULT_TIMEOUT: Duration = Duration::from_secs(60);
+pub(super) const DEFAULT_FAULT_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long probing may go on when `--recovery-timeout` is not given.
-pub const DEFAULT_RECOVERY_TIMEOUT: Duration = Duration::from_secs(600);
+pub(super) const DEFAULT_RECOVERY_TIMEOUT: Duration = Duration::from_secs(600);
 /// Time between the starts of two probes when `--probe-interval` is not given.
-pub const DEFAULT_PROBE_INTERVAL: Duration = Duration::from_secs(1);
+pub(super) const DEFAULT_PROBE_INTERVAL: Duration = Duration::from_secs(1);
 /// Gaps without a completed operation this long count as stalls by default.
-pub const DEFAULT_STALL_THRESHOLD: Duration = Duration::from_secs(1);
+pub(crate) const DEFAULT_STALL_THRESHOLD: Duration = Duration::from_secs(1);
 
 /// One `--fault` as written: `30s: ssh node3 systemctl stop ceph-osd@2`, or in a workload file
 /// the same string or a table `{ at = "30s", command = "..." }`.
@@ -94,7 +94,7 @@ impl<'de> Deserialize<'de> for FaultEntry {
 pub struct At {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub phase: Option<String>,
-    #[serde(with = "crate::config::secs")]
+    #[serde(with = "crate::job::secs")]
     pub offset: Duration,
 }
 
@@ -150,9 +150,9 @@ pub struct Fault {
 pub struct ProbeSpec {
     pub command: String,
     pub from: ProbeFrom,
-    #[serde(with = "crate::config::secs")]
+    #[serde(with = "crate::job::secs")]
     pub interval: Duration,
-    #[serde(with = "crate::config::secs")]
+    #[serde(with = "crate::job::secs")]
     pub timeout: Duration,
 }
 
@@ -163,7 +163,7 @@ pub struct FaultPlan {
     pub faults: Vec<Fault>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub must_succeed: bool,
-    #[serde(with = "crate::config::secs")]
+    #[serde(with = "crate::job::secs")]
     pub command_timeout: Duration,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub probe: Option<ProbeSpec>,
@@ -177,7 +177,7 @@ impl FaultPlan {
 }
 
 /// The run's fault settings as given (flags or top-level workload-file keys).
-pub struct FaultSettings<'a> {
+pub(crate) struct FaultSettings<'a> {
     pub faults: &'a [FaultEntry],
     pub must_succeed: bool,
     pub command_timeout: Option<&'a str>,
@@ -201,7 +201,10 @@ fn positive(key: &'static str, text: Option<&str>, default: Duration) -> Result<
 /// Validate the faults of the run (`settings.faults`) and of each job against the jobs'
 /// phases: a named phase must exist, and a time must fall within the phases when they are all
 /// time-based.
-pub fn validate(settings: &FaultSettings<'_>, jobs: &[(Job, Vec<FaultEntry>)]) -> Result<FaultPlan, ConfigError> {
+pub(crate) fn validate(
+    settings: &FaultSettings<'_>,
+    jobs: &[(Job, Vec<FaultEntry>)],
+) -> Result<FaultPlan, ConfigError> {
     let mut faults = Vec::new();
     let run_wide = settings.faults.iter().map(|e| (None, e));
     let per_job = jobs

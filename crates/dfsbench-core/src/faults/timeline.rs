@@ -88,7 +88,7 @@ impl Shared {
 }
 
 /// What the schedule did, for the result.
-pub struct Record {
+pub(crate) struct Record {
     pub events: Vec<Event>,
     pub runs: Vec<FaultRun>,
     pub due: Vec<Option<f64>>,
@@ -97,7 +97,7 @@ pub struct Record {
 }
 
 /// The running schedule.
-pub struct Timeline {
+pub(crate) struct Timeline {
     shared: Arc<Shared>,
     /// Taken by [`Timeline::finish`], which a run whose threads hang calls through a shared
     /// reference.
@@ -106,7 +106,7 @@ pub struct Timeline {
 
 impl Timeline {
     /// Start the schedule of `plan`; times count from `origin`, the run's start.
-    pub fn start(plan: &FaultPlan, origin: Instant, stop: &'static AtomicBool) -> Timeline {
+    pub(crate) fn start(plan: &FaultPlan, origin: Instant, stop: &'static AtomicBool) -> Timeline {
         let n = plan.faults.len();
         let shared = Arc::new(Shared {
             plan: plan.clone(),
@@ -136,7 +136,7 @@ impl Timeline {
     }
 
     /// Phase `phase` of job `job` started at `at`.
-    pub fn phase_started(&self, job: usize, phase: &Phase, at: Instant) {
+    pub(crate) fn phase_started(&self, job: usize, phase: &Phase, at: Instant) {
         let mut s = self.shared.lock();
         s.phases.push(Started {
             job,
@@ -150,7 +150,7 @@ impl Timeline {
 
     /// The workload has ended: faults not yet due are skipped; running commands and the probe
     /// go on until they end (Ctrl-C kills them). `waiting` is told what is awaited, if anything.
-    pub fn finish(&self, waiting: &mut dyn FnMut(&str)) -> Record {
+    pub(crate) fn finish(&self, waiting: &mut dyn FnMut(&str)) -> Record {
         {
             let mut s = self.shared.lock();
             s.workload_over = true;

@@ -15,7 +15,7 @@ const PAYLOAD: &[u8; 16] = b"dfsbench-nulltst";
 
 /// The round trips of `count` echo requests to `addr`, each waiting at most `timeout` for
 /// its reply; an error when the system allows no ICMP socket or a reply does not come.
-pub fn echo_times(addr: Ipv4Addr, count: usize, timeout: Duration) -> io::Result<Vec<Duration>> {
+pub(super) fn echo_times(addr: Ipv4Addr, count: usize, timeout: Duration) -> io::Result<Vec<Duration>> {
     let (socket, raw) = open()?;
     socket.set_read_timeout(Some(timeout))?;
     socket.connect(&SockAddr::from(SocketAddrV4::new(addr, 0)))?;

@@ -33,12 +33,12 @@ const CHUNK: usize = 1 << 20;
 /// Round trips measured.
 const STATS: usize = 20;
 /// The round trip to the target: the stat of a name it does not have.
-pub const LOOKUP: &str = "lookup of a new name";
+pub(crate) const LOOKUP: &str = "lookup of a new name";
 pub(crate) const CONNECTS: usize = 5;
 pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// Run every null test that applies; what fails is reported in `errors`, never as a number.
-pub fn run<S: Storage>(
+pub(crate) fn run<S: Storage>(
     storage: &S,
     endpoint: Option<(String, u16)>,
     nodes: Option<&KnownNodes>,

@@ -16,7 +16,7 @@ use dfsbench_result::Series;
 /// One rank's part without its histograms and series (they are in the subtotal's), with the
 /// percentiles of every operation it did, for its entry in `processes`.
 #[derive(Debug, Serialize, Deserialize)]
-pub struct RankLine {
+pub(crate) struct RankLine {
     pub part: RankPart,
     pub p50_ns: u64,
     pub p99_ns: u64,
@@ -26,14 +26,14 @@ pub struct RankLine {
 /// A gateway's sums over the ranks below, and where it first appeared (rank, place in that
 /// rank's list): the flat merge lists gateways in that order.
 #[derive(Debug, Serialize, Deserialize)]
-pub struct EndpointSum {
+pub(crate) struct EndpointSum {
     pub first: (usize, usize),
     pub sums: EndpointPart,
 }
 
 /// A host's histogram of every operation of its ranks below, and its first rank.
 #[derive(Debug, Serialize, Deserialize)]
-pub struct HostSum {
+pub(crate) struct HostSum {
     pub host: String,
     pub first_rank: usize,
     pub hist: String,
@@ -41,7 +41,7 @@ pub struct HostSum {
 
 /// What a rank of the merge tree sends its parent.
 #[derive(Debug, Serialize, Deserialize)]
-pub struct Subtotal {
+pub(crate) struct Subtotal {
     pub classes: Vec<ClassPart>,
     pub ttfb: Option<String>,
     pub service: Option<String>,
@@ -56,7 +56,7 @@ pub struct Subtotal {
 }
 
 /// The merge of some ranks' parts so far, histograms decoded.
-pub struct Merger {
+pub(crate) struct Merger {
     pub classes: Vec<(Histogram<u64>, u64, u64)>,
     pub ttfb: Option<Histogram<u64>>,
     pub service: Option<Histogram<u64>>,
@@ -117,7 +117,7 @@ fn add_series(into: &mut Series, from: &Series) {
 
 impl Merger {
     /// Add one rank's own part. `members` names its host.
-    pub fn add_part(&mut self, mut part: RankPart, members: &[Member]) {
+    pub(crate) fn add_part(&mut self, mut part: RankPart, members: &[Member]) {
         // Decoded first: a part with one unreadable histogram adds nothing.
         let (classes, ttfb, service, endpoints) = match decode_part(&part) {
             Ok(d) => d,
@@ -158,7 +158,7 @@ impl Merger {
     }
 
     /// Add a subtotal a tree child sent.
-    pub fn add_subtotal(&mut self, sub: Subtotal) {
+    pub(crate) fn add_subtotal(&mut self, sub: Subtotal) {
         if let Err(e) = self.fold_subtotal(sub) {
             self.unreadable.push(e);
         }
@@ -263,7 +263,7 @@ impl Merger {
     }
 
     /// The subtotal to send up the tree.
-    pub fn subtotal(self) -> Subtotal {
+    pub(crate) fn subtotal(self) -> Subtotal {
         Subtotal {
             classes: self
                 .classes

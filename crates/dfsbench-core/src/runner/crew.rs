@@ -8,7 +8,7 @@ use std::sync::Mutex;
 
 use futures_util::future::join_all;
 
-use dfsbench_backends::{IoEngine, Storage};
+use dfsbench_backends::Storage;
 
 use crate::bounded::Bounded;
 use crate::executor::Executor;
@@ -17,7 +17,7 @@ use crate::plan::Phase;
 use crate::stats::{series_of, Buckets, Latencies, Live, PhaseControl, WorkerPhase};
 use crate::worker::{JobContext, Worker};
 
-use super::JobRun;
+use super::{turn, JobRun};
 
 /// What the main thread of a job shares with the job's worker threads.
 pub(super) struct Crew {
@@ -43,7 +43,7 @@ impl<S: Storage> JobRun<'_, S> {
     pub(super) fn spawn_crew<'scope>(
         &'scope self,
         scope: &'scope std::thread::Scope<'scope, '_>,
-        ctx: &'scope JobContext<'scope>,
+        ctx: &'scope JobContext,
         crew: &'scope Crew,
         done_tx: mpsc::Sender<usize>,
     ) -> Vec<std::thread::ScopedJoinHandle<'scope, ()>> {
@@ -75,14 +75,7 @@ impl<S: Storage> JobRun<'_, S> {
 
     /// A worker thread: opens a client per worker it carries, then prepares and runs each
     /// phase the main thread releases until told to leave.
-    pub(super) fn carry(
-        &self,
-        ctx: &JobContext<'_>,
-        crew: &Crew,
-        t: usize,
-        ids: &[usize],
-        done_tx: mpsc::Sender<usize>,
-    ) {
+    pub(super) fn carry(&self, ctx: &JobContext, crew: &Crew, t: usize, ids: &[usize], done_tx: mpsc::Sender<usize>) {
         // A panic here ends the phase for everyone and counts as this thread's end.
         let _release = ReleaseOnPanic {
             gate: &crew.barrier,
@@ -106,10 +99,11 @@ impl<S: Storage> JobRun<'_, S> {
             let Some(cur) = crew.current.lock().expect("lock").clone() else {
                 break;
             };
+            let workload = &self.job.workload;
             rt.block_on(join_all(workers.iter_mut().map(|w| {
                 let local = w.id - self.base;
-                w.engine_pick = cur.ioengine;
-                w.prepare_phase(ctx, &cur.phase, cur.source_of(local))
+                let (source, agreed) = (cur.source_of(local), cur.agreed.clone());
+                turn::prepare(w, workload, ctx, &cur.phase, source, agreed)
             })));
             // Ready; then the start, once every rank is: the phase's clock is set by then.
             if !crew.barrier.wait() || !crew.barrier.wait() {
@@ -121,7 +115,8 @@ impl<S: Storage> JobRun<'_, S> {
             let series = RefCell::new(series_of(&ctl));
             let out = rt.block_on(join_all(workers.iter_mut().map(|w| {
                 let local = w.id - self.base;
-                w.run_phase(ctx, &cur.phase, &ctl, &crew.lives[local], &series, &crew.latencies)
+                let live = &crew.lives[local];
+                turn::run(w, workload, ctx, &cur.phase, &ctl, live, &series, &crew.latencies)
             })));
             {
                 // Released before the barrier: every thread adds its own.
@@ -181,8 +176,8 @@ pub(super) struct Current {
     pub(super) shuffle: Option<Shuffle>,
     /// Files per set of every global worker after the previous phase.
     pub(super) existing: std::sync::Arc<Vec<Vec<u64>>>,
-    /// The engine the previous phase's probe picked for every worker (`ioengine auto`).
-    pub(super) ioengine: Option<IoEngine>,
+    /// What the ranks agreed on at the end of the previous phase (see `Kind::agreed`).
+    pub(super) agreed: Option<serde_json::Value>,
 }
 
 impl Shuffle {

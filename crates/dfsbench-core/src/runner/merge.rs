@@ -61,7 +61,14 @@ impl<S: Storage> JobRun<'_, S> {
                 ));
             }
             let end = match bad {
-                None => phase_end(&parts, &result, phase, self.config, self.total_workers, &self.run_path),
+                None => phase_end(
+                    &parts,
+                    (&result, &self.job.workload),
+                    phase,
+                    self.config,
+                    self.total_workers,
+                    &self.run_path,
+                ),
                 Some(e) => PhaseEnd::failed(e),
             };
             let reply = serde_json::to_vec(&end).expect("a phase end serializes");

@@ -14,20 +14,23 @@ use dfsbench_backends::clock::Instant;
 use dfsbench_backends::{Capabilities, Client, Drive, Storage};
 
 use crate::cluster::Group;
-use crate::config::{Job, RunConfig};
+use crate::config::RunConfig;
 use crate::executor::Executor;
 use crate::faults::Timeline;
 use crate::gate::Gate;
 use crate::host::thread_limit;
+use crate::job::Job;
 use crate::plan::Phase;
 use crate::stats::Live;
 use crate::worker::JobContext;
 use dfsbench_result::PhaseResult;
 
 mod crew;
+mod invalidate;
 mod measure;
 mod merge;
 mod phase;
+mod turn;
 
 use crew::{Crew, ReleaseOnPanic, Shuffle};
 
@@ -147,7 +150,7 @@ fn job_threads(job: &Job, caps: Capabilities) -> usize {
 }
 
 /// What a run's jobs share: its tag, the Ctrl-C flag, when it started, and its fault schedule.
-pub struct RunClock<'a> {
+pub(crate) struct RunClock<'a> {
     /// Written into verified data.
     pub run_tag: u32,
     pub interrupt: &'static AtomicBool,
@@ -160,11 +163,11 @@ pub struct RunClock<'a> {
 }
 
 /// Ends the process with the results so far (see [`RunClock::abandon`]).
-pub type Abandon<'a> = &'a dyn Fn(Vec<PhaseResult>, Status) -> std::convert::Infallible;
+pub(crate) type Abandon<'a> = &'a dyn Fn(Vec<PhaseResult>, Status) -> std::convert::Infallible;
 
 /// Run every job of `config` on `storage`, as one rank of `group`. Phases finished before an
 /// interruption, an abort or a failure are returned with the status; only rank 0 has results.
-pub fn run<S: Storage>(
+pub(crate) fn run<S: Storage>(
     storage: &S,
     config: &RunConfig,
     run: &RunClock<'_>,
@@ -307,7 +310,7 @@ fn run_job<S: Storage>(
         client_error: Mutex::new(None),
         stuck: AtomicBool::new(false),
     };
-    let ctx = JobContext::new(config, job, index, run.total_workers, caps.page_cache);
+    let ctx = job_context(config, (index, job), run.total_workers, caps.page_cache);
     let (done_tx, done_rx) = mpsc::channel::<usize>();
     std::thread::scope(|scope| {
         // A panic on this thread must release the workers, or the scope would wait for them.
@@ -336,6 +339,24 @@ fn run_job<S: Storage>(
         }
         failure.map_or(status, Status::Failed)
     })
+}
+
+/// What every worker of job `index` reads of the run and the job.
+fn job_context(config: &RunConfig, (index, job): (usize, &Job), total_workers: usize, page_cache: bool) -> JobContext {
+    let written = job.workload.written();
+    JobContext {
+        job_index: index,
+        total_workers,
+        page_cache,
+        invalidate: config.invalidate,
+        verify: config.verify,
+        seed: config.seed,
+        duration: job.duration,
+        time_based: job.time_based,
+        written,
+        file_bs: job.workload.file_bs(),
+        data: JobContext::shared_data(config.verify, config.seed, index, &written),
+    }
 }
 
 /// With --shuffle, read phases (and iterations) read the data of the same worker of another

@@ -5,7 +5,7 @@ use std::collections::VecDeque;
 use std::sync::mpsc;
 use std::sync::Arc;
 
-use dfsbench_backends::{Capabilities, Drive, IoEngine, Storage};
+use dfsbench_backends::{Capabilities, Drive, Storage};
 
 use serde::{Deserialize, Serialize};
 
@@ -13,6 +13,7 @@ use crate::cluster::Group;
 use crate::config::RunConfig;
 use crate::part::RankPart;
 use crate::plan::{phases, Phase};
+use crate::workloads::Workload;
 use dfsbench_result::{validity_reasons, PhaseCache, PhaseResult};
 
 use super::crew::{Crew, Current};
@@ -26,9 +27,10 @@ pub(super) struct PhaseEnd {
     pub(super) stop: Option<(String, String)>,
     /// Files per set of every worker of every rank, by global worker index.
     pub(super) existing: Vec<Vec<u64>>,
-    /// After an engine probe: the engine every worker of every rank runs next.
+    /// What every worker of every rank runs alike in the next phase, which the job's workload
+    /// read from the merged result (io after an engine probe: the engine); opaque here.
     #[serde(default)]
-    pub(super) ioengine: Option<IoEngine>,
+    pub(super) agreed: Option<serde_json::Value>,
 }
 
 impl PhaseEnd {
@@ -36,7 +38,7 @@ impl PhaseEnd {
         PhaseEnd {
             stop: Some(("failed".into(), why)),
             existing: Vec::new(),
-            ioengine: None,
+            agreed: None,
         }
     }
 }
@@ -52,13 +54,21 @@ impl<S: Storage> JobRun<'_, S> {
         results: &mut Vec<PhaseResult>,
     ) -> Status {
         let mut existing: Arc<Vec<Vec<u64>>> = Default::default();
-        let mut ioengine = None;
+        let mut agreed = None;
         let mut queue: VecDeque<Phase> = phases(self.index, self.job).into();
         let mut seq = 0u64;
         while let Some(phase) = queue.pop_front() {
             seq += 1;
             let end = self.phase(
-                &phase, seq, &existing, ioengine, crew, done_rx, observer, group, results,
+                &phase,
+                seq,
+                &existing,
+                agreed.take(),
+                crew,
+                done_rx,
+                observer,
+                group,
+                results,
             );
             let end = match end {
                 Ok(end) => end,
@@ -70,7 +80,7 @@ impl<S: Storage> JobRun<'_, S> {
                 }
             }
             existing = Arc::new(end.existing);
-            ioengine = end.ioengine;
+            agreed = end.agreed;
             match end.stop {
                 Some((kind, _)) if kind == "interrupted" => return Status::Interrupted,
                 Some((kind, why)) if kind == "failed" => return Status::Failed(why),
@@ -89,7 +99,7 @@ impl<S: Storage> JobRun<'_, S> {
         phase: &Phase,
         seq: u64,
         existing: &Arc<Vec<Vec<u64>>>,
-        ioengine: Option<IoEngine>,
+        agreed: Option<serde_json::Value>,
         crew: &Crew,
         done_rx: &mpsc::Receiver<usize>,
         observer: &mut dyn Observer,
@@ -102,7 +112,7 @@ impl<S: Storage> JobRun<'_, S> {
             ctl: None,
             shuffle: self.shuffle.filter(|_| phase.reads_shuffled()),
             existing: existing.clone(),
-            ioengine,
+            agreed,
         });
         // The workers set the phase up (open files, fill buffers) before its clock starts; the
         // second wait returns when all are ready (or at once if a thread panicked: below).
@@ -134,7 +144,7 @@ impl<S: Storage> JobRun<'_, S> {
             .flat_map(|w| [self.base + w, self.shuffle.map_or(self.base + w, |s| s.source(w))])
             .collect();
         let (config, job) = (self.config, self.job);
-        let mine = crate::cache::prepare_read(self.storage, config, self.index, job, phase, &owners, existing);
+        let mine = super::invalidate::prepare_read(self.storage, config, self.index, job, phase, &owners, existing);
         let parts = group.round(
             serde_json::to_vec(&mine).expect("a cache record serializes"),
             &format!("the invalidation before phase '{}'", phase.label),
@@ -150,10 +160,11 @@ impl<S: Storage> JobRun<'_, S> {
     }
 }
 
-/// Rank 0's verdict after a phase: stop or go on, and who has which files.
+/// Rank 0's verdict after a phase: stop or go on, who has which files, and what the workers
+/// of `workload` run alike next.
 pub(super) fn phase_end(
     parts: &[&RankPart],
-    result: &PhaseResult,
+    (result, workload): (&PhaseResult, &Workload),
     phase: &Phase,
     config: &RunConfig,
     workers: usize,
@@ -190,16 +201,10 @@ pub(super) fn phase_end(
     } else {
         None
     };
-    // Every rank's workers run the engine rank 0 named in the merged probe phase.
-    let ioengine = result
-        .params
-        .get("ioengine_probe")
-        .and_then(|_| result.params.get("ioengine"))
-        .and_then(|e| serde_json::from_value(e.clone()).ok());
     PhaseEnd {
         stop,
         existing,
-        ioengine,
+        agreed: workload.agreed(result),
     }
 }
 

@@ -22,10 +22,8 @@ use dfsbench_result::{ErrorSample, Errors, MAX_ERROR_SAMPLES};
 mod recorder;
 mod series;
 
-pub use recorder::{Latencies, Recorder, BATCH};
-pub use series::{
-    add_vec, coarsen, series_of, widen_series, Buckets, FINE_SERIES_INTERVAL, MAX_INTERVALS, SERIES_INTERVAL,
-};
+pub(crate) use recorder::{Latencies, Recorder, BATCH};
+pub(crate) use series::{add_vec, coarsen, series_of, widen_series, Buckets, FINE_SERIES_INTERVAL, SERIES_INTERVAL};
 
 /// Running totals of one worker, written by it and read by the sampler (and, when the worker's
 /// thread is stuck in the storage at the end of a phase, by the runner instead of its result).
@@ -41,7 +39,7 @@ pub struct Live {
 }
 
 /// Classes whose measured counts [`Live`] keeps: every workload's (mix has the most, 5).
-pub const LIVE_CLASSES: usize = 6;
+pub(crate) const LIVE_CLASSES: usize = 6;
 
 impl Live {
     /// Zero every count before a phase starts.
@@ -266,8 +264,9 @@ pub struct WorkerPhase {
     /// Requests retried after a temporary failure (with --retries).
     pub retries: u64,
     pub rereads: Rereads,
-    /// The I/O engine that ran, for io phases (`auto` resolves to one).
-    pub engine: Option<IoEngine>,
+    /// The I/O engine that ran, for io phases (`auto` resolves to one), and the requests it
+    /// kept in flight.
+    pub engine: Option<(IoEngine, usize)>,
     /// Blocks per second of each engine `auto` probed before this phase's pattern.
     pub probe: Vec<(IoEngine, f64)>,
     /// Files the worker has after the phase, per file set (what another rank's shuffled
@@ -348,7 +347,7 @@ const DELAYED_ACK_SHARE: f64 = 0.2;
 /// for the receiver's delayed ACK (Ceph RGW's frontend without `tcp_nodelay=1` does this to
 /// every small GET). dfsbench's own connections set TCP_NODELAY, so the cause is on the
 /// other side. Returns a reason for the phase's marks, or None.
-pub fn delayed_ack_signature(hist: &Histogram<u64>) -> Option<String> {
+pub(crate) fn delayed_ack_signature(hist: &Histogram<u64>) -> Option<String> {
     const MS: u64 = 1_000_000;
     let total = hist.len();
     if total < 10 {
@@ -366,7 +365,7 @@ pub fn delayed_ack_signature(hist: &Histogram<u64>) -> Option<String> {
 }
 
 /// Merge error logs, keeping samples in time order up to the cap.
-pub fn merge_errors(into: &mut Errors, from: Errors) {
+pub(crate) fn merge_errors(into: &mut Errors, from: Errors) {
     into.total += from.total;
     for (k, v) in from.by_kind {
         *into.by_kind.entry(k).or_insert(0) += v;
@@ -377,7 +376,7 @@ pub fn merge_errors(into: &mut Errors, from: Errors) {
 }
 
 /// Counts by error kind for a quick summary line, most common first.
-pub fn top_error(errors: &Errors) -> Option<(&str, u64, &str)> {
+pub(crate) fn top_error(errors: &Errors) -> Option<(&str, u64, &str)> {
     let (kind, n) = errors.by_kind.iter().max_by_key(|(_, n)| **n)?;
     let message = errors
         .samples
@@ -388,7 +387,7 @@ pub fn top_error(errors: &Errors) -> Option<(&str, u64, &str)> {
 }
 
 /// Merge histograms exactly (never averaging percentiles).
-pub fn merge_histograms<'h>(hists: impl IntoIterator<Item = &'h Histogram<u64>>) -> Histogram<u64> {
+pub(crate) fn merge_histograms<'h>(hists: impl IntoIterator<Item = &'h Histogram<u64>>) -> Histogram<u64> {
     let mut total = new_histogram();
     for h in hists {
         // Every histogram is new_histogram()'s, a thread's growing one capped at the same
@@ -401,6 +400,7 @@ pub fn merge_histograms<'h>(hists: impl IntoIterator<Item = &'h Histogram<u64>>)
 
 #[cfg(test)]
 mod tests {
+    use super::series::MAX_INTERVALS;
     use super::*;
     use dfsbench_backends::OpError;
     use dfsbench_result::histogram::{deserialize, serialize};

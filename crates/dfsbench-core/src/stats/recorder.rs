@@ -52,7 +52,7 @@ impl Latencies {
 }
 
 /// Latencies a worker holds before adding them to its process's [`Latencies`].
-pub const BATCH: usize = 128;
+pub(crate) const BATCH: usize = 128;
 
 /// Which histogram of [`Latencies`] a held latency goes to.
 #[derive(Clone, Copy)]
@@ -228,9 +228,9 @@ impl<'a> Recorder<'a> {
         );
     }
 
-    /// Note the I/O engine the worker's file runs on.
-    pub fn note_engine(&mut self, engine: IoEngine) {
-        self.out.engine = Some(engine);
+    /// Note the I/O engine the worker's file runs on and the requests it keeps in flight.
+    pub fn note_engine(&mut self, engine: IoEngine, depth: usize) {
+        self.out.engine = Some((engine, depth));
     }
 
     /// Note what the io engine probe measured, blocks per second by engine.

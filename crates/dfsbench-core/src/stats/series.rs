@@ -9,10 +9,10 @@ use std::time::Duration;
 use super::PhaseControl;
 
 /// Width of the per-interval series of a phase.
-pub const SERIES_INTERVAL: Duration = Duration::from_secs(1);
+pub(crate) const SERIES_INTERVAL: Duration = Duration::from_secs(1);
 
 /// Width of the finer series of runs with faults.
-pub const FINE_SERIES_INTERVAL: Duration = Duration::from_millis(100);
+pub(crate) const FINE_SERIES_INTERVAL: Duration = Duration::from_millis(100);
 
 /// Intervals reserved up front per worker; a longer phase grows its series once an interval.
 const SERIES_RESERVE: usize = 3600;
@@ -20,7 +20,7 @@ const SERIES_RESERVE: usize = 3600;
 /// Intervals a worker thread's series holds at most: past that its intervals widen (see
 /// [`widening`]), so a run of any length keeps a bounded series. 4.5 h at 1 s, 27 min at
 /// 100 ms before the first widening; 400 KB per thread.
-pub const MAX_INTERVALS: usize = 16_384;
+pub(crate) const MAX_INTERVALS: usize = 16_384;
 
 /// How many intervals of `width` the next wider interval holds: 100 ms intervals widen to
 /// whole seconds (the 1 s series is still made from them), wider ones double.
@@ -166,7 +166,7 @@ fn sum_chunks(v: &[u64], factor: usize) -> Vec<u64> {
 }
 
 /// `series` with `factor` times wider intervals, errors by kind included.
-pub fn widen_series(series: &Series, factor: usize) -> Series {
+pub(crate) fn widen_series(series: &Series, factor: usize) -> Series {
     Series {
         interval_s: series.interval_s * factor as f64,
         ops: sum_chunks(&series.ops, factor),
@@ -182,7 +182,7 @@ pub fn widen_series(series: &Series, factor: usize) -> Series {
 
 /// A series of `factor` times wider intervals without errors by kind (the 1 s series from the
 /// 100 ms one).
-pub fn coarsen(fine: &Series, factor: usize) -> Series {
+pub(crate) fn coarsen(fine: &Series, factor: usize) -> Series {
     Series {
         errors_by_kind: Default::default(),
         ..widen_series(fine, factor)
@@ -190,7 +190,7 @@ pub fn coarsen(fine: &Series, factor: usize) -> Series {
 }
 
 /// `into[i] += from[i]`, growing `into` as needed.
-pub fn add_vec(into: &mut Vec<u64>, from: &[u64]) {
+pub(crate) fn add_vec(into: &mut Vec<u64>, from: &[u64]) {
     if into.len() < from.len() {
         into.resize(from.len(), 0);
     }
@@ -201,7 +201,7 @@ pub fn add_vec(into: &mut Vec<u64>, from: &[u64]) {
 
 /// The series of completions and errors a worker thread counts in a phase, by interval, ramp-up
 /// included: 1 s, or 100 ms with `fine_series`.
-pub fn series_of(ctl: &PhaseControl) -> Buckets {
+pub(crate) fn series_of(ctl: &PhaseControl) -> Buckets {
     let expected = ctl.deadline.map(|d| d.saturating_duration_since(ctl.start));
     if ctl.fine_series {
         Buckets::new(ctl.start, FINE_SERIES_INTERVAL, expected).by_kind()

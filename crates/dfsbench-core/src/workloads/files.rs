@@ -8,17 +8,18 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::cache::Seen;
-use crate::config::{ConfigError, Job, RunSpec};
 use crate::data::{DataShape, Written};
 use crate::dist::{Access, Picker};
+use crate::error::ConfigError;
 use crate::pattern::FileKey;
-use crate::plan::Phase;
 use crate::stats::{Recorder, Reread};
 use crate::units::format_size;
 use crate::worker::{push_num, JobContext, Worker};
 use crate::workloads::shared::{parse_phases, size_key, size_or};
 use crate::workloads::whole::{chunk_for, read_whole, whole_file_needs, write_whole};
+use crate::workloads::Phase;
 use crate::workloads::{Kind, SharedOptions, Step};
+use crate::workloads::{RunSettings, Timing};
 
 /// The files workload has no keys of its own: it reads the shared file keys.
 #[derive(clap::Args, Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
@@ -122,7 +123,7 @@ impl Kind for FilesJob {
     type Options = Options;
     type Step = FilesStep;
 
-    fn validate(_: &Options, s: &SharedOptions, run: &RunSpec) -> Result<FilesJob, ConfigError> {
+    fn validate(_: &Options, s: &SharedOptions, run: &RunSettings) -> Result<FilesJob, ConfigError> {
         let sets = match (&s.sizes, &s.file_size) {
             (Some(_), Some(_)) => return Err("give either sizes or file_size/files, not both".into()),
             (Some(list), None) => {
@@ -165,7 +166,7 @@ impl Kind for FilesJob {
         })
     }
 
-    fn phases(&self, index: usize, job: &Job) -> Vec<Phase> {
+    fn phases(&self, index: usize, job: &Timing) -> Vec<Phase> {
         let mut out = Vec::new();
         for (set, s) in self.sets.iter().enumerate() {
             for &p in &self.phases {
@@ -214,7 +215,7 @@ impl Kind for FilesJob {
     async fn run<C: Client>(
         &self,
         worker: &mut Worker<C>,
-        ctx: &JobContext<'_>,
+        ctx: &JobContext,
         step: FilesStep,
         until: Option<u64>,
         rec: &mut Recorder<'_>,
@@ -255,7 +256,7 @@ fn file_path(s: &mut String, job: usize, worker: usize, set: usize, i: u64) {
 impl<C: Client> Worker<C> {
     async fn run_files(
         &mut self,
-        ctx: &JobContext<'_>,
+        ctx: &JobContext,
         f: &FilesJob,
         FilesStep { phase, set }: FilesStep,
         until: Option<u64>,
@@ -270,7 +271,7 @@ impl<C: Client> Worker<C> {
             self.existing.resize(f.sets.len(), 0);
             self.lost.resize(f.sets.len(), Vec::new());
         }
-        let time_based = ctx.job.duration.is_some() && phase != FilePhase::Delete;
+        let time_based = ctx.duration.is_some() && phase != FilePhase::Delete;
         // Reads read `src`'s files: another rank's with --shuffle.
         let (owner, existing) = if phase == FilePhase::Read {
             (self.src, self.src_existing.get(set).copied().unwrap_or(0))

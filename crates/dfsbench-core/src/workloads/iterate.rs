@@ -8,19 +8,20 @@ use dfsbench_backends::{Capability, Client, FileOpts};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use crate::config::{ConfigError, Job, RunSpec};
 use crate::data::{DataShape, Written};
+use crate::error::ConfigError;
 use crate::pattern::FileKey;
-use crate::plan::Phase;
 use crate::stats::Recorder;
 use crate::units::format_size;
 use crate::worker::{push_num, JobContext, Worker};
 use crate::workloads::shared::{size_or, READ, RW_CLASSES, WRITE};
 use crate::workloads::whole::{chunk_for, read_whole, whole_file_needs, write_whole};
+use crate::workloads::Phase;
 use crate::workloads::{Kind, SharedOptions, Step};
+use crate::workloads::{RunSettings, Timing};
 
 /// Most iterations of an iterate job: each is a phase of its own with its own result.
-pub const MAX_ITERATIONS: u64 = 10_000;
+pub(crate) const MAX_ITERATIONS: u64 = 10_000;
 
 /// The iterate workload's own flags and workload-file keys.
 #[derive(clap::Args, Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
@@ -83,7 +84,7 @@ impl Kind for IterateJob {
     type Options = Options;
     type Step = Iteration;
 
-    fn validate(own: &Options, s: &SharedOptions, run: &RunSpec) -> Result<IterateJob, ConfigError> {
+    fn validate(own: &Options, s: &SharedOptions, run: &RunSettings) -> Result<IterateJob, ConfigError> {
         let iterations = own.iterations.unwrap_or(3);
         if !(2..=MAX_ITERATIONS).contains(&iterations) {
             return Err(ConfigError::value(
@@ -113,7 +114,7 @@ impl Kind for IterateJob {
         })
     }
 
-    fn phases(&self, index: usize, job: &Job) -> Vec<Phase> {
+    fn phases(&self, index: usize, job: &Timing) -> Vec<Phase> {
         (0..self.iterations)
             .map(|n| {
                 let params = vec![
@@ -163,7 +164,7 @@ impl Kind for IterateJob {
     async fn run<C: Client>(
         &self,
         worker: &mut Worker<C>,
-        ctx: &JobContext<'_>,
+        ctx: &JobContext,
         Iteration(n): Iteration,
         _: Option<u64>,
         rec: &mut Recorder<'_>,
@@ -215,7 +216,7 @@ fn key(job: usize, iteration: u64, worker: usize, i: u64) -> FileKey {
 }
 
 impl<C: Client> Worker<C> {
-    async fn run_iterate(&mut self, ctx: &JobContext<'_>, it: &IterateJob, n: u64, rec: &mut Recorder<'_>) {
+    async fn run_iterate(&mut self, ctx: &JobContext, it: &IterateJob, n: u64, rec: &mut Recorder<'_>) {
         let job = ctx.job_index;
         let opts = FileOpts {
             direct: it.direct,

@@ -6,12 +6,13 @@ use dfsbench_backends::{Capabilities, Capability, Client, OpError};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use crate::config::{ConfigError, Job, RunSpec};
-use crate::plan::Phase;
+use crate::error::ConfigError;
 use crate::stats::Recorder;
 use crate::worker::{push_num, JobContext, Worker};
 use crate::workloads::shared::parse_phases;
+use crate::workloads::Phase;
 use crate::workloads::{Kind, SharedOptions, Step};
+use crate::workloads::{RunSettings, Timing};
 
 /// The meta workload's own flags and workload-file keys.
 #[derive(clap::Args, Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
@@ -125,7 +126,7 @@ impl Kind for MetaJob {
     type Options = Options;
     type Step = MetaPhase;
 
-    fn validate(own: &Options, shared: &SharedOptions, _: &RunSpec) -> Result<MetaJob, ConfigError> {
+    fn validate(own: &Options, shared: &SharedOptions, _: &RunSettings) -> Result<MetaJob, ConfigError> {
         let files = shared.files.unwrap_or(1000);
         let dirs = own.dirs.unwrap_or(0);
         let layout = match own.layout.as_deref().unwrap_or("per-worker") {
@@ -167,7 +168,7 @@ impl Kind for MetaJob {
         })
     }
 
-    fn phases(&self, index: usize, job: &Job) -> Vec<Phase> {
+    fn phases(&self, index: usize, job: &Timing) -> Vec<Phase> {
         self.phases
             .iter()
             .map(|&p| {
@@ -204,7 +205,7 @@ impl Kind for MetaJob {
     async fn run<C: Client>(
         &self,
         worker: &mut Worker<C>,
-        ctx: &JobContext<'_>,
+        ctx: &JobContext,
         step: MetaPhase,
         until: Option<u64>,
         rec: &mut Recorder<'_>,
@@ -315,7 +316,7 @@ impl<C: Client> Worker<C> {
     /// `until`: a wear-out step: create files from the existing count up to `until`.
     async fn run_meta(
         &mut self,
-        ctx: &JobContext<'_>,
+        ctx: &JobContext,
         m: &MetaJob,
         phase: MetaPhase,
         until: Option<u64>,
@@ -334,7 +335,7 @@ impl<C: Client> Worker<C> {
                 // A wear-out step creates the files up to `until` this worker still lacks.
                 if let Some(n) = until {
                     n.saturating_sub(self.existing[0])
-                } else if ctx.job.duration.is_some() && !m.explicit_files {
+                } else if ctx.duration.is_some() && !m.explicit_files {
                     u64::MAX
                 } else {
                     m.files

@@ -13,20 +13,21 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::cache::Seen;
-use crate::config::{ConfigError, Job, RunSpec};
 use crate::data::{DataShape, Written};
 use crate::dist::{Access, Mix, MixOp, Picker, SizeDist};
+use crate::error::ConfigError;
 use crate::pattern::FileKey;
-use crate::plan::Phase;
 use crate::stats::{Recorder, Reread};
 use crate::worker::{push_num, JobContext, Worker};
 use crate::workloads::shared::size_or;
 use crate::workloads::whole::{chunk_for, read_whole, whole_file_needs, write_whole};
+use crate::workloads::Phase;
 use crate::workloads::{Kind, SharedOptions, Step};
+use crate::workloads::{RunSettings, Timing};
 
 /// Most files in a mix job's pool per worker: the pool's sizes are kept in memory (16 bytes
 /// a file).
-pub const MAX_MIX_FILES: u64 = 1 << 24;
+pub(crate) const MAX_MIX_FILES: u64 = 1 << 24;
 
 /// The mix workload's own flags and workload-file keys.
 #[derive(clap::Args, Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
@@ -102,7 +103,7 @@ impl Kind for MixJob {
     type Options = Options;
     type Step = MixStep;
 
-    fn validate(own: &Options, s: &SharedOptions, run: &RunSpec) -> Result<MixJob, ConfigError> {
+    fn validate(own: &Options, s: &SharedOptions, run: &RunSettings) -> Result<MixJob, ConfigError> {
         let mix = Mix::parse(
             own.mix
                 .as_deref()
@@ -144,7 +145,7 @@ impl Kind for MixJob {
         })
     }
 
-    fn phases(&self, index: usize, job: &Job) -> Vec<Phase> {
+    fn phases(&self, index: usize, job: &Timing) -> Vec<Phase> {
         let fill_params = vec![
             ("files_per_worker", json!(self.files)),
             ("sizes", json!(self.sizes)),
@@ -202,15 +203,17 @@ impl Kind for MixJob {
     async fn run<C: Client>(
         &self,
         worker: &mut Worker<C>,
-        ctx: &JobContext<'_>,
+        ctx: &JobContext,
         step: MixStep,
         _: Option<u64>,
         rec: &mut Recorder<'_>,
     ) {
+        let mut pool: Pool = worker.take_state();
         match step {
-            MixStep::Fill => worker.run_mix_fill(ctx, self, rec).await,
-            MixStep::Mix => worker.run_mix(ctx, self, rec).await,
+            MixStep::Fill => worker.run_mix_fill(ctx, self, &mut pool.0, rec).await,
+            MixStep::Mix => worker.run_mix(ctx, self, &mut pool.0, rec).await,
         }
+        worker.keep_state(pool);
     }
 
     fn file_bs(&self) -> usize {
@@ -225,6 +228,11 @@ impl Kind for MixJob {
         }
     }
 }
+
+/// What a worker keeps of the mix between phases: the sizes of its pool's files by slot; None
+/// where a delete removed the file.
+#[derive(Default)]
+struct Pool(Vec<Option<u64>>);
 
 /// The job's directory; worker `w` keeps its pool in `<dir>/w<w>`.
 fn mix_dir(job: usize) -> String {
@@ -259,14 +267,20 @@ fn live_slot(pool: &[Option<u64>], picker: &Picker, rng: &mut impl Rng) -> Optio
 
 impl<C: Client> Worker<C> {
     /// Write the worker's pool before the mix.
-    async fn run_mix_fill(&mut self, ctx: &JobContext<'_>, m: &MixJob, rec: &mut Recorder<'_>) {
+    async fn run_mix_fill(
+        &mut self,
+        ctx: &JobContext,
+        m: &MixJob,
+        pool: &mut Vec<Option<u64>>,
+        rec: &mut Recorder<'_>,
+    ) {
         let opts = FileOpts {
             direct: m.direct,
             fsync: m.fsync,
         };
         // The pool grows with the files written, not with the count asked for: a huge
         // `files` costs memory only as fast as the storage takes files.
-        self.pool = Vec::new();
+        pool.clear();
         for slot in 0..m.files {
             let Some((intended, start)) = self.begin(rec.ctl()).await else {
                 break;
@@ -289,11 +303,11 @@ impl<C: Client> Worker<C> {
             rec.add_retries(self.client.take_retries());
             match r {
                 Ok(bytes) => {
-                    self.pool.push(Some(size));
+                    pool.push(Some(size));
                     rec.record_op(0, intended, start, end, bytes);
                 }
                 Err(e) => {
-                    self.pool.push(None);
+                    pool.push(None);
                     rec.error(0, end, &e, &self.path, None)
                 }
             }
@@ -301,21 +315,21 @@ impl<C: Client> Worker<C> {
     }
 
     /// The slot `op` works on and the size it writes; None when the pool has nothing for it.
-    fn mix_target(&mut self, m: &MixJob, op: MixOp, picker: &Picker) -> Option<(usize, u64)> {
+    fn mix_target(&mut self, m: &MixJob, pool: &[Option<u64>], op: MixOp, picker: &Picker) -> Option<(usize, u64)> {
         match op {
             // Writes overwrite or refill a slot of the pool the fill phase made.
-            MixOp::Write if self.pool.is_empty() => None,
+            MixOp::Write if pool.is_empty() => None,
             MixOp::Write => Some((
-                picker.pick(&mut self.rng) as usize % self.pool.len(),
+                picker.pick(&mut self.rng) as usize % pool.len(),
                 m.sizes.sample(&mut self.rng),
             )),
             MixOp::List => Some((0, 0)),
             // None once deletes emptied the pool: nothing to read until a write refills it.
-            MixOp::Read | MixOp::Stat | MixOp::Delete => live_slot(&self.pool, picker, &mut self.rng),
+            MixOp::Read | MixOp::Stat | MixOp::Delete => live_slot(pool, picker, &mut self.rng),
         }
     }
 
-    fn mix_key(&self, ctx: &JobContext<'_>, slot: u64) -> FileKey {
+    fn mix_key(&self, ctx: &JobContext, slot: u64) -> FileKey {
         FileKey {
             job: ctx.job_index as u16,
             set: 0,
@@ -324,19 +338,19 @@ impl<C: Client> Worker<C> {
         }
     }
 
-    async fn run_mix(&mut self, ctx: &JobContext<'_>, m: &MixJob, rec: &mut Recorder<'_>) {
+    async fn run_mix(&mut self, ctx: &JobContext, m: &MixJob, pool: &mut [Option<u64>], rec: &mut Recorder<'_>) {
         let opts = FileOpts {
             direct: m.direct,
             fsync: m.fsync,
         };
-        let count = if ctx.job.duration.is_some() { u64::MAX } else { m.ops };
+        let count = if ctx.duration.is_some() { u64::MAX } else { m.ops };
         let mut done = 0u64;
         let access = m.random_distribution.unwrap_or(Access::Random);
-        let picker = Picker::new(access, self.pool.len() as u64, self.rng.next_u64());
+        let picker = Picker::new(access, pool.len() as u64, self.rng.next_u64());
         let mut seen = Seen::new(ctx, m.direct);
         while done < count {
             let op = m.mix.pick(&mut self.rng);
-            let target = self.mix_target(m, op, &picker);
+            let target = self.mix_target(m, pool, op, &picker);
             // Before the operation's clock starts: a file read again, or read after a write of
             // this phase, is dropped again.
             let reread = match (op, target) {
@@ -401,8 +415,8 @@ impl<C: Client> Worker<C> {
             match r {
                 Ok(bytes) => {
                     match op {
-                        MixOp::Write => self.pool[slot] = Some(size),
-                        MixOp::Delete => self.pool[slot] = None,
+                        MixOp::Write => pool[slot] = Some(size),
+                        MixOp::Delete => pool[slot] = None,
                         _ => {}
                     }
                     rec.record_op(op.class(), intended, start, end, bytes);

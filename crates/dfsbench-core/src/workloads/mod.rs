@@ -12,9 +12,10 @@ use std::fmt::Debug;
 use dfsbench_backends::{Capabilities, Capability, Client};
 use serde::{Deserialize, Serialize};
 
-use crate::config::{ConfigError, Job, RunSpec};
+use dfsbench_result::PhaseResult;
+
 use crate::data::Written;
-use crate::plan::Phase;
+use crate::error::ConfigError;
 use crate::stats::Recorder;
 use crate::worker::{JobContext, Worker};
 
@@ -24,7 +25,7 @@ pub mod iterate;
 mod keys;
 pub mod meta;
 pub mod mix;
-mod probe;
+mod phase;
 mod shared;
 #[cfg(feature = "toy-workload")]
 #[path = "../../tests/toy/mod.rs"]
@@ -37,7 +38,21 @@ pub use iterate::IterateJob;
 pub(crate) use keys::{field_names, from_keys};
 pub use meta::{DirLayout, MetaJob, MetaPhase};
 pub use mix::MixJob;
-pub use shared::{parse_flag, SharedOptions};
+pub use phase::Phase;
+pub use phase::Timing;
+pub(crate) use shared::parse_flag;
+pub use shared::SharedOptions;
+
+/// The run-wide settings a workload's validation reads (from the run's flags or file).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RunSettings {
+    /// `--invalidate`, when given.
+    pub invalidate: Option<bool>,
+    /// `--shuffle`, when given.
+    pub shuffle: Option<bool>,
+    /// `--verify`, when given.
+    pub verify: Option<bool>,
+}
 
 /// What one workload module provides.
 #[allow(async_fn_in_trait)] // run on the worker's own thread: its future is never sent.
@@ -54,9 +69,9 @@ pub trait Kind: Sized + Clone + Debug + Serialize + Send + Sync {
     type Step: Step;
 
     /// The typed job from the options; errors name the key and the fix.
-    fn validate(own: &Self::Options, shared: &SharedOptions, run: &RunSpec) -> Result<Self, ConfigError>;
+    fn validate(own: &Self::Options, shared: &SharedOptions, run: &RunSettings) -> Result<Self, ConfigError>;
     /// The phases of job number `index`, in order.
-    fn phases(&self, index: usize, job: &Job) -> Vec<Phase>;
+    fn phases(&self, index: usize, job: &Timing) -> Vec<Phase>;
     /// What it needs from the backend.
     fn needs(&self) -> Vec<Capability>;
     /// The directories rank 0 makes before the first phase, for `workers` workers.
@@ -67,15 +82,16 @@ pub trait Kind: Sized + Clone + Debug + Serialize + Send + Sync {
         Vec::new()
     }
     /// Set up what a phase's step needs before the phase's clock starts (open its file, fill
-    /// its buffers), kept in the worker for [`Kind::run`]: the phase starts, on every rank at
-    /// once, when every worker is ready, so setting up is not timed as part of it (fio starts
-    /// a job's clock after its setup too).
-    async fn prepare<C: Client>(&self, _worker: &mut Worker<C>, _ctx: &JobContext<'_>, _step: Self::Step) {}
+    /// its buffers), kept in the worker's state ([`Worker::keep_state`]) for [`Kind::run`]: the
+    /// phase starts, on every rank at once, when every worker is ready, so setting up is not
+    /// timed as part of it (fio starts a job's clock after its setup too). What the ranks
+    /// agreed on after the last phase ([`Kind::agreed`]) is in `worker.agreed`.
+    async fn prepare<C: Client>(&self, _worker: &mut Worker<C>, _ctx: &JobContext, _step: Self::Step) {}
     /// Run one phase's step on a worker.
     async fn run<C: Client>(
         &self,
         worker: &mut Worker<C>,
-        ctx: &JobContext<'_>,
+        ctx: &JobContext,
         step: Self::Step,
         until: Option<u64>,
         rec: &mut Recorder<'_>,
@@ -100,8 +116,18 @@ pub trait Kind: Sized + Clone + Debug + Serialize + Send + Sync {
     fn check_paced(&self) -> Result<(), ConfigError> {
         Ok(())
     }
+    /// Refuse what the job cannot do with `workers` workers per rank.
+    fn check_workers(&self, _workers: usize) -> Result<(), ConfigError> {
+        Ok(())
+    }
     /// Adapt defaulted choices to the backend; returns a note on what was left out.
     fn fit(&mut self, _caps: Capabilities, _backend: &str) -> Option<String> {
+        None
+    }
+    /// What every worker of every rank must run alike in the next phase, which rank 0 reads
+    /// from the merged `result` of this one and hands to all ranks with the phase's end (io's
+    /// `auto`: the engine the probe picked); None when there is nothing to agree on.
+    fn agreed(&self, _result: &PhaseResult) -> Option<serde_json::Value> {
         None
     }
 }
@@ -124,7 +150,7 @@ pub trait Step: Copy + Debug + PartialEq + Send + Sync {
 }
 
 /// The workload names as a sentence says them: "meta, files, io, mix or iterate".
-pub fn names_in_words() -> String {
+pub(crate) fn names_in_words() -> String {
     match names().split_last() {
         Some((last, [])) => last.to_string(),
         Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
@@ -183,7 +209,7 @@ macro_rules! registry {
             name: &str,
             own: &WorkloadOptions,
             shared: &SharedOptions,
-            run: &RunSpec,
+            run: &RunSettings,
         ) -> Option<Result<Workload, ConfigError>> {
             match name {
                 $($(#[$attr])* <$module::$job as Kind>::NAME => {
@@ -234,8 +260,8 @@ macro_rules! registry {
         }
 
         /// Set a worker up for one phase's step of the job, before the phase starts.
-        pub(crate) async fn prepare_step<C: Client>(worker: &mut Worker<C>, ctx: &JobContext<'_>, op: PhaseOp) {
-            match (&ctx.job.workload, op) {
+        pub(crate) async fn prepare_step<C: Client>(workload: &Workload, worker: &mut Worker<C>, ctx: &JobContext, op: PhaseOp) {
+            match (workload, op) {
                 $($(#[$attr])* (Workload::$variant(job), PhaseOp::$variant(step)) => job.prepare(worker, ctx, step).await,)*
                 #[allow(unreachable_patterns)]
                 _ => unreachable!("a phase runs a step of its own job's workload"),
@@ -244,13 +270,14 @@ macro_rules! registry {
 
         /// Run one phase's step of the job on a worker.
         pub(crate) async fn run_step<C: Client>(
+            workload: &Workload,
             worker: &mut Worker<C>,
-            ctx: &JobContext<'_>,
+            ctx: &JobContext,
             op: PhaseOp,
             until: Option<u64>,
             rec: &mut Recorder<'_>,
         ) {
-            match (&ctx.job.workload, op) {
+            match (workload, op) {
                 $($(#[$attr])* (Workload::$variant(job), PhaseOp::$variant(step)) => job.run(worker, ctx, step, until, rec).await,)*
                 #[allow(unreachable_patterns)]
                 _ => unreachable!("a phase runs a step of its own job's workload"),
@@ -258,7 +285,7 @@ macro_rules! registry {
         }
 
         impl Workload {
-            pub(crate) fn phases(&self, index: usize, job: &Job) -> Vec<Phase> {
+            pub(crate) fn phases(&self, index: usize, job: &Timing) -> Vec<Phase> {
                 match self {
                     $($(#[$attr])* Workload::$variant(w) => w.phases(index, job)),*
                 }
@@ -305,9 +332,19 @@ macro_rules! registry {
                     $($(#[$attr])* Workload::$variant(w) => w.check_paced()),*
                 }
             }
+            pub(crate) fn check_workers(&self, workers: usize) -> Result<(), ConfigError> {
+                match self {
+                    $($(#[$attr])* Workload::$variant(w) => w.check_workers(workers)),*
+                }
+            }
             pub(crate) fn fit(&mut self, caps: Capabilities, backend: &str) -> Option<String> {
                 match self {
                     $($(#[$attr])* Workload::$variant(w) => w.fit(caps, backend)),*
+                }
+            }
+            pub(crate) fn agreed(&self, result: &PhaseResult) -> Option<serde_json::Value> {
+                match self {
+                    $($(#[$attr])* Workload::$variant(w) => w.agreed(result)),*
                 }
             }
         }

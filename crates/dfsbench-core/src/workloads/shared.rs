@@ -4,10 +4,11 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::{ConfigError, RunSpec};
 use crate::data::DataShape;
 use crate::dist::Access;
+use crate::error::ConfigError;
 use crate::units::parse_size;
+use crate::workloads::RunSettings;
 
 #[derive(clap::Args, Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -70,7 +71,7 @@ pub(crate) const WRITE: usize = 1;
 pub(crate) const RW_CLASSES: &[&str] = &["read", "write"];
 
 /// A flag's value as fio writes it: 0 or 1 (or true/false, yes/no, on/off).
-pub fn parse_flag(s: &str) -> Result<bool, String> {
+pub(crate) fn parse_flag(s: &str) -> Result<bool, String> {
     match s {
         "1" | "true" | "yes" | "on" => Ok(true),
         "0" | "false" | "no" | "off" => Ok(false),
@@ -99,7 +100,7 @@ impl SharedOptions {
     }
 
     /// The data options, checked against each other and `--verify`.
-    pub(crate) fn data_shape(&self, run: &RunSpec) -> Result<DataShape, ConfigError> {
+    pub(crate) fn data_shape(&self, run: &RunSettings) -> Result<DataShape, ConfigError> {
         let pct = |key: &'static str, v: Option<u32>| {
             v.map(|p| match u8::try_from(p) {
                 Ok(p) if p <= 100 => Ok(p),

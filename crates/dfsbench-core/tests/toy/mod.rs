@@ -9,11 +9,12 @@ use dfsbench_backends::{Capability, Client};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use crate::config::{ConfigError, Job, RunSpec};
-use crate::plan::Phase;
+use crate::error::ConfigError;
 use crate::stats::Recorder;
 use crate::worker::{JobContext, Worker};
+use crate::workloads::Phase;
 use crate::workloads::{Kind, SharedOptions, Step};
+use crate::workloads::{RunSettings, Timing};
 
 /// The toy's own flag and workload-file key.
 #[derive(clap::Args, Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
@@ -43,14 +44,14 @@ impl Kind for ToyJob {
     type Options = Options;
     type Step = ToyStat;
 
-    fn validate(own: &Options, _: &SharedOptions, _: &RunSpec) -> Result<ToyJob, ConfigError> {
+    fn validate(own: &Options, _: &SharedOptions, _: &RunSettings) -> Result<ToyJob, ConfigError> {
         match own.toy_ops.unwrap_or(10) {
             0 => Err("toy_ops = 0: give the stats per worker (e.g. toy_ops = 10)".into()),
             toy_ops => Ok(ToyJob { toy_ops }),
         }
     }
 
-    fn phases(&self, index: usize, job: &Job) -> Vec<Phase> {
+    fn phases(&self, index: usize, job: &Timing) -> Vec<Phase> {
         let params = vec![("toy_ops", json!(self.toy_ops))];
         vec![Phase::new(index, job, ToyStat, "stat", "toy stat".into(), &["stat"], params).untimed()]
     }
@@ -66,7 +67,7 @@ impl Kind for ToyJob {
     async fn run<C: Client>(
         &self,
         worker: &mut Worker<C>,
-        ctx: &JobContext<'_>,
+        ctx: &JobContext,
         _: ToyStat,
         _: Option<u64>,
         rec: &mut Recorder<'_>,

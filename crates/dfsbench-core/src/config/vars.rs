@@ -5,7 +5,7 @@
 
 /// Why a text's variables could not be expanded.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum VarError {
+pub(super) enum VarError {
     /// `${NAME}` with NAME unset and no default.
     Unset { name: String },
     /// A `${` without its `}` on the same line.
@@ -38,14 +38,14 @@ impl std::fmt::Display for VarError {
 
 /// The most a whole file may expand to: what a file may hold, so that variables do not make a
 /// small file a huge one.
-pub const MAX_EXPANDED: usize = crate::config::MAX_WORKLOAD_FILE as usize;
+pub(super) const MAX_EXPANDED: usize = super::MAX_WORKLOAD_FILE as usize;
 
 /// `text` with every `${NAME}` and `${NAME:-default}` replaced by `lookup(NAME)` (or the
 /// default when it is unset or empty, as the shell's `:-`). With `dollar_escape`, `$$` stands
 /// for one `$` (workload files, where a fault command may hold shell variables); fio job files
 /// have no escape, as in fio. A `$` before anything else is kept as it is. The result is at most
 /// `room` bytes (what is left of [`MAX_EXPANDED`] for the file), checked before it grows.
-pub fn expand(
+pub(super) fn expand(
     text: &str,
     dollar_escape: bool,
     room: usize,
@@ -100,7 +100,7 @@ pub fn expand(
 }
 
 /// The environment's value of `name`, when it is set and valid Unicode.
-pub fn env(name: &str) -> Option<String> {
+pub(super) fn env(name: &str) -> Option<String> {
     std::env::var(name).ok()
 }
 

@@ -10,14 +10,18 @@
 //! engine is psync, and jobs run at the same time unless `stonewall` separates them: dfsbench
 //! runs jobs one after another, so each job after the first needs it.
 
-use crate::config::{ConfigError, JobSpec, RunSpec, WorkloadFile};
 use crate::dist::Access;
+use crate::error::ConfigError;
 use crate::units::parse_duration;
-use crate::vars;
+
+use super::{vars, JobSpec, RunSpec, WorkloadFile};
+use values::{bytes_pair, bytes_range, flag, percentage, size_bytes};
+
+mod values;
 
 /// Whether `text` is a fio job file: a `.fio` name, or a first section header `[name]` (a
 /// TOML workload file starts with keys or `[[job]]`).
-pub fn is_job_file(name: &str, text: &str) -> bool {
+pub(super) fn is_job_file(name: &str, text: &str) -> bool {
     if name.ends_with(".fio") {
         return true;
     }
@@ -64,6 +68,48 @@ struct Refused {
     shown: String,
     why: Option<String>,
 }
+
+/// The fio options this reader knows: it reads them (or takes them as fio's default and
+/// dfsbench's), and refuses every other one by name. A test checks each against the reader.
+pub const KEYS: &[&str] = &[
+    "name",
+    "description",
+    "group_reporting",
+    "new_group",
+    "thread",
+    "stonewall",
+    "wait_for_previous",
+    "rw",
+    "readwrite",
+    "bs",
+    "blocksize",
+    "bsrange",
+    "blocksize_range",
+    "size",
+    "numjobs",
+    "iodepth",
+    "rwmixread",
+    "rwmixwrite",
+    "direct",
+    "buffered",
+    "pre_read",
+    "end_fsync",
+    "fsync_on_close",
+    "ioengine",
+    "time_based",
+    "runtime",
+    "timeout",
+    "ramp_time",
+    "filename",
+    "directory",
+    "buffer_compress_percentage",
+    "buffer_compress_chunk",
+    "dedupe_percentage",
+    "refill_buffers",
+    "scramble_buffers",
+    "random_distribution",
+    "invalidate",
+];
 
 /// The most refused options one error names: a line, not a listing of a generated file.
 const MAX_LISTED: usize = 50;
@@ -423,75 +469,32 @@ impl<'a> Job<'a> {
     }
 }
 
-/// A percentage, 0-100.
-fn percentage(v: &str) -> Option<u32> {
-    v.parse().ok().filter(|p| *p <= 100)
-}
-
-/// A fio flag's value: none means set.
-fn flag(v: Option<&str>) -> Option<bool> {
-    match v {
-        None | Some("1") => Some(true),
-        Some("0") => Some(false),
-        Some(_) => None,
-    }
-}
-
-/// A byte count as fio reads it with its default `kb_base=1024`: `k`/`kb` are 1024, and
-/// `kib` is 1000 (fio swaps them: HOWTO, "kb_base"); likewise m, g, t and p. A trailing `b` is
-/// optional, case does not matter.
-pub fn size_bytes(text: &str) -> Result<u64, String> {
-    let t = text.trim();
-    let end = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (num, suffix) = t.split_at(end);
-    let bad = || format!("'{text}' is no byte count fio and dfsbench read alike: write 4096, 4k, 1m, 10g");
-    let n: u64 = num.parse().map_err(|_| bad())?;
-    let suffix = suffix.to_ascii_lowercase();
-    let mut chars = suffix.chars();
-    let Some(unit) = chars.next() else {
-        return Ok(n);
-    };
-    let rest = chars.as_str();
-    let power = match unit {
-        'b' if rest.is_empty() => return Ok(n),
-        'k' => 1,
-        'm' => 2,
-        'g' => 3,
-        't' => 4,
-        'p' => 5,
-        _ => return Err(bad()),
-    };
-    let base: u64 = match rest {
-        "" | "b" => 1024,
-        "ib" => 1000,
-        _ => return Err(bad()),
-    };
-    n.checked_mul(base.pow(power))
-        .ok_or_else(|| format!("'{text}' is too large"))
-}
-
-/// `bs=4k`, or `bs=4k,4k` (reads, writes) when both are the same.
-fn bytes_pair(text: &str) -> Result<u64, String> {
-    let sizes = text.split(',').map(size_bytes).collect::<Result<Vec<_>, _>>()?;
-    match sizes.as_slice() {
-        [one] => Ok(*one),
-        [first, rest @ ..] if rest.iter().all(|s| s == first) => Ok(*first),
-        _ => Err("different block sizes for reads and writes: dfsbench has one bs".into()),
-    }
-}
-
-/// `bsrange=4k-4k`: a range of one size.
-fn bytes_range(text: &str) -> Result<u64, String> {
-    let (lo, hi) = text.split_once(['-', ':']).ok_or("write MIN-MAX")?;
-    match (size_bytes(lo)?, size_bytes(hi)?) {
-        (lo, hi) if lo == hi => Ok(lo),
-        _ => Err("a range of block sizes: dfsbench has one bs".into()),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every key of [`KEYS`] is one the reader knows, whatever its value: refused, if at all,
+    /// for its value (with a reason), never as an unknown option; and another key is.
+    #[test]
+    fn the_known_keys_are_the_ones_read() {
+        let known = |key: &str, value: &str| {
+            let o = Opt {
+                section: "j".into(),
+                key: key.into(),
+                value: Some(value.into()),
+                line: 1,
+            };
+            let mut refused = Vec::new();
+            Job::default().apply(&o, &mut WorkloadFile::default(), &mut refused);
+            refused.iter().all(|r| r.why.is_some())
+        };
+        for key in KEYS {
+            for value in ["1", "read", "4k", "x:y"] {
+                assert!(known(key, value), "{key}={value}");
+            }
+        }
+        assert!(!known("norandommap", "1"));
+    }
     use crate::config::validate;
 
     fn no_vars(_: &str) -> Option<String> {

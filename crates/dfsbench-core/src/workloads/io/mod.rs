@@ -1,27 +1,28 @@
 //! fio-style block I/O: sequential or random reads and writes with a real queue depth.
+//!
+//! This file holds the workload's options, their validation and its phases; `engine.rs` its
+//! file work and hot loop; `probe.rs` the engine probe of `--ioengine auto`.
 
-use dfsbench_backends::clock::Instant;
-
-use rand::{Rng, RngCore};
-
-use dfsbench_backends::{
-    AlignedBuf, BlockIo, BlockOp, BlockOpts, Capabilities, Capability, Client, FileOpts, IoEngine, OpError, Source,
-};
+use dfsbench_backends::{Capabilities, Capability, Client, IoEngine};
+use dfsbench_result::PhaseResult;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use crate::cache::drop_again;
-use crate::config::{ConfigError, Job, RunSpec};
 use crate::data::{DataShape, Written};
-use crate::dist::{Access, Picker};
+use crate::dist::Access;
+use crate::error::ConfigError;
 use crate::pattern::FileKey;
-use crate::plan::Phase;
-use crate::stats::{Recorder, Reread};
+use crate::stats::Recorder;
 use crate::units::format_size;
 use crate::worker::{JobContext, Worker};
-use crate::workloads::shared::{size_or, READ, RW_CLASSES, WRITE};
+use crate::workloads::shared::{size_or, RW_CLASSES};
 use crate::workloads::whole::chunk_for;
-use crate::workloads::{Kind, SharedOptions, Step};
+use crate::workloads::{Kind, Phase, RunSettings, SharedOptions, Step, Timing};
+
+use engine::{OpenedIo, LAYOUT_CHUNK};
+
+mod engine;
+mod probe;
 
 /// The io workload's own flags and workload-file keys (fio's names).
 #[derive(clap::Args, Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
@@ -195,7 +196,7 @@ impl Kind for IoJob {
     type Options = Options;
     type Step = IoStep;
 
-    fn validate(own: &Options, s: &SharedOptions, run: &RunSpec) -> Result<IoJob, ConfigError> {
+    fn validate(own: &Options, s: &SharedOptions, run: &RunSettings) -> Result<IoJob, ConfigError> {
         let rw = Rw::parse("rw", own.rw.as_deref().unwrap_or("read"))?;
         let then = own
             .then
@@ -296,7 +297,7 @@ impl Kind for IoJob {
         })
     }
 
-    fn phases(&self, index: usize, job: &Job) -> Vec<Phase> {
+    fn phases(&self, index: usize, job: &Timing) -> Vec<Phase> {
         let params = vec![
             ("rw", json!(self.rw.name())),
             ("bs", json!(self.bs)),
@@ -382,44 +383,65 @@ impl Kind for IoJob {
     async fn run<C: Client>(
         &self,
         worker: &mut Worker<C>,
-        ctx: &JobContext<'_>,
+        ctx: &JobContext,
         step: IoStep,
         _: Option<u64>,
         rec: &mut Recorder<'_>,
     ) {
         match step {
-            IoStep::Layout => worker.run_layout(ctx, self, rec).await,
-            IoStep::PreRead(rw) => worker.pre_read(ctx, self, rw, rec).await,
-            IoStep::Probe(rw) => worker.probe_engines(ctx, self, rw, rec).await,
+            IoStep::Layout => engine::run_layout(worker, ctx, self, rec).await,
+            IoStep::PreRead(rw) => engine::pre_read(worker, ctx, self, rw, rec).await,
+            IoStep::Probe(rw) => {
+                let figures = probe::probe_engines(worker, ctx, self, rw, rec).await;
+                worker.keep_state(IoState::<C::Block> {
+                    opened: None,
+                    probe_figures: figures,
+                });
+            }
             IoStep::Run(rw) => {
+                let mut state: IoState<C::Block> = worker.take_state();
                 if self.ioengine == IoEngine::Auto {
-                    rec.note_probe(&std::mem::take(&mut worker.probe_figures));
+                    rec.note_probe(&state.probe_figures);
                 }
-                let stint = if ctx.job.duration.is_some() && ctx.job.time_based {
+                let stint = if ctx.duration.is_some() && ctx.time_based {
                     Stint::Timed
                 } else {
                     Stint::Pass
                 };
-                let opened = worker
+                let opened = state
                     .opened
                     .take()
                     .expect("the runner prepares a phase before it runs it");
-                worker.run_io(ctx, self, rw, opened, stint, rec).await
+                engine::run_io(worker, ctx, self, rw, opened, stint, rec).await
             }
         }
     }
 
     /// The measured pattern's file is opened and its write buffers filled before the phase
     /// starts: 25-31 ms for 32 blocks of 1 MiB on io_uring here, 3 % of a 1 s run.
-    async fn prepare<C: Client>(&self, worker: &mut Worker<C>, ctx: &JobContext<'_>, step: IoStep) {
+    async fn prepare<C: Client>(&self, worker: &mut Worker<C>, ctx: &JobContext, step: IoStep) {
         if let IoStep::Run(rw) = step {
             let engine = match self.ioengine {
-                // Without a probe (a backend with nothing to choose) it stays auto.
-                IoEngine::Auto => worker.engine_pick.unwrap_or(IoEngine::Auto),
+                // The engine the probe picked on every rank; without a probe (a backend with
+                // nothing to choose) it stays auto.
+                IoEngine::Auto => worker
+                    .agreed
+                    .as_ref()
+                    .and_then(|e| serde_json::from_value(e.clone()).ok())
+                    .unwrap_or(IoEngine::Auto),
                 named => named,
             };
-            worker.opened = Some(worker.open_io(ctx, self, rw, engine).await);
+            let mut state: IoState<C::Block> = worker.take_state();
+            state.opened = Some(engine::open_io(worker, ctx, self, rw, engine).await);
+            worker.keep_state(state);
         }
+    }
+
+    /// After a probe, the engine rank 0 picked from the merged figures (part.rs): every
+    /// worker of every rank runs it, as workers that picked alone could run different ones.
+    fn agreed(&self, result: &PhaseResult) -> Option<serde_json::Value> {
+        result.params.get("ioengine_probe")?;
+        result.params.get("ioengine").cloned()
     }
 
     fn queue_depth(&self) -> usize {
@@ -446,6 +468,17 @@ impl Kind for IoJob {
         None
     }
 
+    /// One named file is one worker's, or a shared file's regions.
+    fn check_workers(&self, workers: usize) -> Result<(), ConfigError> {
+        if self.filename.is_some() && !self.shared_file && workers > 1 {
+            return Err(format!(
+                "filename names one file, but the job has {workers} workers: add shared_file (one file, a region per worker) or leave filename out (a file per worker)"
+            )
+            .into());
+        }
+        Ok(())
+    }
+
     fn check_paced(&self) -> Result<(), ConfigError> {
         if self.iodepth > 1 {
             return Err(format!(
@@ -455,6 +488,24 @@ impl Kind for IoJob {
             .into());
         }
         Ok(())
+    }
+}
+
+/// What a worker keeps of the io workload between phases.
+struct IoState<B> {
+    /// The file the next phase runs on, opened before the phase starts.
+    opened: Option<OpenedIo<B>>,
+    /// Blocks per second of each engine in this worker's own probe, recorded again by the
+    /// measured phase after it.
+    probe_figures: Vec<(IoEngine, f64)>,
+}
+
+impl<B> Default for IoState<B> {
+    fn default() -> Self {
+        IoState {
+            opened: None,
+            probe_figures: Vec::new(),
+        }
     }
 }
 
@@ -468,73 +519,13 @@ pub(super) enum Stint {
     Timed,
 }
 
-/// A worker's file opened for an io run, its write buffers filled: what is set up before the
-/// first block.
-pub(crate) struct OpenedIo<B> {
-    path: String,
-    /// Where the worker's region of the file starts.
-    region: u64,
-    /// The verify key of the file's data.
-    key: FileKey,
-    file: Result<B, OpError>,
-}
-
 /// The job's directory.
 fn io_dir(job: usize) -> String {
     format!("j{job}-io")
 }
 
-/// Block order of one pass over a file: in order, or a random permutation that touches every
-/// block once per pass (fio's random map) without a map in memory: a full-period LCG modulo
-/// the next power of two, skipping indices past the end.
-struct BlockOrder {
-    blocks: u64,
-    mask: u64,
-    state: u64,
-    increment: u64,
-    random: bool,
-    next_seq: u64,
-}
-
-impl BlockOrder {
-    fn new(blocks: u64, random: bool, seed: u64) -> Self {
-        let m = blocks.next_power_of_two();
-        BlockOrder {
-            blocks,
-            mask: m - 1,
-            state: seed & (m - 1),
-            increment: (seed >> 17) | 1,
-            random,
-            next_seq: 0,
-        }
-    }
-
-    #[inline]
-    fn next(&mut self) -> u64 {
-        if !self.random {
-            let b = self.next_seq;
-            self.next_seq = (b + 1) % self.blocks;
-            return b;
-        }
-        loop {
-            // a = 1 (mod 4) and an odd increment give a full period modulo a power of two.
-            self.state = self
-                .state
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(self.increment)
-                & self.mask;
-            if self.state < self.blocks {
-                return self.state;
-            }
-        }
-    }
-}
-
-/// Bytes per write call when laying a file out.
-const LAYOUT_CHUNK: usize = 1 << 20;
-
 /// The file a worker works on and where its region starts.
-fn file_and_region(ctx: &JobContext<'_>, io: &IoJob, worker: usize) -> (String, u64) {
+fn file_and_region(ctx: &JobContext, io: &IoJob, worker: usize) -> (String, u64) {
     let region = (io.size / io.bs as u64) * io.bs as u64;
     let offset = if io.shared_file { worker as u64 * region } else { 0 };
     (io_file(ctx.job_index, io, worker), offset)
@@ -552,7 +543,7 @@ pub(super) fn io_file(job: usize, io: &IoJob, worker: usize) -> String {
 }
 
 /// The verify key of an io file: a shared file is one file, written as worker 0's.
-fn file_key(ctx: &JobContext<'_>, io: &IoJob, worker: usize) -> FileKey {
+fn file_key(ctx: &JobContext, io: &IoJob, worker: usize) -> FileKey {
     FileKey {
         job: ctx.job_index as u16,
         set: 0,
@@ -561,291 +552,22 @@ fn file_key(ctx: &JobContext<'_>, io: &IoJob, worker: usize) -> FileKey {
     }
 }
 
-impl<C: Client> Worker<C> {
-    /// Lay the file out before reads: write it whole, as one file write (a PUT on object
-    /// stores). Worker 0 writes a shared file for everyone.
-    async fn run_layout(&mut self, ctx: &JobContext<'_>, io: &IoJob, rec: &mut Recorder<'_>) {
-        if io.shared_file && self.id != 0 {
-            return;
-        }
-        let (path, _) = file_and_region(ctx, io, self.id);
-        let regions = if io.shared_file { ctx.total_workers as u64 } else { 1 };
-        let size = (io.size / io.bs as u64) * io.bs as u64 * regions;
-        let key = file_key(ctx, io, self.id);
-        let content = self.content;
-        let mut buf = AlignedBuf::new(if content.is_some() { LAYOUT_CHUNK } else { 0 });
-        let mut fill = |b: &mut [u8], off: u64| content.expect("content").fill(key, off, b);
-        let src = match content {
-            Some(_) => Source::Fill(&mut buf, &mut fill),
-            None => Source::Repeat(ctx.data.as_ref().expect("a job with a layout has its shared data")),
-        };
-        let opts = FileOpts {
-            direct: io.direct,
-            fsync: false,
-        };
-        let start = Instant::now();
-        let result = self.client.write_file(&path, size, opts, src).await;
-        let end = Instant::now();
-        rec.add_retries(self.client.take_retries());
-        match result {
-            Ok(()) => rec.record(WRITE, start, end, size),
-            Err(e) => rec.error(WRITE, end, &e, &path, None),
-        }
-    }
-
-    /// Read the file (or region) that pattern `rw` reads once, whole, as fio's pre_read does:
-    /// its pages are then cached before the measured reads. Worker 0 reads a shared file.
-    async fn pre_read(&mut self, ctx: &JobContext<'_>, io: &IoJob, rw: Rw, rec: &mut Recorder<'_>) {
-        if io.shared_file && self.id != 0 {
-            return;
-        }
-        let owner = if rw.writes() { self.id } else { self.src };
-        let path = io_file(ctx.job_index, io, owner);
-        let mut buf = AlignedBuf::new(LAYOUT_CHUNK);
-        let opts = FileOpts {
-            direct: false,
-            fsync: false,
-        };
-        let start = Instant::now();
-        let result = self.client.read_file(&path, opts, &mut buf, None).await;
-        let end = Instant::now();
-        match result {
-            Ok(read) => rec.record(READ, start, end, read.bytes),
-            Err(e) => rec.error(READ, end, &e, &path, None),
-        }
-    }
-
-    /// Open the file (or region) pattern `rw` works on, with `iodepth` in flight on `engine`,
-    /// and fill its write buffers when writes come from the worker's random bytes.
-    pub(super) async fn open_io(
-        &mut self,
-        ctx: &JobContext<'_>,
-        io: &IoJob,
-        rw: Rw,
-        engine: IoEngine,
-    ) -> OpenedIo<C::Block> {
-        // Pure reads read `src`'s file or region: another rank's with --shuffle.
-        let owner = if rw.writes() { self.id } else { self.src };
-        let (path, region) = file_and_region(ctx, io, owner);
-        let opts = BlockOpts {
-            block_size: io.bs,
-            queue_depth: io.iodepth,
-            direct: io.direct,
-            create: true,
-            random: rw.random(),
-            engine,
-        };
-        let mut file = self.client.open_block(&path, opts).await;
-        if let Ok(f) = &mut file {
-            if rw.writes() && self.content.is_none() {
-                for slot in 0..f.depth() {
-                    self.rng.fill_bytes(f.buffer(slot));
-                }
-            }
-        }
-        OpenedIo {
-            path,
-            region,
-            key: file_key(ctx, io, owner),
-            file,
-        }
-    }
-
-    /// Run an io phase: `rw` with `iodepth` in flight over the file `open_io` opened, for the
-    /// `stint`.
-    /// One function on purpose (about 120 lines): the submit and the completion halves share
-    /// the per-slot arrays and the in-flight count as locals of the hot loop.
-    pub(super) async fn run_io(
-        &mut self,
-        ctx: &JobContext<'_>,
-        io: &IoJob,
-        rw: Rw,
-        opened: OpenedIo<C::Block>,
-        stint: Stint,
-        rec: &mut Recorder<'_>,
-    ) {
-        let bs = io.bs as u64;
-        let blocks = io.size / bs;
-        let OpenedIo {
-            path,
-            region,
-            key,
-            file,
-        } = opened;
-        let mut file = match file {
-            Ok(f) => f,
-            Err(e) => return rec.error(0, Instant::now(), &e, &path, None),
-        };
-        rec.note_engine(file.engine());
-        let depth = file.depth();
-        let time_based = matches!(stint, Stint::Timed);
-        let total = if time_based { u64::MAX } else { blocks };
-        let mut order = BlockOrder::new(blocks, rw.random(), self.rng.next_u64());
-        // A hot set instead of every block once per pass (fio drops its random map too).
-        let picker = io
-            .random_distribution
-            .filter(|a| rw.random() && !a.is_random())
-            .map(|a| Picker::new(a, blocks, self.rng.next_u64()));
-        // A time-based read phase reads its blocks again once every block was read (the order
-        // is a permutation): drop the cached pages at each such pass, as fio does when it loops,
-        // or every pass after the first reads the client's memory. Each later pass is a re-read
-        // of the file (see cache.rs); a failed drop ends the attempts.
-        let rereads = time_based && !rw.writes() && ctx.page_cache && !io.direct && blocks > 0;
-        let mut evict_each_pass = rereads && ctx.config.invalidate;
-        // Blocks left in this pass: a countdown, not a division per block.
-        let mut pass_left = blocks;
-        let mut free: Vec<usize> = (0..depth).rev().collect();
-        let mut slot_start = vec![Instant::now(); depth];
-        let mut slot_intended = slot_start.clone();
-        let mut slot_offset = vec![0u64; depth];
-        let mut slot_op = vec![BlockOp::Read; depth];
-        let (mut issued, mut inflight) = (0u64, 0usize);
-        let ctl = rec.ctl();
-        let mut now = Instant::now();
-        let mut stopping = false;
-        loop {
-            while inflight < depth && issued < total && !stopping {
-                // Before the first block of every pass after the first, whose clock starts after
-                // the drop (at depth 1 the previous pass's last block is in by then).
-                if pass_left == 0 {
-                    pass_left = blocks;
-                    if rereads {
-                        // Read-only: nothing to write back.
-                        let r = drop_again(&mut self.client, &path, evict_each_pass, false).await;
-                        evict_each_pass &= !matches!(r, Reread::Failed(..));
-                        rec.note_reread(r);
-                        now = Instant::now();
-                    }
-                }
-                // Paced phases run at queue depth 1 (validation sees to it): each block waits
-                // for its intended start. Closed loops reuse the completion time as the start.
-                let intended = if self.pacer.is_some() {
-                    let Some((at, start)) = self.begin(ctl).await else {
-                        stopping = true;
-                        break;
-                    };
-                    now = start;
-                    at
-                } else if ctl.should_stop(now) {
-                    // `now` may be later than the last completion (recording took long and the
-                    // clock was read again): the phase lasted until this decision.
-                    rec.busy_until(now);
-                    stopping = true;
-                    break;
-                } else {
-                    now
-                };
-                let slot = free.pop().expect("a free slot when fewer than depth are in flight");
-                let block = match &picker {
-                    Some(p) => p.pick(&mut self.rng),
-                    None => order.next(),
-                };
-                let offset = region + block * bs;
-                let op = match rw {
-                    Rw::Read | Rw::Randread => BlockOp::Read,
-                    Rw::Write | Rw::Randwrite => BlockOp::Write,
-                    Rw::Readwrite | Rw::Randrw => {
-                        if self.rng.gen_range(0..100) < io.rwmixread {
-                            BlockOp::Read
-                        } else {
-                            BlockOp::Write
-                        }
-                    }
-                };
-                if op == BlockOp::Write {
-                    if let Some(c) = &self.content {
-                        c.fill(key, offset, file.buffer(slot));
-                    }
-                }
-                if let Err(e) = file.submit(slot, op, offset, io.bs) {
-                    free.push(slot);
-                    rec.error(class(op), now, &e, &path, Some(offset));
-                    stopping = true;
-                    break;
-                }
-                slot_start[slot] = now;
-                slot_intended[slot] = intended;
-                slot_offset[slot] = offset;
-                slot_op[slot] = op;
-                inflight += 1;
-                issued += 1;
-                pass_left -= 1;
-            }
-            if inflight == 0 {
-                break;
-            }
-            self.completions.clear();
-            if let Err(e) = file.complete(1, &mut self.completions).await {
-                rec.error(0, Instant::now(), &e, &path, None);
-                break;
-            }
-            now = Instant::now();
-            for c in self.completions.drain(..) {
-                inflight -= 1;
-                free.push(c.slot);
-                let (op, offset) = (slot_op[c.slot], slot_offset[c.slot]);
-                match c.result {
-                    Ok(n) if n == io.bs => {
-                        if op == BlockOp::Read {
-                            if let Some(p) = &self.pattern {
-                                if let Err(m) = p.check(key, offset, &file.buffer(c.slot)[..n]) {
-                                    let e = OpError::new(
-                                        "verify",
-                                        format!("wrong data at offset {}: found {}", m.offset, m.found),
-                                    );
-                                    rec.error(READ, now, &e, &path, Some(m.offset));
-                                    continue;
-                                }
-                                rec.add_verified(n as u64);
-                            }
-                        }
-                        rec.record_op(class(op), slot_intended[c.slot], slot_start[c.slot], now, n as u64);
-                    }
-                    Ok(n) => {
-                        let e = OpError::new("short_io", format!("moved {n} of {} bytes", io.bs));
-                        rec.error(class(op), now, &e, &path, Some(offset));
-                    }
-                    Err(e) => rec.error(class(op), now, &e, &path, Some(offset)),
-                }
-            }
-            // The next block starts at this completion time unless recording took long.
-            if rec.took_long() {
-                now = Instant::now();
-            }
-        }
-        if io.fsync && rw.writes() {
-            if let Err(e) = file.sync().await {
-                rec.error(WRITE, Instant::now(), &e, &path, None);
-            }
-        }
-    }
-}
-
-fn class(op: BlockOp) -> usize {
-    match op {
-        BlockOp::Read => READ,
-        BlockOp::Write => WRITE,
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::config::{validate, JobSpec, RunSpec};
 
     #[test]
-    fn random_order_is_a_permutation() {
-        for blocks in [1u64, 2, 7, 64, 1000] {
-            let mut o = BlockOrder::new(blocks, true, 0xdead_beef);
-            let mut seen: Vec<u64> = (0..blocks).map(|_| o.next()).collect();
-            seen.sort();
-            assert_eq!(seen, (0..blocks).collect::<Vec<_>>(), "blocks = {blocks}");
-        }
-    }
-
-    #[test]
-    fn sequential_order_wraps() {
-        let mut o = BlockOrder::new(3, false, 1);
-        let got: Vec<u64> = (0..7).map(|_| o.next()).collect();
-        assert_eq!(got, vec![0, 1, 2, 0, 1, 2, 0]);
+    fn bad_values_are_explained() {
+        let mut s = JobSpec::new("io", "io");
+        s.workloads.io.iodepth = Some(0);
+        let e = |s: JobSpec| validate(&RunSpec::default(), &[s]).unwrap_err().to_string();
+        assert!(e(s).contains("iodepth = 0"));
+        let mut s = JobSpec::new("io", "io");
+        s.workloads.io.size = Some("1k".into());
+        s.shared.bs = Some("4k".into());
+        assert!(e(s).contains("smaller than bs"));
+        let mut s = JobSpec::new("io", "io");
+        s.settings.ramp = Some("2s".into());
+        assert!(e(s).contains("ramp needs"));
     }
 }

@@ -1,0 +1,371 @@
+//! The io workload's engine: the file laid out, pre-read or opened at its queue depth, and
+//! the hot loop that keeps that many blocks in flight over it.
+
+use dfsbench_backends::clock::Instant;
+
+use rand::{Rng, RngCore};
+
+use dfsbench_backends::{AlignedBuf, BlockIo, BlockOp, BlockOpts, Client, FileOpts, IoEngine, OpError, Source};
+
+use crate::cache::drop_again;
+use crate::dist::Picker;
+use crate::pattern::FileKey;
+use crate::stats::{Recorder, Reread};
+use crate::worker::{JobContext, Worker};
+use crate::workloads::shared::{READ, WRITE};
+use crate::workloads::Kind;
+
+use super::{file_and_region, file_key, io_file, IoJob, Rw, Stint};
+
+/// A worker's file opened for an io run, its write buffers filled: what is set up before the
+/// first block.
+pub(super) struct OpenedIo<B> {
+    path: String,
+    /// Where the worker's region of the file starts.
+    region: u64,
+    /// The verify key of the file's data.
+    key: FileKey,
+    file: Result<B, OpError>,
+}
+
+/// Block order of one pass over a file: in order, or a random permutation that touches every
+/// block once per pass (fio's random map) without a map in memory: a full-period LCG modulo
+/// the next power of two, skipping indices past the end.
+struct BlockOrder {
+    blocks: u64,
+    mask: u64,
+    state: u64,
+    increment: u64,
+    random: bool,
+    next_seq: u64,
+}
+
+impl BlockOrder {
+    fn new(blocks: u64, random: bool, seed: u64) -> Self {
+        let m = blocks.next_power_of_two();
+        BlockOrder {
+            blocks,
+            mask: m - 1,
+            state: seed & (m - 1),
+            increment: (seed >> 17) | 1,
+            random,
+            next_seq: 0,
+        }
+    }
+
+    #[inline]
+    fn next(&mut self) -> u64 {
+        if !self.random {
+            let b = self.next_seq;
+            self.next_seq = (b + 1) % self.blocks;
+            return b;
+        }
+        loop {
+            // a = 1 (mod 4) and an odd increment give a full period modulo a power of two.
+            self.state = self
+                .state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(self.increment)
+                & self.mask;
+            if self.state < self.blocks {
+                return self.state;
+            }
+        }
+    }
+}
+
+/// Bytes per write call when laying a file out.
+pub(super) const LAYOUT_CHUNK: usize = 1 << 20;
+
+/// Lay the file out before reads: write it whole, as one file write (a PUT on object
+/// stores). Worker 0 writes a shared file for everyone.
+pub(super) async fn run_layout<C: Client>(w: &mut Worker<C>, ctx: &JobContext, io: &IoJob, rec: &mut Recorder<'_>) {
+    if io.shared_file && w.id != 0 {
+        return;
+    }
+    let (path, _) = file_and_region(ctx, io, w.id);
+    let regions = if io.shared_file { ctx.total_workers as u64 } else { 1 };
+    let size = (io.size / io.bs as u64) * io.bs as u64 * regions;
+    let key = file_key(ctx, io, w.id);
+    let content = w.content;
+    let mut buf = AlignedBuf::new(if content.is_some() { LAYOUT_CHUNK } else { 0 });
+    let mut fill = |b: &mut [u8], off: u64| content.expect("content").fill(key, off, b);
+    let src = match content {
+        Some(_) => Source::Fill(&mut buf, &mut fill),
+        None => Source::Repeat(ctx.data.as_ref().expect("a job with a layout has its shared data")),
+    };
+    let opts = FileOpts {
+        direct: io.direct,
+        fsync: false,
+    };
+    let start = Instant::now();
+    let result = w.client.write_file(&path, size, opts, src).await;
+    let end = Instant::now();
+    rec.add_retries(w.client.take_retries());
+    match result {
+        Ok(()) => rec.record(WRITE, start, end, size),
+        Err(e) => rec.error(WRITE, end, &e, &path, None),
+    }
+}
+
+/// Read the file (or region) that pattern `rw` reads once, whole, as fio's pre_read does:
+/// its pages are then cached before the measured reads. Worker 0 reads a shared file.
+pub(super) async fn pre_read<C: Client>(
+    w: &mut Worker<C>,
+    ctx: &JobContext,
+    io: &IoJob,
+    rw: Rw,
+    rec: &mut Recorder<'_>,
+) {
+    if io.shared_file && w.id != 0 {
+        return;
+    }
+    let owner = if rw.writes() { w.id } else { w.src };
+    let path = io_file(ctx.job_index, io, owner);
+    let mut buf = AlignedBuf::new(LAYOUT_CHUNK);
+    let opts = FileOpts {
+        direct: false,
+        fsync: false,
+    };
+    let start = Instant::now();
+    let result = w.client.read_file(&path, opts, &mut buf, None).await;
+    let end = Instant::now();
+    match result {
+        Ok(read) => rec.record(READ, start, end, read.bytes),
+        Err(e) => rec.error(READ, end, &e, &path, None),
+    }
+}
+
+/// Open the file (or region) pattern `rw` works on, with the job's queue depth in flight on
+/// `engine`, and fill its write buffers when writes come from the worker's random bytes.
+pub(super) async fn open_io<C: Client>(
+    w: &mut Worker<C>,
+    ctx: &JobContext,
+    io: &IoJob,
+    rw: Rw,
+    engine: IoEngine,
+) -> OpenedIo<C::Block> {
+    // Pure reads read `src`'s file or region: another rank's with --shuffle.
+    let owner = if rw.writes() { w.id } else { w.src };
+    let (path, region) = file_and_region(ctx, io, owner);
+    let opts = BlockOpts {
+        block_size: io.bs,
+        queue_depth: io.queue_depth(),
+        direct: io.direct,
+        create: true,
+        random: rw.random(),
+        engine,
+    };
+    let mut file = w.client.open_block(&path, opts).await;
+    if let Ok(f) = &mut file {
+        if rw.writes() && w.content.is_none() {
+            for slot in 0..f.depth() {
+                w.rng.fill_bytes(f.buffer(slot));
+            }
+        }
+    }
+    OpenedIo {
+        path,
+        region,
+        key: file_key(ctx, io, owner),
+        file,
+    }
+}
+
+/// Run an io phase: `rw` at the job's queue depth over the file `open_io` opened, for the
+/// `stint`.
+/// One function on purpose (about 120 lines): the submit and the completion halves share
+/// the per-slot arrays and the in-flight count as locals of the hot loop.
+pub(super) async fn run_io<C: Client>(
+    w: &mut Worker<C>,
+    ctx: &JobContext,
+    io: &IoJob,
+    rw: Rw,
+    opened: OpenedIo<C::Block>,
+    stint: Stint,
+    rec: &mut Recorder<'_>,
+) {
+    let bs = io.bs as u64;
+    let blocks = io.size / bs;
+    let OpenedIo {
+        path,
+        region,
+        key,
+        file,
+    } = opened;
+    let mut file = match file {
+        Ok(f) => f,
+        Err(e) => return rec.error(0, Instant::now(), &e, &path, None),
+    };
+    rec.note_engine(file.engine(), file.depth());
+    let depth = file.depth();
+    let time_based = matches!(stint, Stint::Timed);
+    let total = if time_based { u64::MAX } else { blocks };
+    let mut order = BlockOrder::new(blocks, rw.random(), w.rng.next_u64());
+    // A hot set instead of every block once per pass (fio drops its random map too).
+    let picker = io
+        .random_distribution
+        .filter(|a| rw.random() && !a.is_random())
+        .map(|a| Picker::new(a, blocks, w.rng.next_u64()));
+    // A time-based read phase reads its blocks again once every block was read (the order
+    // is a permutation): drop the cached pages at each such pass, as fio does when it loops,
+    // or every pass after the first reads the client's memory. Each later pass is a re-read
+    // of the file (see cache.rs); a failed drop ends the attempts.
+    let rereads = time_based && !rw.writes() && ctx.page_cache && !io.direct && blocks > 0;
+    let mut evict_each_pass = rereads && ctx.invalidate;
+    // Blocks left in this pass: a countdown, not a division per block.
+    let mut pass_left = blocks;
+    let mut free: Vec<usize> = (0..depth).rev().collect();
+    let mut slot_start = vec![Instant::now(); depth];
+    let mut slot_intended = slot_start.clone();
+    let mut slot_offset = vec![0u64; depth];
+    let mut slot_op = vec![BlockOp::Read; depth];
+    let (mut issued, mut inflight) = (0u64, 0usize);
+    let ctl = rec.ctl();
+    let mut now = Instant::now();
+    let mut stopping = false;
+    loop {
+        while inflight < depth && issued < total && !stopping {
+            // Before the first block of every pass after the first, whose clock starts after
+            // the drop (at depth 1 the previous pass's last block is in by then).
+            if pass_left == 0 {
+                pass_left = blocks;
+                if rereads {
+                    // Read-only: nothing to write back.
+                    let r = drop_again(&mut w.client, &path, evict_each_pass, false).await;
+                    evict_each_pass &= !matches!(r, Reread::Failed(..));
+                    rec.note_reread(r);
+                    now = Instant::now();
+                }
+            }
+            // Paced phases run at queue depth 1 (validation sees to it): each block waits
+            // for its intended start. Closed loops reuse the completion time as the start.
+            let intended = if w.pacer.is_some() {
+                let Some((at, start)) = w.begin(ctl).await else {
+                    stopping = true;
+                    break;
+                };
+                now = start;
+                at
+            } else if ctl.should_stop(now) {
+                // `now` may be later than the last completion (recording took long and the
+                // clock was read again): the phase lasted until this decision.
+                rec.busy_until(now);
+                stopping = true;
+                break;
+            } else {
+                now
+            };
+            let slot = free.pop().expect("a free slot when fewer than depth are in flight");
+            let block = match &picker {
+                Some(p) => p.pick(&mut w.rng),
+                None => order.next(),
+            };
+            let offset = region + block * bs;
+            let op = match rw {
+                Rw::Read | Rw::Randread => BlockOp::Read,
+                Rw::Write | Rw::Randwrite => BlockOp::Write,
+                Rw::Readwrite | Rw::Randrw => {
+                    if w.rng.gen_range(0..100) < io.rwmixread {
+                        BlockOp::Read
+                    } else {
+                        BlockOp::Write
+                    }
+                }
+            };
+            if op == BlockOp::Write {
+                if let Some(c) = &w.content {
+                    c.fill(key, offset, file.buffer(slot));
+                }
+            }
+            if let Err(e) = file.submit(slot, op, offset, io.bs) {
+                free.push(slot);
+                rec.error(class(op), now, &e, &path, Some(offset));
+                stopping = true;
+                break;
+            }
+            slot_start[slot] = now;
+            slot_intended[slot] = intended;
+            slot_offset[slot] = offset;
+            slot_op[slot] = op;
+            inflight += 1;
+            issued += 1;
+            pass_left -= 1;
+        }
+        if inflight == 0 {
+            break;
+        }
+        w.completions.clear();
+        if let Err(e) = file.complete(1, &mut w.completions).await {
+            rec.error(0, Instant::now(), &e, &path, None);
+            break;
+        }
+        now = Instant::now();
+        for c in w.completions.drain(..) {
+            inflight -= 1;
+            free.push(c.slot);
+            let (op, offset) = (slot_op[c.slot], slot_offset[c.slot]);
+            match c.result {
+                Ok(n) if n == io.bs => {
+                    if op == BlockOp::Read {
+                        if let Some(p) = &w.pattern {
+                            if let Err(m) = p.check(key, offset, &file.buffer(c.slot)[..n]) {
+                                let e = OpError::new(
+                                    "verify",
+                                    format!("wrong data at offset {}: found {}", m.offset, m.found),
+                                );
+                                rec.error(READ, now, &e, &path, Some(m.offset));
+                                continue;
+                            }
+                            rec.add_verified(n as u64);
+                        }
+                    }
+                    rec.record_op(class(op), slot_intended[c.slot], slot_start[c.slot], now, n as u64);
+                }
+                Ok(n) => {
+                    let e = OpError::new("short_io", format!("moved {n} of {} bytes", io.bs));
+                    rec.error(class(op), now, &e, &path, Some(offset));
+                }
+                Err(e) => rec.error(class(op), now, &e, &path, Some(offset)),
+            }
+        }
+        // The next block starts at this completion time unless recording took long.
+        if rec.took_long() {
+            now = Instant::now();
+        }
+    }
+    if io.fsync && rw.writes() {
+        if let Err(e) = file.sync().await {
+            rec.error(WRITE, Instant::now(), &e, &path, None);
+        }
+    }
+}
+
+fn class(op: BlockOp) -> usize {
+    match op {
+        BlockOp::Read => READ,
+        BlockOp::Write => WRITE,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn random_order_is_a_permutation() {
+        for blocks in [1u64, 2, 7, 64, 1000] {
+            let mut o = BlockOrder::new(blocks, true, 0xdead_beef);
+            let mut seen: Vec<u64> = (0..blocks).map(|_| o.next()).collect();
+            seen.sort();
+            assert_eq!(seen, (0..blocks).collect::<Vec<_>>(), "blocks = {blocks}");
+        }
+    }
+
+    #[test]
+    fn sequential_order_wraps() {
+        let mut o = BlockOrder::new(3, false, 1);
+        let got: Vec<u64> = (0..7).map(|_| o.next()).collect();
+        assert_eq!(got, vec![0, 1, 2, 0, 1, 2, 0]);
+    }
+}
