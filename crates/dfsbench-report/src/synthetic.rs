@@ -12,7 +12,7 @@ use dfsbench_result::{
     Cpu, ErrorSample, Errors, Host, OpKind, PhaseResult, RunResult, Series, Stonewall, Target, Tool, WorkerSummary,
     SCHEMA,
 };
-use serde_json::json;
+use serde_json::{json, Value};
 
 /// A small deterministic generator (xorshift64*).
 struct Rng(u64);
@@ -261,8 +261,9 @@ fn phase(spec: &PhaseSpec, workers: usize, start_s: f64, rng: &mut Rng) -> Phase
 pub fn long_run(seconds: usize, workers: usize) -> RunResult {
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let files_params = json!({"file_size": 1048576, "files_per_worker": 1000, "bs": 1048576});
-    let io_params = json!({"rw": "randrw", "bs": 4096, "size": 1073741824u64, "iodepth": 16, "direct": true,
-        "shared_file": false, "rwmixread": 70});
+    // The io job's documents are data (fixtures/long-run.json), as a real result records them.
+    let io_job: Value = serde_json::from_str(include_str!("../fixtures/long-run.json")).expect("the fixture's JSON");
+    let io_params = io_job["io_params"].clone();
     let specs = [
         PhaseSpec {
             name: "write",
@@ -353,18 +354,11 @@ pub fn long_run(seconds: usize, workers: usize) -> RunResult {
         "ranged_read",
         "rename",
     ];
-    let config = json!({
-        "jobs": [
-            {"name": "files", "workload": "files", "workers": workers, "threads": null, "duration": secs,
-             "ramp": 0.0, "sets": [{"count": 1000, "size": 1048576}], "bs": 1048576, "direct": false,
-             "fsync": false, "phases": ["write", "read", "delete"]},
-            {"name": "io", "workload": "io", "workers": workers, "threads": null, "duration": secs, "ramp": 0.0,
-             "rw": "randrw", "bs": 4096, "size": 1073741824u64, "iodepth": 16, "rwmixread": 70, "direct": true,
-             "fsync": false, "shared_file": false, "ioengine": "io_uring"}
-        ],
-        "verify": false, "keep": false, "max_errors": 0, "seed": 42, "create_bucket": false, "retries": 0,
-        "shuffle": false, "stonewall_wear_out": false
-    });
+    let mut config = io_job["config"].clone();
+    for job in config["jobs"].as_array_mut().expect("the fixture's jobs") {
+        job["workers"] = json!(workers);
+        job["duration"] = json!(secs);
+    }
     let run = json!({
         "schema": SCHEMA,
         "tool": Tool { name: "dfsbench".into(), version: env!("CARGO_PKG_VERSION").into() },
