@@ -25,6 +25,25 @@ pub(crate) fn http(args: &[&str], url: &str) -> Result<(u16, String)> {
     Ok((code, body.to_string()))
 }
 
+/// A tempauth (v1.0) login at `auth_url`: the account's storage URL and the token header the
+/// native API's calls carry.
+pub(crate) fn swift_login(auth_url: &str, user: &str, key: &str) -> Result<(String, String)> {
+    let user = format!("X-Auth-User: {user}");
+    let key = format!("X-Auth-Key: {key}");
+    let headers = http_ok(&["-o", "/dev/null", "-D", "-", "-H", &user, "-H", &key], auth_url)?;
+    let header = |name: &str| {
+        headers
+            .lines()
+            .find_map(|l| l.split_once(':').filter(|(k, _)| k.eq_ignore_ascii_case(name)))
+            .map(|(_, v)| v.trim().to_string())
+            .ok_or_else(|| Error::runtime(format!("tempauth gave no {name}")))
+    };
+    Ok((
+        header("x-storage-url")?,
+        format!("X-Auth-Token: {}", header("x-auth-token")?),
+    ))
+}
+
 /// An HTTP call that must answer 2xx; its body.
 pub(crate) fn http_ok(args: &[&str], url: &str) -> Result<String> {
     match http(args, url)? {

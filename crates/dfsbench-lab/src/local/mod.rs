@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-pub(crate) use check::{fresh_body, http, http_ok, s3_round_trip, write_s3_netrc, S3};
+pub(crate) use check::{fresh_body, http, http_ok, s3_round_trip, swift_login, write_s3_netrc, S3};
 
 use crate::sys::{self, PidRecord};
 use crate::{Error, Result};
@@ -140,6 +140,26 @@ impl Run {
             }
             sleep(Duration::from_millis(200));
         }
+    }
+
+    /// An S3 service answers at `endpoint`: the bucket made, a PUT + GET round trip done, and
+    /// the variables of its clients set.
+    pub(crate) fn s3_ready(&mut self, endpoint: &str, key: &str, secret: &str, region: &str) -> Result<()> {
+        let netrc = self.dir.join("netrc");
+        write_s3_netrc(&netrc, key, secret)?;
+        let s3 = S3 {
+            endpoint,
+            region,
+            netrc: &netrc,
+        };
+        self.wait(&format!("create bucket {BUCKET} on {endpoint}"), || {
+            s3.make_bucket(BUCKET)
+        })?;
+        self.wait(&format!("S3 PUT+GET round trip on {endpoint}"), || {
+            s3_round_trip(&s3, &self.dir, BUCKET, ".lab-ready")
+        })?;
+        self.set_s3_env(endpoint, key, secret, region);
+        Ok(())
     }
 
     /// A variable `lab env` prints.

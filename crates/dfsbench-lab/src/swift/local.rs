@@ -5,7 +5,7 @@
 use std::process::Command;
 
 use super::{CONTAINER, KEY, USER};
-use crate::local::{fresh_body, http, http_ok, s3_round_trip, write_s3_netrc, Local, Run, S3, STOP_GRACE};
+use crate::local::{fresh_body, http, http_ok, s3_round_trip, swift_login, write_s3_netrc, Local, Run, S3, STOP_GRACE};
 use crate::{Error, Result};
 
 const REPLICAS: usize = 3;
@@ -90,23 +90,7 @@ use = egg:swift#symlink
 
 /// tempauth's token, a container, and a PUT + GET + DELETE through the native API.
 fn round_trip(run: &Run, url: &str) -> Result<()> {
-    let user = format!("X-Auth-User: {USER}");
-    let key = format!("X-Auth-Key: {KEY}");
-    let headers = http_ok(
-        &["-o", "/dev/null", "-D", "-", "-H", &user, "-H", &key],
-        &format!("{url}/auth/v1.0"),
-    )?;
-    let header = |name: &str| {
-        headers
-            .lines()
-            .find_map(|l| l.split_once(':').filter(|(k, _)| k.eq_ignore_ascii_case(name)))
-            .map(|(_, v)| v.trim().to_string())
-            .ok_or_else(|| Error::runtime(format!("tempauth gave no {name}")))
-    };
-    let (storage, token) = (
-        header("x-storage-url")?,
-        format!("X-Auth-Token: {}", header("x-auth-token")?),
-    );
+    let (storage, token) = swift_login(&format!("{url}/auth/v1.0"), USER, KEY)?;
     http_ok(
         &["-o", "/dev/null", "-X", "PUT", "-H", &token],
         &format!("{storage}/{CONTAINER}"),
