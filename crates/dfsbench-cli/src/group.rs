@@ -53,7 +53,7 @@ fn mpi_group(n: usize, timeout: Duration) -> Result<Group, Failure> {
 fn joined(transport: Box<dyn Transport>, timeout: Duration) -> Result<Group, Failure> {
     Group::join(transport, timeout).map_err(|mut e| {
         if e.transport.kind() == "mpi" {
-            eprintln!("dfsbench: {}", e.message);
+            crate::eprint_line(&format!("dfsbench: {}", e.message));
             e.transport.abort(1);
         }
         Failure::runtime(e.message)

@@ -139,7 +139,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
         Err(e) => {
-            eprintln!("dfsbench: {}", failure::message_line(&one_line(&e)));
+            eprint_line(&format!("dfsbench: {}", failure::message_line(&one_line(&e))));
             return ExitCode::from(2);
         }
     };
@@ -165,7 +165,14 @@ fn status_of(result: anyhow::Result<()>) -> u8 {
 /// The error's own line (`{}`, not anyhow's chain or backtrace). Messages quote arguments; a
 /// URI's password must not reach the terminal.
 fn say(e: &dyn std::fmt::Display) {
-    eprintln!("dfsbench: {}", failure::message_line(&e.to_string()));
+    eprint_line(&format!("dfsbench: {}", failure::message_line(&e.to_string())));
+}
+
+/// `line` and a newline on stderr in one write: the ranks of a run share one stderr, and a
+/// line written in pieces (as `eprintln!` writes its arguments) interleaves with theirs.
+pub(crate) fn eprint_line(line: &str) {
+    let text = format!("{line}\n");
+    let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), text.as_bytes());
 }
 
 /// Say `failure` now, before the caller's process group ends (mpirun ends the whole job as

@@ -244,7 +244,7 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
     if !root {
         if let Status::Failed(m) = &outcome.status {
             if group.is_broken() {
-                eprintln!("dfsbench: rank {}: {m}", group.rank());
+                crate::eprint_line(&format!("dfsbench: rank {}: {m}", group.rank()));
                 group.abort(1);
             }
         }
