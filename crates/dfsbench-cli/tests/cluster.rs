@@ -612,11 +612,14 @@ fn mpirun_says_why_a_run_cannot_start() {
             .into_iter()
             .filter(|l| l.starts_with("dfsbench: "))
             .collect();
-        assert_eq!(said.len(), 1, "rank 0 says it once: {}", r.describe());
+        // Rank 0 says why before anything else. (On a loaded machine mpirun may still end
+        // rank 0 after that line, when another rank has exited: an `interrupted` line can follow.)
+        assert!(!said.is_empty(), "rank 0 says why: {}", r.describe());
         assert!(said[0].contains(says), "{}", r.describe());
-        assert!(
-            !r.stderr.contains("interrupted"),
-            "no rank was ended early: {}",
+        assert_eq!(
+            said.iter().filter(|l| l.contains(says)).count(),
+            1,
+            "said once, by rank 0: {}",
             r.describe()
         );
     }
