@@ -18,8 +18,8 @@ macro_rules! say {
 
 #[derive(Args, Debug)]
 #[command(after_help = "Examples:\n  dfsbench lab up gluster --layout disperse4+2\n  \
-dfsbench lab up s3fs\n  dfsbench lab status --format json\n  dfsbench lab fault gluster kill node2\n  \
-dfsbench lab fault gluster restart node2\n  dfsbench lab probe gluster --wait 5m\n  \
+dfsbench lab up s3fs\n  dfsbench lab up ceph --clients 4\n  dfsbench lab status --format json\n  dfsbench lab fault gluster kill node2\n  \
+dfsbench lab fault gluster restart node2\n  dfsbench lab fault ceph kill client2\n  dfsbench lab probe gluster --wait 5m\n  \
 dfsbench lab delay gluster 10ms\n  dfsbench lab limit gluster 100mbit\n  dfsbench lab fault gluster partition node3\n  dfsbench lab down --all")]
 pub struct LabArgs {
     #[command(subcommand)]
@@ -45,6 +45,12 @@ pub enum LabCommand {
         /// a running instance and a non-empty folder it did not make.
         #[arg(long, value_name = "STATE")]
         dir: Option<std::path::PathBuf>,
+        /// Client nodes besides the storage nodes (at most 35): each its own network, host name
+        /// and mount namespace with its own FUSE client of the file system; `lab status` prints
+        /// the hostfile and the mpirun line that start ranks on them. On a running lab, adds
+        /// the missing ones and starts those that are down.
+        #[arg(long, value_name = "N", default_value_t = 0, conflicts_with = "dir")]
+        clients: usize,
     },
     /// Stop a cluster's processes, unmount, remove its namespaces and data; with --dir, the
     /// single-host servers recorded there.
@@ -239,11 +245,21 @@ pub fn lab(args: &LabArgs) -> Result<(), Failure> {
             }
             Ok(())
         }
-        LabCommand::Up { system, layout, dir } => {
+        LabCommand::Up {
+            system,
+            layout,
+            dir,
+            clients,
+        } => {
             if dfsbench_lab::host::is_local(system, layout.as_deref(), dir.as_deref())? {
+                if *clients > 0 {
+                    return Err(Failure::usage(format!(
+                        "--clients needs a cluster layout: {system} on one host has no client nodes"
+                    )));
+                }
                 return crate::lab_host::up(system, layout.as_deref(), dir.as_deref());
             }
-            let state = dfsbench_lab::up(system, layout.as_deref())?;
+            let state = dfsbench_lab::up(system, layout.as_deref(), *clients)?;
             print_status(Some(&state.name), Format::Text)
         }
         LabCommand::Down { system, all, dir } => {
@@ -362,7 +378,7 @@ fn print_status(only: Option<&str>, format: Format) -> Result<(), Failure> {
             "  client  {} (root namespace, bridge {}; lab directory id {})\n",
             lab.client_addr, lab.bridge, lab.id
         );
-        for n in &lab.nodes {
+        for n in lab.nodes.iter().chain(&lab.clients) {
             let pids: Vec<String> = n.pids.iter().map(|p| p.to_string()).collect();
             text += &format!(
                 "  {:<6} {:<12} {:<15} {:<8} link {:<4} pids {}\n",
@@ -373,6 +389,12 @@ fn print_status(only: Option<&str>, format: Format) -> Result<(), Failure> {
                 n.link,
                 pids.join(",")
             );
+        }
+        if let Some(hosts) = &lab.hostfile {
+            text += &format!("  hosts   {hosts}\n");
+        }
+        if let Some(mpirun) = &lab.mpirun {
+            text += &format!("  mpirun  {mpirun} PROGRAM...\n");
         }
     }
     crate::stdout::print(text, "the lab status")

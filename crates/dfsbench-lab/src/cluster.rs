@@ -9,7 +9,7 @@ use crate::state::{labs_dir, NodeState, State};
 use crate::sys::preflight;
 use crate::sys::{self, PidRecord};
 use crate::traits::{Cluster, System};
-use crate::{delay, net, system, Error, Result};
+use crate::{clients, delay, net, system, Error, Result};
 
 /// The cluster layouts of a system, or a usage error for one that runs on one host only.
 pub(crate) fn cluster_of(sys: &dyn System) -> Result<&dyn Cluster> {
@@ -37,8 +37,28 @@ pub fn install(name: &str) -> Result<Vec<String>> {
     Ok(installed)
 }
 
-/// Bring a lab up (idempotent: a lab that is up is left as it is).
-pub fn up(name: &str, layout: Option<&str>) -> Result<State> {
+/// Bring a lab up with `clients` client nodes (idempotent: a lab that is up is left as it
+/// is, but for client nodes that are down or missing).
+pub fn up(name: &str, layout: Option<&str>, clients: usize) -> Result<State> {
+    let sys = system(name)?;
+    let mut state = up_storage(name, layout)?;
+    if clients > 0 || !state.clients.is_empty() {
+        let cl = cluster_of(sys.as_ref())?;
+        let count = clients.max(state.clients.len());
+        clients::ensure(cl, sys.code(), &mut state, count).map_err(|e| {
+            Error::runtime(format!(
+                "{e} (the client nodes started stay for inspection; `dfsbench lab down {}` removes them)",
+                sys.name()
+            ))
+        })?;
+        record_node_pids(&mut state);
+        state.save()?;
+    }
+    Ok(state)
+}
+
+/// The storage nodes of `up`.
+fn up_storage(name: &str, layout: Option<&str>) -> Result<State> {
     preflight()?;
     let layout = match (layout_alias(name), layout) {
         (Some((_, alias)), Some(l)) if l != alias => {
@@ -70,6 +90,10 @@ pub fn up(name: &str, layout: Option<&str>) -> Result<State> {
             if cl.nodes(layout).len() == old.nodes.len() && cl.relayout(&mut old, layout)? {
                 old.layout = layout.to_string();
                 old.save()?;
+                // Their mounts follow the layout: started again, as after a restart.
+                for c in old.clients.iter().map(|c| c.node.name.clone()).collect::<Vec<_>>() {
+                    clients::start(cl, &mut old, &c)?;
+                }
                 return Ok(old);
             }
         }
@@ -171,7 +195,8 @@ fn build(cl: &dyn Cluster, state: &mut State) -> Result<()> {
 
 /// Add the daemons now running in the nodes' namespaces to the state (for `down` after a crash).
 pub(crate) fn record_node_pids(state: &mut State) {
-    for node in &state.nodes {
+    let nodes: Vec<NodeState> = state.all_nodes().cloned().collect();
+    for node in &nodes {
         for pid in sys::pids_in_netns(&node.netns) {
             if let Some(rec) = PidRecord::of(pid, &format!("{} daemon", node.name)) {
                 if !state.pids.contains(&rec) {
@@ -191,6 +216,7 @@ pub fn down(name: &str) -> Result<()> {
         return Ok(());
     };
     delay::remove(&state)?;
+    clients::unmount_all(&state);
     for m in &state.mounts {
         sys::unmount(m)?;
     }
@@ -198,13 +224,13 @@ pub fn down(name: &str) -> Result<()> {
         sys::unmount(&m)?;
     }
     let mut pids: Vec<PidRecord> = state.pids.clone();
-    for node in &state.nodes {
+    for node in state.all_nodes() {
         pids.extend(node.pids());
     }
     // Stopped processes cannot act on SIGTERM until they continue.
     sys::signal_all(&pids, libc::SIGCONT, Duration::ZERO)?;
     sys::stop_all(&pids, Duration::from_secs(10))?;
-    for node in &state.nodes {
+    for node in state.all_nodes() {
         net::remove_node(node)?;
     }
     net::remove_link(&state.bridge)?;
@@ -279,7 +305,7 @@ pub fn left_alone() -> Vec<String> {
     let named = |what: &str| {
         states
             .iter()
-            .any(|s| s.bridge == what || s.nodes.iter().any(|n| n.netns == what || n.veth == what))
+            .any(|s| s.bridge == what || s.all_nodes().any(|n| n.netns == what || n.veth == what))
     };
     let dir = labs_dir();
     let netns = net::prefixed_netns().into_iter().map(|n| ("namespace", n));

@@ -87,7 +87,7 @@ pub fn apply(name: &str, delay: Duration, exe: &std::path::Path) -> Result<()> {
     let q = queue_num(&state);
     let log = state.dir().join("delay.log");
     let args = ["lab", "delayer", &q.to_string(), &micros];
-    let nodes = state.nodes.clone();
+    let nodes: Vec<_> = state.all_nodes().cloned().collect();
     for node in &nodes {
         let pid = spawn_in(Some(&node.netns), &exe, &args, &log)?;
         state.delayers.push(pid);
@@ -112,7 +112,7 @@ pub(crate) fn remove(state: &State) -> Result<()> {
         }
     }
     let q = queue_num(state);
-    for node in state.nodes.iter().filter(|n| crate::net::netns_exists(&n.netns)) {
+    for node in state.all_nodes().filter(|n| crate::net::netns_exists(&n.netns)) {
         let r = rule("eth0", q);
         while iptables(Some(&node.netns), "-C", &r).is_ok() {
             iptables(Some(&node.netns), "-D", &r)?;

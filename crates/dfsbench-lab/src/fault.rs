@@ -27,7 +27,16 @@ pub fn fault(name: &str, fault: &str, node: &str) -> Result<()> {
     let mut state = State::loaded(sys.name())?;
     let n = state.node(node)?.clone();
     let pids = n.pids();
+    let client = state.client(node).is_some();
     match fault {
+        // A client node holds no data: it starts again with a new mount, and kill takes
+        // everything on it (its FUSE client, its ranks) as a power cut would.
+        "restart" if client => crate::clients::start(cl, &mut state, node)?,
+        "wipe" if client => {
+            return Err(Error::usage(format!(
+                "{node} is a client node and holds no data: use kill, restart, stop, cont or the link faults"
+            )))
+        }
         "kill" => sys::signal_all(&pids, libc::SIGKILL, Duration::from_secs(20))?,
         "stop" => sys::signal_all(&pids, libc::SIGSTOP, Duration::ZERO)?,
         "cont" => sys::signal_all(&pids, libc::SIGCONT, Duration::ZERO)?,

@@ -7,6 +7,7 @@
 
 mod alluxio;
 mod ceph;
+mod clients;
 mod cluster;
 pub mod delay;
 mod error;
@@ -17,6 +18,7 @@ mod install;
 mod local;
 mod minio;
 mod moosefs;
+mod mount;
 pub mod net;
 mod registry;
 mod seaweedfs;
@@ -30,12 +32,13 @@ mod toy;
 mod traits;
 mod webdav;
 
+pub use clients::{mpirun, MAX_CLIENTS};
 pub use cluster::{down, down_all, install, left_alone, up};
 pub use error::{Error, Result};
 pub use fault::{fault, limit, node_for, probe, Role, FAULTS};
 pub use local::{host, selftest, Outcome};
 pub use registry::{system, systems_help, systems_table};
-pub use state::State;
+pub use state::{ClientNode, State};
 pub use status::status;
 pub use target::{resolve_target, running_pids, target_nodes, TargetNode};
 pub use traits::{Cluster, System};

@@ -60,6 +60,12 @@ pub(crate) fn veth_name(id: &str, code: &str, index: usize) -> String {
     format!("{PREFIX}{id}{code}{index}")
 }
 
+/// Client node `k`'s veth: `c` and one base-36 digit, so that the longest code still fits.
+pub(crate) fn client_veth_name(id: &str, code: &str, k: usize) -> String {
+    let digit = char::from_digit(k as u32, 36).expect("client numbers stay below 36");
+    format!("{PREFIX}{id}{code}c{digit}")
+}
+
 /// The third octets older dfsbench versions gave their labs without looking (1 gluster ... 9
 /// alluxio): tried last, because such a lab may still come up beside ours and cannot avoid us.
 const OLD_FIXED: std::ops::RangeInclusive<u8> = 1..=9;
@@ -195,8 +201,7 @@ pub(crate) fn set_link(node: &NodeState, up: bool) -> Result<()> {
 /// arrives. The routes go with the namespace, so `down` needs no record of them.
 pub(crate) fn blackhole(state: &State, node: &NodeState, on: bool) -> Result<()> {
     let peers = state
-        .nodes
-        .iter()
+        .all_nodes()
         .filter(|n| n.name != node.name)
         .map(|n| n.addr.clone());
     let existing = ip(&["-n", &node.netns, "route", "show", "type", "blackhole"])?;
@@ -224,7 +229,7 @@ pub(crate) fn blackhole(state: &State, node: &NodeState, on: bool) -> Result<()>
 /// a token bucket, or remove the limit (`None`): on the node's end (what it sends) and on the
 /// bridge's end (what it receives).
 pub(crate) fn limit(state: &State, rate: Option<&str>) -> Result<()> {
-    for node in &state.nodes {
+    for node in state.all_nodes() {
         for (netns, dev) in [(Some(node.netns.as_str()), "eth0"), (None, node.veth.as_str())] {
             let mut args: Vec<&str> = Vec::new();
             if let Some(ns) = netns {
@@ -330,6 +335,9 @@ mod tests {
                 // The peer end is the veth's name plus `p`; 99 nodes at most.
                 let peer = veth_name(id, code, 99) + "p";
                 assert!(peer.len() <= IFNAME_MAX, "{peer}");
+                let client = client_veth_name(id, code, crate::clients::MAX_CLIENTS) + "p";
+                assert!(client.len() <= IFNAME_MAX, "{client}");
+                assert_ne!(client_veth_name(id, code, 1), veth_name(id, code, 1));
                 assert!(netns_name(id, "gluster", "node1").starts_with(&format!("{PREFIX}-{id}-")));
             }
         }

@@ -62,6 +62,19 @@ pub struct State {
     pub(crate) rate: Option<String>,
     pub(crate) delayers: Vec<PidRecord>,
     pub(crate) up: bool,
+    /// Client nodes (`lab up --clients N`), each with its own FUSE client of the file system.
+    #[serde(default)]
+    pub clients: Vec<ClientNode>,
+}
+
+/// A client node: a network namespace on the bridge like a storage node, with its own host
+/// name and mount namespace, which `holder` keeps (entering the node is entering it).
+#[derive(Serialize, Deserialize, Debug, Clone)]
+pub struct ClientNode {
+    #[serde(flatten)]
+    pub node: NodeState,
+    /// `sleep infinity` in the node's UTS and mount namespaces; None until it started.
+    pub(crate) holder: Option<PidRecord>,
 }
 
 /// The directory holding all labs: $DFSBENCH_LAB_DIR, else /var/lib/dfsbench/labs. A lab's
@@ -83,9 +96,19 @@ impl State {
         self.dir().join("mnt")
     }
 
+    /// The storage nodes and the client nodes.
+    pub(crate) fn all_nodes(&self) -> impl Iterator<Item = &NodeState> {
+        self.nodes.iter().chain(self.clients.iter().map(|c| &c.node))
+    }
+
+    pub(crate) fn client(&self, name: &str) -> Option<&ClientNode> {
+        self.clients.iter().find(|c| c.node.name == name)
+    }
+
+    /// A storage or client node by name.
     pub(crate) fn node(&self, name: &str) -> Result<&NodeState> {
-        self.nodes.iter().find(|n| n.name == name).ok_or_else(|| {
-            let names: Vec<&str> = self.nodes.iter().map(|n| n.name.as_str()).collect();
+        self.all_nodes().find(|n| n.name == name).ok_or_else(|| {
+            let names: Vec<&str> = self.all_nodes().map(|n| n.name.as_str()).collect();
             Error::usage(format!(
                 "lab {} has no node {name}; its nodes are {}",
                 self.name,

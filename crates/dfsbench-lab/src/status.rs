@@ -3,8 +3,24 @@
 use serde::Serialize;
 
 use crate::cluster::cluster_of;
-use crate::state::State;
-use crate::{net, system, Result};
+use crate::state::{NodeState, State};
+use crate::{clients, net, system, Result};
+
+/// Words as a shell reads them back: quoted only when they need it.
+fn shell_join(words: &[String]) -> String {
+    let plain = |w: &str| !w.is_empty() && w.chars().all(|c| c.is_ascii_alphanumeric() || "-_./:,=@%+".contains(c));
+    words
+        .iter()
+        .map(|w| {
+            if plain(w) {
+                w.clone()
+            } else {
+                format!("'{}'", w.replace('\'', r"'\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
 
 #[derive(Serialize, Debug)]
 pub struct NodeStatus {
@@ -36,34 +52,42 @@ pub struct LabStatus {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rate: Option<String>,
     pub nodes: Vec<NodeStatus>,
+    /// Client nodes (`lab up --clients N`): each mounts the file system itself.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub clients: Vec<NodeStatus>,
+    /// One line per client node, for `mpirun --hostfile`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hostfile: Option<String>,
+    /// The mpirun command that starts one rank per client node: put the program after it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mpirun: Option<String>,
     /// "ok" when every node runs and the probe finds every copy; else what is missing.
     pub health: String,
 }
 
+fn node_status(n: &NodeState) -> NodeStatus {
+    let pids = n.pids();
+    let run_state = if pids.is_empty() {
+        "down"
+    } else if pids.iter().all(|p| p.stopped()) {
+        "stopped"
+    } else {
+        "running"
+    };
+    NodeStatus {
+        name: n.name.clone(),
+        role: n.role.clone(),
+        netns: n.netns.clone(),
+        addr: n.addr.clone(),
+        link: if net::link_up(&n.veth) { "up" } else { "down" },
+        state: run_state,
+        pids: pids.iter().map(|p| p.pid).collect(),
+    }
+}
+
 fn health(state: &State) -> LabStatus {
-    let nodes: Vec<NodeStatus> = state
-        .nodes
-        .iter()
-        .map(|n| {
-            let pids = n.pids();
-            let run_state = if pids.is_empty() {
-                "down"
-            } else if pids.iter().all(|p| p.stopped()) {
-                "stopped"
-            } else {
-                "running"
-            };
-            NodeStatus {
-                name: n.name.clone(),
-                role: n.role.clone(),
-                netns: n.netns.clone(),
-                addr: n.addr.clone(),
-                link: if net::link_up(&n.veth) { "up" } else { "down" },
-                state: run_state,
-                pids: pids.iter().map(|p| p.pid).collect(),
-            }
-        })
-        .collect();
+    let nodes = state.nodes.iter().map(node_status).collect();
+    let clients = state.clients.iter().map(|c| node_status(&c.node)).collect();
     LabStatus {
         name: state.name.clone(),
         system: state.system.clone(),
@@ -77,6 +101,9 @@ fn health(state: &State) -> LabStatus {
         delay_ms: state.delay_us as f64 / 1000.0,
         rate: state.rate.clone(),
         nodes,
+        clients,
+        hostfile: clients::hostfile(state).map(|p| p.display().to_string()),
+        mpirun: clients::mpirun(state, None, 1).ok().map(|argv| shell_join(&argv)),
         health: String::new(),
     }
 }

@@ -320,11 +320,23 @@ pub(crate) fn real_path(path: &Path) -> PathBuf {
 /// The mount points under /proc/mounts that start with `prefix`.
 pub(crate) fn mounts_under(prefix: &Path) -> Vec<String> {
     let prefix = real_path(prefix);
-    let text = fs::read_to_string("/proc/mounts").unwrap_or_default();
-    text.lines()
-        .filter_map(|l| l.split_whitespace().nth(1))
-        .map(|m| m.replace("\\040", " "))
+    mounts_of(None)
+        .into_iter()
+        .map(|(point, _)| point)
         .filter(|m| Path::new(m).starts_with(&prefix))
+        .collect()
+}
+
+/// The mount points and file-system types of the mount namespace of process `pid` (None: ours).
+pub(crate) fn mounts_of(pid: Option<i32>) -> Vec<(String, String)> {
+    let file = pid.map_or("/proc/mounts".to_string(), |p| format!("/proc/{p}/mounts"));
+    fs::read_to_string(file)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| {
+            let mut words = l.split_whitespace().skip(1);
+            Some((words.next()?.replace("\\040", " "), words.next()?.to_string()))
+        })
         .collect()
 }
 

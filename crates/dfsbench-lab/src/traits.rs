@@ -1,6 +1,8 @@
 //! What a lab system is: a name, a code, its packages, and the layouts it runs in (a cluster
 //! in network namespaces, one host on 127.0.0.1, or both).
 
+use std::path::Path;
+
 use crate::local::Local;
 use crate::state::State;
 use crate::Result;
@@ -70,6 +72,13 @@ pub trait Cluster {
     /// which a `lab:` target hands to the run so that nobody has to copy them.
     fn target_env(&self, _state: &State, _target: &str) -> Vec<(&'static str, String)> {
         Vec::new()
+    }
+    /// The FUSE client of the layout's file-system target: the command that mounts it at `mnt`
+    /// in the foreground, with its logs in `logs`. None when the layout has none (object
+    /// stores and HDFS are reached by address). The root namespace and every client node each
+    /// run one of their own.
+    fn fuse_client(&self, _state: &State, _mnt: &str, _logs: &Path) -> Option<Vec<String>> {
+        None
     }
     /// Ok(None) when every copy exists again; Ok(Some(why)) while not.
     fn probe(&self, state: &State) -> Result<Option<String>>;

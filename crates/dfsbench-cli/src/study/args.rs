@@ -62,7 +62,8 @@ pub struct StudyArgs {
 
     /// How to start dfsbench on the nodes, with {np} (all processes), {nodes} and {ppn}
     /// (processes per node): 'mpirun --hostfile hosts --map-by ppr:{ppn}:node -np {np}' or
-    /// 'srun -N {nodes} --ntasks-per-node {ppn}'.
+    /// 'srun -N {nodes} --ntasks-per-node {ppn}'; or `lab`: mpirun on the client nodes of the
+    /// lab target (`dfsbench lab up NAME --clients N`).
     #[arg(long, value_name = "COMMAND", requires = "nodes", conflicts_with = "from")]
     pub launcher: Option<String>,
 

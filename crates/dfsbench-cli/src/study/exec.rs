@@ -294,6 +294,7 @@ fn run_child(
     let ended = match launch::run(
         point.spread,
         ctx.launcher,
+        sys.lab.as_deref(),
         workload,
         sys.lab_target.as_deref().unwrap_or(&sys.target),
         result,

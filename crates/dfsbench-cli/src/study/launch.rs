@@ -18,32 +18,48 @@ use super::model::Spread;
 const PLACES: [&str; 3] = ["{np}", "{nodes}", "{ppn}"];
 
 /// `--launcher`: the command line that starts dfsbench on the nodes, with `{np}` (all
-/// processes), `{nodes}` and `{ppn}` (processes per node) where the launcher takes them.
+/// processes), `{nodes}` and `{ppn}` (processes per node) where the launcher takes them; or
+/// `lab`: mpirun on the client nodes of the lab the point's target is.
 #[derive(Clone, Debug)]
-pub struct Launcher {
-    words: Vec<String>,
+pub enum Launcher {
+    Words(Vec<String>),
+    Lab,
 }
 
 impl Launcher {
     pub fn parse(text: &str) -> Result<Launcher, String> {
+        if text == "lab" {
+            return Ok(Launcher::Lab);
+        }
         let words = shell_words::split(text).map_err(|e| format!("--launcher \"{text}\": {e}"))?;
         if words.is_empty() {
-            return Err("--launcher is empty: give e.g. 'mpirun --hostfile HOSTS -np {np}'".into());
+            return Err("--launcher is empty: give e.g. 'mpirun --hostfile HOSTS -np {np}', or lab".into());
         }
         if !words.iter().any(|w| PLACES.iter().any(|p| w.contains(p))) {
             return Err(format!(
                 "--launcher \"{text}\" does not say how many processes: put {{np}} (all processes), {{nodes}} or {{ppn}} (processes per node) where the launcher takes them"
             ));
         }
-        Ok(Launcher { words })
+        Ok(Launcher::Words(words))
     }
 
-    fn argv(&self, nodes: usize, per_node: usize) -> impl Iterator<Item = String> + '_ {
-        self.words.iter().map(move |w| {
-            w.replace("{np}", &(nodes * per_node).to_string())
-                .replace("{nodes}", &nodes.to_string())
-                .replace("{ppn}", &per_node.to_string())
-        })
+    /// The launcher's words for a point; `lab` is the lab of the point's target, if any.
+    fn argv(&self, nodes: usize, per_node: usize, lab: Option<&str>) -> Result<Vec<String>, String> {
+        match self {
+            Launcher::Words(words) => Ok(words
+                .iter()
+                .map(|w| {
+                    w.replace("{np}", &(nodes * per_node).to_string())
+                        .replace("{nodes}", &nodes.to_string())
+                        .replace("{ppn}", &per_node.to_string())
+                })
+                .collect()),
+            Launcher::Lab => {
+                let lab = lab.ok_or("--launcher lab needs a lab target (-t lab:NAME)")?;
+                let state = dfsbench_lab::State::loaded(lab).map_err(|e| e.to_string())?;
+                dfsbench_lab::mpirun(&state, Some(nodes), per_node).map_err(|e| e.to_string())
+            }
+        }
     }
 }
 
@@ -59,9 +75,11 @@ pub struct Ended {
 
 /// Run `workload` on `target` as `spread` says, writing the result to `result` and the child's
 /// stderr to `log` (removed when empty). `interrupt` set by Ctrl-C is passed on as SIGINT.
+#[allow(clippy::too_many_arguments)]
 pub fn run(
     spread: Spread,
     launcher: Option<&Launcher>,
+    lab: Option<&str>,
     workload: &Path,
     target: &str,
     result: &Path,
@@ -70,7 +88,7 @@ pub fn run(
 ) -> Result<Ended, String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot find this program to start a point: {e}"))?;
     let mut argv: Vec<String> = match (spread, launcher) {
-        (Spread::Nodes { nodes, per_node }, Some(l)) => l.argv(nodes, per_node).collect(),
+        (Spread::Nodes { nodes, per_node }, Some(l)) => l.argv(nodes, per_node, lab)?,
         (Spread::Nodes { .. }, None) => return Err("points over nodes need --launcher".into()),
         _ => Vec::new(),
     };
@@ -144,7 +162,7 @@ mod tests {
     fn launcher_places_the_processes() {
         let l = Launcher::parse("mpirun --hostfile 'my hosts' --map-by ppr:{ppn}:node -np {np}").unwrap();
         assert_eq!(
-            l.argv(4, 16).collect::<Vec<_>>(),
+            l.argv(4, 16, None).unwrap(),
             [
                 "mpirun",
                 "--hostfile",
@@ -157,9 +175,12 @@ mod tests {
         );
         let l = Launcher::parse("srun -N {nodes} --ntasks-per-node={ppn}").unwrap();
         assert_eq!(
-            l.argv(2, 1).collect::<Vec<_>>(),
+            l.argv(2, 1, None).unwrap(),
             ["srun", "-N", "2", "--ntasks-per-node=1"]
         );
+        // `lab`: the lab of the point's target, which must be one.
+        let e = Launcher::parse("lab").unwrap().argv(2, 1, None).unwrap_err();
+        assert!(e.contains("-t lab:NAME"), "{e}");
         for (bad, says) in [("", "empty"), ("mpirun -np 4", "{np}"), ("mpirun 'x", "--launcher")] {
             let e = Launcher::parse(bad).unwrap_err();
             assert!(e.contains(says), "{bad}: {e}");

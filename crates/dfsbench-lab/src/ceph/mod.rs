@@ -379,21 +379,15 @@ fn make_bucket(state: &State) -> Result<()> {
     }
 }
 
-fn mount(state: &mut State) -> Result<()> {
-    let mnt = state.mount_point();
-    mkdirs(std::slice::from_ref(&mnt))?;
-    let mnt_arg = mnt.display().to_string();
-    state.mounts.push(mnt_arg.clone());
-    state.save()?;
+/// ceph-fuse with its own log and admin socket in `logs` (several run at once on client
+/// nodes); it reaches the mon at node1's address (the conf's `mon host`) over the bridge.
+fn fuse_argv(state: &State, mnt: &str, logs: &Path) -> Vec<String> {
     let conf = conf(state);
-    let log = state.dir().join("log/ceph-fuse.out");
-    // The client reaches the mon at node1's address (the conf's `mon host`) over the bridge.
-    let pid = spawn_in(None, "ceph-fuse", &["-c", &conf, "--id", "admin", "-f", &mnt_arg], &log)?;
-    state.pids.push(pid);
-    state.save()?;
-    wait_for("the CephFS mount (ceph-fuse)", START_LIMIT, || {
-        sys::mounts_under(&mnt).contains(&mnt_arg).then_some(())
-    })
+    let log = format!("--log-file={}", logs.join("ceph-fuse.log").display());
+    let asok = format!("--admin-socket={}", logs.join("ceph-fuse.asok").display());
+    ["ceph-fuse", "-c", &conf, "--id", "admin", &log, &asok, "-f", mnt]
+        .map(String::from)
+        .to_vec()
 }
 
 impl System for Ceph {
@@ -451,7 +445,7 @@ impl Cluster for Ceph {
         start_mds(state)?;
         start_rgw(state)?;
         make_user_and_bucket(state)?;
-        mount(state)?;
+        crate::mount::fuse(self, state, None, START_LIMIT)?;
         let mut last = String::new();
         wait_for("every PG active+clean", START_LIMIT, || match self.probe(state) {
             Ok(None) => Some(()),
@@ -519,6 +513,10 @@ impl Cluster for Ceph {
                 conf(state)
             ),
         ]
+    }
+
+    fn fuse_client(&self, state: &State, mnt: &str, logs: &Path) -> Option<Vec<String>> {
+        Some(fuse_argv(state, mnt, logs))
     }
 
     fn probe(&self, state: &State) -> Result<Option<String>> {

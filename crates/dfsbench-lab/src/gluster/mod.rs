@@ -3,7 +3,7 @@
 //! with the FUSE client in the root namespace.
 
 use std::fs;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::state::{NodeState, State};
@@ -176,29 +176,14 @@ fn wait_bricks(state: &State) -> Result<()> {
     })
 }
 
-fn mount(state: &mut State) -> Result<()> {
-    let mnt = state.mount_point();
-    fs::create_dir_all(&mnt).map_err(|e| Error::runtime(format!("cannot create {}: {e}", mnt.display())))?;
-    let mnt_arg = mnt.display().to_string();
-    let mut args: Vec<String> = state
-        .nodes
-        .iter()
-        .map(|n| format!("--volfile-server={}", n.addr))
-        .collect();
-    let log = state.dir().join("client.log");
-    args.push(format!("--volfile-id={VOLUME}"));
-    args.push(format!("--log-file={}", log.display()));
-    args.push("-N".into());
-    args.push(mnt_arg.clone());
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    state.mounts.push(mnt_arg.clone());
-    state.save()?;
-    let pid = spawn_in(None, "glusterfs", &args, &log)?;
-    state.pids.push(pid);
-    state.save()?;
-    wait_for("the GlusterFS FUSE mount", Duration::from_secs(30), || {
-        sys::mounts_under(&mnt).contains(&mnt_arg).then_some(())
-    })
+/// The FUSE client, with every node as volfile server.
+fn fuse_argv(state: &State, mnt: &str, logs: &Path) -> Vec<String> {
+    let mut argv = vec!["glusterfs".to_string()];
+    argv.extend(state.nodes.iter().map(|n| format!("--volfile-server={}", n.addr)));
+    argv.push(format!("--volfile-id={VOLUME}"));
+    argv.push(format!("--log-file={}", logs.join("client.log").display()));
+    argv.extend(["-N".into(), mnt.into()]);
+    argv
 }
 
 impl System for Gluster {
@@ -257,7 +242,7 @@ impl Cluster for Gluster {
         }
         cli(first, &["volume", "start", VOLUME])?;
         wait_bricks(state)?;
-        mount(state)
+        crate::mount::fuse(self, state, None, Duration::from_secs(30)).map(|_| ())
     }
 
     fn start_node(&self, state: &mut State, node: &str) -> Result<()> {
@@ -303,6 +288,10 @@ impl Cluster for Gluster {
 
     fn targets(&self, state: &State) -> Vec<String> {
         vec![format!("file://{}", state.mount_point().display())]
+    }
+
+    fn fuse_client(&self, state: &State, mnt: &str, logs: &Path) -> Option<Vec<String>> {
+        Some(fuse_argv(state, mnt, logs))
     }
 
     fn probe(&self, state: &State) -> Result<Option<String>> {

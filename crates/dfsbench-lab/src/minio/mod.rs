@@ -187,32 +187,16 @@ fn wait_cluster<'a>(nodes: impl IntoIterator<Item = &'a NodeState>) -> Result<()
     Ok(())
 }
 
-fn mount(state: &mut State) -> Result<()> {
+fn mount(cl: &dyn Cluster, state: &mut State) -> Result<()> {
     sys::apt_install(&["s3fs"])?;
-    let mnt = state.mount_point();
-    mkdirs(std::slice::from_ref(&mnt))?;
-    let mnt_arg = mnt.display().to_string();
-    state.mounts.push(mnt_arg.clone());
-    state.save()?;
-    let log = state.dir().join("s3fs.log");
+    crate::mount::fuse(cl, state, None, Duration::from_secs(30)).map(|_| ())
+}
+
+/// s3fs over bucket `dfsbench-fs` through node1.
+fn fuse_argv(state: &State, mnt: &str) -> Vec<String> {
     let url = format!("url={}", endpoint(&state.nodes[0]));
     let passwd = format!("passwd_file={}", passwd_file(state).display());
-    let args = [
-        // s3fs speaks through libcurl, which would follow a proxy setting off the machine.
-        "-u",
-        "http_proxy",
-        "-u",
-        "https_proxy",
-        "-u",
-        "HTTP_PROXY",
-        "-u",
-        "HTTPS_PROXY",
-        "-u",
-        "ALL_PROXY",
-        "s3fs",
-        FS_BUCKET,
-        &mnt_arg,
-        "-f",
+    let options = [
         "-o",
         &url,
         "-o",
@@ -222,20 +206,21 @@ fn mount(state: &mut State) -> Result<()> {
         "-o",
         "dbglevel=warn",
     ];
-    let mut pid = spawn_in(None, "env", &args, &log)?;
-    pid.what = S3FS.into();
-    state.pids.push(pid);
-    state.save()?;
-    wait_for("the s3fs mount", Duration::from_secs(30), || {
-        sys::mounts_under(&mnt).contains(&mnt_arg).then_some(())
-    })
+    let mut argv = [S3FS, FS_BUCKET, mnt, "-f"].map(String::from).to_vec();
+    argv.extend(options.map(String::from));
+    argv
 }
 
 fn unmount(state: &mut State) -> Result<()> {
     for m in std::mem::take(&mut state.mounts) {
         sys::unmount(&m)?;
     }
-    let s3fs: Vec<_> = state.pids.iter().filter(|p| p.what == S3FS).cloned().collect();
+    let s3fs: Vec<_> = state
+        .pids
+        .iter()
+        .filter(|p| p.what.starts_with(S3FS))
+        .cloned()
+        .collect();
     sys::stop_all(&s3fs, Duration::from_secs(10))?;
     state.pids.retain(|p| p.alive());
     state.save()
@@ -293,14 +278,14 @@ impl Cluster for Minio {
             })?;
         }
         if state.layout == "s3fs" {
-            mount(state)?;
+            mount(self, state)?;
         }
         Ok(())
     }
 
     fn relayout(&self, state: &mut State, layout: &str) -> Result<bool> {
         match layout {
-            "s3fs" => mount(state)?,
+            "s3fs" => mount(self, state)?,
             _ => unmount(state)?,
         }
         Ok(true)
@@ -369,6 +354,10 @@ impl Cluster for Minio {
             notes.push(format!("s3fs mounts bucket {FS_BUCKET} through node1"));
         }
         notes
+    }
+
+    fn fuse_client(&self, state: &State, mnt: &str, _logs: &Path) -> Option<Vec<String>> {
+        (state.layout == "s3fs").then(|| fuse_argv(state, mnt))
     }
 
     fn probe(&self, state: &State) -> Result<Option<String>> {

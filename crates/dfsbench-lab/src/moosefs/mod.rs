@@ -2,7 +2,7 @@
 //! namespace. Chunkservers refuse a master on 127.0.0.0/8, which the namespaces avoid.
 
 use std::fs;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::state::{NodeState, State};
@@ -136,20 +136,10 @@ fn wait_chunkservers(state: &State, want: usize) -> Result<()> {
     )
 }
 
-fn mount(state: &mut State) -> Result<()> {
-    let mnt = state.mount_point();
-    mkdirs(std::slice::from_ref(&mnt))?;
-    let mnt_arg = mnt.display().to_string();
-    state.mounts.push(mnt_arg.clone());
-    state.save()?;
-    let log = state.dir().join("mfsmount.log");
-    let addr = master(state).addr.clone();
-    let pid = spawn_in(None, "mfsmount", &[&mnt_arg, "-f", "-H", &addr], &log)?;
-    state.pids.push(pid);
-    state.save()?;
-    wait_for("the MooseFS mount", Duration::from_secs(30), || {
-        sys::mounts_under(&mnt).contains(&mnt_arg).then_some(())
-    })?;
+/// The goal and trash time of everything under the mount (settings of the file system,
+/// set once through the root namespace's mount).
+fn set_goal(state: &State) -> Result<()> {
+    let mnt_arg = state.mount_point().display().to_string();
     let limit = Duration::from_secs(30);
     run("mfssetgoal", &["-r", GOAL, &mnt_arg], limit)?;
     // Deleted files would otherwise keep their chunks for a day.
@@ -189,7 +179,8 @@ impl Cluster for MooseFs {
             start_chunkserver(state, node)?;
         }
         wait_chunkservers(state, state.nodes.len() - 1)?;
-        mount(state)
+        crate::mount::fuse(self, state, None, Duration::from_secs(30))?;
+        set_goal(state)
     }
 
     fn start_node(&self, state: &mut State, node: &str) -> Result<()> {
@@ -222,6 +213,11 @@ impl Cluster for MooseFs {
 
     fn targets(&self, state: &State) -> Vec<String> {
         vec![format!("file://{}", state.mount_point().display())]
+    }
+
+    fn fuse_client(&self, state: &State, mnt: &str, _logs: &Path) -> Option<Vec<String>> {
+        let master = master(state).addr.clone();
+        Some(["mfsmount", mnt, "-f", "-H", &master].map(String::from).to_vec())
     }
 
     fn probe(&self, state: &State) -> Result<Option<String>> {

@@ -1,0 +1,79 @@
+//! The FUSE client of a lab's file system, in the root namespace or on a client node. Every
+//! place mounts at the same path (`<lab dir>/NAME/mnt`), so one `file://` target means each
+//! node's own client: its own page cache and connections.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use crate::state::State;
+use crate::sys::{self, wait_for};
+use crate::traits::Cluster;
+use crate::{clients, Error, Result};
+
+/// FUSE clients talk to lab addresses only: a proxy the environment names would take them off
+/// the machine (s3fs follows one through libcurl).
+const PROXY_VARS: &[&str] = &["http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"];
+
+/// Mount the layout's file system at the lab's mount point: in the root namespace (`client`
+/// None) or on a client node. False when the layout has no file-system target.
+pub(crate) fn fuse(cl: &dyn Cluster, state: &mut State, client: Option<&str>, limit: Duration) -> Result<bool> {
+    let mnt = state.mount_point();
+    std::fs::create_dir_all(&mnt).map_err(|e| Error::runtime(format!("cannot create {}: {e}", mnt.display())))?;
+    let mnt_arg = mnt.display().to_string();
+    let (logs, holder) = match client {
+        None => (state.dir().join("log"), None),
+        Some(name) => {
+            let c = state
+                .client(name)
+                .ok_or_else(|| Error::runtime(format!("no client node {name}")))?;
+            let holder = c.holder.clone().filter(|h| h.alive());
+            let holder = holder.ok_or_else(|| Error::runtime(format!("client node {name} is down")))?;
+            (c.node.data_dir.clone(), Some(holder.pid))
+        }
+    };
+    std::fs::create_dir_all(&logs).map_err(|e| Error::runtime(format!("cannot create {}: {e}", logs.display())))?;
+    let Some(argv) = cl.fuse_client(state, &mnt_arg, &logs) else {
+        return Ok(false);
+    };
+    if client.is_none() && !state.mounts.contains(&mnt_arg) {
+        state.mounts.push(mnt_arg.clone());
+        state.save()?;
+    }
+    let program = argv[0].clone();
+    let mut cmd = match holder {
+        None => Command::new(&program),
+        Some(pid) => {
+            let mut c = Command::new("nsenter");
+            c.args(clients::enter_args(pid)).arg(&program);
+            c
+        }
+    };
+    cmd.args(&argv[1..]);
+    for v in PROXY_VARS {
+        cmd.env_remove(v);
+    }
+    let what = format!(
+        "{program} mount{}",
+        client.map(|c| format!(" on {c}")).unwrap_or_default()
+    );
+    let pid = sys::spawn(cmd, &what, &logs.join(format!("{program}.out")))?;
+    state.pids.push(pid);
+    state.save()?;
+    let mounted = || mounted_in(holder, &mnt).then_some(());
+    wait_for(
+        &format!(
+            "the {program} mount{}",
+            client.map(|c| format!(" on {c}")).unwrap_or_default()
+        ),
+        limit,
+        mounted,
+    )?;
+    Ok(true)
+}
+
+/// `mnt` is a mount point in the mount namespace of `holder` (None: ours).
+pub(crate) fn mounted_in(holder: Option<i32>, mnt: &Path) -> bool {
+    let real = sys::real_path(mnt).display().to_string();
+    sys::mounts_of(holder).iter().any(|(point, _)| *point == real)
+}
