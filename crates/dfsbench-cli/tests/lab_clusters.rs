@@ -1288,3 +1288,200 @@ fn two_lab_directories_run_the_same_system_at_once() {
     b.ok(180, &["lab", "down", "gluster"]);
     assert_nothing_left("gluster", b.dir.path(), &pids_b);
 }
+
+/// The words of the lab's mpirun line, and its rsh agent (the word after `plm_rsh_agent`).
+fn lab_mpirun(st: &Value) -> (Vec<String>, PathBuf) {
+    let words = shell_words::split(st["mpirun"].as_str().expect("an mpirun line")).unwrap();
+    let at = words.iter().position(|w| w == "plm_rsh_agent").expect("an rsh agent");
+    let agent = PathBuf::from(&words[at + 1]);
+    (words, agent)
+}
+
+/// `COMMAND` on a client node through the lab's rsh agent, as mpirun runs it.
+fn on_client(agent: &Path, client: &str, command: &str) -> Output {
+    Command::new("timeout")
+        .args(["-s", "KILL", "60"])
+        .arg(agent)
+        .args([client, command])
+        .output()
+        .expect("run the rsh agent")
+}
+
+/// Client nodes: each has its own host name, address and FUSE client; the lab's mpirun line
+/// runs a rank on each over the lab's links, and their shuffled reads of each other's files
+/// verify; the study's node axis runs through `--launcher lab`; a killed client node is down
+/// until restarted; `down` removes them with the rest.
+#[cfg(feature = "mpi")]
+#[test]
+fn client_nodes_run_ranks_over_the_lab_links() {
+    if !lab_available("client nodes") || !common::mpirun_found() {
+        return;
+    }
+    let lab = Lab::new("gluster");
+    lab.ok(900, &["lab", "up", "gluster", "--clients", "2"]);
+    let st = lab.status();
+    assert_eq!(st["health"], "ok", "{st}");
+    let clients = st["clients"].as_array().expect("the client nodes are listed");
+    assert_eq!(clients.len(), 2, "{st}");
+    for (i, c) in clients.iter().enumerate() {
+        assert_eq!(c["name"], format!("client{}", i + 1), "{c}");
+        assert_eq!(c["state"], "running", "{c}");
+        assert!(c["addr"].as_str().unwrap().ends_with(&format!(".{}", 101 + i)), "{c}");
+    }
+    let hostfile = std::fs::read_to_string(st["hostfile"].as_str().expect("a hostfile")).unwrap();
+    let hosts: Vec<&str> = hostfile.lines().filter_map(|l| l.split_whitespace().next()).collect();
+    assert_eq!(hosts, ["client1", "client2"]);
+    let target = st["targets"][0].as_str().unwrap().to_string();
+    let mount = target.strip_prefix("file://").expect("a file:// target").to_string();
+    let (mpirun, agent) = lab_mpirun(&st);
+
+    // Each node is entered with its own name, and its own FUSE client serves the mount point.
+    let mut fuse_clients = Vec::new();
+    for (c, status) in ["client1", "client2"].iter().zip(clients) {
+        let out = on_client(&agent, c, "hostname; cat /proc/mounts");
+        assert!(out.status.success(), "{c}: {}", describe(&out));
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(text.lines().next(), Some(*c), "{text}");
+        assert!(
+            text.contains(&format!(" {mount} fuse.glusterfs ")),
+            "{c} has no own mount: {text}"
+        );
+        let own = status["pids"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(Value::as_i64)
+            .find(|p| std::fs::read_to_string(format!("/proc/{p}/comm")).is_ok_and(|comm| comm.trim() == "glusterfs"));
+        fuse_clients.push(own.unwrap_or_else(|| panic!("{c} runs no glusterfs client: {status}")));
+    }
+    assert_ne!(fuse_clients[0], fuse_clients[1]);
+
+    // One rank per client node, over TCP on the lab's subnet: hosts, sums and shuffled reads.
+    let result = lab.dir.path().join("mpi.json");
+    let r = result.display().to_string();
+    let args = [
+        "run",
+        "-t",
+        "lab:gluster-fs",
+        "-w",
+        "files",
+        "--files",
+        "20",
+        "--file-size",
+        "4k",
+        "-j",
+        "2",
+        "--shuffle",
+        "--verify",
+        "-q",
+        "-o",
+        &r,
+    ];
+    let out = Command::new("timeout")
+        .args(["-s", "KILL", "300"])
+        .args(&mpirun)
+        .arg(env!("CARGO_BIN_EXE_dfsbench"))
+        .args(args)
+        .env("DFSBENCH_LAB_DIR", lab.dir.path())
+        .current_dir(lab.dir.path())
+        .output()
+        .expect("run mpirun");
+    assert!(
+        out.status.success(),
+        "mpirun across the client nodes: {}",
+        describe(&out)
+    );
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&result).unwrap()).unwrap();
+    let c = &v["cluster"];
+    assert_eq!(c["mode"], "mpi", "{c}");
+    assert_eq!(c["nodes"], serde_json::json!(["client1", "client2"]), "{c}");
+    assert!(c["members"][1]["clock_rtt_s"].as_f64().is_some_and(|t| t > 0.0), "{c}");
+    let sum = |p: &Value, list: &str, field: &str| -> u64 {
+        p[list]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x[field].as_u64().unwrap())
+            .sum()
+    };
+    for p in v["phases"].as_array().unwrap() {
+        assert_eq!(p["errors"]["total"], 0, "{p}");
+        assert_eq!(p["ops"], 80, "{}: 20 files of each of 4 workers", p["label"]);
+        let hosts: Vec<&str> = p["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n["host"].as_str().unwrap())
+            .collect();
+        assert_eq!(hosts, ["client1", "client2"], "{}", p["label"]);
+        for field in ["ops", "bytes"] {
+            assert_eq!(
+                sum(p, "nodes", field),
+                p[field].as_u64().unwrap(),
+                "{}: {field}",
+                p["label"]
+            );
+        }
+    }
+    let read = v["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["label"].as_str().unwrap().starts_with("read"))
+        .unwrap();
+    assert_eq!(read["verify"]["mismatches"], 0, "{read}");
+    for w in read["workers_detail"].as_array().unwrap() {
+        let (me, from) = (w["worker"].as_u64().unwrap(), w["read_from"].as_u64().unwrap());
+        assert_ne!(me / 2, from / 2, "worker {me} read its own node's files");
+    }
+
+    // The study's node axis through the lab's launcher: each point's ranks on client nodes.
+    let study = lab.dir.path().join("study");
+    let s = study.display().to_string();
+    lab.ok(
+        600,
+        &[
+            "study",
+            "size-sweep",
+            "-t",
+            "lab:gluster-fs",
+            "--nodes",
+            "2",
+            "--launcher",
+            "lab",
+            "--scale",
+            "0.001",
+            "--points",
+            "n10000-s1024-nodes2",
+            "-o",
+            &s,
+        ],
+    );
+    let point: Value =
+        serde_json::from_str(&std::fs::read_to_string(study.join("gluster-fs/n10000-s1024-nodes2.json")).unwrap())
+            .unwrap();
+    assert_eq!(point["cluster"]["nodes"], serde_json::json!(["client1", "client2"]));
+
+    // A killed client node is down (and cannot be entered) until it is restarted.
+    lab.ok(60, &["lab", "fault", "gluster", "kill", "client2"]);
+    let st = lab.status();
+    assert_eq!(st["clients"][1]["state"], "down", "{st}");
+    assert_eq!(st["health"], "ok", "a client node is not the storage: {st}");
+    assert!(!on_client(&agent, "client2", "true").status.success());
+    lab.ok(120, &["lab", "fault", "gluster", "restart", "client2"]);
+    let out = on_client(&agent, "client2", "hostname; cat /proc/mounts");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains(&format!(" {mount} fuse.glusterfs ")),
+        "{}",
+        describe(&out)
+    );
+    let wipe = lab.dfsbench(60, &["lab", "fault", "gluster", "wipe", "client2"]);
+    assert_eq!(wipe.status.code(), Some(2), "{}", describe(&wipe));
+
+    let mut pids = lab_pids(&lab);
+    for c in lab.status()["clients"].as_array().unwrap() {
+        pids.extend(c["pids"].as_array().unwrap().iter().filter_map(Value::as_i64));
+    }
+    lab.ok(180, &["lab", "down", "gluster"]);
+    assert_nothing_left("gluster", lab.dir.path(), &pids);
+}

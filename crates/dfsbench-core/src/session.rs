@@ -416,6 +416,7 @@ fn cluster(group: &Group, config: &RunConfig) -> Option<result::Cluster> {
                 rank: m.rank,
                 host: m.host.clone(),
                 pid: m.pid,
+                clock_rtt_s: m.clock_rtt_s,
             })
             .collect(),
     })

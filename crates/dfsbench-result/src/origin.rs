@@ -29,6 +29,11 @@ pub struct Member {
     pub rank: usize,
     pub host: String,
     pub pid: u32,
+    /// The shortest round trip of the clock exchange with rank 0 at the start, as rank 0
+    /// timed it: this rank's times are on rank 0's clock to within half of it (absent for
+    /// rank 0, and in results of older versions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_rtt_s: Option<f64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]

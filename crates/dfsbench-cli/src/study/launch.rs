@@ -174,10 +174,7 @@ mod tests {
             ]
         );
         let l = Launcher::parse("srun -N {nodes} --ntasks-per-node={ppn}").unwrap();
-        assert_eq!(
-            l.argv(2, 1, None).unwrap(),
-            ["srun", "-N", "2", "--ntasks-per-node=1"]
-        );
+        assert_eq!(l.argv(2, 1, None).unwrap(), ["srun", "-N", "2", "--ntasks-per-node=1"]);
         // `lab`: the lab of the point's target, which must be one.
         let e = Launcher::parse("lab").unwrap().argv(2, 1, None).unwrap_err();
         assert!(e.contains("-t lab:NAME"), "{e}");

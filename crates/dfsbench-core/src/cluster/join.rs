@@ -33,6 +33,7 @@ pub(super) fn handshake(transport: &mut dyn Transport, timeout: Duration) -> Res
         host: this_host(),
         pid: std::process::id(),
         version: build().into(),
+        clock_rtt_s: None,
     };
     let deadline = Instant::now() + timeout;
     let mut origin = Clock::now();
@@ -47,13 +48,19 @@ pub(super) fn handshake(transport: &mut dyn Transport, timeout: Duration) -> Res
             let m = transport
                 .recv(r, TAG_SYNC, deadline)
                 .map_err(|e| describe(e, r, "did not start"))?;
-            let member = member_record(r, &m).inspect_err(|why| refuse_all(transport, size, why))?;
+            let mut member = member_record(r, &m).inspect_err(|why| refuse_all(transport, size, why))?;
+            // From an answer sent to the next request received: a round trip as rank 0 sees it.
+            let mut answered: Option<Clock> = None;
             for _ in 0..SYNC_ROUNDS {
                 transport
                     .recv(r, TAG_SYNC, deadline)
                     .map_err(|e| describe(e, r, "did not answer"))?;
+                if let Some(trip) = answered.map(|t| t.elapsed().as_secs_f64()) {
+                    member.clock_rtt_s = Some(member.clock_rtt_s.map_or(trip, |b| b.min(trip)));
+                }
                 let now = origin.elapsed().as_secs_f64();
                 transport.send(r, TAG_SYNC, &now.to_le_bytes())?;
+                answered = Some(Clock::now());
             }
             members.push(member);
         }

@@ -73,6 +73,10 @@ pub struct Member {
     /// The dfsbench version the rank runs; empty from versions before it was sent.
     #[serde(default)]
     pub version: String,
+    /// The shortest round trip of the clock exchange with rank 0, as rank 0 timed it: the
+    /// rank's clock offset is known to within half of it (None for rank 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_rtt_s: Option<f64>,
 }
 
 /// Bytes from another rank that are not the message this program expected.
@@ -155,6 +159,7 @@ impl Group {
                 host: this_host(),
                 pid: std::process::id(),
                 version: build().into(),
+                clock_rtt_s: None,
             }],
             origin: Clock::now(),
             timeout: Duration::from_secs(300),

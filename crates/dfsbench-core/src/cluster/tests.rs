@@ -15,6 +15,7 @@ fn group(hosts: &[&str]) -> Group {
             host: h.to_string(),
             pid: 1,
             version: build().into(),
+            clock_rtt_s: None,
         })
         .collect();
     g

@@ -195,6 +195,7 @@ fn the_merge_one_rank_at_a_time_and_up_a_tree_equals_the_flat_merge() {
             host: h.to_string(),
             pid: 100 + rank as u32,
             version: crate::cluster::build().into(),
+            clock_rtt_s: None,
         })
         .collect();
     let parts = || (0..hosts.len()).map(|r| part(r, k, 50 + 20 * r as u64));

@@ -406,6 +406,7 @@ mod tests {
                 host: "h".into(),
                 pid: 1,
                 version: crate::cluster::build().into(),
+                clock_rtt_s: None,
             })
             .collect()
     }
