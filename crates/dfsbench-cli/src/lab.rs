@@ -51,6 +51,10 @@ pub enum LabCommand {
         /// the missing ones and starts those that are down.
         #[arg(long, value_name = "N", default_value_t = 0, conflicts_with = "dir")]
         clients: usize,
+        /// A Slurm cluster on the client nodes (Debian's slurm-wlm and munge, installed on
+        /// first use): slurmctld on client1, slurmd on each; `lab status` prints the srun line.
+        #[arg(long, conflicts_with = "dir")]
+        slurm: bool,
     },
     /// Stop a cluster's processes, unmount, remove its namespaces and data; with --dir, the
     /// single-host servers recorded there.
@@ -250,6 +254,7 @@ pub fn lab(args: &LabArgs) -> Result<(), Failure> {
             layout,
             dir,
             clients,
+            slurm,
         } => {
             if dfsbench_lab::host::is_local(system, layout.as_deref(), dir.as_deref())? {
                 if *clients > 0 {
@@ -259,7 +264,7 @@ pub fn lab(args: &LabArgs) -> Result<(), Failure> {
                 }
                 return crate::lab_host::up(system, layout.as_deref(), dir.as_deref());
             }
-            let state = dfsbench_lab::up(system, layout.as_deref(), *clients)?;
+            let state = dfsbench_lab::up(system, layout.as_deref(), *clients, *slurm)?;
             print_status(Some(&state.name), Format::Text)
         }
         LabCommand::Down { system, all, dir } => {
@@ -395,6 +400,9 @@ fn print_status(only: Option<&str>, format: Format) -> Result<(), Failure> {
         }
         if let Some(mpirun) = &lab.mpirun {
             text += &format!("  mpirun  {mpirun} PROGRAM...\n");
+        }
+        if let Some(srun) = &lab.srun {
+            text += &format!("  srun    {srun} PROGRAM...\n");
         }
     }
     crate::stdout::print(text, "the lab status")

@@ -1309,8 +1309,8 @@ fn on_client(agent: &Path, client: &str, command: &str) -> Output {
 
 /// Client nodes: each has its own host name, address and FUSE client; the lab's mpirun line
 /// runs a rank on each over the lab's links, and their shuffled reads of each other's files
-/// verify; the study's node axis runs through `--launcher lab`; a killed client node is down
-/// until restarted; `down` removes them with the rest.
+/// verify; the study's node axis runs through `--launcher lab`; Slurm runs on them (srun);
+/// a killed client node is down until restarted; `down` removes them with the rest.
 #[cfg(feature = "mpi")]
 #[test]
 fn client_nodes_run_ranks_over_the_lab_links() {
@@ -1461,6 +1461,40 @@ fn client_nodes_run_ranks_over_the_lab_links() {
         serde_json::from_str(&std::fs::read_to_string(study.join("gluster-fs/n10000-s1024-nodes2.json")).unwrap())
             .unwrap();
     assert_eq!(point["cluster"]["nodes"], serde_json::json!(["client1", "client2"]));
+
+    // Slurm on the client nodes: srun (the lab's line) runs a task on each, dfsbench's ranks
+    // meet through PMIx, and a batch job does the same.
+    lab.ok(300, &["lab", "up", "gluster", "--slurm"]);
+    let srun = shell_words::split(lab.status()["srun"].as_str().expect("an srun line")).unwrap();
+    let slurm = |extra: &[&str]| {
+        let out = Command::new("timeout")
+            .args(["-s", "KILL", "300"])
+            .args(&srun)
+            .args(extra)
+            .env("DFSBENCH_LAB_DIR", lab.dir.path())
+            .current_dir(lab.dir.path())
+            .output()
+            .expect("run srun");
+        assert!(out.status.success(), "srun {extra:?}: {}", describe(&out));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let mut hosts: Vec<String> = slurm(&["hostname"]).lines().map(String::from).collect();
+    hosts.sort();
+    assert_eq!(hosts, ["client1", "client2"]);
+    let result = lab.dir.path().join("srun.json");
+    let r = result.display().to_string();
+    let mut run = vec![env!("CARGO_BIN_EXE_dfsbench")];
+    run.extend_from_slice(&args[..args.len() - 1]);
+    run.push(&r);
+    slurm(&run);
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&result).unwrap()).unwrap();
+    assert_eq!(
+        v["cluster"]["nodes"],
+        serde_json::json!(["client1", "client2"]),
+        "{}",
+        v["cluster"]
+    );
+    assert_eq!(v["status"], "complete");
 
     // A killed client node is down (and cannot be entered) until it is restarted.
     lab.ok(60, &["lab", "fault", "gluster", "kill", "client2"]);

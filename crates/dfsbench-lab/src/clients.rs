@@ -88,6 +88,9 @@ pub(crate) fn start(cl: &dyn Cluster, state: &mut State, name: &str) -> Result<(
         &format!("{} {}\n", holder.pid, holder.start_time),
     )?;
     mount::fuse(cl, state, Some(name), MOUNT_LIMIT)?;
+    if state.slurm {
+        crate::slurm::start_node(state, name)?;
+    }
     Ok(())
 }
 

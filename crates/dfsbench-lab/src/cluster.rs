@@ -39,18 +39,31 @@ pub fn install(name: &str) -> Result<Vec<String>> {
 
 /// Bring a lab up with `clients` client nodes (idempotent: a lab that is up is left as it
 /// is, but for client nodes that are down or missing).
-pub fn up(name: &str, layout: Option<&str>, clients: usize) -> Result<State> {
+/// With `slurm`, a Slurm cluster runs on the client nodes.
+pub fn up(name: &str, layout: Option<&str>, clients: usize, slurm: bool) -> Result<State> {
     let sys = system(name)?;
     let mut state = up_storage(name, layout)?;
+    if slurm && clients == 0 && state.clients.is_empty() {
+        return Err(Error::usage(format!(
+            "--slurm runs Slurm on the client nodes: add them with --clients N (`dfsbench lab up {} --clients 2 --slurm`)",
+            sys.name()
+        )));
+    }
     if clients > 0 || !state.clients.is_empty() {
         let cl = cluster_of(sys.as_ref())?;
-        let count = clients.max(state.clients.len());
-        clients::ensure(cl, sys.code(), &mut state, count).map_err(|e| {
+        let before = state.clients.len();
+        let count = clients.max(before);
+        let kept = |e: Error| {
             Error::runtime(format!(
-                "{e} (the client nodes started stay for inspection; `dfsbench lab down {}` removes them)",
+                "{e} (what was started stays for inspection; `dfsbench lab down {}` removes it)",
                 sys.name()
             ))
-        })?;
+        };
+        clients::ensure(cl, sys.code(), &mut state, count).map_err(kept)?;
+        // Slurm's node list is its configuration: new client nodes start it again.
+        if slurm && (!state.slurm || state.clients.len() != before) {
+            crate::slurm::up(&mut state).map_err(kept)?;
+        }
         record_node_pids(&mut state);
         state.save()?;
     }

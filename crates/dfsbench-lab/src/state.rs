@@ -65,6 +65,9 @@ pub struct State {
     /// Client nodes (`lab up --clients N`), each with its own FUSE client of the file system.
     #[serde(default)]
     pub clients: Vec<ClientNode>,
+    /// A Slurm cluster runs on the client nodes (`lab up --slurm`).
+    #[serde(default)]
+    pub(crate) slurm: bool,
 }
 
 /// A client node: a network namespace on the bridge like a storage node, with its own host

@@ -61,6 +61,9 @@ pub struct LabStatus {
     /// The mpirun command that starts one rank per client node: put the program after it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mpirun: Option<String>,
+    /// With `--slurm`: srun across every client node, one task each.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub srun: Option<String>,
     /// "ok" when every node runs and the probe finds every copy; else what is missing.
     pub health: String,
 }
@@ -104,6 +107,9 @@ fn health(state: &State) -> LabStatus {
         clients,
         hostfile: clients::hostfile(state).map(|p| p.display().to_string()),
         mpirun: clients::mpirun(state, None, 1).ok().map(|argv| shell_join(&argv)),
+        srun: state
+            .slurm
+            .then(|| shell_join(&crate::slurm::srun(state, state.clients.len(), 1))),
         health: String::new(),
     }
 }

@@ -145,6 +145,8 @@ pub fn packages() -> Vec<&'static str> {
         all.extend(s.packages().iter().map(|p| sys::package_name(p)));
         all.extend_from_slice(s.later_packages());
     }
+    // `lab up --slurm` installs these on first use.
+    all.extend_from_slice(crate::slurm::PACKAGES);
     let mut seen = std::collections::BTreeSet::new();
     all.retain(|p| seen.insert(*p));
     all
