@@ -114,7 +114,8 @@ pub enum LabCommand {
         #[arg(long, value_name = "TIME")]
         wait: Option<String>,
     },
-    /// Round trips from the client to each node and from node1 to node2 (ping).
+    /// Round trips from the client to each node, from node1 to node2 and from each client node
+    /// to node1 (ping).
     Rtt {
         system: String,
         #[arg(long, default_value_t = 50)]
@@ -428,6 +429,14 @@ fn rtt(system: &str, count: u32) -> Result<(), Failure> {
             format!("{} -> {}", a.name, b.name),
             Some(a.netns.as_str()),
             b.addr.as_str(),
+        ));
+    }
+    for c in &state.clients {
+        let first = &state.nodes[0];
+        paths.push((
+            format!("{} -> {}", c.node.name, first.name),
+            Some(c.node.netns.as_str()),
+            first.addr.as_str(),
         ));
     }
     for (label, from, addr) in paths {
