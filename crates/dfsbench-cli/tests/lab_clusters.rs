@@ -1461,6 +1461,32 @@ fn client_nodes_run_ranks_over_the_lab_links() {
         serde_json::from_str(&std::fs::read_to_string(study.join("gluster-fs/n10000-s1024-nodes2.json")).unwrap())
             .unwrap();
     assert_eq!(point["cluster"]["nodes"], serde_json::json!(["client1", "client2"]));
+    // clients-sweep spreads a row's clients over the nodes: 4 clients, 2 on each node.
+    let sweep = lab.dir.path().join("sweep");
+    let s = sweep.display().to_string();
+    lab.ok(
+        600,
+        &[
+            "study",
+            "clients-sweep",
+            "-t",
+            "lab:gluster-fs",
+            "--nodes",
+            "2",
+            "--launcher",
+            "lab",
+            "--scale",
+            "0.0001",
+            "--points",
+            "clients4",
+            "-o",
+            &s,
+        ],
+    );
+    let point: Value =
+        serde_json::from_str(&std::fs::read_to_string(sweep.join("gluster-fs/clients4.json")).unwrap()).unwrap();
+    assert_eq!(point["cluster"]["nodes"], serde_json::json!(["client1", "client2"]));
+    assert_eq!(point["cluster"]["workers_per_rank"][0], 2, "{}", point["cluster"]);
 
     // Slurm on the client nodes: srun (the lab's line) runs a task on each, dfsbench's ranks
     // meet through PMIx, and a batch job does the same.
@@ -1495,6 +1521,35 @@ fn client_nodes_run_ranks_over_the_lab_links() {
         v["cluster"]
     );
     assert_eq!(v["status"], "complete");
+    // The same as a batch job (sbatch --wait returns when it ended, with its exit code).
+    let batch = lab.dir.path().join("batch.json");
+    let script = lab.dir.path().join("job.sbatch");
+    let line = shell_words::join(run.iter().take(run.len() - 1).chain([&batch.to_str().unwrap()]));
+    std::fs::write(
+        &script,
+        format!("#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=1\nsrun --mpi=pmix {line}\n"),
+    )
+    .unwrap();
+    let conf = srun
+        .iter()
+        .find_map(|w| w.strip_prefix("SLURM_CONF="))
+        .expect("SLURM_CONF in the srun line");
+    let out = Command::new("timeout")
+        .args(["-s", "KILL", "300", "sbatch", "--wait", "--output", "/dev/null"])
+        .arg(&script)
+        .env("SLURM_CONF", conf)
+        .env("DFSBENCH_LAB_DIR", lab.dir.path())
+        .current_dir(lab.dir.path())
+        .output()
+        .expect("run sbatch");
+    assert!(out.status.success(), "sbatch --wait: {}", describe(&out));
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&batch).unwrap()).unwrap();
+    assert_eq!(
+        v["cluster"]["nodes"],
+        serde_json::json!(["client1", "client2"]),
+        "{}",
+        v["cluster"]
+    );
 
     // A killed client node is down (and cannot be entered) until it is restarted.
     lab.ok(60, &["lab", "fault", "gluster", "kill", "client2"]);

@@ -185,7 +185,7 @@ pub fn study(a: &StudyArgs) -> Result<(), Failure> {
     let over_nodes = |s: &model::Study| s.points.iter().any(|p| matches!(p.spread, model::Spread::Nodes { .. }));
     if !nodes.is_empty() && !over_nodes(&study) {
         return Err(Failure::usage(format!(
-            "--nodes {}: {} has no point over these node counts (size-sweep and dfsperf have a node axis; size-sweep's 1 node is its one-client table)",
+            "--nodes {}: {} has no point over these node counts (size-sweep and dfsperf have a node axis, clients-sweep spreads its clients over the largest count; size-sweep's 1 node is its one-client table)",
             nodes.iter().map(usize::to_string).collect::<Vec<_>>().join(","),
             study.name
         )));

@@ -8,7 +8,10 @@ use super::super::model::{line, series, Cell, Disruption, Metric, PhaseSel, Poin
 use super::super::scale::Scale;
 use super::common::{copy_job, files_job, pub_size, steady, timed, timing, KB, MB};
 
-pub fn clients_sweep(scale: Scale) -> Study {
+/// With `nodes` (`--nodes`), every clients point runs its clients spread over the largest node
+/// count: one process per node (started by `--launcher`), as many workers each as divide the
+/// clients evenly.
+pub fn clients_sweep(scale: Scale, nodes: &[usize]) -> Study {
     const CLIENTS: [usize; 8] = [2, 4, 8, 16, 32, 64, 128, 256];
     const SMALL: [u64; 3] = [0, 10 * KB, 100 * KB];
     const LARGE: [u64; 2] = [MB, 10 * MB];
@@ -40,14 +43,24 @@ pub fn clients_sweep(scale: Scale) -> Study {
             cells,
         })
     };
+    let spread_over = nodes.iter().copied().max();
     for c in CLIENTS {
         let id = format!("clients{c}");
         let per_client = (scale.count(OPS) / c as u64).max(1);
+        // The most nodes (up to --nodes) that take an equal share of the clients.
+        let (spread, per_process, placed) = match spread_over {
+            Some(k) => {
+                let k = (1..=k.min(c)).rev().find(|d| c % d == 0).unwrap_or(1);
+                let on = format!(", on {k} nodes ({} per node)", c / k);
+                (Spread::Nodes { nodes: k, per_node: 1 }, c / k, on)
+            }
+            None => (Spread::Threads, c, String::new()),
+        };
         let jobs = all
             .iter()
             .filter(|&&s| runs(s))
             .map(|&s| {
-                let job = files_job(&job_name(s), c, &[(per_client, s)]);
+                let job = files_job(&job_name(s), per_process, &[(per_client, s)]);
                 if LARGE.contains(&s) {
                     steady(timed(job, large_secs))
                 } else {
@@ -60,10 +73,10 @@ pub fn clients_sweep(scale: Scale) -> Study {
             one_way_delay_ms: None,
             left_out: None,
             null_tests: false,
-            spread: Spread::Threads,
+            spread,
             id: id.clone(),
             params: format!(
-                "{c} clients x {per_client} files of each size ({} B); large files {}",
+                "{c} clients{placed} x {per_client} files of each size ({} B); large files {}",
                 all.iter()
                     .filter(|&&s| runs(s))
                     .map(|&s| s.to_string())
@@ -251,7 +264,10 @@ pub fn clients_sweep(scale: Scale) -> Study {
             format!("Small files: {OPS} operations per size split over the clients; large files run until throughput is steady (at most {LARGE_SECS} s per phase)."),
             "Server CPU %: the CPU of a lab target's daemons (looked up again at every phase, so a restarted one is followed), or of the processes given with --server-pid (all their threads, read from /proc on this host); a local file system has no server, and other targets need --server-pid, else those cells are n/a.".into(),
             "Recovery: on a lab target (`-t lab:NAME`) dfsbench wipes a storage node with `dfsbench lab fault` and probes with `dfsbench lab probe`; on another target give the study `--fault 'read+2s: COMMAND'` and `--recovery-probe COMMAND`, else the cells say n/a.".into(),
-        ],
+        ]
+        .into_iter()
+        .chain(spread_over.map(|k| format!("Nodes: with --nodes {k}, each clients row runs its clients spread evenly over up to {k} nodes, one process per node started by --launcher (2 clients: 2 nodes of 1); the IOPS steps and the recovery runs stay in one process.")))
+        .collect(),
         localfs_baseline: false,
     }
 }

@@ -39,7 +39,7 @@ pub const STUDIES: [(&str, &str); 5] = [
 pub fn build(name: &str, scale: Scale, nodes: &[usize]) -> Option<Study> {
     Some(match name {
         "size-sweep" => size_sweep::size_sweep(scale, nodes),
-        "clients-sweep" => clients_sweep::clients_sweep(scale),
+        "clients-sweep" => clients_sweep::clients_sweep(scale, nodes),
         "dfsperf" => dfsperf::dfsperf(scale, nodes),
         "surfnet" => surfnet::surfnet(scale),
         "fio-matrix" => fio_matrix::fio_matrix(scale),
@@ -51,6 +51,41 @@ pub fn build(name: &str, scale: Scale, nodes: &[usize]) -> Option<Study> {
 mod tests {
     use super::common::{pub_size, GB, KB};
     use super::*;
+
+    /// clients-sweep with --nodes: each clients row spread evenly over the most nodes that
+    /// divide it, one process per node, the same clients in all.
+    #[test]
+    fn clients_sweep_spreads_its_clients_over_the_nodes() {
+        use super::super::model::Spread;
+        let scale = Scale::parse("0.001").unwrap();
+        let shape = |nodes: &[usize], id: &str| {
+            let s = build("clients-sweep", scale, nodes).unwrap();
+            let p = s.points.iter().find(|p| p.id == id).unwrap();
+            (p.spread, p.jobs[0].settings.workers)
+        };
+        assert_eq!(shape(&[], "clients8"), (Spread::Threads, Some(8)));
+        assert_eq!(
+            shape(&[4], "clients2"),
+            (Spread::Nodes { nodes: 2, per_node: 1 }, Some(1))
+        );
+        assert_eq!(
+            shape(&[4], "clients8"),
+            (Spread::Nodes { nodes: 4, per_node: 1 }, Some(2))
+        );
+        assert_eq!(
+            shape(&[1, 4], "clients256"),
+            (Spread::Nodes { nodes: 4, per_node: 1 }, Some(64))
+        );
+        assert_eq!(
+            shape(&[3], "clients8"),
+            (Spread::Nodes { nodes: 2, per_node: 1 }, Some(4))
+        );
+        let s = build("clients-sweep", scale, &[4]).unwrap();
+        assert_eq!(
+            s.points.iter().find(|p| p.id == "iops").unwrap().spread,
+            Spread::Threads
+        );
+    }
 
     /// surfnet measures what iozone and bonnie++ did: plain read/write, no engine probe.
     #[test]
