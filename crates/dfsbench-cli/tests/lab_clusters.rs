@@ -1297,6 +1297,32 @@ fn lab_mpirun(st: &Value) -> (Vec<String>, PathBuf) {
     (words, agent)
 }
 
+/// One point of `study` on the lab's first 2 client nodes (`--launcher lab`): its result.
+fn lab_study_point(lab: &Lab, study: &str, scale: &str, point: &str) -> Value {
+    let dir = lab.dir.path().join(study);
+    let d = dir.display().to_string();
+    let target = format!("lab:{}-fs", lab.system);
+    let args = [
+        "study",
+        study,
+        "-t",
+        &target,
+        "--nodes",
+        "2",
+        "--launcher",
+        "lab",
+        "--scale",
+        scale,
+        "--points",
+        point,
+        "-o",
+        &d,
+    ];
+    lab.ok(600, &args);
+    let label = format!("{}-fs", lab.system);
+    serde_json::from_str(&std::fs::read_to_string(dir.join(label).join(format!("{point}.json"))).unwrap()).unwrap()
+}
+
 /// `COMMAND` on a client node through the lab's rsh agent, as mpirun runs it.
 fn on_client(agent: &Path, client: &str, command: &str) -> Output {
     Command::new("timeout")
@@ -1435,56 +1461,11 @@ fn client_nodes_run_ranks_over_the_lab_links() {
         assert_ne!(me / 2, from / 2, "worker {me} read its own node's files");
     }
 
-    // The study's node axis through the lab's launcher: each point's ranks on client nodes.
-    let study = lab.dir.path().join("study");
-    let s = study.display().to_string();
-    lab.ok(
-        600,
-        &[
-            "study",
-            "size-sweep",
-            "-t",
-            "lab:gluster-fs",
-            "--nodes",
-            "2",
-            "--launcher",
-            "lab",
-            "--scale",
-            "0.001",
-            "--points",
-            "n10000-s1024-nodes2",
-            "-o",
-            &s,
-        ],
-    );
-    let point: Value =
-        serde_json::from_str(&std::fs::read_to_string(study.join("gluster-fs/n10000-s1024-nodes2.json")).unwrap())
-            .unwrap();
+    // The study's node axis through the lab's launcher: each point's ranks on client nodes;
+    // clients-sweep spreads a row's clients over them (4 clients, 2 on each node).
+    let point = lab_study_point(&lab, "size-sweep", "0.001", "n10000-s1024-nodes2");
     assert_eq!(point["cluster"]["nodes"], serde_json::json!(["client1", "client2"]));
-    // clients-sweep spreads a row's clients over the nodes: 4 clients, 2 on each node.
-    let sweep = lab.dir.path().join("sweep");
-    let s = sweep.display().to_string();
-    lab.ok(
-        600,
-        &[
-            "study",
-            "clients-sweep",
-            "-t",
-            "lab:gluster-fs",
-            "--nodes",
-            "2",
-            "--launcher",
-            "lab",
-            "--scale",
-            "0.0001",
-            "--points",
-            "clients4",
-            "-o",
-            &s,
-        ],
-    );
-    let point: Value =
-        serde_json::from_str(&std::fs::read_to_string(sweep.join("gluster-fs/clients4.json")).unwrap()).unwrap();
+    let point = lab_study_point(&lab, "clients-sweep", "0.0001", "clients4");
     assert_eq!(point["cluster"]["nodes"], serde_json::json!(["client1", "client2"]));
     assert_eq!(point["cluster"]["workers_per_rank"][0], 2, "{}", point["cluster"]);
 
