@@ -1344,6 +1344,19 @@ fn client_nodes_run_ranks_over_the_lab_links() {
         return;
     }
     let lab = Lab::new("gluster");
+    for (args, says) in [
+        (&["--clients", "36"][..], "35 client nodes at most"),
+        (&["--slurm"][..], "add them with --clients N"),
+    ] {
+        let bad = lab.dfsbench(60, &[&["lab", "up", "gluster"][..], args].concat());
+        assert_eq!(bad.status.code(), Some(2), "{args:?}: {}", describe(&bad));
+        assert!(
+            String::from_utf8_lossy(&bad.stderr).contains(says),
+            "{}",
+            describe(&bad)
+        );
+    }
+    assert!(!lab.dir.path().join("gluster").exists(), "a refused up started nothing");
     lab.ok(900, &["lab", "up", "gluster", "--clients", "2"]);
     let st = lab.status();
     assert_eq!(st["health"], "ok", "{st}");

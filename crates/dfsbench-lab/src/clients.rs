@@ -44,12 +44,8 @@ fn plan(state: &State, code: &str, k: usize) -> ClientNode {
 
 /// Bring the client nodes to `count`: start those that are down, add the missing ones (none is
 /// removed; `down` removes them with the lab).
+/// `count` is at most MAX_CLIENTS (`up` checks it before it starts anything).
 pub(crate) fn ensure(cl: &dyn Cluster, code: &str, state: &mut State, count: usize) -> Result<()> {
-    if count > MAX_CLIENTS {
-        return Err(Error::usage(format!(
-            "--clients {count}: a lab has {MAX_CLIENTS} client nodes at most"
-        )));
-    }
     let down: Vec<String> = state
         .clients
         .iter()

@@ -42,13 +42,20 @@ pub fn install(name: &str) -> Result<Vec<String>> {
 /// With `slurm`, a Slurm cluster runs on the client nodes.
 pub fn up(name: &str, layout: Option<&str>, clients: usize, slurm: bool) -> Result<State> {
     let sys = system(name)?;
-    let mut state = up_storage(name, layout)?;
-    if slurm && clients == 0 && state.clients.is_empty() {
+    if clients > clients::MAX_CLIENTS {
+        return Err(Error::usage(format!(
+            "--clients {clients}: a lab has {} client nodes at most",
+            clients::MAX_CLIENTS
+        )));
+    }
+    let has_clients = State::load(sys.name())?.is_some_and(|s| s.up && !s.clients.is_empty());
+    if slurm && clients == 0 && !has_clients {
         return Err(Error::usage(format!(
             "--slurm runs Slurm on the client nodes: add them with --clients N (`dfsbench lab up {} --clients 2 --slurm`)",
             sys.name()
         )));
     }
+    let mut state = up_storage(name, layout)?;
     if clients > 0 || !state.clients.is_empty() {
         let cl = cluster_of(sys.as_ref())?;
         let before = state.clients.len();
