@@ -387,7 +387,7 @@ fn print_status(only: Option<&str>, format: Format) -> Result<(), Failure> {
         for n in lab.nodes.iter().chain(&lab.clients) {
             let pids: Vec<String> = n.pids.iter().map(|p| p.to_string()).collect();
             text += &format!(
-                "  {:<6} {:<12} {:<15} {:<8} link {:<4} pids {}\n",
+                "  {:<7} {:<13} {:<15} {:<8} link {:<4} pids {}\n",
                 n.name,
                 n.addr,
                 n.role,
