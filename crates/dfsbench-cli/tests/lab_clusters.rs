@@ -1394,6 +1394,16 @@ fn client_nodes_run_ranks_over_the_lab_links() {
         fuse_clients.push(own.unwrap_or_else(|| panic!("{c} runs no glusterfs client: {status}")));
     }
     assert_ne!(fuse_clients[0], fuse_clients[1]);
+    // `lab` commands work from a node (a run's `--fault 'lab kill node2'` runs on rank 0's):
+    // it sees the storage nodes' namespaces and their daemons.
+    let inside = format!(
+        "DFSBENCH_LAB_DIR={} {} lab status gluster --format json",
+        lab.dir.path().display(),
+        env!("CARGO_BIN_EXE_dfsbench")
+    );
+    let out = on_client(&agent, "client1", &inside);
+    let seen: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", describe(&out)));
+    assert_eq!(seen[0]["health"], "ok", "{seen}");
 
     // One rank per client node, over TCP on the lab's subnet: hosts, sums and shuffled reads.
     let result = lab.dir.path().join("mpi.json");

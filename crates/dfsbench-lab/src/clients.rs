@@ -91,20 +91,13 @@ pub(crate) fn start(cl: &dyn Cluster, state: &mut State, name: &str) -> Result<(
 }
 
 /// `sleep infinity` in the node's network namespace and new UTS and mount namespaces, named
-/// after the node, without the mounts that are not the node's.
+/// after the node, without the mounts that are not the node's. Its mounts are slaves of ours:
+/// namespaces that `ip netns` adds or deletes later (on /run/netns, a shared mount) show in
+/// it too, so `lab` commands work from the node, and nothing it mounts comes back to us.
 fn start_holder(node: &NodeState) -> Result<PidRecord> {
     let script = format!("hostname {} && exec sleep infinity", node.name);
     let log = node.data_dir.join("holder.log");
-    let args = [
-        "--uts",
-        "--mount",
-        "--propagation",
-        "private",
-        "--",
-        "sh",
-        "-c",
-        &script,
-    ];
+    let args = ["--uts", "--mount", "--propagation", "slave", "--", "sh", "-c", &script];
     let holder = sys::spawn_in(Some(&node.netns), "unshare", &args, &log)?;
     let what = format!("client node {} (its holder process)", node.name);
     sys::wait_for(&what, START_LIMIT, || {
@@ -119,16 +112,13 @@ fn start_holder(node: &NodeState) -> Result<PidRecord> {
     Ok(PidRecord { what, ..holder })
 }
 
-/// Remove, in the node's own mount namespace only, what it copied from ours: the labs' FUSE
-/// mounts (the node mounts its own) and /run/netns, whose bind mounts would keep the
-/// namespaces of labs taken down later alive for as long as the node lives.
+/// Remove, in the node's own mount namespace only, the copies of the labs' FUSE mounts: the
+/// node mounts its own.
 fn drop_foreign_mounts(holder: i32) -> Result<()> {
     let labs = sys::real_path(&labs_dir());
     let pid = holder.to_string();
     for (point, fstype) in sys::mounts_of(Some(holder)) {
-        let ours = fstype.starts_with("fuse") && std::path::Path::new(&point).starts_with(&labs);
-        let netns = point == "/run/netns";
-        if ours || netns {
+        if fstype.starts_with("fuse") && std::path::Path::new(&point).starts_with(&labs) {
             sys::run(
                 "nsenter",
                 &["-t", &pid, "--mount", "umount", "-l", &point],
