@@ -235,7 +235,7 @@ pub fn surfnet(scale: Scale) -> Study {
             "Null tests run once per system, with the first point that runs on it without added delay or a fault (on S3, whose write points are n/a, the first read); a TCP connect time to the endpoint exists only for network targets; on lab targets each node is measured (TCP connect to a port it serves, ICMP echo, and one TCP stream from the node to the client; medians over the nodes, bandwidth summed over the nodes reads come from: the gateways of an S3, Swift or Alluxio target, else the nodes that hold data).".into(),
             "20 ms more round trip: on lab targets (`-t lab:NAME`) dfsbench adds 10 ms each way on every node link with `dfsbench lab delay` for those points and removes it after; other targets say n/a.".into(),
             "Writes are plain buffered writes, as iozone's were (no -e, no -o): a client with a write-back buffer (GlusterFS's write-behind, mfsmount) acknowledges them before the servers do, so they need not slow down by a round trip each. The file's close is timed; where close does not wait for the servers either, a phase that ends within one added round trip is marked [cache?].".into(),
-            "Failure matrix: runs on lab targets (`-t lab:NAME`), whose nodes dfsbench takes out with `dfsbench lab fault`; the client's own failure is not run, since the client is the machine dfsbench runs on.".into(),
+            "Failure matrix: runs on lab targets (`-t lab:NAME`), whose nodes dfsbench takes out with `dfsbench lab fault`; the client's own failure is not run: the lab's client nodes (`lab up --clients N`) can lose one, but under Open MPI 4.1 a lost node ends the job and its result (docs/cluster.md).".into(),
         ],
         localfs_baseline: false,
     }
