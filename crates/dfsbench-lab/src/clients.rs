@@ -20,13 +20,6 @@ const ADDR_BASE: usize = 100;
 const START_LIMIT: Duration = Duration::from_secs(20);
 const MOUNT_LIMIT: Duration = Duration::from_secs(60);
 
-/// `nsenter` options that enter a client node through its holder.
-pub(crate) fn enter_args(holder: i32) -> Vec<String> {
-    ["-t", &holder.to_string(), "--net", "--uts", "--mount"]
-        .map(String::from)
-        .to_vec()
-}
-
 fn plan(state: &State, code: &str, k: usize) -> ClientNode {
     let name = format!("client{k}");
     ClientNode {

@@ -9,7 +9,7 @@ use std::time::Duration;
 use crate::state::State;
 use crate::sys::{self, wait_for};
 use crate::traits::Cluster;
-use crate::{clients, Error, Result};
+use crate::{Error, Result};
 
 /// FUSE clients talk to lab addresses only: a proxy the environment names would take them off
 /// the machine (s3fs follows one through libcurl).
@@ -45,7 +45,7 @@ pub(crate) fn fuse(cl: &dyn Cluster, state: &mut State, client: Option<&str>, li
         None => Command::new(&program),
         Some(pid) => {
             let mut c = Command::new("nsenter");
-            c.args(clients::enter_args(pid)).arg(&program);
+            c.args(sys::enter_node(pid)).arg(&program);
             c
         }
     };

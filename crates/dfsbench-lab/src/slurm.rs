@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use crate::state::State;
 use crate::sys::{self, PidRecord};
-use crate::{clients, Error, Result};
+use crate::{Error, Result};
 
 /// What it installs: the daemons, srun, munge, and the unversioned libpmix.so that Slurm's
 /// mpi/pmix plugin opens (only the -dev package has it).
@@ -137,7 +137,7 @@ pub(crate) fn start_node(state: &mut State, name: &str) -> Result<()> {
     }
     for (program, args) in daemons {
         let mut cmd = std::process::Command::new("nsenter");
-        cmd.args(clients::enter_args(holder.pid)).arg(program).args(&args);
+        cmd.args(sys::enter_node(holder.pid)).arg(program).args(&args);
         cmd.env("SLURM_CONF", &conf);
         let log = dir.join(format!("{program}-{name}.out"));
         let pid: PidRecord = sys::spawn(cmd, &format!("{program} on {name}"), &log)?;

@@ -62,6 +62,14 @@ pub(crate) fn run_in(netns: &str, program: &str, args: &[&str], limit: Duration)
     run("nsenter", &all, limit)
 }
 
+/// `nsenter` options that enter a client node through its holder process: its network, host
+/// name and mounts.
+pub(crate) fn enter_node(holder: i32) -> Vec<String> {
+    ["-t", &holder.to_string(), "--net", "--uts", "--mount"]
+        .map(String::from)
+        .to_vec()
+}
+
 /// Start a long-running daemon in a network namespace, in its own session, output to `log`.
 pub(crate) fn spawn_in(netns: Option<&str>, program: &str, args: &[&str], log: &Path) -> Result<PidRecord> {
     let mut cmd = match netns {
