@@ -1394,6 +1394,32 @@ fn client_nodes_run_ranks_over_the_lab_links() {
         fuse_clients.push(own.unwrap_or_else(|| panic!("{c} runs no glusterfs client: {status}")));
     }
     assert_ne!(fuse_clients[0], fuse_clients[1]);
+    // A mount whose FUSE client died is no target (it would be this machine's disk once
+    // unmounted); `up` mounts it again.
+    let state: Value =
+        serde_json::from_str(&std::fs::read_to_string(lab.dir.path().join("gluster/state.json")).unwrap()).unwrap();
+    let root_client = state["pids"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["what"] == "glusterfs mount");
+    let pid = root_client.expect("the root mount's FUSE client is recorded")["pid"]
+        .as_i64()
+        .unwrap();
+    // SAFETY: kill(2) of the lab's own FUSE client, which this test's lab started.
+    unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+    let gone = lab.dfsbench(
+        120,
+        &["run", "-t", "lab:gluster-fs", "-w", "files", "--files", "5", "-q"],
+    );
+    assert_eq!(gone.status.code(), Some(1), "{}", describe(&gone));
+    assert!(
+        String::from_utf8_lossy(&gone.stderr).contains("its FUSE client is gone"),
+        "{}",
+        describe(&gone)
+    );
+    lab.ok(300, &["lab", "up", "gluster"]);
+    lab.files_workload_with("lab:gluster-fs", 5, &[]);
     // `lab` commands work from a node (a run's `--fault 'lab kill node2'` runs on rank 0's):
     // it sees the storage nodes' namespaces and their daemons.
     let inside = format!(

@@ -9,7 +9,7 @@ use crate::state::{labs_dir, NodeState, State};
 use crate::sys::preflight;
 use crate::sys::{self, PidRecord};
 use crate::traits::{Cluster, System};
-use crate::{clients, delay, net, system, Error, Result};
+use crate::{clients, delay, mount, net, system, Error, Result};
 
 /// The cluster layouts of a system, or a usage error for one that runs on one host only.
 pub(crate) fn cluster_of(sys: &dyn System) -> Result<&dyn Cluster> {
@@ -105,6 +105,12 @@ fn up_storage(name: &str, layout: Option<&str>) -> Result<State> {
     if let Some(mut old) = State::load(sys.name())? {
         if old.up && all_running(&old) {
             if old.layout == layout {
+                // A FUSE client that died is started again, as a daemon would be.
+                let mnt = old.mount_point();
+                if old.mounts.iter().any(|m| *m == mnt.display().to_string()) && !mount::serving(&mnt) {
+                    sys::unmount(&mnt.display().to_string())?;
+                    mount::fuse(cl, &mut old, None, Duration::from_secs(60))?;
+                }
                 return Ok(old);
             }
             if cl.nodes(layout).len() == old.nodes.len() && cl.relayout(&mut old, layout)? {

@@ -77,3 +77,19 @@ pub(crate) fn mounted_in(holder: Option<i32>, mnt: &Path) -> bool {
     let real = sys::real_path(mnt).display().to_string();
     sys::mounts_of(holder).iter().any(|(point, _)| *point == real)
 }
+
+/// Our mount of `mnt` is there and its FUSE client answers (a killed one leaves the mount
+/// listed, answering ENOTCONN; an unmounted one leaves the plain directory under it). A client
+/// that takes longer than a few seconds counts as serving: one waiting for a stopped server
+/// is the run's to measure, not this check's to hang on.
+pub(crate) fn serving(mnt: &Path) -> bool {
+    if !mounted_in(None, mnt) {
+        return false;
+    }
+    let (tx, rx) = std::sync::mpsc::channel();
+    let path = mnt.to_path_buf();
+    std::thread::spawn(move || {
+        let _ = tx.send(std::fs::metadata(path).is_ok());
+    });
+    rx.recv_timeout(Duration::from_secs(5)).unwrap_or(true)
+}
