@@ -44,7 +44,7 @@ for sys in "${SYSTEMS[@]}"; do
         case $wl in
             files-4k) args=(-w files --files 400 --file-size 4k) ;;
             files-1m) args=(-w files --files 40 --file-size 1m) ;;
-            meta) args=(-w meta --files 400 --phases create,stat,delete) ;;
+            meta) args=(-w meta --files 400 --phases "create,stat,delete") ;;
         esac
         for n in 1 2 4; do
             for where in nodes root; do
