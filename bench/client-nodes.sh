@@ -7,6 +7,7 @@
 # are printed next to the payload, so a read served from a cache stands out.
 #
 #   bench/client-nodes.sh [SYSTEM...]      # default: gluster ceph; needs root and the lab
+#   WORKLOADS=files-4k bench/client-nodes.sh gluster     # some of files-4k files-1m meta
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 NAME=client-nodes
@@ -22,6 +23,7 @@ OUT=$(mktemp -d "${TMPDIR:-/tmp}/client-nodes.XXXXXX")
 trap 'rm -rf "$OUT"' EXIT
 SYSTEMS=("$@")
 [ ${#SYSTEMS[@]} -gt 0 ] || SYSTEMS=(gluster ceph)
+WORKLOADS=${WORKLOADS:-files-4k files-1m meta}
 
 json() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
 # RX + TX bytes of the interfaces named.
@@ -33,14 +35,14 @@ link_bytes() { # IFACE...
     echo "$total"
 }
 
-printf '%-8s %-9s %5s %-6s %10s %10s %12s %12s %9s %9s\n' system workload ranks where "write" "read" "delete/stat" "link" skew_ms clock_ms
+printf '%-8s %-9s %5s %-6s %10s %10s %12s %12s %9s %9s %9s\n' system workload ranks where "write" "read" "delete/stat" "link" skew_ms clock_ms gather_ms
 for sys in "${SYSTEMS[@]}"; do
     "$BIN" lab up "$sys" --clients 4 >/dev/null
     status=$("$BIN" lab status "$sys" --format json)
     mpirun_words=$(json 'd[0]["mpirun"]' <<<"$status")
     bridge=$(json 'd[0]["bridge"]' <<<"$status")
     id=$(json 'd[0]["id"]' <<<"$status")
-    for wl in files-4k files-1m meta; do
+    for wl in $WORKLOADS; do
         case $wl in
             files-4k) args=(-w files --files 400 --file-size 4k) ;;
             files-1m) args=(-w files --files 40 --file-size 1m) ;;
@@ -68,7 +70,8 @@ for sys in "${SYSTEMS[@]}"; do
                     ${extra[@]+"${extra[@]}"} >/dev/null 2>"$OUT/err" || die "$sys $wl $n $where: $(tail -1 "$OUT/err")"
                 after=$(link_bytes "${ifaces[@]}")
                 # Rates; the link bytes over the payload (files) or per operation (meta); the
-                # largest start skew of a phase and clock-exchange round trip of a rank.
+                # largest start skew of a phase, clock-exchange round trip of a rank, and rank 0's wait for
+                # the parts plus their merge at a phase's end.
                 python3 - "$result" "$((after - before))" <<'PY' >"$OUT/line"
 import json, sys
 d = json.load(open(sys.argv[1])); link = int(sys.argv[2]); ph = d["phases"]
@@ -78,7 +81,8 @@ over = "%9.2fx" % (link / payload) if payload else "%7.1fKiB/op" % (link / 1024 
 skew = max((p.get("gather") or {}).get("start_skew_s", 0) for p in ph) * 1e3
 members = (d.get("cluster") or {}).get("members", [])
 clock = max([m.get("clock_rtt_s", 0) for m in members] or [0]) * 1e3
-print(" ".join(rates), "%12s %9.2f %9.3f" % (over, skew, clock))
+gather = max((p.get("gather") or {}).get("wait_s", 0) + (p.get("gather") or {}).get("merge_s", 0) for p in ph) * 1e3
+print(" ".join(rates), "%12s %9.2f %9.3f %9.2f" % (over, skew, clock, gather))
 PY
                 printf '%-8s %-9s %5s %-6s %s\n' "$sys" "$wl" "$n" "$where" "$(cat "$OUT/line")"
             done
@@ -86,4 +90,4 @@ PY
     done
     "$BIN" lab down "$sys" >/dev/null
 done
-log "rates: MiB/s for files, ops/s for meta (create, stat, delete); link: bytes both ways over the client's links (kernel counters) over the bytes written and read, or per meta operation; skew_ms: the largest start skew of a phase; clock_ms: the longest of the ranks' shortest clock-exchange round trips"
+log "rates: MiB/s for files, ops/s for meta (create, stat, delete); link: bytes both ways over the client's links (kernel counters) over the bytes written and read, or per meta operation; skew_ms: the largest start skew of a phase; clock_ms: the longest of the ranks' shortest clock-exchange round trips; gather_ms: the longest wait for the parts plus their merge at a phase's end (rank 0)"
