@@ -114,7 +114,7 @@ fn drop_foreign_mounts(holder: i32) -> Result<()> {
         if fstype.starts_with("fuse") && std::path::Path::new(&point).starts_with(&labs) {
             sys::run(
                 "nsenter",
-                &["-t", &pid, "--mount", "umount", "-l", &point],
+                &["-t", &pid, "--mount", "--root", "umount", "-l", &point],
                 Duration::from_secs(20),
             )?;
         }
@@ -134,7 +134,7 @@ pub(crate) fn unmount_all(state: &State) {
             let pid = h.pid.to_string();
             let _ = sys::run(
                 "nsenter",
-                &["-t", &pid, "--mount", "umount", "-l", &mnt],
+                &["-t", &pid, "--mount", "--root", "umount", "-l", &mnt],
                 Duration::from_secs(20),
             );
         }

@@ -63,9 +63,10 @@ pub(crate) fn run_in(netns: &str, program: &str, args: &[&str], limit: Duration)
 }
 
 /// `nsenter` options that enter a client node through its holder process: its network, host
-/// name and mounts.
+/// name and mounts, with its root and working directory (entering a mount namespace alone
+/// resets them to the namespace's, which in a chroot is another tree).
 pub(crate) fn enter_node(holder: i32) -> Vec<String> {
-    ["-t", &holder.to_string(), "--net", "--uts", "--mount"]
+    ["-t", &holder.to_string(), "--net", "--uts", "--mount", "--root", "--wd"]
         .map(String::from)
         .to_vec()
 }
