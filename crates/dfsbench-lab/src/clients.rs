@@ -35,9 +35,9 @@ fn plan(state: &State, code: &str, k: usize) -> ClientNode {
     }
 }
 
-/// Bring the client nodes to `count`: start those that are down, add the missing ones (none is
-/// removed; `down` removes them with the lab).
-/// `count` is at most MAX_CLIENTS (`up` checks it before it starts anything).
+/// Bring the client nodes to `count` (at most MAX_CLIENTS: `up` checks it before it starts
+/// anything): start those that are down, add the missing ones. None is removed; `down`
+/// removes them with the lab.
 pub(crate) fn ensure(cl: &dyn Cluster, code: &str, state: &mut State, count: usize) -> Result<()> {
     let down: Vec<String> = state
         .clients

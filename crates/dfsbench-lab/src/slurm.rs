@@ -26,8 +26,8 @@ pub(crate) fn conf(state: &State) -> PathBuf {
 }
 
 /// Install, write the configuration, start munged, slurmctld and every slurmd, and wait until
-/// every node is idle.
-/// Daemons of an earlier `up` (another set of client nodes) are stopped first.
+/// every node is idle. The daemons of an earlier `up` (another set of client nodes) are
+/// stopped first.
 pub(crate) fn up(state: &mut State) -> Result<()> {
     sys::apt_install(PACKAGES)?;
     let old: Vec<PidRecord> = state.pids.iter().filter(|p| is_daemon(p)).cloned().collect();
