@@ -125,9 +125,12 @@ pub fn resolve_target(spec: &str) -> Result<LabTarget> {
             targets.join(", ")
         ))
     })?;
-    // Where the FUSE client is gone, the mount point is a plain directory on this machine's
-    // disk: a run there would measure that disk under the lab's name.
-    if let Some(mnt) = uri.strip_prefix("file://") {
+    // Where the FUSE client of the lab's mount is gone, the mount point is a plain directory
+    // on this machine's disk: a run there would measure that disk under the lab's name.
+    if let Some(mnt) = uri
+        .strip_prefix("file://")
+        .filter(|m| state.mounts.iter().any(|r| r == m))
+    {
         if !crate::mount::serving(std::path::Path::new(mnt)) {
             return Err(Error::runtime(format!(
                 "lab:{spec}: {mnt} is not served here (its FUSE client is gone): `dfsbench lab up {name}` mounts it again, `dfsbench lab fault {name} restart clientK` on a client node",
