@@ -16,8 +16,8 @@ use crate::{Error, Result};
 const PROXY_VARS: &[&str] = &["http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"];
 
 /// Mount the layout's file system at the lab's mount point: in the root namespace (`client`
-/// None) or on a client node. False when the layout has no file-system target.
-pub(crate) fn fuse(cl: &dyn Cluster, state: &mut State, client: Option<&str>, limit: Duration) -> Result<bool> {
+/// None) or on a client node; nothing when the layout has no file-system target.
+pub(crate) fn fuse(cl: &dyn Cluster, state: &mut State, client: Option<&str>, limit: Duration) -> Result<()> {
     let mnt = state.mount_point();
     std::fs::create_dir_all(&mnt).map_err(|e| Error::runtime(format!("cannot create {}: {e}", mnt.display())))?;
     let mnt_arg = mnt.display().to_string();
@@ -34,7 +34,7 @@ pub(crate) fn fuse(cl: &dyn Cluster, state: &mut State, client: Option<&str>, li
     };
     std::fs::create_dir_all(&logs).map_err(|e| Error::runtime(format!("cannot create {}: {e}", logs.display())))?;
     let Some(argv) = cl.fuse_client(state, &mnt_arg, &logs) else {
-        return Ok(false);
+        return Ok(());
     };
     if client.is_none() && !state.mounts.contains(&mnt_arg) {
         state.mounts.push(mnt_arg.clone());
@@ -60,16 +60,7 @@ pub(crate) fn fuse(cl: &dyn Cluster, state: &mut State, client: Option<&str>, li
     let pid = sys::spawn(cmd, &what, &logs.join(format!("{program}.out")))?;
     state.pids.push(pid);
     state.save()?;
-    let mounted = || mounted_in(holder, &mnt).then_some(());
-    wait_for(
-        &format!(
-            "the {program} mount{}",
-            client.map(|c| format!(" on {c}")).unwrap_or_default()
-        ),
-        limit,
-        mounted,
-    )?;
-    Ok(true)
+    wait_for(&format!("the {what}"), limit, || mounted_in(holder, &mnt).then_some(()))
 }
 
 /// `mnt` is a mount point in the mount namespace of `holder` (None: ours).

@@ -6,22 +6,6 @@ use crate::cluster::cluster_of;
 use crate::state::{NodeState, State};
 use crate::{clients, net, system, Result};
 
-/// Words as a shell reads them back: quoted only when they need it.
-fn shell_join(words: &[String]) -> String {
-    let plain = |w: &str| !w.is_empty() && w.chars().all(|c| c.is_ascii_alphanumeric() || "-_./:,=@%+".contains(c));
-    words
-        .iter()
-        .map(|w| {
-            if plain(w) {
-                w.clone()
-            } else {
-                format!("'{}'", w.replace('\'', r"'\''"))
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
 #[derive(Serialize, Debug)]
 pub struct NodeStatus {
     pub name: String,
@@ -106,10 +90,12 @@ fn health(state: &State) -> LabStatus {
         nodes,
         clients,
         hostfile: clients::hostfile(state).map(|p| p.display().to_string()),
-        mpirun: clients::mpirun(state, None, 1).ok().map(|argv| shell_join(&argv)),
+        mpirun: clients::mpirun(state, None, 1)
+            .ok()
+            .map(|argv| shell_words::join(&argv)),
         srun: state
             .slurm
-            .then(|| shell_join(&crate::slurm::srun(state, state.clients.len(), 1))),
+            .then(|| shell_words::join(&crate::slurm::srun(state, state.clients.len(), 1))),
         health: String::new(),
     }
 }

@@ -242,7 +242,7 @@ impl Cluster for Gluster {
         }
         cli(first, &["volume", "start", VOLUME])?;
         wait_bricks(state)?;
-        crate::mount::fuse(self, state, None, Duration::from_secs(30)).map(|_| ())
+        crate::mount::fuse(self, state, None, Duration::from_secs(30))
     }
 
     fn start_node(&self, state: &mut State, node: &str) -> Result<()> {

@@ -189,7 +189,7 @@ fn wait_cluster<'a>(nodes: impl IntoIterator<Item = &'a NodeState>) -> Result<()
 
 fn mount(cl: &dyn Cluster, state: &mut State) -> Result<()> {
     sys::apt_install(&["s3fs"])?;
-    crate::mount::fuse(cl, state, None, Duration::from_secs(30)).map(|_| ())
+    crate::mount::fuse(cl, state, None, Duration::from_secs(30))
 }
 
 /// s3fs over bucket `dfsbench-fs` through node1.
