@@ -90,12 +90,10 @@ fn health(state: &State) -> LabStatus {
         nodes,
         clients,
         hostfile: clients::hostfile(state).map(|p| p.display().to_string()),
-        mpirun: clients::mpirun(state, None, 1)
-            .ok()
-            .map(|argv| shell_words::join(&argv)),
+        mpirun: clients::mpirun(state, None, 1).ok().map(shell_words::join),
         srun: state
             .slurm
-            .then(|| shell_words::join(&crate::slurm::srun(state, state.clients.len(), 1))),
+            .then(|| shell_words::join(crate::slurm::srun(state, state.clients.len(), 1))),
         health: String::new(),
     }
 }
