@@ -80,7 +80,19 @@ pub(crate) fn serving(mnt: &Path) -> bool {
     let (tx, rx) = std::sync::mpsc::channel();
     let path = mnt.to_path_buf();
     std::thread::spawn(move || {
-        let _ = tx.send(std::fs::metadata(path).is_ok());
+        let _ = tx.send(statfs_answers(&path));
     });
     rx.recv_timeout(Duration::from_secs(5)).unwrap_or(true)
+}
+
+/// statfs(2) of a FUSE mount always asks its client, where a stat(2) of the mount's root can
+/// be answered from the kernel's attribute cache for a client that is already dead.
+fn statfs_answers(path: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c_path) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
+        return false;
+    };
+    let mut buf = std::mem::MaybeUninit::<libc::statfs>::uninit();
+    // SAFETY: `c_path` is NUL-terminated and `buf` is a statfs the call fills.
+    unsafe { libc::statfs(c_path.as_ptr(), buf.as_mut_ptr()) == 0 }
 }
