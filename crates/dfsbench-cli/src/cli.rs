@@ -102,10 +102,30 @@ pub struct RunArgs {
     #[command(flatten)]
     pub run: RunSpec,
 
-    /// Run N client processes on this machine (rank 0 and N - 1 copies of itself); needs no
-    /// MPI. Across machines, start dfsbench with mpirun or srun instead.
+    /// Run N client processes (rank 0 and N - 1 copies of itself); needs no MPI. They run on
+    /// this machine, or where --hosts says. Across machines, mpirun and srun start dfsbench
+    /// too.
     #[arg(long, value_name = "N", help_heading = "Processes")]
     pub procs: Option<usize>,
+
+    /// Hosts for the --procs processes, comma-separated: rank r runs on host r mod the count,
+    /// rank 0 on the first, which must be this one. The others are started through --rsh, in
+    /// the same working directory with the same program path and arguments, and talk to
+    /// rank 0 over TCP.
+    #[arg(long, value_name = "HOST,...", value_delimiter = ',', help_heading = "Processes")]
+    pub hosts: Vec<String>,
+
+    /// The command that runs a command line on another host of --hosts, as ssh does
+    /// [default: ssh]; a lab's client nodes have their own (`dfsbench lab status`).
+    #[arg(long, value_name = "COMMAND", help_heading = "Processes")]
+    pub rsh: Option<String>,
+
+    /// What the other processes do when one exits or does not answer in time: stop (the run
+    /// ends with a partial result) or continue (the run goes on without it, and records it
+    /// with what it had done). continue needs --procs: under mpirun or srun, the launcher ends
+    /// the job when a rank is lost.
+    #[arg(long, value_enum, value_name = "WHAT", default_value_t = RankLoss::Stop, help_heading = "Processes")]
+    pub rank_loss: RankLoss,
 
     /// How long the processes wait for a missing one at a phase boundary before the run ends
     /// with a partial result [default: 5m].
@@ -139,6 +159,13 @@ pub struct RunArgs {
     /// responses, the chain of causes).
     #[arg(short, long, help_heading = "Output")]
     pub verbose: bool,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RankLoss {
+    #[default]
+    Stop,
+    Continue,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]

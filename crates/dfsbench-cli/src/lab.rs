@@ -402,6 +402,9 @@ fn print_status(only: Option<&str>, format: Format) -> Result<(), Failure> {
         if let Some(mpirun) = &lab.mpirun {
             text += &format!("  mpirun  {mpirun} PROGRAM...\n");
         }
+        if let Some(procs) = &lab.procs {
+            text += &format!("  procs   {procs} OPTIONS...\n");
+        }
         if let Some(srun) = &lab.srun {
             text += &format!("  srun    {srun} PROGRAM...\n");
         }

@@ -183,7 +183,13 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
     let target = resolved.uri;
     let run_id = new_run_id();
     on_interrupt();
-    let mut group = crate::group::start(a.procs, a.rank_timeout.as_deref())?;
+    let mut group = crate::group::start(&crate::group::Placement {
+        procs: a.procs,
+        hosts: &a.hosts,
+        rsh: a.rsh.as_deref(),
+        rank_timeout: a.rank_timeout.as_deref(),
+        rank_loss: a.rank_loss,
+    })?;
     if let Some(job) = config
         .jobs
         .iter()
@@ -396,6 +402,12 @@ fn stragglers(result: &RunResult) -> String {
         c.mode,
         if c.shuffle { ", shuffled reads" } else { "" }
     );
+    for l in &c.lost {
+        out += &format!(
+            "rank {} on {} lost at {:.1} s during {} ({}); the others went on\n",
+            l.rank, l.host, l.at_s, l.during, l.why
+        );
+    }
     for p in result.phases.iter().filter(|p| !p.prepare && p.processes.len() > 1) {
         let mut rates: Vec<f64> = p.processes.iter().map(|r| r.ops_per_sec).collect();
         rates.sort_by(f64::total_cmp);

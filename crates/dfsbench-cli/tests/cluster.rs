@@ -371,6 +371,11 @@ fn pid_of_rank(parent: u32, n: usize, rank: usize) -> i32 {
 /// Start a `procs`-process time-based run, send `signal` to rank `victim` a second into the
 /// write phase, and return the outcome, the time the run took and the victim's pid.
 fn disturbed_rank(signal: i32, procs: usize, victim: usize) -> (common::Run, Duration, i32) {
+    disturbed(signal, procs, victim, &[])
+}
+
+/// [`disturbed_rank`] with more options for the run.
+fn disturbed(signal: i32, procs: usize, victim: usize, more: &[&str]) -> (common::Run, Duration, i32) {
     let target = Target::temp();
     let scratch = tempfile::tempdir().unwrap();
     let result_file = scratch.path().join("result.json");
@@ -387,6 +392,7 @@ fn disturbed_rank(signal: i32, procs: usize, victim: usize) -> (common::Run, Dur
             "--rank-timeout",
             "2s",
         ])
+        .args(more)
         .current_dir(scratch.path())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -537,6 +543,116 @@ fn a_hung_rank_below_an_inner_rank_is_named_by_it() {
     );
 }
 
+/// The ranks of a phase's per-process figures.
+fn ranks_of(phase: &Value) -> Vec<u64> {
+    phase["processes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| u(&p["rank"]))
+        .collect()
+}
+
+/// `--rank-loss continue`: the run goes on without a killed rank through its later phases,
+/// completes, and records the rank with what it had done in the phase it was lost in.
+#[test]
+fn with_rank_loss_continue_the_others_go_on_without_a_killed_rank() {
+    let (run, _, victim) = disturbed(libc::SIGKILL, 3, 2, &["--rank-loss", "continue"]);
+    assert_eq!(run.code, Some(0), "{}", run.describe());
+    let result = run.result();
+    common::validate(result);
+    assert_eq!(result["status"], "complete");
+    let lost = result["cluster"]["lost"].as_array().expect("lost ranks");
+    assert_eq!(lost.len(), 1, "{lost:?}");
+    let l = &lost[0];
+    assert_eq!((u(&l["rank"]), u(&l["pid"])), (2, victim as u64));
+    assert!(l["why"].as_str().unwrap().contains("SIGKILL"), "{l}");
+    assert_eq!(l["phase"], "write 1 KiB");
+    // It wrote for about a second before the kill: its last progress report says so.
+    assert!(u(&l["ops"]) > 0 && u(&l["bytes"]) == 1024 * u(&l["ops"]), "{l}");
+    let write = common::phase(result, "write");
+    assert_eq!(ranks_of(write), [0, 1], "the live processes' parts");
+    assert_eq!(u(&write["ops"]), sum(&write["processes"], "ops"));
+    let marks = write["validity"].to_string();
+    assert!(marks.contains("rank 2 (host ") && marks.contains("was lost"), "{marks}");
+    // The phases after the loss ran with the other two.
+    let after: Vec<&Value> = result["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["name"] != "write" && p["prepare"] == false)
+        .collect();
+    assert!(!after.is_empty(), "phases after the write: {}", run.describe());
+    for p in after {
+        assert_eq!(ranks_of(p), [0, 1], "{}", p["label"]);
+        assert!(u(&p["ops"]) > 0, "{}", p["label"]);
+    }
+}
+
+/// A hung rank is lost at --rank-timeout, told to stop, and gone when the run ends.
+#[test]
+fn with_rank_loss_continue_a_hung_rank_is_left_behind_at_the_timeout() {
+    let (run, _, victim) = disturbed(libc::SIGSTOP, 3, 1, &["--rank-loss", "continue"]);
+    assert_eq!(run.code, Some(0), "{}", run.describe());
+    let result = run.result();
+    assert_eq!(result["status"], "complete");
+    let l = &result["cluster"]["lost"][0];
+    assert_eq!(u(&l["rank"]), 1, "{l}");
+    assert!(l["why"].as_str().unwrap().contains("did not answer within 2s"), "{l}");
+    assert_eq!(ranks_of(common::phase(result, "write")), [0, 2]);
+    assert!(
+        !std::path::Path::new(&format!("/proc/{victim}")).exists(),
+        "process {victim} is gone"
+    );
+}
+
+/// `--hosts` with a host other than this one: the process there is started through `--rsh`
+/// (here an agent that runs the command on this machine) and joins rank 0 over TCP.
+#[test]
+fn procs_on_other_hosts_start_through_the_rsh_agent_and_join_over_tcp() {
+    let target = Target::temp();
+    let scratch = tempfile::tempdir().unwrap();
+    let agent = scratch.path().join("rsh");
+    let log = scratch.path().join("agent.log");
+    std::fs::write(
+        &agent,
+        format!("#!/bin/sh\necho \"$1\" >> {}\nexec sh -c \"$2\"\n", log.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&agent, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let here = dfsbench_core::cluster::this_host();
+    let hosts = format!("{here},elsewhere");
+    let r = common::run(
+        &target.uri(),
+        &[
+            "-w",
+            "files",
+            "--files",
+            "8",
+            "--file-size",
+            "4k",
+            "-j",
+            "1",
+            "--procs",
+            "3",
+            "--hosts",
+            &hosts,
+            "--rsh",
+            agent.to_str().unwrap(),
+            "--shuffle",
+            "--verify",
+        ],
+    );
+    assert_eq!(r.code, Some(0), "{}", r.describe());
+    let result = r.result();
+    common::validate(result);
+    check_cluster(result, 3, 1, "procs");
+    // Rank 1 went through the agent (to "elsewhere"); rank 2 is on rank 0's host again.
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), "elsewhere\n");
+    let read = common::phase(result, "read");
+    assert_eq!(u(&read["errors"]["total"]), 0, "verified reads of the others' files");
+}
+
 #[test]
 fn procs_refuses_what_cannot_work() {
     let r = common::run("mem://", &["-w", "meta", "--procs", "2"]);
@@ -553,6 +669,24 @@ fn procs_refuses_what_cannot_work() {
     let r = common::run(&dir.uri(), &["-w", "meta", "--procs", "2", "--rank-timeout", "soon"]);
     assert_eq!(r.code, Some(2), "{}", r.describe());
     assert!(r.stderr.contains("--rank-timeout"), "{}", r.describe());
+    let r = common::run(&dir.uri(), &["-w", "meta", "--hosts", "a,b"]);
+    assert_eq!(r.code, Some(2), "{}", r.describe());
+    assert!(
+        r.stderr.contains("--hosts places the processes of --procs"),
+        "{}",
+        r.describe()
+    );
+    let r = common::run(
+        &dir.uri(),
+        &["-w", "meta", "--procs", "2", "--hosts", "not-this-host,b"],
+    );
+    assert_eq!(r.code, Some(2), "{}", r.describe());
+    assert!(
+        r.stderr
+            .contains("--hosts starts with not-this-host, but rank 0 runs here"),
+        "{}",
+        r.describe()
+    );
 }
 
 /// `mpirun -np N dfsbench` on this machine, as CI runs it.
@@ -590,6 +724,28 @@ fn mpirun_four_ranks_write_one_result() {
     check_cluster(&result, 4, 2, "mpi");
     check_shuffled(common::phase(&result, "read"), 2);
     assert_eq!(u(&common::phase(&result, "read")["verify"]["mismatches"]), 0);
+}
+
+/// Under mpirun a lost rank ends the job (Open MPI 4.1): going on without one is refused,
+/// with the way that can.
+#[cfg(feature = "mpi")]
+#[test]
+fn mpirun_refuses_to_go_on_without_a_lost_rank() {
+    let Some(cmd) = mpirun(2) else { return };
+    let target = Target::temp();
+    let r = run_with(
+        cmd,
+        &target.uri(),
+        &["-w", "meta", "--files", "5", "--rank-loss", "continue"],
+    );
+    assert_ne!(r.code, Some(0), "{}", r.describe());
+    assert!(
+        r.stderr
+            .contains("--rank-loss continue: mpirun and srun end the whole job")
+            && r.stderr.contains("--procs N --hosts"),
+        "{}",
+        r.describe()
+    );
 }
 
 /// A run that cannot start says why under mpirun too: the other ranks wait for rank 0's line

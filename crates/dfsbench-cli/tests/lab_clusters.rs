@@ -1302,22 +1302,12 @@ fn lab_study_point(lab: &Lab, study: &str, scale: &str, point: &str) -> Value {
     let dir = lab.dir.path().join(study);
     let d = dir.display().to_string();
     let target = format!("lab:{}-fs", lab.system);
-    let args = [
-        "study",
-        study,
-        "-t",
-        &target,
-        "--nodes",
-        "2",
-        "--launcher",
-        "lab",
-        "--scale",
-        scale,
-        "--points",
-        point,
-        "-o",
-        &d,
-    ];
+    let mut args = vec!["study", study, "-t", &target];
+    // The node axis goes through the lab's launcher; surfnet's client row places its own.
+    if study != "surfnet" {
+        args.extend(["--nodes", "2", "--launcher", "lab"]);
+    }
+    args.extend(["--scale", scale, "--points", point, "-o", &d]);
     lab.ok(600, &args);
     let label = format!("{}-fs", lab.system);
     serde_json::from_str(&std::fs::read_to_string(dir.join(label).join(format!("{point}.json"))).unwrap()).unwrap()
@@ -1517,6 +1507,86 @@ fn client_nodes_run_ranks_over_the_lab_links() {
     let point = lab_study_point(&lab, "clients-sweep", "0.0001", "clients4");
     assert_eq!(point["cluster"]["nodes"], serde_json::json!(["client1", "client2"]));
     assert_eq!(point["cluster"]["workers_per_rank"][0], 2, "{}", point["cluster"]);
+
+    // dfsbench's own processes over the client nodes (the lab's procs line): rank 0 on
+    // client1, rank 1 started on client2 through the agent, joined over the lab's links.
+    let procs = lab.status()["procs"].as_str().expect("a procs line").to_string();
+    let result = lab.dir.path().join("procs.json");
+    let mut line = shell_words::split(&procs).unwrap();
+    line.extend(
+        [
+            "-t",
+            "lab:gluster-fs",
+            "-w",
+            "files",
+            "--files",
+            "5",
+            "--shuffle",
+            "--verify",
+            "-q",
+            "-o",
+        ]
+        .map(String::from),
+    );
+    line.push(result.display().to_string());
+    let out = Command::new("timeout")
+        .args(["-s", "KILL", "300"])
+        .args(&line)
+        .env("DFSBENCH_LAB_DIR", lab.dir.path())
+        .output()
+        .expect("run the procs line");
+    assert!(out.status.success(), "{}", describe(&out));
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&result).unwrap()).unwrap();
+    let c = &v["cluster"];
+    assert_eq!(
+        (&c["mode"], &c["nodes"]),
+        (&serde_json::json!("procs"), &serde_json::json!(["client1", "client2"])),
+        "{c}"
+    );
+    assert!(c["members"][1]["clock_rtt_s"].as_f64().is_some_and(|t| t > 0.0), "{c}");
+    let read = v["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "read")
+        .unwrap();
+    assert_eq!(
+        (&read["errors"]["total"], &read["verify"]["mismatches"]),
+        (&serde_json::json!(0), &serde_json::json!(0)),
+        "{read}"
+    );
+
+    // SURFnet's client row: client2 is killed during the copy with its process; the process
+    // on client1 goes on, and the run records the lost one and what it had done.
+    let point = lab_study_point(&lab, "surfnet", "0.05", "fail-client");
+    assert_eq!(point["status"], "complete", "{}", point["status_message"]);
+    assert_eq!(point["cluster"]["nodes"], serde_json::json!(["client1", "client2"]));
+    let lost = &point["cluster"]["lost"];
+    assert_eq!(lost.as_array().map(Vec::len), Some(1), "{lost}");
+    assert_eq!(
+        (&lost[0]["host"], &lost[0]["rank"]),
+        (&serde_json::json!("client2"), &serde_json::json!(1)),
+        "{lost}"
+    );
+    assert!(lost[0]["why"].as_str().unwrap().contains("SIGKILL"), "{lost}");
+    let write = &point["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "write")
+        .unwrap();
+    assert!(write["ops"].as_u64().unwrap() > 0, "{write}");
+    assert_eq!(
+        write["nodes"].as_array().unwrap().len(),
+        1,
+        "client1's part alone: {}",
+        write["nodes"]
+    );
+    let table = std::fs::read_to_string(lab.dir.path().join("surfnet/tables.md")).unwrap();
+    // (A loaded machine may leave a gap long enough to count as a stall: "writes back N s".)
+    assert!(table.contains("| client | out 6-14 s, "), "{table}");
+    // The study brought client2 back.
+    assert_eq!(lab.status()["clients"][1]["state"], "running");
 
     // Slurm on the client nodes: srun (the lab's line) runs a task on each, dfsbench's ranks
     // meet through PMIx, and a batch job does the same.

@@ -31,6 +31,9 @@ fn recv(s: &mut UnixStream) -> (u8, Vec<u8>) {
 }
 
 /// Rank 1 of a run whose rank 0 is this test, joined: the stream to it, and the process.
+/// The group's token this test, as rank 0, hands its child.
+const TOKEN: &str = "00112233445566778899aabbccddeeff";
+
 struct FakeRoot {
     stream: UnixStream,
     child: Child,
@@ -56,16 +59,19 @@ fn connect(target: &Target) -> FakeRoot {
             "1k",
         ])
         .args(["-j", "1", "--rank-timeout", "60s"])
-        .env("DFSBENCH_PROCS_CHILD", format!("1:2:{}", sock.display()))
+        // rank:size:fanout:token:address, as a --procs parent hands it to its children.
+        .env("DFSBENCH_PROCS_CHILD", format!("1:2:8:{TOKEN}:unix:{}", sock.display()))
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     let (mut stream, _) = listener.accept().unwrap();
     stream.set_read_timeout(Some(BOUND)).unwrap();
-    let mut rank = [0u8; 8];
-    stream.read_exact(&mut rank).unwrap();
-    assert_eq!(u64::from_le_bytes(rank), 1);
+    let mut hello = [0u8; 24];
+    stream.read_exact(&mut hello).unwrap();
+    let token: Vec<String> = hello[..16].iter().map(|b| format!("{b:02x}")).collect();
+    assert_eq!(token.concat(), TOKEN, "the child says the group's token first");
+    assert_eq!(u64::from_le_bytes(hello[16..].try_into().unwrap()), 1);
     FakeRoot {
         stream,
         child,

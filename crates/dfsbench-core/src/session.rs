@@ -145,7 +145,9 @@ pub fn execute(
 /// Every rank takes rank 0's run id; a rank that cannot read it leaves.
 fn agree_run_id(group: &mut Group, run_id: &str) -> Result<String, StartError> {
     let run_id = group
-        .round(run_id.as_bytes().to_vec(), "the start of the run", |all| all[0].clone())
+        .round(run_id.as_bytes().to_vec(), "the start of the run", |mut all| {
+            all.swap_remove(0).1
+        })
         .map(|id| String::from_utf8_lossy(&id).into_owned())
         .map_err(|lost| StartError(StartCause::RankLost(lost.message)))?;
     if !is_run_id(&run_id) {
@@ -283,7 +285,7 @@ impl Started<'_> {
                     "left the run directory {} in place: operations in it had not returned",
                     info.run_path
                 ));
-                deliver(doc.outcome(phases, status, record, warnings))
+                deliver(doc.outcome(phases, status, record, warnings, Vec::new()))
             }
         });
         let clock = RunClock {
@@ -297,7 +299,7 @@ impl Started<'_> {
         let record = timeline.as_ref().map(|t| t.finish(&mut |what| observer.waiting(what)));
         let mut warnings = warnings;
         warnings.extend(clean_up(s, &config, group, &info.run_path));
-        Ok(doc.outcome(phases, status, record, warnings))
+        Ok(doc.outcome(phases, status, record, warnings, group.lost().to_vec()))
     }
 }
 
@@ -312,13 +314,15 @@ struct Document<'a> {
 }
 
 impl Document<'_> {
-    /// The run's outcome from its phases, how it ended and its fault record.
+    /// The run's outcome from its phases, how it ended, its fault record and the ranks it
+    /// went on without.
     fn outcome(
         &self,
         mut phases: Vec<PhaseResult>,
         status: Status,
         record: Option<Record>,
         warnings: Vec<String>,
+        lost: Vec<result::LostRank>,
     ) -> Outcome {
         for p in &mut phases {
             p.cache_suspect = result::cache_suspects(p, self.null_tests.as_ref(), self.target.link.as_ref());
@@ -358,7 +362,7 @@ impl Document<'_> {
             config: self.config_json.clone(),
             config_hash,
             null_tests: self.null_tests.clone(),
-            cluster: self.cluster.clone(),
+            cluster: self.cluster.clone().map(|c| result::Cluster { lost, ..c }),
             phases,
             faults: faults.unwrap_or_default(),
             events: record.as_ref().map(|r| r.events.clone()).unwrap_or_default(),
@@ -419,6 +423,7 @@ fn cluster(group: &Group, config: &RunConfig) -> Option<result::Cluster> {
                 clock_rtt_s: m.clock_rtt_s,
             })
             .collect(),
+        lost: Vec::new(),
     })
 }
 

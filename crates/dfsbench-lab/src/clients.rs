@@ -210,6 +210,39 @@ pub fn mpirun(state: &State, nodes: Option<usize>, per_node: usize) -> Result<Ve
     Ok(argv)
 }
 
+/// How dfsbench's own processes (`--procs --hosts`, no MPI) run on the lab's client nodes:
+/// rank 0 is started in client1 through the agent (`enter`), and the run's options
+/// (`options`) place `per_node` processes on each of the first `nodes` client nodes, round-robin,
+/// started through the same agent; they talk to rank 0 over the lab's links (TCP).
+pub struct ProcsLaunch {
+    pub enter: Vec<String>,
+    pub options: Vec<String>,
+}
+
+pub fn procs(state: &State, nodes: Option<usize>, per_node: usize) -> Result<ProcsLaunch> {
+    let have = state.clients.len();
+    let nodes = nodes.unwrap_or(have);
+    if have == 0 || nodes > have {
+        return Err(Error::usage(format!(
+            "lab {} has {have} client node(s), {nodes} are needed: `dfsbench lab up {} --clients {nodes}`",
+            state.name, state.name
+        )));
+    }
+    let agent = launch_dir(state).join("rsh").display().to_string();
+    let hosts: Vec<&str> = state.clients[..nodes].iter().map(|c| c.node.name.as_str()).collect();
+    Ok(ProcsLaunch {
+        enter: vec![agent.clone(), hosts[0].to_string()],
+        options: vec![
+            "--procs".into(),
+            (nodes * per_node).to_string(),
+            "--hosts".into(),
+            hosts.join(","),
+            "--rsh".into(),
+            agent,
+        ],
+    })
+}
+
 /// The hostfile `lab up` wrote, when the lab has client nodes.
 pub(crate) fn hostfile(state: &State) -> Option<PathBuf> {
     (!state.clients.is_empty()).then(|| launch_dir(state).join("hostfile"))

@@ -77,6 +77,9 @@ pub enum Role {
     /// Holds the namespace: MooseFS's master, HDFS's NameNode, Ceph's mon and MDS, Alluxio's
     /// master.
     Metadata,
+    /// A client node (`lab up --clients N`) that runs one of the run's processes: the second
+    /// one, as rank 0 runs on the first.
+    Client,
 }
 
 impl Role {
@@ -94,15 +97,20 @@ impl Role {
                 "worker",
             ],
             Role::Metadata => &["master", "namenode", "mon+mgr+mds+rgw", "master+proxy"],
+            Role::Client => &["client"],
         }
     }
 }
 
 /// The node of lab `name` to take out as `role`: the last one that has it, so that the node
-/// the client was pointed at (node1: the volfile server, the S3 endpoint) stays up. None when
-/// the system has no such node (GlusterFS and MinIO have no metadata server).
+/// the client was pointed at (node1: the volfile server, the S3 endpoint) stays up; client2
+/// for a client. None when the lab has no such node (GlusterFS and MinIO have no metadata
+/// server; a lab without `--clients 2` has no client to lose).
 pub fn node_for(name: &str, role: Role) -> Result<Option<String>> {
     let state = State::loaded(system(name)?.name())?;
+    if role == Role::Client {
+        return Ok(state.clients.get(1).map(|c| c.node.name.clone()));
+    }
     Ok(state
         .nodes
         .iter()

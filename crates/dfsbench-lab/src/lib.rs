@@ -33,7 +33,7 @@ mod toy;
 mod traits;
 mod webdav;
 
-pub use clients::{mpirun, MAX_CLIENTS};
+pub use clients::{mpirun, procs, ProcsLaunch, MAX_CLIENTS};
 pub use cluster::{down, down_all, install, left_alone, up};
 pub use error::{Error, Result};
 pub use fault::{fault, limit, node_for, probe, Role, FAULTS};

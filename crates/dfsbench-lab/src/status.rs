@@ -45,6 +45,11 @@ pub struct LabStatus {
     /// The mpirun command that starts one rank per client node: put the program after it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mpirun: Option<String>,
+    /// dfsbench's own processes (no MPI) across every client node, one each: put the run's
+    /// options after it. A lost node's process leaves the others running with
+    /// `--rank-loss continue`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub procs: Option<String>,
     /// With `--slurm`: srun across every client node, one task each.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub srun: Option<String>,
@@ -91,6 +96,13 @@ fn health(state: &State) -> LabStatus {
         clients,
         hostfile: clients::hostfile(state).map(|p| p.display().to_string()),
         mpirun: clients::mpirun(state, None, 1).ok().map(shell_words::join),
+        procs: clients::procs(state, None, 1).ok().map(|p| {
+            let exe = std::env::current_exe().map_or("dfsbench".into(), |e| e.display().to_string());
+            let mut words = p.enter;
+            words.extend([exe, "run".into()]);
+            words.extend(p.options);
+            shell_words::join(words)
+        }),
         srun: state
             .slurm
             .then(|| shell_words::join(crate::slurm::srun(state, state.clients.len(), 1))),

@@ -26,7 +26,7 @@ pub use measures::{
     Steady, Stonewall, Verify, MAX_ERROR_SAMPLES,
 };
 pub use null_tests::{Bandwidth, LinkCapacity, NodeBandwidth, NodeNullTests, NullTests, RoundTrips};
-pub use origin::{Cluster, Host, Member, Target, Tool};
+pub use origin::{Cluster, Host, LostRank, Member, Target, Tool};
 pub use units::format_ns;
 
 /// Schema identifier written into every result file.

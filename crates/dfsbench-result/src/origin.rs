@@ -22,6 +22,31 @@ pub struct Cluster {
     /// Reads read another rank's data (`--shuffle`).
     pub shuffle: bool,
     pub members: Vec<Member>,
+    /// Ranks lost during the run that the others went on without (`--rank-loss continue`);
+    /// a lost rank's figures after its loss, and in the phase it was lost in, are missing.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lost: Vec<LostRank>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct LostRank {
+    pub rank: usize,
+    pub host: String,
+    pub pid: u32,
+    /// When its connection to rank 0 closed, or rank 0 gave up waiting for it, on the run's
+    /// clock.
+    pub at_s: f64,
+    /// The step rank 0 was at when it found the rank gone, e.g. `phase 'write'`.
+    pub during: String,
+    /// How it was lost: its exit, or the wait that ran out.
+    pub why: String,
+    /// The phase it was measuring when lost, if any, and its totals in that phase as of its
+    /// last progress report (every 0.1 s): work it did that is not in that phase's figures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase: Option<String>,
+    pub ops: u64,
+    pub bytes: u64,
+    pub errors: u64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]

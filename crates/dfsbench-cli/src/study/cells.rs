@@ -338,6 +338,8 @@ pub(super) fn outcome_text(r: &RunResult, f: &FaultImpact, phase: Option<&PhaseR
                 _ => format!("back {back:.1} s"),
             }
         }
+        // A lost client (its rank) does not come back: the others went on.
+        _ if r.cluster.as_ref().is_some_and(|c| !c.lost.is_empty()) => "rest continued".into(),
         _ => "continued".into(),
     };
     match errors {
@@ -452,6 +454,20 @@ mod tests {
         assert_eq!(text(&run(3, 11.7)), "out 6-14 s, back 19.2 s, 3 errors");
         assert_eq!(text(&run(0, 0.2)), "out 6-14 s, continued");
         assert_eq!(text(&run(1, 0.2)), "out 6-14 s, continued, 1 error");
+        // A lost client does not come back; the other clients went on.
+        let mut lost = run(0, 0.2);
+        let mut cluster: dfsbench_result::Cluster = serde_json::from_value(serde_json::json!({
+            "mode": "procs", "ranks": 2, "nodes": ["client1", "client2"], "workers_per_rank": [1],
+            "shuffle": false, "members": [],
+            "lost": [{"rank": 1, "host": "client2", "pid": 7, "at_s": 6.0, "during": "phase 'write'",
+                      "why": "exited on client2 (signal: 9 (SIGKILL))", "ops": 12, "bytes": 12, "errors": 0}]
+        }))
+        .unwrap();
+        lost.cluster = Some(cluster.clone());
+        assert_eq!(text(&lost), "out 6-14 s, rest continued");
+        cluster.lost.clear();
+        lost.cluster = Some(cluster);
+        assert_eq!(text(&lost), "out 6-14 s, continued");
         for r in [run(99999, 11.7), run(99999, 0.2)] {
             assert!(text(&r).chars().count() <= 40, "{}", text(&r));
         }

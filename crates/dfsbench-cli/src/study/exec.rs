@@ -421,7 +421,7 @@ pub fn execute(
         let spec = run_spec.clone();
         let config = validate(&spec, &point.jobs).map_err(|e| Failure::usage(format!("{}: {e}", point.id)))?;
         let workload = (point.spread != Spread::Threads)
-            .then(|| write_workload(&dir, point, spec.clone()))
+            .then(|| write_workload(&dir, point, None, spec.clone()))
             .transpose()?;
         for sys in &systems {
             if INTERRUPT.load(Ordering::SeqCst) {
@@ -431,13 +431,16 @@ pub fn execute(
             done += 1;
             let started = Instant::now();
             let left_out = point.left_out.clone().map(Err);
+            // A disruption's settings are the system's own (its lab's nodes).
+            let sys_spec = point.disruption.as_ref().map(|d| disruption_spec(d, sys, a, &spec));
             let config =
                 left_out
                     .unwrap_or(Ok(()))
-                    .and_then(|()| match (&point.disruption, point.one_way_delay_ms, &sys.lab) {
+                    .and_then(|()| match (&sys_spec, point.one_way_delay_ms, &sys.lab) {
                         (_, Some(_), None) => Err("needs a lab target (-t lab:NAME) to add network delay".into()),
                         (None, _, _) => Ok(config.clone()),
-                        (Some(d), _, _) => disruption_spec(d, sys, a, &spec)
+                        (Some(s), _, _) => s
+                            .clone()
                             .and_then(|s| validate(&s, &point.jobs).map_err(|e| e.to_string())),
                     });
             // A lab's daemons are the server whose CPU a point records (--server-pid wins),
@@ -510,9 +513,13 @@ pub fn execute(
                     },
                     format!("failed: {why}"),
                 ),
-                _ => match &workload {
-                    None => run_here(&config, sys, &result, &ctx, &mut measured_links)?,
-                    Some(file) => run_child(point, file, sys, &result, &ctx)?,
+                _ => match (&workload, sys_spec) {
+                    (None, _) => run_here(&config, sys, &result, &ctx, &mut measured_links)?,
+                    (Some(_), Some(Ok(own))) => {
+                        let file = write_workload(&dir, point, Some(&sys.label), own)?;
+                        run_child(point, &file, sys, &result, &ctx)?
+                    }
+                    (Some(file), _) => run_child(point, file, sys, &result, &ctx)?,
                 },
             };
             if let Some((_, lab)) = delayed {
@@ -558,15 +565,20 @@ pub fn execute(
     Ok((m, dir, outcome))
 }
 
-/// The point's jobs as `DIR/workloads/POINT.toml`, for `dfsbench run` in other processes (and
-/// for people repeating a point by hand).
-fn write_workload(dir: &Path, point: &Point, run: RunSpec) -> Result<PathBuf, Failure> {
+/// The point's jobs as `DIR/workloads/POINT.toml` (`POINT-SYSTEM.toml` with a system's own
+/// settings: the faults of its lab), for `dfsbench run` in other processes (and for people
+/// repeating a point by hand).
+fn write_workload(dir: &Path, point: &Point, system: Option<&str>, run: RunSpec) -> Result<PathBuf, Failure> {
     let file = WorkloadFile {
         target: None,
         run,
         jobs: point.jobs.clone(),
     };
-    let path = dir.join("workloads").join(format!("{}.toml", point.id));
+    let name = match system {
+        Some(s) => format!("{}-{s}.toml", point.id),
+        None => format!("{}.toml", point.id),
+    };
+    let path = dir.join("workloads").join(name);
     let text = format!("# {}: {}\n{}", point.id, point.params, file.to_toml());
     dfsbench_result::files::write_output(&path, text.as_bytes())
         .map_err(|e| Failure::runtime(format!("cannot write {}: {e}", path.display())))?;

@@ -1,6 +1,6 @@
 //! Points of several processes: the point's jobs go to a workload file, and `dfsbench run FILE`
-//! runs them in a child process, with `--procs N` on this machine or under the study's
-//! `--launcher` (mpirun, srun) across nodes. The child writes the result file and its stderr
+//! runs them in a child process, with `--procs N` on this machine, under the study's
+//! `--launcher` (mpirun, srun) across nodes, or as `--procs` over a lab's client nodes. The child writes the result file and its stderr
 //! goes to a log beside it. The child has its own process group, so Ctrl-C reaches it once,
 //! passed on by the study, and it still writes its partial result.
 
@@ -87,9 +87,18 @@ pub fn run(
     interrupt: &AtomicBool,
 ) -> Result<Ended, String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot find this program to start a point: {e}"))?;
+    let mut options = Vec::new();
     let mut argv: Vec<String> = match (spread, launcher) {
         (Spread::Nodes { nodes, per_node }, Some(l)) => l.argv(nodes, per_node, lab)?,
         (Spread::Nodes { .. }, None) => return Err("points over nodes need --launcher".into()),
+        (Spread::LabClients(n), _) => {
+            let lab = lab.ok_or("needs a lab target (-t lab:NAME) with client nodes")?;
+            let state = dfsbench_lab::State::loaded(lab).map_err(|e| e.to_string())?;
+            let p = dfsbench_lab::procs(&state, Some(n), 1).map_err(|e| e.to_string())?;
+            options = p.options;
+            options.extend(["--rank-loss".into(), "continue".into()]);
+            p.enter
+        }
         _ => Vec::new(),
     };
     argv.push(exe.display().to_string());
@@ -102,6 +111,7 @@ pub fn run(
     if let Spread::Procs(n) = spread {
         argv.extend(["--procs".into(), n.to_string()]);
     }
+    argv.extend(options);
     argv.extend(["--out".into(), result.display().to_string(), "--quiet".into()]);
     // What the study records and quotes: a password in the target stays out of it.
     let command = redact(&shell_words::join(&argv));

@@ -64,6 +64,7 @@ impl Disruption {
         match self.role {
             dfsbench_lab::Role::Storage => "storage node",
             dfsbench_lab::Role::Metadata => "metadata server",
+            dfsbench_lab::Role::Client => "second client node (`dfsbench lab up NAME --clients 2`)",
         }
     }
 }
@@ -77,6 +78,9 @@ pub enum Spread {
     Procs(usize),
     /// `nodes` x `per_node` processes started by the study's `--launcher` (mpirun, srun).
     Nodes { nodes: usize, per_node: usize },
+    /// One process on each of the first N client nodes of the point's lab target, as
+    /// dfsbench's own processes (`--procs --hosts`), which go on without one that is lost.
+    LabClients(usize),
 }
 
 impl Spread {
@@ -85,6 +89,7 @@ impl Spread {
             Spread::Threads => 1,
             Spread::Procs(n) => n,
             Spread::Nodes { nodes, per_node } => nodes * per_node,
+            Spread::LabClients(n) => n,
         }
     }
 }

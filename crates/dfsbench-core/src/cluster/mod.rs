@@ -9,6 +9,7 @@
 mod join;
 pub mod procs;
 pub(crate) mod tree;
+mod wire;
 
 #[cfg(feature = "mpi")]
 pub mod mpi;
@@ -20,6 +21,7 @@ use dfsbench_backends::clock::Instant as Clock;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
+use dfsbench_result::LostRank;
 use join::handshake;
 pub use join::{build, set_build, JoinError};
 
@@ -61,6 +63,15 @@ pub trait Transport {
     /// cannot tell says false.
     fn is_gone(&mut self, _rank: usize) -> bool {
         false
+    }
+    /// When the connection to `rank` was seen to close; None while it is up, or when the
+    /// transport cannot tell.
+    fn gone_since(&mut self, _rank: usize) -> Option<Instant> {
+        None
+    }
+    /// Children per rank of the merge tree (tree.rs); the group's size when it is flat.
+    fn fanout(&self) -> usize {
+        tree::FANOUT
     }
 }
 
@@ -132,6 +143,13 @@ pub struct Group {
     stop_sent: bool,
     /// Rank 0 told this rank to stop: it is alive and gathering what the ranks have.
     root_stopping: bool,
+    /// Rank 0 goes on without a rank it lost (`--rank-loss continue`).
+    go_on: bool,
+    /// The ranks rank 0 went on without, in the order they were lost.
+    lost: Vec<LostRank>,
+    /// The phase being measured, and each rank's totals in it as its last progress report
+    /// said (rank 0): what a rank lost in it had done.
+    progress: (Option<String>, Vec<(u64, u64, u64)>),
 }
 
 /// Extra wait of the other ranks for rank 0, so that rank 0 always times out first and writes
@@ -143,7 +161,8 @@ const RELAY_STEP: Duration = Duration::from_millis(50);
 /// before it stops without it: a rank 0 that is stopped or hung holds no rank past a signal.
 const SILENT_ROOT: Duration = Duration::from_secs(1);
 
-fn this_host() -> String {
+/// This host's name, as the members of a group give theirs.
+pub fn this_host() -> String {
     crate::host::host().hostname
 }
 
@@ -167,6 +186,9 @@ impl Group {
             interrupt: None,
             stop_sent: false,
             root_stopping: false,
+            go_on: false,
+            lost: Vec::new(),
+            progress: (None, Vec::new()),
         }
     }
 
@@ -184,6 +206,9 @@ impl Group {
                 interrupt: None,
                 stop_sent: false,
                 root_stopping: false,
+                go_on: false,
+                lost: Vec::new(),
+                progress: (None, Vec::new()),
             }),
             Err(message) => Err(JoinError { message, transport }),
         }
@@ -258,6 +283,85 @@ impl Group {
         self.broken
     }
 
+    /// The merge tree of this group (flat when every rank talks to rank 0 alone).
+    pub(crate) fn tree(&self) -> tree::Tree {
+        tree::Tree {
+            size: self.size,
+            fanout: self.transport.as_ref().map_or(tree::FANOUT, |t| t.fanout()),
+        }
+    }
+
+    /// `--rank-loss continue`: a rank that exits or does not answer in time is left out of
+    /// every later step instead of ending the run. Only a flat group can: in a tree, a lost
+    /// rank takes the parts of the ranks below it along.
+    pub fn go_on_without_lost_ranks(&mut self) -> Result<(), String> {
+        let t = self.tree();
+        if self.size > 1 && t.fanout < self.size {
+            return Err(format!(
+                "a {} group of {} ranks cannot go on without a lost rank: its ranks merge in a tree (use --procs, whose group is flat then)",
+                self.kind(),
+                self.size
+            ));
+        }
+        self.go_on = true;
+        Ok(())
+    }
+
+    /// The ranks rank 0 went on without.
+    pub fn lost(&self) -> &[LostRank] {
+        &self.lost
+    }
+
+    /// Rank 0: the phase `label` is being measured from now on (None: none is), with every
+    /// rank's totals at zero.
+    pub(crate) fn measuring(&mut self, label: Option<&str>) {
+        self.progress = (label.map(str::to_string), vec![(0, 0, 0); self.size]);
+    }
+
+    /// Rank 0: rank `r`'s totals in the phase being measured, from its progress report.
+    pub(crate) fn note_progress(&mut self, r: usize, totals: (u64, u64, u64)) {
+        if let Some(slot) = self.progress.1.get_mut(r) {
+            *slot = totals;
+        }
+    }
+
+    fn is_lost(lost: &[LostRank], r: usize) -> bool {
+        lost.iter().any(|l| l.rank == r)
+    }
+
+    /// Rank 0 records the ranks it found gone at step `what` and tells each to stop (one that
+    /// only did not answer in time may still be running).
+    fn record_lost(&mut self, found: Vec<(usize, RecvError, Option<Instant>)>, what: &str) {
+        let now = self.clock(Clock::now());
+        let timeout = self.timeout;
+        for (r, e, since) in found {
+            if let Some(t) = self.transport.as_mut() {
+                let _ = t.send(r, TAG_STOP, &[]);
+            }
+            let member = self.members.get(r);
+            let (ops, bytes, errors) = self.progress.1.get(r).copied().unwrap_or_default();
+            self.lost.push(LostRank {
+                rank: r,
+                host: member.map(|m| m.host.clone()).unwrap_or_default(),
+                pid: member.map_or(0, |m| m.pid),
+                at_s: now - since.map_or(0.0, |s| s.elapsed().as_secs_f64()),
+                during: what.to_string(),
+                why: match e {
+                    RecvError::Timeout => format!(
+                        "did not answer within {} (--rank-timeout)",
+                        humantime::format_duration(timeout)
+                    ),
+                    RecvError::Gone(how) => how,
+                    RecvError::Garbled(what) => what,
+                },
+                phase: self.progress.0.clone(),
+                ops,
+                bytes,
+                errors,
+            });
+        }
+    }
+
     /// The rank whose data rank `rank` reads with `--shuffle` (IOR -C, mdtest -N): the rank
     /// `shift` places ahead, with the smallest shift that puts every rank's source on another
     /// host (ranks per node when ranks are placed by slot, 1 when round-robin over nodes); on
@@ -291,18 +395,19 @@ impl Group {
         }
     }
 
-    /// A collective step: every rank hands `mine` to rank 0, rank 0 turns all of them into one
-    /// answer, and every rank returns that answer. Nobody leaves before everybody arrived, so
-    /// it is also a barrier. `what` names the step in the timeout message.
+    /// A collective step: every rank hands `mine` to rank 0, rank 0 turns all of them (with
+    /// their ranks, rank 0's first) into one answer, and every rank returns that answer. Nobody
+    /// leaves before everybody arrived, so it is also a barrier. `what` names the step in the
+    /// timeout message. A group that goes on without lost ranks leaves out those it lost.
     pub fn round(
         &mut self,
         mine: Vec<u8>,
         what: &str,
-        answer: impl FnOnce(Vec<Vec<u8>>) -> Vec<u8>,
+        answer: impl FnOnce(Vec<(usize, Vec<u8>)>) -> Vec<u8>,
     ) -> Result<Vec<u8>, Lost> {
         let timeout = self.timeout;
         let Some(t) = self.transport.as_mut() else {
-            return Ok(answer(vec![mine]));
+            return Ok(answer(vec![(0, mine)]));
         };
         if self.rank != 0 {
             if let Err(e) = t.send(0, TAG_ROUND, &mine) {
@@ -318,10 +423,14 @@ impl Group {
             return wait_answer(t.as_mut(), what, timeout, stop).inspect_err(|_| self.broken = true);
         }
         let deadline = Instant::now() + timeout;
-        let mut parts = vec![mine];
+        let mut parts = vec![(0, mine)];
         let mut missing = Vec::new();
+        let mut found = Vec::new();
         let mut late = false;
         for r in 1..self.size {
+            if Self::is_lost(&self.lost, r) {
+                continue;
+            }
             // Waits in short steps, so that a Ctrl-C while rank 0 waits reaches every rank.
             let got = loop {
                 let step = deadline.min(Instant::now() + RELAY_STEP);
@@ -335,7 +444,8 @@ impl Group {
                 }
             };
             match got {
-                Ok(p) => parts.push(p),
+                Ok(p) => parts.push((r, p)),
+                Err(e) if self.go_on => found.push((r, e, t.gone_since(r))),
                 Err(e) => {
                     late |= matches!(e, RecvError::Timeout);
                     missing.push(describe_member(&self.members, r, e));
@@ -356,12 +466,36 @@ impl Group {
                 message: format!("{} {what}{within}", missing.join(", ")),
             });
         }
+        self.record_lost(found, what);
         let reply = answer(parts);
-        if let Err(lost) = send_to_all(t.as_mut(), self.size, &reply) {
-            self.broken = true;
-            return Err(lost);
-        }
+        self.answer_all(&reply, what)?;
         Ok(reply)
+    }
+
+    /// Rank 0 sends the answer of step `what` to every rank it has not lost; one it cannot
+    /// reach is lost too when the group goes on without lost ranks.
+    fn answer_all(&mut self, reply: &[u8], what: &str) -> Result<(), Lost> {
+        let Some(t) = self.transport.as_mut() else {
+            return Ok(());
+        };
+        let mut found = Vec::new();
+        for r in 1..self.size {
+            if Self::is_lost(&self.lost, r) {
+                continue;
+            }
+            if let Err(e) = t.send(r, TAG_ROUND, reply) {
+                if !self.go_on {
+                    self.broken = true;
+                    return Err(Lost {
+                        message: format!("rank {r}: {e}"),
+                    });
+                }
+                let since = t.gone_since(r);
+                found.push((r, RecvError::Gone(format!("could not be sent the answer ({e})")), since));
+            }
+        }
+        self.record_lost(found, what);
+        Ok(())
     }
 
     /// A collective step merged up a tree (tree.rs): every rank waits for its tree children's
@@ -369,7 +503,8 @@ impl Group {
     /// `merge` returns to its parent, and rank 0 sends it, the answer, to every rank, which
     /// return it. A child that exits or does not send in time is named (rank, host, pid) by the
     /// rank that waited for it, and the names travel up with the payloads: rank 0 then returns
-    /// [`Lost`] (its `merge` ran on what arrived). A rank at depth `d` waits
+    /// [`Lost`] (its `merge` ran on what arrived), or, going on without lost ranks, leaves
+    /// them out of this step and every later one. A rank at depth `d` waits
     /// `timeout · (1 - d / (2·(height + 1)))` for its children, so that it gives up on a lost
     /// child before its own parent gives up on it.
     pub fn reduce(
@@ -378,16 +513,20 @@ impl Group {
         merge: impl FnOnce(Vec<(usize, Vec<u8>)>) -> Vec<u8>,
     ) -> Result<Vec<u8>, Lost> {
         let timeout = self.timeout;
+        let tree = self.tree();
         let Some(t) = self.transport.as_mut() else {
             return Ok(merge(Vec::new()));
         };
-        let tree = tree::Tree::new(self.size);
         let depth = tree.depth(self.rank);
         let wait = child_wait(timeout, depth, tree.height());
         let deadline = Instant::now() + wait;
         let mut losses = Vec::new();
+        let mut found = Vec::new();
         let mut payloads = Vec::new();
         for c in tree.children(self.rank) {
+            if Self::is_lost(&self.lost, c) {
+                continue;
+            }
             // Waits in short steps, so that a Ctrl-C while rank 0 waits reaches every rank.
             let got = loop {
                 let step = deadline.min(Instant::now() + RELAY_STEP);
@@ -407,6 +546,8 @@ impl Group {
                     losses.extend(env.losses);
                     payloads.push((c, env.payload));
                 }
+                // A flat group's rank 0 (the only parent) goes on without it.
+                Err(e) if self.go_on => found.push((c, e, t.gone_since(c))),
                 Err(e) => {
                     let within = match e {
                         RecvError::Timeout => format!(
@@ -429,7 +570,12 @@ impl Group {
                 }
             }
         }
+        self.record_lost(found, what);
         let merged = merge(payloads);
+        let t = self
+            .transport
+            .as_mut()
+            .expect("a group of several ranks has a transport");
         if let Some(parent) = tree.parent(self.rank) {
             let envelope = Envelope {
                 losses,
@@ -457,10 +603,7 @@ impl Group {
                 message: losses.join(", "),
             });
         }
-        if let Err(lost) = send_to_all(t.as_mut(), self.size, &merged) {
-            self.broken = true;
-            return Err(lost);
-        }
+        self.answer_all(&merged, what)?;
         Ok(merged)
     }
 
@@ -637,16 +780,6 @@ fn wait_answer(t: &mut dyn Transport, what: &str, timeout: Duration, stop: Stop)
             message: format!("{} {what}{within}", describe_short(e, 0, "did not finish")),
         }
     })
-}
-
-/// Rank 0's answer of a collective step, to every other rank.
-fn send_to_all(t: &mut dyn Transport, size: usize, answer: &[u8]) -> Result<(), Lost> {
-    for r in 1..size {
-        t.send(r, TAG_ROUND, answer).map_err(|e| Lost {
-            message: format!("rank {r}: {e}"),
-        })?;
-    }
-    Ok(())
 }
 
 /// Rank 0: once `flag` is set, tell every other rank to stop (once).

@@ -1,30 +1,49 @@
-//! `--procs N` on one machine without MPI: the parent (rank 0) re-executes its own binary N - 1
-//! times with the same arguments; the children connect back over a Unix socket the parent
-//! made in a fresh private directory. For the tree merge of each phase's parts (tree.rs) every
-//! child with tree children of its own also listens on a socket in that directory, and its
-//! tree children connect to it before they connect to the parent: when every child has joined
-//! rank 0, every tree link is up, and the directory is removed. Frames are `[tag u8][length u64 LE][bytes]`; a reader
-//! thread per peer turns them (and a closed connection) into channel messages, so a waiting
-//! rank sees a dead peer at once and a hung one at its deadline.
+//! `--procs N` without MPI: the parent (rank 0) re-executes its own binary N - 1 times with the
+//! same arguments, on this machine or, with `--hosts`, through an rsh agent (ssh, or a lab's
+//! client-node agent) on other hosts. The children connect back to the parent: over a Unix
+//! socket in a fresh private directory when all are here, over TCP when some are elsewhere
+//! (wire.rs: each says the group's token and its rank first). For the tree merge of each
+//! phase's parts (tree.rs) every local child with tree children of its own also listens on a
+//! socket in that directory, and its tree children connect to it before they connect to the
+//! parent: when every child has joined rank 0, every tree link is up, and the directory is
+//! removed. A group over hosts, or one that goes on without a lost rank (`--rank-loss
+//! continue`), is flat: every rank talks to rank 0 alone. Frames are
+//! `[tag u8][length u64 LE][bytes]`; a reader thread per peer turns them (and a closed
+//! connection, with its time) into channel messages, so a waiting rank sees a dead peer at
+//! once and a hung one at its deadline.
 //!
 //! The bytes come from another process: a frame is checked (known tag, at most [`MAX_FRAME`]
 //! bytes) before anything is allocated for it, and one that fails ends that peer's connection
 //! with the reason instead of a panic. A child dies with its parent: it gets SIGTERM when
-//! the parent exits (PR_SET_PDEATHSIG), which stops it as Ctrl-C does.
+//! the parent exits (PR_SET_PDEATHSIG; a remote one when its connection to the parent
+//! closes), which stops it as Ctrl-C does.
 
 use std::io::{Read, Write};
 use std::os::unix::fs::DirBuilderExt;
-use std::os::unix::net::{UnixListener, UnixStream};
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use super::tree::Tree;
+use super::tree::{Tree, FANOUT};
+use super::wire::{self, Address, Conn, Listener, Token};
 use super::{RecvError, Transport, TAGS};
 
-/// Names the child's place in the group: `rank:size:socket path`.
+/// Names the child's place in the group: `rank:size:fanout:token:address` (wire.rs).
 pub const ENV: &str = "DFSBENCH_PROCS_CHILD";
+
+/// Where the children of `--procs` run.
+#[derive(Debug, Clone, Default)]
+pub struct Layout {
+    /// `--hosts`: rank r runs on `hosts[r % len]`; rank 0 on the first, which must be this
+    /// host. Empty: all here.
+    pub hosts: Vec<String>,
+    /// `--rsh`: the command that runs a command line on a host (`ssh`), as words.
+    pub rsh: Vec<String>,
+    /// Every rank talks to rank 0 alone (`--rank-loss continue`): a lost rank takes no other
+    /// rank's part with it.
+    pub flat: bool,
+}
 
 /// The largest message a rank sends is a phase part (histograms, per-second series, one entry
 /// per worker): megabytes for days-long phases of thousands of workers. A larger frame is
@@ -105,7 +124,7 @@ pub(crate) fn frame(tag: u8, data: &[u8]) -> Vec<u8> {
 
 enum Event {
     Msg(u8, Vec<u8>),
-    Closed,
+    Closed(Instant),
     /// The peer sent what is not a frame of this program; its connection is dropped.
     Garbled(String),
 }
@@ -113,11 +132,15 @@ enum Event {
 pub struct Procs {
     rank: usize,
     size: usize,
-    /// Write ends by peer rank (a child has only rank 0's).
-    peers: Vec<Option<UnixStream>>,
+    fanout: usize,
+    /// Write ends by peer rank (a child has only rank 0's and its tree links).
+    peers: Vec<Option<Conn>>,
     rx: mpsc::Receiver<(usize, Event)>,
     pending: Vec<(usize, u8, Vec<u8>)>,
-    closed: Vec<bool>,
+    /// When each peer's connection closed, as its reader saw it.
+    closed: Vec<Option<Instant>>,
+    /// ` on HOST` for each child started on another host (else empty), for messages.
+    hosts: Vec<String>,
     /// Why a peer's connection was dropped, when it sent garbage.
     garbled: Vec<Option<String>>,
     children: Vec<Child>,
@@ -135,28 +158,16 @@ mod tempdir {
     }
 }
 
-/// The rank a process that just connected says it is: it must say so before `deadline`.
-fn read_rank(s: &mut UnixStream, deadline: Instant) -> Result<usize, String> {
-    s.set_nonblocking(false).map_err(|e| e.to_string())?;
-    let left = deadline
-        .saturating_duration_since(Instant::now())
-        .max(Duration::from_millis(1));
-    s.set_read_timeout(Some(left)).map_err(|e| e.to_string())?;
-    let mut rank = [0u8; 8];
-    s.read_exact(&mut rank).map_err(|e| e.to_string())?;
-    Ok(u64::from_le_bytes(rank) as usize)
-}
-
-fn reader(rank: usize, mut stream: UnixStream, tx: mpsc::Sender<(usize, Event)>) -> Result<(), String> {
+fn reader(rank: usize, mut stream: Conn, tx: mpsc::Sender<(usize, Event)>) -> Result<(), String> {
     std::thread::Builder::new()
         .name(format!("dfsbench-peer{rank}"))
         .spawn(move || loop {
             let event = match read_frame(&mut stream) {
                 Ok((tag, data)) => Event::Msg(tag, data),
-                Err(FrameError::Closed) => Event::Closed,
+                Err(FrameError::Closed) => Event::Closed(Instant::now()),
                 Err(e) => {
                     // The stream is out of step: nothing after this can be trusted.
-                    let _ = stream.shutdown(std::net::Shutdown::Both);
+                    stream.shutdown();
                     Event::Garbled(e.to_string())
                 }
             };
@@ -228,39 +239,95 @@ fn private_dir() -> Result<(tempdir::Dir, std::path::PathBuf), String> {
     Ok((tempdir::Dir(dir), path))
 }
 
+/// Child `spec` of this program on `host` through the rsh agent: in the same working
+/// directory, with the same arguments (mpirun's convention: the same paths on every host).
+fn remote_command(rsh: &[String], host: &str, exe: &std::path::Path, spec: &str) -> Result<Command, String> {
+    let (agent, options) = rsh.split_first().ok_or_else(|| {
+        format!("--hosts names {host}, which is not this host: give --rsh (e.g. ssh) to start processes there")
+    })?;
+    let cwd = std::env::current_dir().map_err(|e| format!("cannot read the working directory: {e}"))?;
+    let mut words = vec![
+        "exec".to_string(),
+        "env".to_string(),
+        format!("{ENV}={spec}"),
+        exe.display().to_string(),
+    ];
+    for a in std::env::args_os().skip(1) {
+        let a = a
+            .into_string()
+            .map_err(|a| format!("argument {a:?} is not UTF-8: it cannot be passed to another host"))?;
+        words.push(a);
+    }
+    let line = format!(
+        "cd {} && {}",
+        shell_words::quote(&cwd.display().to_string()),
+        shell_words::join(&words)
+    );
+    let mut cmd = Command::new(agent);
+    cmd.args(options).arg(host).arg(line);
+    Ok(cmd)
+}
+
 impl Procs {
-    /// Rank 0: start `size - 1` copies of this program with the same arguments and wait until
-    /// each connected.
-    pub fn spawn(size: usize, timeout: Duration) -> Result<Procs, String> {
-        let (dir, path) = private_dir()?;
-        let listener = UnixListener::bind(&path).map_err(|e| format!("cannot listen on {}: {e}", path.display()))?;
+    /// Rank 0: start `size - 1` copies of this program with the same arguments where `layout`
+    /// says, and wait until each connected.
+    pub fn spawn(size: usize, timeout: Duration, layout: &Layout) -> Result<Procs, String> {
+        let here = super::this_host();
+        let host_of = |r: usize| match layout.hosts.len() {
+            0 => here.clone(),
+            n => layout.hosts[r % n].clone(),
+        };
+        let remote = (1..size).any(|r| host_of(r) != here);
+        let fanout = if remote || layout.flat { size.max(1) } else { FANOUT };
+        // The socket directory also holds the tree links of local children.
+        let (dir, listener, address) = if remote {
+            let (listener, address) = Listener::tcp()?;
+            (None, listener, address)
+        } else {
+            let (dir, path) = private_dir()?;
+            let listener = Listener::unix(&path)?;
+            (Some(dir), listener, Address::Unix(path))
+        };
+        let token: Token = rand::random();
         let exe = std::env::current_exe().map_err(|e| format!("cannot find this program to start --procs: {e}"))?;
         let (tx, rx) = mpsc::channel();
         let mut children = Vec::with_capacity(size - 1);
-        for r in 1..size {
-            let mut cmd = Command::new(&exe);
-            cmd.args(std::env::args_os().skip(1))
-                .env(ENV, format!("{r}:{size}:{}", path.display()))
-                .stdin(Stdio::null())
-                .stdout(Stdio::null());
+        let mut hosts = vec![String::new(); size];
+        for (r, noted) in hosts.iter_mut().enumerate().skip(1) {
+            let spec = format!("{r}:{size}:{fanout}:{}:{address}", wire::token_hex(&token));
+            let host = host_of(r);
+            let mut cmd = if host == here {
+                let mut cmd = Command::new(&exe);
+                cmd.args(std::env::args_os().skip(1)).env(ENV, spec);
+                cmd
+            } else {
+                remote_command(&layout.rsh, &host, &exe, &spec)?
+            };
+            cmd.stdin(Stdio::null()).stdout(Stdio::null());
             die_with_parent(&mut cmd);
             let child = cmd
                 .spawn()
-                .map_err(|e| format!("cannot start process {r} of --procs: {e}"))?;
+                .map_err(|e| format!("cannot start process {r} of --procs on {host}: {e}"))?;
             children.push(child);
+            if host != here {
+                *noted = format!(" on {host}");
+            }
         }
-        let mut peers: Vec<Option<UnixStream>> = (0..size).map(|_| None).collect();
-        listener.set_nonblocking(true).map_err(|e| e.to_string())?;
+        let mut peers: Vec<Option<Conn>> = (0..size).map(|_| None).collect();
         let deadline = Instant::now() + timeout;
         let mut joined = 1;
         while joined < size {
             match listener.accept() {
-                Ok((mut s, _)) => {
-                    let rank = read_rank(&mut s, deadline).map_err(|e| format!("a child did not say its rank: {e}"))?;
+                Ok(mut s) => {
+                    let rank = match wire::read_hello(&mut s, &token, deadline) {
+                        Ok(rank) => rank,
+                        // A stranger on the TCP port is turned away, not the run.
+                        Err(_) if remote => continue,
+                        Err(e) => return Err(format!("a child did not say its rank: {e}")),
+                    };
                     if rank == 0 || rank >= size || peers[rank].is_some() {
                         return Err(format!("a child claimed rank {rank}"));
                     }
-                    s.set_read_timeout(None).map_err(|e| e.to_string())?;
                     reader(rank, s.try_clone().map_err(|e| e.to_string())?, tx.clone())?;
                     peers[rank] = Some(s);
                     joined += 1;
@@ -268,7 +335,11 @@ impl Procs {
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
                     for (i, c) in children.iter_mut().enumerate() {
                         if let Ok(Some(status)) = c.try_wait() {
-                            return Err(format!("process {} of --procs exited at start ({status})", i + 1));
+                            return Err(format!(
+                                "process {} of --procs exited at start{} ({status})",
+                                i + 1,
+                                hosts[i + 1]
+                            ));
                         }
                     }
                     if Instant::now() > deadline {
@@ -282,13 +353,15 @@ impl Procs {
         Ok(Procs {
             rank: 0,
             size,
+            fanout,
             peers,
             rx,
             pending: Vec::new(),
-            closed: vec![false; size],
+            closed: vec![None; size],
+            hosts,
             garbled: vec![None; size],
             children,
-            dir: Some(dir),
+            dir,
         })
     }
 
@@ -300,29 +373,38 @@ impl Procs {
     }
 
     fn child(spec: &str, timeout: Duration) -> Result<Procs, String> {
-        let bad = || format!("{ENV}={spec}: expected rank:size:socket");
-        let mut it = spec.splitn(3, ':');
-        let rank: usize = it.next().and_then(|r| r.parse().ok()).ok_or_else(bad)?;
-        let size: usize = it.next().and_then(|s| s.parse().ok()).ok_or_else(bad)?;
-        let path = it.next().ok_or_else(bad)?;
-        if rank == 0 || rank >= size || size > MAX_PROCS {
+        let bad = || format!("{ENV}={spec}: expected rank:size:fanout:token:address");
+        let mut it = spec.splitn(5, ':');
+        let mut number = || it.next().and_then(|r| r.parse::<usize>().ok()).ok_or_else(bad);
+        let (rank, size, fanout) = (number()?, number()?, number()?);
+        let token = it.next().and_then(wire::token_from_hex).ok_or_else(bad)?;
+        let address: Address = it.next().and_then(|a| a.parse().ok()).ok_or_else(bad)?;
+        if rank == 0 || rank >= size || size > MAX_PROCS || fanout == 0 {
             return Err(bad());
         }
+        let deadline = Instant::now() + timeout;
         let (tx, rx) = mpsc::channel();
-        let mut peers: Vec<Option<UnixStream>> = (0..size).map(|_| None).collect();
-        let dir = std::path::Path::new(path).parent().ok_or_else(bad)?;
-        tree_links(rank, size, dir, Instant::now() + timeout, &mut peers, &tx)?;
-        let mut s = UnixStream::connect(path).map_err(|e| format!("cannot reach the parent at {path}: {e}"))?;
-        s.write_all(&(rank as u64).to_le_bytes()).map_err(|e| e.to_string())?;
+        let mut peers: Vec<Option<Conn>> = (0..size).map(|_| None).collect();
+        let tree = Tree { size, fanout };
+        if let Address::Unix(path) = &address {
+            let dir = path.parent().ok_or_else(bad)?;
+            tree_links(rank, tree, dir, (&token, deadline), &mut peers, &tx)?;
+        } else if tree.parent(rank) != Some(0) || !tree.children(rank).is_empty() {
+            return Err(format!("{ENV}={spec}: a group over TCP is flat"));
+        }
+        let mut s = address.connect(deadline)?;
+        wire::write_hello(&mut s, &token, rank)?;
         reader(0, s.try_clone().map_err(|e| e.to_string())?, tx)?;
         peers[0] = Some(s);
         Ok(Procs {
             rank,
             size,
+            fanout,
             peers,
             rx,
             pending: Vec::new(),
-            closed: vec![false; size],
+            closed: vec![None; size],
+            hosts: vec![String::new(); size],
             garbled: vec![None; size],
             children: Vec::new(),
             dir: None,
@@ -340,7 +422,7 @@ impl Procs {
                 // The connection closes as the process exits; give the exit a moment to land.
                 for _ in 0..50 {
                     if let Ok(Some(status)) = c.try_wait() {
-                        return format!("exited ({status})");
+                        return format!("exited{} ({status})", self.hosts[rank]);
                     }
                     std::thread::sleep(Duration::from_millis(2));
                 }
@@ -359,36 +441,32 @@ fn tree_socket(dir: &std::path::Path, rank: usize) -> std::path::PathBuf {
 /// Child `rank`'s links of the merge tree: it listens for its tree children, connects to its
 /// tree parent (when that is not rank 0, whose link is the group's) and accepts its children.
 /// Connecting does not wait for the other side's accept, so no rank waits for another in a
-/// circle; each side says its rank first, as to rank 0.
+/// circle; each side says the token and its rank first, as to rank 0.
 fn tree_links(
     rank: usize,
-    size: usize,
+    tree: Tree,
     dir: &std::path::Path,
-    deadline: Instant,
-    peers: &mut [Option<UnixStream>],
+    (token, deadline): (&Token, Instant),
+    peers: &mut [Option<Conn>],
     tx: &mpsc::Sender<(usize, Event)>,
 ) -> Result<(), String> {
-    let tree = Tree::new(size);
     let kids = tree.children(rank);
     let listener = if kids.is_empty() {
         None
     } else {
-        let at = tree_socket(dir, rank);
-        let l = UnixListener::bind(&at).map_err(|e| format!("cannot listen on {}: {e}", at.display()))?;
-        l.set_nonblocking(true).map_err(|e| e.to_string())?;
-        Some(l)
+        Some(Listener::unix(&tree_socket(dir, rank))?)
     };
     if let Some(parent) = tree.parent(rank).filter(|&p| p != 0) {
-        let at = tree_socket(dir, parent);
+        let at = Address::Unix(tree_socket(dir, parent));
         // The parent binds its socket when it starts, which may be after this process.
         let mut s = loop {
-            match UnixStream::connect(&at) {
+            match at.connect(deadline) {
                 Ok(s) => break s,
                 Err(_) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(5)),
-                Err(e) => return Err(format!("cannot reach rank {parent} at {}: {e}", at.display())),
+                Err(e) => return Err(format!("cannot reach rank {parent}: {e}")),
             }
         };
-        s.write_all(&(rank as u64).to_le_bytes()).map_err(|e| e.to_string())?;
+        wire::write_hello(&mut s, token, rank)?;
         reader(parent, s.try_clone().map_err(|e| e.to_string())?, tx.clone())?;
         peers[parent] = Some(s);
     }
@@ -398,15 +476,14 @@ fn tree_links(
     let mut joined = 0;
     while joined < kids.len() {
         match listener.accept() {
-            Ok((mut s, _)) => {
-                let who = read_rank(&mut s, deadline)
+            Ok(mut s) => {
+                let who = wire::read_hello(&mut s, token, deadline)
                     .map_err(|e| format!("a tree child of rank {rank} did not say its rank: {e}"))?;
                 if !kids.contains(&who) || peers[who].is_some() {
                     return Err(format!(
                         "rank {who} connected to rank {rank}, which is not its tree parent"
                     ));
                 }
-                s.set_read_timeout(None).map_err(|e| e.to_string())?;
                 reader(who, s.try_clone().map_err(|e| e.to_string())?, tx.clone())?;
                 peers[who] = Some(s);
                 joined += 1;
@@ -430,9 +507,24 @@ fn tree_links(
 
 impl Procs {
     fn note_end(&mut self, rank: usize, event: Event) {
-        self.closed[rank] = true;
-        if let Event::Garbled(why) = event {
-            self.garbled[rank] = Some(why);
+        let at = match event {
+            Event::Closed(at) => at,
+            Event::Garbled(why) => {
+                self.garbled[rank] = Some(why);
+                Instant::now()
+            }
+            Event::Msg(..) => return,
+        };
+        self.closed[rank].get_or_insert(at);
+    }
+
+    /// Take what has arrived off the channel: messages wait in `pending`, ends are noted.
+    fn poll(&mut self) {
+        while let Ok((f, event)) = self.rx.try_recv() {
+            match event {
+                Event::Msg(t, data) => self.pending.push((f, t, data)),
+                end => self.note_end(f, end),
+            }
         }
     }
 }
@@ -463,7 +555,7 @@ impl Transport for Procs {
             return Ok(self.pending.remove(i).2);
         }
         loop {
-            if self.closed[from] {
+            if self.closed[from].is_some() {
                 return Err(match self.garbled[from].clone() {
                     Some(why) => RecvError::Garbled(why),
                     None => RecvError::Gone(self.how_gone(from)),
@@ -480,13 +572,16 @@ impl Transport for Procs {
     }
 
     fn is_gone(&mut self, rank: usize) -> bool {
-        while let Ok((f, event)) = self.rx.try_recv() {
-            match event {
-                Event::Msg(t, data) => self.pending.push((f, t, data)),
-                end => self.note_end(f, end),
-            }
-        }
-        self.closed.get(rank).copied().unwrap_or(true)
+        self.gone_since(rank).is_some()
+    }
+
+    fn gone_since(&mut self, rank: usize) -> Option<Instant> {
+        self.poll();
+        self.closed.get(rank).copied().unwrap_or(Some(Instant::now()))
+    }
+
+    fn fanout(&self) -> usize {
+        self.fanout
     }
 
     fn abort(&mut self, code: i32) -> ! {
@@ -570,10 +665,25 @@ mod tests {
 
     #[test]
     fn a_child_refuses_a_place_that_is_not_in_the_group() {
-        for spec in ["0:2:/nonexistent", "2:2:/nonexistent", "1:99999:/x", "a:2:/x", "1:2"] {
-            let e = Procs::child(spec, Duration::from_secs(1)).err().expect(spec);
-            assert!(e.contains("expected rank:size:socket"), "{spec}: {e}");
+        let token = "00112233445566778899aabbccddeeff";
+        for spec in [
+            format!("0:2:8:{token}:unix:/nonexistent"),
+            format!("2:2:8:{token}:unix:/nonexistent"),
+            format!("1:99999:8:{token}:unix:/x"),
+            format!("a:2:8:{token}:unix:/x"),
+            format!("1:2:0:{token}:unix:/x"),
+            "1:2:8:short:unix:/x".to_string(),
+            format!("1:2:8:{token}:/x"),
+            "1:2".to_string(),
+        ] {
+            let e = Procs::child(&spec, Duration::from_secs(1)).err().expect(&spec);
+            assert!(e.contains("expected rank:size:fanout:token:address"), "{spec}: {e}");
         }
+        // Over TCP a group is flat: a child with a tree parent or children is refused.
+        let e = Procs::child(&format!("9:20:8:{token}:tcp:127.0.0.1:1"), Duration::from_secs(1))
+            .err()
+            .unwrap();
+        assert!(e.contains("a group over TCP is flat"), "{e}");
     }
 
     proptest! {

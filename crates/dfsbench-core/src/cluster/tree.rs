@@ -16,10 +16,6 @@ pub(crate) struct Tree {
 }
 
 impl Tree {
-    pub(crate) fn new(size: usize) -> Tree {
-        Tree { size, fanout: FANOUT }
-    }
-
     /// The rank `rank` sends its merged part to; none for rank 0.
     pub(crate) fn parent(&self, rank: usize) -> Option<usize> {
         (rank > 0).then(|| (rank - 1) / self.fanout)

@@ -142,6 +142,7 @@ impl ProgressLink {
             for m in group.drain(r, TAG_PROGRESS) {
                 if let Some(t) = self.decode(&m) {
                     self.ranks[r] = t;
+                    group.note_progress(r, t);
                 }
             }
         }
@@ -205,6 +206,7 @@ impl<S: Storage> JobRun<'_, S> {
             heard: false,
         };
         let mut progress = ProgressLink::new(link.seq, group.size());
+        group.measuring(Some(&phase.label));
         let others = std::cell::Cell::new((0, 0, 0));
         let poll_every = if group.size() > 1 { STONEWALL_POLL } else { TICK };
         let sampling = Sampling {

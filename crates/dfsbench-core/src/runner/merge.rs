@@ -10,7 +10,7 @@ use crate::gather::GatherClock;
 use crate::part::{combine, Merger, RankPart, Subtotal};
 use crate::plan::Phase;
 use crate::stats::{Rereads, BATCH};
-use dfsbench_result::{PhaseCache, PhaseResult};
+use dfsbench_result::{LostRank, PhaseCache, PhaseResult};
 
 use super::phase::{marks, phase_end, PhaseEnd};
 use super::{JobRun, Observer, Status};
@@ -31,7 +31,8 @@ impl<S: Storage> JobRun<'_, S> {
     ) -> Result<PhaseEnd, Status> {
         let (job, ranks, me) = (self.job, group.size(), group.rank());
         let members = group.members().to_vec();
-        let tree = Tree::new(ranks);
+        let tree = group.tree();
+        let lost_before = group.lost().len();
         let what = format!("phase '{}'", phase.label);
         let mut merged = None;
         let mut clock = GatherClock::start();
@@ -76,6 +77,12 @@ impl<S: Storage> JobRun<'_, S> {
             merged = (!parts.is_empty()).then_some(result);
             reply
         });
+        group.measuring(None);
+        if let Some(result) = merged.as_mut() {
+            result
+                .validity
+                .extend(group.lost()[lost_before..].iter().map(lost_mark));
+        }
         // Stonewall notices that crossed the end of the phase.
         for r in 0..ranks {
             if r != group.rank() && (group.is_root() || r == 0) {
@@ -107,6 +114,21 @@ impl<S: Storage> JobRun<'_, S> {
         }
         Ok(end)
     }
+}
+
+/// What a phase's figures miss of a rank lost in it.
+fn lost_mark(l: &LostRank) -> String {
+    format!(
+        "rank {} (host {}, pid {}) was lost at {:.1} s ({}): the others went on; its {} operations, {} and {} errors of this phase until its last report are not in these figures",
+        l.rank,
+        l.host,
+        l.pid,
+        l.at_s,
+        l.why,
+        l.ops,
+        dfsbench_result::units::bytes(l.bytes as f64),
+        l.errors
+    )
 }
 
 /// Add the subtotals rank `me`'s tree children sent; one that cannot be read, or that holds

@@ -221,7 +221,6 @@ pub(crate) fn agree(group: &mut Group, mine: Option<String>, what: &str) -> Opti
     let mine = mine.map(String::into_bytes).unwrap_or_default();
     let answer = group.round(mine, what, |all| {
         all.into_iter()
-            .enumerate()
             .find(|(_, p)| !p.is_empty())
             .map(|(r, p)| {
                 let m = String::from_utf8_lossy(&p).into_owned();

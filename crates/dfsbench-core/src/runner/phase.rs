@@ -149,7 +149,7 @@ impl<S: Storage> JobRun<'_, S> {
             serde_json::to_vec(&mine).expect("a cache record serializes"),
             &format!("the invalidation before phase '{}'", phase.label),
             |all| {
-                let parts: Vec<PhaseCache> = all.iter().filter_map(|p| serde_json::from_slice(p).ok()).collect();
+                let parts: Vec<PhaseCache> = all.iter().filter_map(|(_, p)| serde_json::from_slice(p).ok()).collect();
                 serde_json::to_vec(&crate::cache::merge(&parts)).expect("a cache record serializes")
             },
         );

@@ -126,12 +126,21 @@ pub fn surfnet(scale: Scale) -> Study {
             "cut-link",
             "heal-link",
         ),
+        // The two clients on two client nodes, as dfsbench's own processes (mpirun would end
+        // the job with the node): the second node dies with its client.
+        ("client", "fail-client", Role::Client, "kill", "restart"),
     ];
     let mut matrix = Vec::new();
     for (label, id, role, action, back) in failures {
+        // Two clients either way: two workers of one process, or one on each client node.
+        let (spread, workers, clients) = if role == Role::Client {
+            (Spread::LabClients(2), 1, "2 clients (one per client node)")
+        } else {
+            (Spread::Threads, 2, "2 clients")
+        };
         points.push(Point {
             null_tests: false,
-            spread: Spread::Threads,
+            spread,
             one_way_delay_ms: None,
             left_out: None,
             disruption: Some(Disruption {
@@ -144,9 +153,9 @@ pub fn surfnet(scale: Scale) -> Study {
             }),
             id: id.into(),
             params: format!(
-                "2 clients copy 1 MB files at {rate} files/s for {FAULT_PHASE_S:.0} s; a {label} is taken out ({action}) {out_at:.0} s in and brought back ({back}) at {back_at:.0} s; lab targets only"
+                "{clients} copy 1 MB files at {rate} files/s for {FAULT_PHASE_S:.0} s; a {label} is taken out ({action}) {out_at:.0} s in and brought back ({back}) at {back_at:.0} s; lab targets only"
             ),
-            jobs: vec![copy_job("copy", 2, FAULT_PHASE_S, rate, false)],
+            jobs: vec![copy_job("copy", workers, FAULT_PHASE_S, rate, false)],
         });
         matrix.push(Row {
             labels: vec![label.into()],
@@ -235,7 +244,7 @@ pub fn surfnet(scale: Scale) -> Study {
             "Null tests run once per system, with the first point that runs on it without added delay or a fault (on S3, whose write points are n/a, the first read); a TCP connect time to the endpoint exists only for network targets; on lab targets each node is measured (TCP connect to a port it serves, ICMP echo, and one TCP stream from the node to the client; medians over the nodes, bandwidth summed over the nodes reads come from: the gateways of an S3, Swift or Alluxio target, else the nodes that hold data).".into(),
             "20 ms more round trip: on lab targets (`-t lab:NAME`) dfsbench adds 10 ms each way on every node link with `dfsbench lab delay` for those points and removes it after; other targets say n/a.".into(),
             "Writes are plain buffered writes, as iozone's were (no -e, no -o): a client with a write-back buffer (GlusterFS's write-behind, mfsmount) acknowledges them before the servers do, so they need not slow down by a round trip each. The file's close is timed; where close does not wait for the servers either, a phase that ends within one added round trip is marked [cache?].".into(),
-            "Failure matrix: runs on lab targets (`-t lab:NAME`), whose nodes dfsbench takes out with `dfsbench lab fault`; the client's own failure is not run: the lab's client nodes (`lab up --clients N`) can lose one, but under Open MPI 4.1 a lost node ends the job and its result (docs/cluster.md).".into(),
+            "Failure matrix: runs on lab targets (`-t lab:NAME`), whose nodes dfsbench takes out with `dfsbench lab fault`. The client row needs two client nodes (`dfsbench lab up NAME --clients 2`): its two clients run there as dfsbench's own processes (`--procs 2 --hosts client1,client2 --rank-loss continue`; under Open MPI 4.1 a lost node would end the job), and client2 is killed with its process; the other goes on, and the run records the lost one and what it had done (docs/cluster.md).".into(),
         ],
         localfs_baseline: false,
     }
