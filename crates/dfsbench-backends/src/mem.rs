@@ -563,7 +563,7 @@ impl BlockIo for MemBlock {
         Ok(())
     }
 
-    async fn sync(&mut self) -> OpResult<()> {
+    async fn sync(&mut self, _data_only: bool) -> OpResult<()> {
         Ok(())
     }
 }

@@ -324,6 +324,6 @@ pub trait BlockIo {
     /// Send queued operations and wait until at least `min` have finished; appends every
     /// finished one to `out`.
     async fn complete(&mut self, min: usize, out: &mut Vec<Completion>) -> OpResult<()>;
-    /// Flush written data to stable storage.
-    async fn sync(&mut self) -> OpResult<()>;
+    /// Flush written data to stable storage: fdatasync(2) when `data_only`, else fsync(2).
+    async fn sync(&mut self, data_only: bool) -> OpResult<()>;
 }

@@ -85,6 +85,11 @@ pub struct RunArgs {
     /// A workload file (TOML with [[job]] tables; see workloads/) or a fio job file (job.fio).
     pub workload_file: Option<PathBuf>,
 
+    /// The options of a fio command line (`--name=...` without `--workload`), read as a fio
+    /// job (fio_args.rs).
+    #[arg(skip)]
+    pub fio_args: Option<Vec<dfsbench_core::config::FioArg>>,
+
     /// Where to run: a directory, file:///path, mem://, s3://, swift://, hdfs://, webhdfs://,
     /// webdav://, alluxio:// (examples: --help). Default: the system temp directory.
     #[arg(short, long, visible_alias = "directory", value_name = "URI", long_help = TARGET_HELP)]

@@ -5,6 +5,7 @@ mod build_info;
 mod clean;
 mod cli;
 mod failure;
+mod fio_args;
 #[cfg(test)]
 mod fuzz;
 mod group;
@@ -123,7 +124,8 @@ fn main() -> ExitCode {
     dfsbench_core::install_panic_hook();
     // Ranks of two builds of one version must not run together either.
     dfsbench_core::cluster::set_build(env!("DFSBENCH_VERSION"));
-    let cli = match Cli::try_parse() {
+    let split = fio_args::split(std::env::args_os().collect());
+    let mut cli = match Cli::try_parse_from(split.dfsbench) {
         Ok(c) => c,
         Err(e)
             if matches!(
@@ -143,6 +145,9 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if let Command::Run(args) = &mut cli.command {
+        args.fio_args = split.fio;
+    }
     // A panic is a bug: one line that says so (the hook kept its place), not a backtrace.
     let result = std::panic::catch_unwind(|| dispatch(&cli.command))
         .unwrap_or_else(|payload| Err(Failure::runtime(dfsbench_core::internal_error(Some(payload.as_ref()))).into()));

@@ -4,7 +4,7 @@ use std::convert::Infallible;
 
 use dfsbench_core::cluster::Group;
 use dfsbench_core::config::{
-    load_workload_file, validate, JobSettings, JobSpec, RunConfig, RunSpec, MAX_WORKLOAD_FILE,
+    load_workload_file, parse_fio_args, validate, JobSettings, JobSpec, RunConfig, RunSpec, MAX_WORKLOAD_FILE,
 };
 use dfsbench_core::runner::Status;
 use dfsbench_core::session::{execute, new_run_id, Outcome};
@@ -57,13 +57,25 @@ fn default_mix(flags: &JobSpec) -> Vec<JobSpec> {
 /// Build the run from a workload file and/or flags.
 pub(crate) fn build_config(a: &RunArgs) -> Result<(RunConfig, Option<String>), Failure> {
     let flags = job_flags(a);
-    let (file_target, run, jobs) = match &a.workload_file {
-        Some(path) => {
+    let file = match (&a.workload_file, &a.fio_args) {
+        (Some(_), Some(_)) => {
+            return Err(Failure::usage(
+                "give either a workload file or a fio command line (--name=... and fio's options), not both"
+                    .to_string(),
+            ))
+        }
+        (Some(path), None) => {
             let bytes =
                 read_bounded(path, MAX_WORKLOAD_FILE).map_err(|e| Failure::usage(format!("workload file: {e}")))?;
             let text = String::from_utf8(bytes)
                 .map_err(|_| Failure::usage(format!("workload file {} is not UTF-8 text", path.display())))?;
-            let file = load_workload_file(&path.display().to_string(), &text)?;
+            Some(load_workload_file(&path.display().to_string(), &text)?)
+        }
+        (None, Some(fio)) => Some(parse_fio_args(fio)?),
+        (None, None) => None,
+    };
+    let (file_target, run, jobs) = match file {
+        Some(file) => {
             if a.job.workload.is_some() {
                 return Err(Failure::usage(
                     "give either a workload file or --workload, not both".to_string(),

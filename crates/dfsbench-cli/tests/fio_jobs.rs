@@ -12,10 +12,11 @@ use serde_json::Value;
 const EXAMPLES: &str = "/usr/share/doc/fio/examples";
 
 /// The examples dfsbench runs (README, "Coming from fio"); it refuses every other one.
-const RUNS: [&str; 5] = [
+const RUNS: [&str; 6] = [
     "fio-rand-read.fio",
     "fio-seq-read.fio",
     "fio-seq-write.fio",
+    "fsx.fio",
     "ssd-test.fio",
     "tiobench-example.fio",
 ];
@@ -240,4 +241,137 @@ fn fio_and_dfsbench_agree_on_a_job_file() {
             fio_bytes(name)
         );
     }
+}
+
+/// Command lines from common guides, with `fio` replaced by `dfsbench run`, run as fio's
+/// jobs (sizes and times made small for a test): fio's defaults, and fio's meaning of each
+/// option, recorded in the result.
+#[test]
+fn fio_command_lines_run_as_written() {
+    let target = Target::temp();
+    let dir = target.uri();
+    let line = |words: &str| -> Value {
+        let mut args: Vec<&str> = vec!["run"];
+        args.extend(words.split(' '));
+        args.extend(["--directory", &dir, "-q", "--output-format=json"]);
+        let r = common::dfsbench(&args);
+        assert_eq!(r.code, Some(0), "{words}: {}", r.describe());
+        serde_json::from_str(&r.stdout).expect("the result on stdout")
+    };
+    // A random-read benchmark as many guides give it (size=1G, runtime=60 there).
+    let r = line(
+        "--name=t --ioengine=libaio --iodepth=16 --rw=randread --bs=4k --direct=1 --size=1m --numjobs=4 --runtime=1 --group_reporting",
+    );
+    let job = &r["config"]["jobs"][0];
+    assert_eq!(
+        (job["name"].as_str(), job["rw"].as_str()),
+        (Some("t"), Some("randread"))
+    );
+    assert_eq!((u(&job["workers"]), u(&job["iodepth"]), u(&job["bs"])), (4, 16, 4096));
+    assert_eq!(
+        (job["direct"].as_bool(), job["ioengine"].as_str()),
+        (Some(true), Some("libaio"))
+    );
+    // runtime without time_based: one pass, cut short at 1 s.
+    assert_eq!(job["time_based"], false, "{job}");
+    let read = measured(&r)[0].clone();
+    assert!(u(&read["bytes"]) <= 4 << 20, "{read}");
+
+    // Another guide's mixed test (size=4G there): fio's defaults fill in the rest (1 job, the
+    // file named by filename).
+    let r = line(
+        "--randrepeat=1 --ioengine=libaio --direct=1 --gtod_reduce=1 --name=test --filename=test --bs=4k --iodepth=64 --size=1m --readwrite=randrw --rwmixread=75",
+    );
+    let job = &r["config"]["jobs"][0];
+    assert_eq!(
+        (u(&job["workers"]), job["filename"].as_str(), u(&job["rwmixread"])),
+        (1, Some("test"), 75)
+    );
+    let mixed = &measured(&r)[0];
+    assert_eq!(u(&mixed["bytes"]), 1 << 20, "one pass over the file: {mixed}");
+
+    // Refusals name the argument and the reason, as for a job file.
+    let r = common::dfsbench(&[
+        "run",
+        "--name=x",
+        "--size=1m",
+        "--rw=read:8k",
+        "--verify_fatal=1",
+        "-t",
+        &dir,
+    ]);
+    assert_eq!(r.code, Some(2), "{}", r.describe());
+    assert!(
+        r.stderr.contains("the fio command line")
+            && r.stderr.contains("[x] argument 3 `rw=read:8k` (")
+            && r.stderr.contains("[x] argument 4 `verify_fatal=1`"),
+        "{}",
+        r.describe()
+    );
+}
+
+/// The etcd disk check (`fdatasync=1` after every write of 2300 bytes) through fio and
+/// through dfsbench: the same writes, the same bytes and one sync per write, each timed.
+#[test]
+fn the_etcd_disk_check_syncs_as_fio_does() {
+    let fio = Command::new("fio")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !present("fio", fio) {
+        return;
+    }
+    // etcd's guide writes 22m; 1m keeps the test short.
+    let work = tempfile::tempdir().unwrap();
+    let dir = work.path().to_str().unwrap();
+    let words = [
+        "--rw=write",
+        "--ioengine=sync",
+        "--fdatasync=1",
+        "--directory",
+        dir,
+        "--size=1m",
+        "--bs=2300",
+        "--name=mytest",
+    ];
+    let out = Command::new("fio")
+        .args(words)
+        .arg("--output-format=json")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "fio: {}", String::from_utf8_lossy(&out.stderr));
+    let fio: Value = serde_json::from_slice(&out.stdout).expect("fio's JSON");
+    let job = &fio["jobs"][0];
+    let (fio_writes, fio_bytes, fio_syncs) = (
+        u(&job["write"]["total_ios"]),
+        u(&job["write"]["io_bytes"]),
+        u(&job["sync"]["lat_ns"]["N"]),
+    );
+
+    let mut args = vec!["run"];
+    args.extend(words);
+    args.extend(["-q", "--output-format=json"]);
+    let r = common::dfsbench(&args);
+    assert_eq!(r.code, Some(0), "{}", r.describe());
+    let result: Value = serde_json::from_str(&r.stdout).unwrap();
+    common::validate(&result);
+    let write = &measured(&result)[0];
+    let kind = |k: &str| {
+        write["ops_by_kind"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|o| o["op"] == k)
+            .cloned()
+            .unwrap_or_else(|| panic!("no {k} in {write}"))
+    };
+    // 1m = 1,048,576 bytes: 455 whole writes of 2300 bytes.
+    assert_eq!((u(&kind("write")["ops"]), u(&write["bytes"])), (fio_writes, fio_bytes));
+    assert_eq!((fio_writes, fio_bytes), (455, 455 * 2300));
+    assert_eq!(u(&kind("sync")["ops"]), fio_syncs, "one fdatasync per write");
+    assert!(u(&kind("sync")["latency"]["p99_ns"]) > 0, "{}", kind("sync"));
+    assert_eq!(
+        result["config"]["jobs"][0]["sync_every"],
+        serde_json::json!({"writes": 1, "data_only": true})
+    );
 }

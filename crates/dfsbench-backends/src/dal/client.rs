@@ -256,7 +256,7 @@ impl BlockIo for DalBlock {
         Ok(())
     }
 
-    async fn sync(&mut self) -> OpResult<()> {
+    async fn sync(&mut self, _data_only: bool) -> OpResult<()> {
         Ok(())
     }
 }

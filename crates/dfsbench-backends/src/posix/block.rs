@@ -284,9 +284,18 @@ impl BlockIo for PosixBlock {
         }
     }
 
-    async fn sync(&mut self) -> OpResult<()> {
-        // SAFETY: fsync on an open descriptor; no I/O is in flight when workloads call sync.
-        if unsafe { libc::fsync(self.fd.as_raw_fd()) } < 0 {
+    async fn sync(&mut self, data_only: bool) -> OpResult<()> {
+        let fd = self.fd.as_raw_fd();
+        // SAFETY: fsync/fdatasync on an open descriptor; no I/O is in flight when workloads
+        // call sync.
+        let r = unsafe {
+            if data_only {
+                libc::fdatasync(fd)
+            } else {
+                libc::fsync(fd)
+            }
+        };
+        if r < 0 {
             return Err(OpError::last_os_error());
         }
         Ok(())

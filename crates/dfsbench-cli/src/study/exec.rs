@@ -195,7 +195,12 @@ fn disruption_spec(d: &Disruption, sys: &System, a: &StudyArgs, base: &RunSpec) 
     };
     let node = dfsbench_lab::node_for(lab, d.role)
         .map_err(|e| e.to_string())?
-        .ok_or_else(|| format!("the {lab} lab has no {}", d.what()))?;
+        .ok_or_else(|| match d.role {
+            dfsbench_lab::Role::Client => {
+                format!("needs two client nodes: `dfsbench lab up {lab} --clients 2`")
+            }
+            _ => format!("the {lab} lab has no {}", d.what()),
+        })?;
     let fault = |action: &str, at_s: f64| -> Result<FaultEntry, String> {
         Ok(FaultEntry {
             at: format!("{}+{}ms", d.phase, (at_s * 1000.0).round() as u64),

@@ -64,7 +64,7 @@ impl Disruption {
         match self.role {
             dfsbench_lab::Role::Storage => "storage node",
             dfsbench_lab::Role::Metadata => "metadata server",
-            dfsbench_lab::Role::Client => "second client node (`dfsbench lab up NAME --clients 2`)",
+            dfsbench_lab::Role::Client => "client node",
         }
     }
 }

@@ -15,7 +15,7 @@ use crate::error::ConfigError;
 use crate::units::parse_duration;
 
 use super::{vars, JobSpec, RunSpec, WorkloadFile};
-use values::{bytes_pair, bytes_range, flag, percentage, size_bytes};
+use values::{bytes_pair, bytes_range, flag, one_rate, percentage, size_bytes};
 
 mod values;
 
@@ -109,6 +109,17 @@ pub const KEYS: &[&str] = &[
     "scramble_buffers",
     "random_distribution",
     "invalidate",
+    "norandommap",
+    "randrepeat",
+    "randseed",
+    "fsync",
+    "fdatasync",
+    "rate",
+    "rate_iops",
+    "rate_process",
+    "gtod_reduce",
+    "unified_rw_reporting",
+    "loops",
 ];
 
 /// The most refused options one error names: a line, not a listing of a generated file.
@@ -116,19 +127,65 @@ const MAX_LISTED: usize = 50;
 
 /// Read fio job file `name`; `lookup` gives the variables' values.
 pub fn parse(name: &str, text: &str, lookup: impl Fn(&str) -> Option<String>) -> Result<WorkloadFile, ConfigError> {
+    let sections = sections(text, &lookup).map_err(|(line, m)| ConfigError::File {
+        file: dfsbench_backends::one_line(name),
+        line: Some(line),
+        message: dfsbench_backends::one_line(&m),
+    })?;
+    read(name, &sections, "line")
+}
+
+/// One option of a fio command line: its position among the arguments, its name (without
+/// the dashes) and its value.
+pub type Arg = (usize, String, Option<String>);
+
+/// Name of a fio command line in messages.
+pub const COMMAND_LINE: &str = "the fio command line";
+
+/// Read a fio command line as fio does: the options before the first `--name` are the
+/// globals, and each `--name` starts a job. Without `--directory` the files go in the working
+/// directory, as fio's do.
+pub fn parse_args(args: &[Arg]) -> Result<WorkloadFile, ConfigError> {
+    let mut sections = vec![Section {
+        name: "global".into(),
+        line: 0,
+        opts: Vec::new(),
+    }];
+    for (at, key, value) in args {
+        if key == "name" {
+            sections.push(Section {
+                name: value.clone().unwrap_or_default(),
+                line: *at,
+                opts: Vec::new(),
+            });
+        }
+        let section = sections.last_mut().expect("the globals come first");
+        section.opts.push(Opt {
+            section: section.name.clone(),
+            key: key.clone(),
+            value: value.clone(),
+            line: *at,
+        });
+    }
+    let mut file = read(COMMAND_LINE, &sections, "argument")?;
+    file.target.get_or_insert_with(|| ".".into());
+    Ok(file)
+}
+
+/// The workload of `sections`; a refusal names each option's `unit` (line, argument).
+fn read(name: &str, sections: &[Section], unit: &str) -> Result<WorkloadFile, ConfigError> {
     let file_error = |line: usize, message: String| ConfigError::File {
         file: dfsbench_backends::one_line(name),
         line: Some(line),
         message: dfsbench_backends::one_line(&message),
     };
-    let sections = sections(text, &lookup).map_err(|(line, m)| file_error(line, m))?;
     let mut refused = Vec::new();
     let mut file = WorkloadFile::default();
     // [global] options are applied once, to the defaults every later job starts from: a file of
     // many sections is read in linear time.
     let mut defaults = Job::default();
     let mut jobs = 0;
-    for s in &sections {
+    for s in sections {
         if s.name == "global" {
             for o in &s.opts {
                 defaults.apply(o, &mut file, &mut refused);
@@ -162,7 +219,7 @@ pub fn parse(name: &str, text: &str, lookup: impl Fn(&str) -> Option<String>) ->
             .take(MAX_LISTED)
             .map(|r| {
                 let why = r.why.as_deref().map(|w| format!(" ({w})")).unwrap_or_default();
-                format!("[{}] line {} `{}`{why}", r.section, r.line, r.shown)
+                format!("[{}] {unit} {} `{}`{why}", r.section, r.line, r.shown)
             })
             .collect();
         if refused.len() > MAX_LISTED {
@@ -247,6 +304,15 @@ struct Job<'a> {
     runtime: Option<&'a Opt>,
     filename: Option<&'a Opt>,
     size: Option<&'a Opt>,
+    /// `rate_iops` or `rate` (bytes/s), per clone, and the option that gave it.
+    rate: Option<(Rate, &'a Opt)>,
+}
+
+/// fio's rate limits, per clone.
+#[derive(Clone, Copy)]
+enum Rate {
+    Iops(f64),
+    BytesPerSec(u64),
 }
 
 impl Default for Job<'_> {
@@ -264,6 +330,7 @@ impl Default for Job<'_> {
             runtime: None,
             filename: None,
             size: None,
+            rate: None,
         }
     }
 }
@@ -431,6 +498,55 @@ impl<'a> Job<'a> {
                 }
                 (None, _) => refuse(Some("give 0 or 1".into())),
             },
+            // Each block once per pass is fio's random map and dfsbench's default.
+            ("loops", Some(n)) => match n.parse::<u64>() {
+                Ok(n) if n > 0 => self.spec.workloads.io.loops = Some(n),
+                _ => refuse(Some("give a number of passes, 1 or more".into())),
+            },
+            ("norandommap", _) => match flag(v) {
+                Some(b) => self.spec.workloads.io.norandommap = Some(b),
+                None => refuse(Some("give 0 or 1".into())),
+            },
+            // fio's randrepeat=1 (its default) repeats the random sequence run after run, as
+            // dfsbench's fixed default seed does; randrepeat=0 takes a new seed each run.
+            ("randrepeat", _) => match flag(v) {
+                Some(true) => {}
+                Some(false) => {
+                    file.run.seed.get_or_insert_with(rand::random);
+                }
+                None => refuse(Some("give 0 or 1".into())),
+            },
+            ("randseed", Some(n)) => match n.parse::<u64>() {
+                Ok(seed) => file.run.seed = Some(seed),
+                Err(_) => refuse(Some("give a number".into())),
+            },
+            ("fsync" | "fdatasync", Some(n)) => match n.parse::<u64>() {
+                Ok(0) => {}
+                Ok(n) if o.key == "fsync" => self.spec.workloads.io.fsync_every = Some(n),
+                Ok(n) => self.spec.workloads.io.fdatasync_every = Some(n),
+                Err(_) => refuse(Some("give a number of writes".into())),
+            },
+            ("rate_iops", Some(r)) => match one_rate(r).and_then(|r| r.parse::<f64>().ok()).filter(|r| *r > 0.0) {
+                Some(iops) => self.rate = Some((Rate::Iops(iops), o)),
+                None => refuse(Some("give one operations-per-second figure for reads and writes alike".into())),
+            },
+            ("rate", Some(r)) => match one_rate(r).map(size_bytes) {
+                Some(Ok(b)) if b > 0 => self.rate = Some((Rate::BytesPerSec(b), o)),
+                _ => refuse(Some("give one bytes-per-second figure for reads and writes alike, such as 10m".into())),
+            },
+            ("rate_process", Some(p)) => match p {
+                "linear" => self.spec.settings.arrival = Some("uniform".into()),
+                "poisson" => self.spec.settings.arrival = Some("poisson".into()),
+                _ => refuse(Some("fio's rate_process is linear or poisson".into())),
+            },
+            // fio then keeps fewer clock readings and reports no latencies; dfsbench's clock is
+            // cheap, and it still times every operation. One report of reads and writes:
+            // dfsbench's phase totals are that, beside its per-kind figures.
+            ("gtod_reduce" | "unified_rw_reporting", _) => {
+                if flag(v).is_none() {
+                    refuse(Some("give 0 or 1".into()));
+                }
+            }
             _ => refuse(None),
         }
     }
@@ -447,12 +563,32 @@ impl<'a> Job<'a> {
         };
         match (self.time_based, self.runtime) {
             (Some(o), None) => refuse(o, "time_based needs runtime"),
-            // One pass over size, cut short at runtime.
-            (None, Some(_)) => self.spec.settings.time_based = Some(false),
+            // One pass over size, cut short at runtime: also a runtime given on dfsbench's
+            // command line (`--runtime`), as fio's own would be.
+            (None, _) => self.spec.settings.time_based = Some(false),
             _ => {}
         }
         if let Some(o) = self.filename.filter(|_| self.workers > 1) {
             refuse(o, "numjobs clones sharing one file, each over all of it: dfsbench gives every worker its own file (remove filename)");
+        }
+        // fio paces each clone; dfsbench's rate is the job's total, split over its workers.
+        if let Some((rate, o)) = self.rate {
+            let bs = self
+                .spec
+                .shared
+                .bs
+                .as_deref()
+                .and_then(|b| b.parse::<u64>().ok())
+                .unwrap_or(4096);
+            let per_clone = match rate {
+                Rate::Iops(iops) => iops,
+                Rate::BytesPerSec(b) if b >= bs => b as f64 / bs as f64,
+                Rate::BytesPerSec(_) => {
+                    refuse(o, "less than one block a second: give a rate of at least bs bytes");
+                    0.0
+                }
+            };
+            self.spec.settings.rate = Some(per_clone * self.workers as f64);
         }
         if self.size.is_none() {
             refused.push(Refused {
@@ -493,7 +629,7 @@ mod tests {
                 assert!(known(key, value), "{key}={value}");
             }
         }
-        assert!(!known("norandommap", "1"));
+        assert!(!known("verify_fatal", "1"));
     }
     use crate::config::validate;
 
@@ -555,13 +691,13 @@ mod tests {
 
     #[test]
     fn every_unsupported_option_is_named_with_its_line() {
-        let text = "[global]\nsize=1m\nstartdelay=3\n[a]\nrw=trim\n[b]\nrate_iops=50\n";
+        let text = "[global]\nsize=1m\nstartdelay=3\n[a]\nrw=trim\n[b]\nbssplit=4k/50:8k/50\n";
         let e = parse("t.fio", text, no_vars).unwrap_err().to_string();
         assert!(e.starts_with("t.fio: fio options dfsbench cannot run:"), "{e}");
         for part in [
             "[global] line 3 `startdelay=3`",
             "[a] line 5 `rw=trim`",
-            "[b] line 7 `rate_iops=50`",
+            "[b] line 7 `bssplit=4k/50:8k/50`",
             "[b] line 6 `[b]`",
         ] {
             assert!(e.contains(part), "{part} in {e}");
@@ -615,6 +751,88 @@ mod tests {
         assert!(
             zoned.contains("[a] line 3 `random_distribution=zoned:50/5:50/95`") && zoned.contains("zipf:THETA"),
             "{zoned}"
+        );
+    }
+
+    /// Pacing, syncs, seeds, passes and the random map as fio means them.
+    #[test]
+    fn rates_syncs_seeds_and_passes() {
+        let text = "[global]\nsize=1m\nbs=8k\n[a]\nrw=randwrite\nnumjobs=2\nrate_iops=50\nrate_process=poisson\nfdatasync=4\nnorandommap\n\
+                    [b]\nstonewall\nrw=write\nrate=80k,80k\nfsync=1\nloops=3\nrandseed=42\n";
+        let f = parse("t.fio", text, no_vars).unwrap();
+        let (a, b) = (&f.jobs[0], &f.jobs[1]);
+        // fio paces each clone: dfsbench's rate is the job's.
+        assert_eq!(
+            (a.settings.rate, a.settings.arrival.as_deref()),
+            (Some(100.0), Some("poisson"))
+        );
+        assert_eq!(
+            (a.workloads.io.fdatasync_every, a.workloads.io.norandommap),
+            (Some(4), Some(true))
+        );
+        // 80k bytes a second in 8k blocks.
+        assert_eq!(b.settings.rate, Some(10.0));
+        assert_eq!((b.workloads.io.fsync_every, b.workloads.io.loops), (Some(1), Some(3)));
+        assert_eq!(f.run.seed, Some(42));
+        validate(&f.run, &f.jobs).unwrap();
+        // randrepeat=0: a seed of its own, not the fixed default.
+        let fresh = |_| {
+            parse("t.fio", "[a]\nsize=1m\nrandrepeat=0\n", no_vars)
+                .unwrap()
+                .run
+                .seed
+        };
+        assert!(fresh(0).is_some() && fresh(0) != fresh(1));
+
+        let e = |t: &str| {
+            parse("t.fio", &format!("[a]\nsize=1m\n{t}\n"), no_vars)
+                .unwrap_err()
+                .to_string()
+        };
+        for (opt, says) in [
+            ("rate=1m,500k", "one bytes-per-second figure"),
+            ("rate_iops=,50", "one operations-per-second figure"),
+            ("rate=100", "less than one block a second"),
+            ("rate_process=step", "linear or poisson"),
+            ("loops=0", "1 or more"),
+        ] {
+            assert!(
+                e(opt).contains(&format!("`{opt}` (")) && e(opt).contains(says),
+                "{opt}: {}",
+                e(opt)
+            );
+        }
+    }
+
+    /// The options of a fio command line, read as a job: the globals before the first
+    /// `--name`, a job per `--name`, positions named as arguments, the working directory.
+    #[test]
+    fn a_command_line_is_read_as_fio_reads_it() {
+        let arg = |at: usize, k: &str, v: Option<&str>| (at, k.to_string(), v.map(str::to_string));
+        let f = parse_args(&[
+            arg(1, "bs", Some("8k")),
+            arg(2, "name", Some("one")),
+            arg(3, "rw", Some("randread")),
+            arg(4, "size", Some("1m")),
+        ])
+        .unwrap();
+        assert_eq!(f.target.as_deref(), Some("."));
+        let job = &f.jobs[0];
+        assert_eq!(job.settings.name.as_deref(), Some("one"));
+        assert_eq!(
+            (job.shared.bs.as_deref(), job.workloads.io.rw.as_deref()),
+            (Some("8192"), Some("randread"))
+        );
+        let e = parse_args(&[
+            arg(1, "name", Some("x")),
+            arg(2, "size", Some("1m")),
+            arg(3, "exitall", None),
+        ])
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.starts_with("the fio command line: ") && e.contains("[x] argument 3 `exitall`"),
+            "{e}"
         );
     }
 

@@ -69,6 +69,9 @@ pub struct SharedOptions {
 pub(crate) const READ: usize = 0;
 pub(crate) const WRITE: usize = 1;
 pub(crate) const RW_CLASSES: &[&str] = &["read", "write"];
+/// The io workload's syncs every N writes are timed as operations of their own.
+pub(crate) const SYNC: usize = 2;
+pub(crate) const RW_SYNC_CLASSES: &[&str] = &["read", "write", "sync"];
 
 /// A flag's value as fio writes it: 0 or 1 (or true/false, yes/no, on/off).
 pub(crate) fn parse_flag(s: &str) -> Result<bool, String> {

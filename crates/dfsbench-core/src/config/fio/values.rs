@@ -66,3 +66,11 @@ pub(super) fn bytes_range(text: &str) -> Result<u64, String> {
         _ => Err("a range of block sizes: dfsbench has one bs".into()),
     }
 }
+
+/// A rate given once, or as the same figure for reads and writes (`500` or `500,500`); a
+/// rate for reads alone or writes alone is not dfsbench's (it paces a job as a whole).
+pub(super) fn one_rate(text: &str) -> Option<&str> {
+    let mut parts = text.split(',').map(str::trim);
+    let first = parts.next().filter(|p| !p.is_empty())?;
+    parts.all(|p| p == first).then_some(first)
+}

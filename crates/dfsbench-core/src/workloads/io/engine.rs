@@ -12,7 +12,7 @@ use crate::dist::Picker;
 use crate::pattern::FileKey;
 use crate::stats::{Recorder, Reread};
 use crate::worker::{JobContext, Worker};
-use crate::workloads::shared::{READ, WRITE};
+use crate::workloads::shared::{READ, SYNC, WRITE};
 use crate::workloads::Kind;
 
 use super::{file_and_region, file_key, io_file, IoJob, Rw, Stint};
@@ -200,18 +200,23 @@ pub(super) async fn run_io<C: Client>(
     rec.note_engine(file.engine(), file.depth());
     let depth = file.depth();
     let time_based = matches!(stint, Stint::Timed);
-    let total = if time_based { u64::MAX } else { blocks };
+    let total = if time_based {
+        u64::MAX
+    } else {
+        blocks.saturating_mul(io.loops)
+    };
     let mut order = BlockOrder::new(blocks, rw.random(), w.rng.next_u64());
     // A hot set instead of every block once per pass (fio drops its random map too).
     let picker = io
         .random_distribution
         .filter(|a| rw.random() && !a.is_random())
         .map(|a| Picker::new(a, blocks, w.rng.next_u64()));
-    // A time-based read phase reads its blocks again once every block was read (the order
-    // is a permutation): drop the cached pages at each such pass, as fio does when it loops,
-    // or every pass after the first reads the client's memory. Each later pass is a re-read
-    // of the file (see cache.rs); a failed drop ends the attempts.
-    let rereads = time_based && !rw.writes() && ctx.page_cache && !io.direct && blocks > 0;
+    // A time-based read phase (or one of several loops) reads its blocks again once every
+    // block was read (the order is a permutation): drop the cached pages at each such pass,
+    // as fio does when it loops, or every pass after the first reads the client's memory.
+    // Each later pass is a re-read of the file (see cache.rs); a failed drop ends the attempts.
+    let passes = time_based || io.loops > 1;
+    let rereads = passes && !rw.writes() && ctx.page_cache && !io.direct && blocks > 0;
     let mut evict_each_pass = rereads && ctx.invalidate;
     // Blocks left in this pass: a countdown, not a division per block.
     let mut pass_left = blocks;
@@ -224,8 +229,25 @@ pub(super) async fn run_io<C: Client>(
     let ctl = rec.ctl();
     let mut now = Instant::now();
     let mut stopping = false;
+    // fsync=N: after every N completed writes no block is submitted until those in flight
+    // are in; then the sync, timed as an operation of its own.
+    let sync_every = io.sync_every.filter(|_| rw.writes());
+    let (mut unsynced, mut sync_due) = (0u64, false);
     loop {
-        while inflight < depth && issued < total && !stopping {
+        if let Some(sync) = sync_every.filter(|_| sync_due && inflight == 0) {
+            let start = Instant::now();
+            let result = file.sync(sync.data_only).await;
+            now = Instant::now();
+            match result {
+                Ok(()) => rec.record_op(SYNC, start, start, now, 0),
+                Err(e) => {
+                    rec.error(SYNC, now, &e, &path, None);
+                    stopping = true;
+                }
+            }
+            (unsynced, sync_due) = (0, false);
+        }
+        while inflight < depth && issued < total && !stopping && !sync_due {
             // Before the first block of every pass after the first, whose clock starts after
             // the drop (at depth 1 the previous pass's last block is in by then).
             if pass_left == 0 {
@@ -259,6 +281,7 @@ pub(super) async fn run_io<C: Client>(
             let slot = free.pop().expect("a free slot when fewer than depth are in flight");
             let block = match &picker {
                 Some(p) => p.pick(&mut w.rng),
+                None if io.norandommap && rw.random() => w.rng.gen_range(0..blocks),
                 None => order.next(),
             };
             let offset = region + block * bs;
@@ -321,6 +344,12 @@ pub(super) async fn run_io<C: Client>(
                         }
                     }
                     rec.record_op(class(op), slot_intended[c.slot], slot_start[c.slot], now, n as u64);
+                    if op == BlockOp::Write {
+                        if let Some(sync) = sync_every {
+                            unsynced += 1;
+                            sync_due |= unsynced >= sync.writes;
+                        }
+                    }
                 }
                 Ok(n) => {
                     let e = OpError::new("short_io", format!("moved {n} of {} bytes", io.bs));
@@ -335,7 +364,7 @@ pub(super) async fn run_io<C: Client>(
         }
     }
     if io.fsync && rw.writes() {
-        if let Err(e) = file.sync().await {
+        if let Err(e) = file.sync(false).await {
             rec.error(WRITE, Instant::now(), &e, &path, None);
         }
     }

@@ -15,7 +15,7 @@ use crate::pattern::FileKey;
 use crate::stats::Recorder;
 use crate::units::format_size;
 use crate::worker::{JobContext, Worker};
-use crate::workloads::shared::{size_or, RW_CLASSES};
+use crate::workloads::shared::{size_or, RW_CLASSES, RW_SYNC_CLASSES};
 use crate::workloads::whole::chunk_for;
 use crate::workloads::{Kind, Phase, RunSettings, SharedOptions, Step, Timing};
 
@@ -71,6 +71,38 @@ pub struct Options {
     #[arg(long, value_name = "0|1", num_args = 0..=1, default_missing_value = "1", value_parser = super::shared::parse_flag, help_heading = "io")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pre_read: Option<bool>,
+
+    /// Random offsets drawn independently, each block as likely every time: some repeat and
+    /// some are missed in a pass (fio's norandommap) [default: every block once per pass] (io).
+    #[arg(long, value_name = "0|1", num_args = 0..=1, default_missing_value = "1", value_parser = super::shared::parse_flag, help_heading = "io")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub norandommap: Option<bool>,
+
+    /// fsync the file after every N writes, timed as operations of their own kind, `sync`
+    /// (fio's fsync=N) (io).
+    #[arg(long, value_name = "N", conflicts_with = "fdatasync_every", help_heading = "io")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fsync_every: Option<u64>,
+
+    /// fdatasync the file after every N writes, timed as `sync` operations (fio's
+    /// fdatasync=N; the etcd disk check) (io).
+    #[arg(long, value_name = "N", help_heading = "io")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fdatasync_every: Option<u64>,
+
+    /// Passes over the file of a phase that is not time-based, each read pass from the
+    /// storage (fio's loops) [default: 1] (io).
+    #[arg(long, value_name = "N", help_heading = "io")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loops: Option<u64>,
+}
+
+/// A sync every so many writes (`fsync=N`, `fdatasync=N`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct SyncEvery {
+    pub writes: u64,
+    /// fdatasync(2) instead of fsync(2).
+    pub data_only: bool,
 }
 
 /// fio-style block I/O.
@@ -105,6 +137,14 @@ pub struct IoJob {
     /// Offsets of random patterns; None or random: every block once per pass.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub random_distribution: Option<Access>,
+    /// Random offsets drawn independently (fio's norandommap).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub norandommap: bool,
+    /// Sync the file every so many writes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sync_every: Option<SyncEvery>,
+    /// Passes over the file when the phase is not time-based.
+    pub loops: u64,
 }
 
 /// Access pattern, named as fio's `rw`.
@@ -278,7 +318,44 @@ impl Kind for IoJob {
             )
             .into());
         }
+        let norandommap = own.norandommap.unwrap_or(false);
+        if norandommap && !rw.random() && !then.iter().any(|t| t.random()) {
+            return Err(format!(
+                "norandommap draws random offsets, and rw = {} is sequential: use randread, randwrite or randrw, or leave norandommap out",
+                rw.name()
+            )
+            .into());
+        }
+        let sync_every = match (own.fsync_every, own.fdatasync_every) {
+            (Some(0), _) | (_, Some(0)) => {
+                return Err(
+                    "fsync_every and fdatasync_every count writes: give 1 or more (leave them out for no syncs)".into(),
+                )
+            }
+            (Some(_), Some(_)) => return Err("give fsync_every or fdatasync_every, not both".into()),
+            (Some(n), None) => Some(SyncEvery {
+                writes: n,
+                data_only: false,
+            }),
+            (None, Some(n)) => Some(SyncEvery {
+                writes: n,
+                data_only: true,
+            }),
+            (None, None) => None,
+        };
+        if sync_every.is_some() && !rw.writes() && !then.iter().any(|t| t.writes()) {
+            return Err(
+                "fsync_every and fdatasync_every sync after writes, and this job only reads: leave them out".into(),
+            );
+        }
+        let loops = own.loops.unwrap_or(1);
+        if loops == 0 {
+            return Err(ConfigError::value("loops", 0, "give 1 or more passes over the file"));
+        }
         Ok(IoJob {
+            loops,
+            norandommap,
+            sync_every,
             data: s.data_shape(run)?,
             random_distribution,
             rw,
@@ -342,14 +419,38 @@ impl Kind for IoJob {
             if self.pre_read && rw.reads() {
                 params.push(("pre_read", json!(true)));
             }
+            if let Some(sync) = self.sync_every.filter(|_| rw.writes()) {
+                let call = if sync.data_only {
+                    "fdatasync_every"
+                } else {
+                    "fsync_every"
+                };
+                params.push((call, json!(sync.writes)));
+            }
+            if self.norandommap && rw.random() {
+                params.push(("norandommap", json!(true)));
+            }
+            if self.loops > 1 {
+                params.push(("loops", json!(self.loops)));
+            }
             params[0].1 = json!(rw.name());
             let (name, bs) = (rw.name(), format_size(self.bs as u64));
             let label = format!("{name} {bs} qd{}", self.iodepth);
+            let classes = if self.sync_every.is_some() && rw.writes() {
+                RW_SYNC_CLASSES
+            } else {
+                RW_CLASSES
+            };
             out.push(
-                Phase::new(index, job, IoStep::Run(rw), name, label, RW_CLASSES, params)
+                Phase::new(index, job, IoStep::Run(rw), name, label, classes, params)
                     // One pass over the worker's file (or region) in whole blocks: the progress
                     // line's total (a block size of 0 never passes validation; no total then).
-                    .counted(self.size.checked_div(self.bs as u64).unwrap_or(0)),
+                    .counted(
+                        self.size
+                            .checked_div(self.bs as u64)
+                            .unwrap_or(0)
+                            .saturating_mul(self.loops),
+                    ),
             );
         }
         out
