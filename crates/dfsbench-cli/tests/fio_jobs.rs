@@ -12,8 +12,11 @@ use serde_json::Value;
 const EXAMPLES: &str = "/usr/share/doc/fio/examples";
 
 /// The examples dfsbench runs (README, "Coming from fio"); it refuses every other one.
-const RUNS: [&str; 6] = [
+const RUNS: [&str; 9] = [
+    "fio-rand-RW.fio",
     "fio-rand-read.fio",
+    "fio-rand-write.fio",
+    "fio-seq-RW.fio",
     "fio-seq-read.fio",
     "fio-seq-write.fio",
     "fsx.fio",
@@ -32,6 +35,15 @@ fn present(what: &str, found: bool) -> bool {
         eprintln!("{what} not found: skipping (apt-get install fio fio-examples)");
     }
     found
+}
+
+/// Whether fio runs here (see [`present`]).
+fn fio_here() -> bool {
+    let fio = Command::new("fio")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    present("fio", fio)
 }
 
 /// The option an error names at `line` of `text`: the line holds it (or its section header).
@@ -71,7 +83,12 @@ fn fio_examples_run_or_name_what_they_lack() {
             // The file's own settings arrive: its first rw and bs, its engine (fio's default
             // is psync); the size and runtime are the test's.
             let value = |key: &str| text.lines().find_map(|l| l.strip_prefix(key)).unwrap();
-            assert_eq!(jobs[0]["rw"], value("rw="), "{name}");
+            // fio's rw=rw is readwrite.
+            let rw = match value("rw=") {
+                "rw" => "readwrite",
+                other => other,
+            };
+            assert_eq!(jobs[0]["rw"], rw, "{name}");
             let bs = text
                 .lines()
                 .find_map(|l| l.strip_prefix("bs=").or(l.strip_prefix("bsrange=")));
@@ -183,15 +200,11 @@ fn fio_option_names_are_flags() {
 }
 
 /// fio and dfsbench read one job file alike: each job moves the same bytes (fio's io_bytes
-/// against dfsbench's measured phases), sizes read with fio's suffixes (1MiB is 10^6 bytes)
-/// and variables from the environment.
+/// against dfsbench's measured phases), sizes read with fio's suffixes (1MiB is 10^6 bytes),
+/// variables from the environment, and clones sharing one file each over all of it.
 #[test]
 fn fio_and_dfsbench_agree_on_a_job_file() {
-    let fio = Command::new("fio")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !present("fio", fio) {
+    if !fio_here() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -200,7 +213,8 @@ fn fio_and_dfsbench_agree_on_a_job_file() {
         &job,
         "; write, then read back, then a mix\n[global]\ndirectory=${DIR}\nsize=${SIZE}\nbs=4k\n\n\
          [seq-write]\nrw=write\nnumjobs=2\n\n[rand-read]\nstonewall\nrw=randread\nnumjobs=2\n\n\
-         [mixed]\nstonewall\nrw=randrw\nrwmixread=70\nbs=8k   # own block size\nioengine=libaio\niodepth=4\n",
+         [mixed]\nstonewall\nrw=randrw\nrwmixread=70\nbs=8k   # own block size\nioengine=libaio\niodepth=4\n\n\
+         [clones]\nstonewall\nrw=randwrite\nfilename=shared\nnumjobs=3\n",
     )
     .unwrap();
     let work = tempfile::tempdir().unwrap();
@@ -225,13 +239,22 @@ fn fio_and_dfsbench_agree_on_a_job_file() {
     cmd.envs(env);
     let r = run_with(cmd, &target.uri(), &[job.to_str().unwrap()]);
     let result = expect_ok(&target, &[], r);
-    for (name, bs) in [("seq-write", 4096), ("rand-read", 4096), ("mixed", 8192)] {
+    for (name, bs) in [
+        ("seq-write", 4096),
+        ("rand-read", 4096),
+        ("mixed", 8192),
+        ("clones", 4096),
+    ] {
         let ours: u64 = measured(&result)
             .iter()
             .filter(|p| p["job_name"] == name)
             .map(|p| u(&p["bytes"]))
             .sum();
-        let workers = if name == "mixed" { 1 } else { 2 };
+        let workers = match name {
+            "mixed" => 1,
+            "clones" => 3,
+            _ => 2,
+        };
         // 1MiB is 1,000,000 bytes to fio, of which whole blocks are moved.
         assert_eq!(ours, workers * (1_000_000 / bs) * bs, "{name}");
         assert_eq!(
@@ -314,11 +337,7 @@ fn fio_command_lines_run_as_written() {
 /// through dfsbench: the same writes, the same bytes and one sync per write, each timed.
 #[test]
 fn the_etcd_disk_check_syncs_as_fio_does() {
-    let fio = Command::new("fio")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !present("fio", fio) {
+    if !fio_here() {
         return;
     }
     // etcd's guide writes 22m; 1m keeps the test short.

@@ -171,11 +171,8 @@ fn write_launch_files(state: &State) -> Result<()> {
         .map_err(|e| Error::runtime(format!("cannot make {} executable: {e}", path.display())))
 }
 
-/// The mpirun command (without the program) that starts ranks on the lab's client nodes over
-/// their links: `per_node` ranks on each of the first `nodes` client nodes (all of them when
-/// None), placed round-robin, TCP on the lab's subnet only (never shared memory between
-/// nodes), the agent entering each node.
-pub fn mpirun(state: &State, nodes: Option<usize>, per_node: usize) -> Result<Vec<String>> {
+/// The first `nodes` client nodes (all of them when None), or why the lab has too few.
+fn first_clients(state: &State, nodes: Option<usize>) -> Result<&[ClientNode]> {
     let have = state.clients.len();
     let nodes = nodes.unwrap_or(have);
     if have == 0 || nodes > have {
@@ -184,11 +181,18 @@ pub fn mpirun(state: &State, nodes: Option<usize>, per_node: usize) -> Result<Ve
             state.name, state.name
         )));
     }
+    Ok(&state.clients[..nodes])
+}
+
+/// The mpirun command (without the program) that starts ranks on the lab's client nodes over
+/// their links: `per_node` ranks on each of the first `nodes` client nodes (all of them when
+/// None), placed round-robin, TCP on the lab's subnet only (never shared memory between
+/// nodes), the agent entering each node.
+pub fn mpirun(state: &State, nodes: Option<usize>, per_node: usize) -> Result<Vec<String>> {
+    let clients = first_clients(state, nodes)?;
+    let nodes = clients.len();
     let subnet = format!("198.18.{}.0/24", state.subnet);
-    let hosts: Vec<String> = state.clients[..nodes]
-        .iter()
-        .map(|c| format!("{}:{per_node}", c.node.name))
-        .collect();
+    let hosts: Vec<String> = clients.iter().map(|c| format!("{}:{per_node}", c.node.name)).collect();
     let agent = launch_dir(state).join("rsh").display().to_string();
     let mut argv: Vec<String> = ["mpirun", "--allow-run-as-root", "--host"].map(String::from).to_vec();
     argv.push(hosts.join(","));
@@ -220,16 +224,10 @@ pub struct ProcsLaunch {
 }
 
 pub fn procs(state: &State, nodes: Option<usize>, per_node: usize) -> Result<ProcsLaunch> {
-    let have = state.clients.len();
-    let nodes = nodes.unwrap_or(have);
-    if have == 0 || nodes > have {
-        return Err(Error::usage(format!(
-            "lab {} has {have} client node(s), {nodes} are needed: `dfsbench lab up {} --clients {nodes}`",
-            state.name, state.name
-        )));
-    }
+    let clients = first_clients(state, nodes)?;
+    let nodes = clients.len();
     let agent = launch_dir(state).join("rsh").display().to_string();
-    let hosts: Vec<&str> = state.clients[..nodes].iter().map(|c| c.node.name.as_str()).collect();
+    let hosts: Vec<&str> = clients.iter().map(|c| c.node.name.as_str()).collect();
     Ok(ProcsLaunch {
         enter: vec![agent.clone(), hosts[0].to_string()],
         options: vec![

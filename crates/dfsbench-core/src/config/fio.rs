@@ -568,8 +568,9 @@ impl<'a> Job<'a> {
             (None, _) => self.spec.settings.time_based = Some(false),
             _ => {}
         }
-        if let Some(o) = self.filename.filter(|_| self.workers > 1) {
-            refuse(o, "numjobs clones sharing one file, each over all of it: dfsbench gives every worker its own file (remove filename)");
+        // numjobs clones of a job with a filename share the file, each over all of it.
+        if self.filename.is_some() && self.workers > 1 {
+            self.spec.workloads.io.same_file = Some(true);
         }
         // fio paces each clone; dfsbench's rate is the job's total, split over its workers.
         if let Some((rate, o)) = self.rate {
@@ -710,7 +711,10 @@ mod tests {
         let e = |t: &str| parse("t.fio", t, no_vars).unwrap_err().to_string();
         let capped = parse("t.fio", "[a]\nsize=1m\nruntime=10\n", no_vars).unwrap();
         assert_eq!(capped.jobs[0].settings.time_based, Some(false));
-        assert!(e("[a]\nsize=1m\nfilename=f\nnumjobs=4\n").contains("sharing one file"));
+        // numjobs clones of a named file share it, each over all of it.
+        let clones = parse("t.fio", "[a]\nsize=1m\nfilename=f\nnumjobs=4\n", no_vars).unwrap();
+        assert_eq!(clones.jobs[0].workloads.io.same_file, Some(true));
+        validate(&clones.run, &clones.jobs).unwrap();
         assert!(e("[a]\nrw=read\n").contains("no size"));
         assert!(e("[a]\nsize=${NOPE}\n").contains("variable NOPE is not set"));
         assert!(e("size=1m\n").contains("outside a section"));

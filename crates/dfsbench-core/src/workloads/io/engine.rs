@@ -78,9 +78,9 @@ impl BlockOrder {
 pub(super) const LAYOUT_CHUNK: usize = 1 << 20;
 
 /// Lay the file out before reads: write it whole, as one file write (a PUT on object
-/// stores). Worker 0 writes a shared file for everyone.
+/// stores). Worker 0 writes a shared (or same) file for everyone.
 pub(super) async fn run_layout<C: Client>(w: &mut Worker<C>, ctx: &JobContext, io: &IoJob, rec: &mut Recorder<'_>) {
-    if io.shared_file && w.id != 0 {
+    if io.one_file() && w.id != 0 {
         return;
     }
     let (path, _) = file_and_region(ctx, io, w.id);
@@ -109,7 +109,8 @@ pub(super) async fn run_layout<C: Client>(w: &mut Worker<C>, ctx: &JobContext, i
 }
 
 /// Read the file (or region) that pattern `rw` reads once, whole, as fio's pre_read does:
-/// its pages are then cached before the measured reads. Worker 0 reads a shared file.
+/// its pages are then cached before the measured reads. Worker 0 reads a shared (or same)
+/// file.
 pub(super) async fn pre_read<C: Client>(
     w: &mut Worker<C>,
     ctx: &JobContext,
@@ -117,7 +118,7 @@ pub(super) async fn pre_read<C: Client>(
     rw: Rw,
     rec: &mut Recorder<'_>,
 ) {
-    if io.shared_file && w.id != 0 {
+    if io.one_file() && w.id != 0 {
         return;
     }
     let owner = if rw.writes() { w.id } else { w.src };

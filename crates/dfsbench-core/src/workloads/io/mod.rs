@@ -61,6 +61,12 @@ pub struct Options {
     #[arg(long, value_name = "0|1", num_args = 0..=1, default_missing_value = "1", value_parser = super::shared::parse_flag, help_heading = "io")]
     pub shared_file: Option<bool>,
 
+    /// All workers use one file, each over all of it (fio's numjobs clones of a job with
+    /// filename=) (io).
+    #[arg(long, value_name = "0|1", num_args = 0..=1, default_missing_value = "1", value_parser = super::shared::parse_flag, conflicts_with = "shared_file", help_heading = "io")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub same_file: Option<bool>,
+
     /// I/O engine: auto, io_uring, libaio or psync (io) [default: auto: the fastest of them
     /// by a short probe on the run's own file before each pattern].
     #[arg(long, value_name = "ENGINE", help_heading = "io")]
@@ -125,6 +131,9 @@ pub struct IoJob {
     /// fsync the file when a worker's writes end.
     pub fsync: bool,
     pub shared_file: bool,
+    /// Every worker over all of one file (fio's clones sharing a file).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub same_file: bool,
     pub ioengine: IoEngine,
     /// Read each file once, unmeasured, before every pattern that reads it.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -145,6 +154,14 @@ pub struct IoJob {
     pub sync_every: Option<SyncEvery>,
     /// Passes over the file when the phase is not time-based.
     pub loops: u64,
+}
+
+impl IoJob {
+    /// All workers work on one file (their regions of it, or all of it): worker 0 lays it
+    /// out, and its data is worker 0's.
+    pub(super) fn one_file(&self) -> bool {
+        self.shared_file || self.same_file
+    }
 }
 
 /// Access pattern, named as fio's `rw`.
@@ -348,6 +365,9 @@ impl Kind for IoJob {
                 "fsync_every and fdatasync_every sync after writes, and this job only reads: leave them out".into(),
             );
         }
+        if own.same_file == Some(true) && own.shared_file == Some(true) {
+            return Err("same_file (every worker over all of one file) and shared_file (a region each) are two ways of sharing a file: give one".into());
+        }
         let loops = own.loops.unwrap_or(1);
         if loops == 0 {
             return Err(ConfigError::value("loops", 0, "give 1 or more passes over the file"));
@@ -368,6 +388,7 @@ impl Kind for IoJob {
             direct,
             fsync: s.fsync.unwrap_or(false),
             shared_file: own.shared_file.unwrap_or(false),
+            same_file: own.same_file.unwrap_or(false),
             pre_read,
             probe: ioengine == IoEngine::Auto,
             ioengine,
@@ -432,6 +453,9 @@ impl Kind for IoJob {
             }
             if self.loops > 1 {
                 params.push(("loops", json!(self.loops)));
+            }
+            if self.same_file {
+                params.push(("same_file", json!(true)));
             }
             params[0].1 = json!(rw.name());
             let (name, bs) = (rw.name(), format_size(self.bs as u64));
@@ -569,11 +593,11 @@ impl Kind for IoJob {
         None
     }
 
-    /// One named file is one worker's, or a shared file's regions.
+    /// One named file is one worker's, a shared file's regions, or every worker's whole.
     fn check_workers(&self, workers: usize) -> Result<(), ConfigError> {
-        if self.filename.is_some() && !self.shared_file && workers > 1 {
+        if self.filename.is_some() && !self.shared_file && !self.same_file && workers > 1 {
             return Err(format!(
-                "filename names one file, but the job has {workers} workers: add shared_file (one file, a region per worker) or leave filename out (a file per worker)"
+                "filename names one file, but the job has {workers} workers: add shared_file (one file, a region per worker), same_file (every worker over all of it, as fio's clones) or leave filename out (a file per worker)"
             )
             .into());
         }
@@ -636,7 +660,7 @@ fn file_and_region(ctx: &JobContext, io: &IoJob, worker: usize) -> (String, u64)
 pub(super) fn io_file(job: usize, io: &IoJob, worker: usize) -> String {
     if let Some(name) = &io.filename {
         format!("{}/{name}", io_dir(job))
-    } else if io.shared_file {
+    } else if io.one_file() {
         format!("{}/shared.dat", io_dir(job))
     } else {
         format!("{}/w{worker}.dat", io_dir(job))
@@ -648,7 +672,7 @@ fn file_key(ctx: &JobContext, io: &IoJob, worker: usize) -> FileKey {
     FileKey {
         job: ctx.job_index as u16,
         set: 0,
-        worker: if io.shared_file { 0 } else { worker as u32 },
+        worker: if io.one_file() { 0 } else { worker as u32 },
         index: 0,
     }
 }
