@@ -191,8 +191,8 @@ mod tests {
     #[test]
     fn fio_spellings_win_over_dfsbench_flags_of_the_same_name() {
         // --invalidate is a run flag of dfsbench and a job option of fio: here it is fio's.
-        let (own, fio) = split_of("dfsbench run --name=x --invalidate=0 --directory /tmp/d --verify");
-        assert_eq!(own, ["dfsbench", "run", "--verify"]);
+        let (own, fio) = split_of("dfsbench run --name=x --invalidate=0 --directory /tmp/d --keep");
+        assert_eq!(own, ["dfsbench", "run", "--keep"]);
         let keys: Vec<String> = fio.unwrap().into_iter().map(|(_, k, _)| k).collect();
         assert_eq!(keys, ["name", "invalidate", "directory"]);
     }

@@ -207,16 +207,34 @@ fn fio_and_dfsbench_agree_on_a_job_file() {
     if !fio_here() {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let job = dir.path().join("agree.fio");
-    std::fs::write(
-        &job,
+    // 1MiB is 1,000,000 bytes to fio, of which whole blocks are moved, per clone.
+    let per_clone = |bs: u64| (1_000_000 / bs) * bs;
+    agree(
         "; write, then read back, then a mix\n[global]\ndirectory=${DIR}\nsize=${SIZE}\nbs=4k\n\n\
          [seq-write]\nrw=write\nnumjobs=2\n\n[rand-read]\nstonewall\nrw=randread\nnumjobs=2\n\n\
          [mixed]\nstonewall\nrw=randrw\nrwmixread=70\nbs=8k   # own block size\nioengine=libaio\niodepth=4\n\n\
          [clones]\nstonewall\nrw=randwrite\nfilename=shared\nnumjobs=3\n",
-    )
-    .unwrap();
+        &[
+            ("seq-write", 2 * per_clone(4096)),
+            ("rand-read", 2 * per_clone(4096)),
+            ("mixed", per_clone(8192)),
+            ("clones", 3 * per_clone(4096)),
+        ],
+    );
+    // verify=crc32c: fio reads back what each clone wrote and checks it, counting the reads
+    // as the job's; dfsbench reads it back after the write, checking every byte.
+    agree(
+        "[verified]\ndirectory=${DIR}\nsize=${SIZE}\nbs=4k\nrw=randwrite\nnumjobs=2\nverify=crc32c\n",
+        &[("verified", 2 * 2 * per_clone(4096))],
+    );
+}
+
+/// Run job file `text` through fio and through dfsbench: each job of `jobs` moves the bytes
+/// given, in both.
+fn agree(text: &str, jobs: &[(&str, u64)]) {
+    let dir = tempfile::tempdir().unwrap();
+    let job = dir.path().join("agree.fio");
+    std::fs::write(&job, text).unwrap();
     let work = tempfile::tempdir().unwrap();
     let env = [("DIR", work.path().to_str().unwrap()), ("SIZE", "1MiB")];
 
@@ -239,24 +257,13 @@ fn fio_and_dfsbench_agree_on_a_job_file() {
     cmd.envs(env);
     let r = run_with(cmd, &target.uri(), &[job.to_str().unwrap()]);
     let result = expect_ok(&target, &[], r);
-    for (name, bs) in [
-        ("seq-write", 4096),
-        ("rand-read", 4096),
-        ("mixed", 8192),
-        ("clones", 4096),
-    ] {
+    for &(name, bytes) in jobs {
         let ours: u64 = measured(&result)
             .iter()
             .filter(|p| p["job_name"] == name)
             .map(|p| u(&p["bytes"]))
             .sum();
-        let workers = match name {
-            "mixed" => 1,
-            "clones" => 3,
-            _ => 2,
-        };
-        // 1MiB is 1,000,000 bytes to fio, of which whole blocks are moved.
-        assert_eq!(ours, workers * (1_000_000 / bs) * bs, "{name}");
+        assert_eq!(ours, bytes, "{name}");
         assert_eq!(
             ours,
             fio_bytes(name),

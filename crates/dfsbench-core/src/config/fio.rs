@@ -120,6 +120,8 @@ pub const KEYS: &[&str] = &[
     "gtod_reduce",
     "unified_rw_reporting",
     "loops",
+    "verify",
+    "do_verify",
 ];
 
 /// The most refused options one error names: a line, not a listing of a generated file.
@@ -185,6 +187,8 @@ fn read(name: &str, sections: &[Section], unit: &str) -> Result<WorkloadFile, Co
     // many sections is read in linear time.
     let mut defaults = Job::default();
     let mut jobs = 0;
+    // Whether the jobs so far verify (all alike).
+    let mut verified = None;
     for s in sections {
         if s.name == "global" {
             for o in &s.opts {
@@ -198,6 +202,24 @@ fn read(name: &str, sections: &[Section], unit: &str) -> Result<WorkloadFile, Co
             job.apply(o, &mut file, &mut refused);
         }
         let job = job.finish(s, &mut refused);
+        // dfsbench checks the data of the whole run or of none of it.
+        let verifies = job.verify.is_some();
+        match verified {
+            Some(earlier) if earlier != verifies => refused.push(Refused {
+                section: s.name.clone(),
+                line: job.verify.map_or(s.line, |o| o.line),
+                shown: job.verify.map_or_else(|| format!("[{}]", s.name), Opt::shown),
+                why: Some(format!(
+                    "{}, and an earlier job {}: dfsbench verifies the whole run or none of it",
+                    if verifies { "it verifies" } else { "it does not verify" },
+                    if earlier { "does" } else { "does not" }
+                )),
+            }),
+            _ => verified = Some(verifies),
+        }
+        if verifies {
+            file.run.verify = Some(true);
+        }
         if jobs > 0 && !job.stonewall {
             refused.push(Refused {
                 section: s.name.clone(),
@@ -306,6 +328,9 @@ struct Job<'a> {
     size: Option<&'a Opt>,
     /// `rate_iops` or `rate` (bytes/s), per clone, and the option that gave it.
     rate: Option<(Rate, &'a Opt)>,
+    /// `verify=` of a kind dfsbench keeps, and `do_verify` (fio's default: on).
+    verify: Option<&'a Opt>,
+    do_verify: bool,
 }
 
 /// fio's rate limits, per clone.
@@ -331,15 +356,40 @@ impl Default for Job<'_> {
             filename: None,
             size: None,
             rate: None,
+            verify: None,
+            do_verify: true,
         }
     }
 }
 
 /// A job read whole.
-struct ReadJob {
+struct ReadJob<'a> {
     spec: JobSpec,
     stonewall: bool,
+    /// Its `verify=` option, when it verifies.
+    verify: Option<&'a Opt>,
 }
+
+/// fio's checksum kinds (and `meta`): dfsbench's check of every byte against its own data
+/// finds whatever they find.
+const VERIFY_KINDS: &[&str] = &[
+    "md5",
+    "crc64",
+    "crc32c",
+    "crc32c-intel",
+    "crc32",
+    "crc16",
+    "crc7",
+    "xxhash",
+    "sha1",
+    "sha256",
+    "sha512",
+    "sha3-224",
+    "sha3-256",
+    "sha3-384",
+    "sha3-512",
+    "meta",
+];
 
 impl<'a> Job<'a> {
     /// Apply option `o`, or say in `refused` why it cannot be.
@@ -499,6 +549,18 @@ impl<'a> Job<'a> {
                 (None, _) => refuse(Some("give 0 or 1".into())),
             },
             // Each block once per pass is fio's random map and dfsbench's default.
+            ("verify", Some(kind)) => match kind {
+                "0" | "null" => self.verify = None,
+                k if VERIFY_KINDS.contains(&k) => self.verify = Some(o),
+                _ => refuse(Some(format!(
+                    "dfsbench checks every byte read against its own data, which keeps fio's checksum kinds ({}) and meta; not a pattern of yours",
+                    VERIFY_KINDS[..VERIFY_KINDS.len() - 1].join(", ")
+                ))),
+            },
+            ("do_verify", _) => match flag(v) {
+                Some(b) => self.do_verify = b,
+                None => refuse(Some("give 0 or 1".into())),
+            },
             ("loops", Some(n)) => match n.parse::<u64>() {
                 Ok(n) if n > 0 => self.spec.workloads.io.loops = Some(n),
                 _ => refuse(Some("give a number of passes, 1 or more".into())),
@@ -552,7 +614,7 @@ impl<'a> Job<'a> {
     }
 
     /// The job once all its options are applied: what holds only for options together.
-    fn finish(mut self, s: &Section, refused: &mut Vec<Refused>) -> ReadJob {
+    fn finish(mut self, s: &Section, refused: &mut Vec<Refused>) -> ReadJob<'a> {
         let mut refuse = |o: &Opt, why: &str| {
             refused.push(Refused {
                 section: o.section.clone(),
@@ -599,9 +661,17 @@ impl<'a> Job<'a> {
                 why: Some("no size: give size= (fio needs it for a regular file too)".into()),
             });
         }
+        // fio reads back what a write job wrote and checks it (do_verify, on by default),
+        // counting those reads as the job's reads: dfsbench's read after the write.
+        let io = &mut self.spec.workloads.io;
+        let writes_only = matches!(io.rw.as_deref(), Some("write" | "randwrite"));
+        if self.verify.is_some() && self.do_verify && writes_only && io.then.is_none() {
+            io.then = Some(vec!["read".into()]);
+        }
         ReadJob {
             spec: self.spec,
             stonewall: self.stonewall,
+            verify: self.verify,
         }
     }
 }
@@ -806,6 +876,35 @@ mod tests {
                 e(opt)
             );
         }
+    }
+
+    /// verify= of a checksum kind is dfsbench's check of every byte; a write job reads its
+    /// data back after writing, as fio's do_verify does (counted as reads in both).
+    #[test]
+    fn verify_keeps_fio_checksum_kinds() {
+        let f = parse("t.fio", "[w]\nsize=1m\nrw=randwrite\nverify=crc32c\n", no_vars).unwrap();
+        assert_eq!(f.run.verify, Some(true));
+        assert_eq!(f.jobs[0].workloads.io.then, Some(vec!["read".to_string()]));
+        validate(&f.run, &f.jobs).unwrap();
+        let quiet = parse("t.fio", "[w]\nsize=1m\nrw=write\nverify=md5\ndo_verify=0\n", no_vars).unwrap();
+        assert_eq!(
+            (quiet.run.verify, &quiet.jobs[0].workloads.io.then),
+            (Some(true), &None)
+        );
+        let none = parse("t.fio", "[r]\nsize=1m\nverify=0\n", no_vars).unwrap();
+        assert_eq!(none.run.verify, None);
+
+        let e = |t: &str| parse("t.fio", t, no_vars).unwrap_err().to_string();
+        let pattern = e("[w]\nsize=1m\nrw=write\nverify=pattern\n");
+        assert!(
+            pattern.contains("`verify=pattern` (") && pattern.contains("crc32c"),
+            "{pattern}"
+        );
+        let mixed = e("[a]\nsize=1m\nrw=write\nverify=md5\n[b]\nstonewall\nsize=1m\n");
+        assert!(
+            mixed.contains("[b] line 5 `[b]` (it does not verify, and an earlier job does"),
+            "{mixed}"
+        );
     }
 
     /// The options of a fio command line, read as a job: the globals before the first
