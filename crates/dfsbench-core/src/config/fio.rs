@@ -170,7 +170,9 @@ pub fn parse_args(args: &[Arg]) -> Result<WorkloadFile, ConfigError> {
         });
     }
     let mut file = read(COMMAND_LINE, &sections, "argument")?;
-    file.target.get_or_insert_with(|| ".".into());
+    // The working directory by name, so that the result says where the run was.
+    file.target
+        .get_or_insert_with(|| std::env::current_dir().map_or_else(|_| ".".into(), |d| d.display().to_string()));
     Ok(file)
 }
 
@@ -919,7 +921,8 @@ mod tests {
             arg(4, "size", Some("1m")),
         ])
         .unwrap();
-        assert_eq!(f.target.as_deref(), Some("."));
+        let here = std::env::current_dir().unwrap();
+        assert_eq!(f.target.as_deref(), Some(here.to_str().unwrap()));
         let job = &f.jobs[0];
         assert_eq!(job.settings.name.as_deref(), Some("one"));
         assert_eq!(
