@@ -176,12 +176,12 @@ impl Address {
     }
 }
 
-/// The group's secret, rank 0's choice.
-pub(crate) type Token = [u8; 16];
+/// The group's secret, rank 0's choice; sent big-endian, as its hex is written.
+pub(crate) type Token = u128;
 
 /// Say who this process is to the rank it connected to.
 pub(crate) fn write_hello(c: &mut Conn, token: &Token, rank: usize) -> Result<(), String> {
-    let mut hello = token.to_vec();
+    let mut hello = token.to_be_bytes().to_vec();
     hello.extend_from_slice(&(rank as u64).to_le_bytes());
     c.write_all(&hello).map_err(|e| e.to_string())
 }
@@ -195,28 +195,22 @@ pub(crate) fn read_hello(c: &mut Conn, token: &Token, deadline: Instant) -> Resu
     c.set_read_timeout(Some(left)).map_err(|e| e.to_string())?;
     let mut hello = [0u8; 24];
     c.read_exact(&mut hello).map_err(|e| e.to_string())?;
-    if hello[..16] != token[..] {
+    let (theirs, rank) = hello.split_at(16);
+    if theirs != token.to_be_bytes() {
         return Err("it did not give this run's token (not a process of this run)".into());
     }
     c.set_read_timeout(None).map_err(|e| e.to_string())?;
-    let mut rank = [0u8; 8];
-    rank.copy_from_slice(&hello[16..]);
-    Ok(u64::from_le_bytes(rank) as usize)
+    Ok(u64::from_le_bytes(rank.try_into().expect("8 bytes")) as usize)
 }
 
 pub(crate) fn token_hex(t: &Token) -> String {
-    t.iter().map(|b| format!("{b:02x}")).collect()
+    format!("{t:032x}")
 }
 
 pub(crate) fn token_from_hex(s: &str) -> Option<Token> {
-    if s.len() != 32 || !s.is_ascii() {
-        return None;
-    }
-    let mut t = [0u8; 16];
-    for (i, b) in t.iter_mut().enumerate() {
-        *b = u8::from_str_radix(&s[2 * i..2 * i + 2], 16).ok()?;
-    }
-    Some(t)
+    // from_str_radix takes a sign too: exactly 32 hex digits, as token_hex writes them.
+    let digits = s.len() == 32 && s.bytes().all(|b| b.is_ascii_hexdigit());
+    digits.then(|| u128::from_str_radix(s, 16).ok()).flatten()
 }
 
 /// This host's IPv4 addresses on interfaces that are up, loopback left out.
@@ -277,7 +271,7 @@ mod tests {
         let token: Token = rand::random();
         let deadline = Instant::now() + Duration::from_secs(10);
         let mut stranger = addr.connect(deadline).unwrap();
-        write_hello(&mut stranger, &[0; 16], 1).unwrap();
+        write_hello(&mut stranger, &0, 1).unwrap();
         let mut friend = addr.connect(deadline).unwrap();
         write_hello(&mut friend, &token, 3).unwrap();
         let mut seen = Vec::new();

@@ -207,6 +207,8 @@ pub(super) async fn run_io<C: Client>(
         blocks.saturating_mul(io.loops)
     };
     let mut order = BlockOrder::new(blocks, rw.random(), w.rng.next_u64());
+    // norandommap: each random offset drawn on its own, not from the pass's permutation.
+    let independent = io.norandommap && rw.random();
     // A hot set instead of every block once per pass (fio drops its random map too).
     let picker = io
         .random_distribution
@@ -282,7 +284,7 @@ pub(super) async fn run_io<C: Client>(
             let slot = free.pop().expect("a free slot when fewer than depth are in flight");
             let block = match &picker {
                 Some(p) => p.pick(&mut w.rng),
-                None if io.norandommap && rw.random() => w.rng.gen_range(0..blocks),
+                None if independent => w.rng.gen_range(0..blocks),
                 None => order.next(),
             };
             let offset = region + block * bs;
