@@ -10,7 +10,7 @@ use dfsbench_core::runner::Status;
 use dfsbench_core::session::{execute, new_run_id, Outcome};
 use dfsbench_core::workloads::SharedOptions;
 use dfsbench_report::{
-    cpu_table, endpoints_table, faults_table, notes, phases_csv, phases_table, rate_table, stall_lines,
+    cpu_table, endpoints_table, faults_table, groups_table, notes, phases_csv, phases_table, rate_table, stall_lines,
 };
 use dfsbench_result::files::read_bounded;
 use dfsbench_result::{format_ns, NullTests, RunResult};
@@ -195,6 +195,14 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
     let target = resolved.uri;
     let run_id = new_run_id();
     on_interrupt();
+    // Told before any process starts, by this one alone.
+    let ranks = a
+        .procs
+        .unwrap_or(1)
+        .max(dfsbench_core::cluster::launcher_size().unwrap_or(1));
+    if let Some(why) = dfsbench_core::runner::needs_one_process(&config).filter(|_| ranks > 1) {
+        return Err(Failure::usage(why));
+    }
     let mut group = crate::group::start(&crate::group::Placement {
         procs: a.procs,
         hosts: &a.hosts,
@@ -367,6 +375,7 @@ fn table_text(result: &RunResult) -> String {
     out += &phases_table(result);
     out += &notes(result);
     for t in [
+        groups_table(result),
         rate_table(result),
         cpu_table(result),
         endpoints_table(result),

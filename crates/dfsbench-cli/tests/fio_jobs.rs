@@ -12,7 +12,8 @@ use serde_json::Value;
 const EXAMPLES: &str = "/usr/share/doc/fio/examples";
 
 /// The examples dfsbench runs (README, "Coming from fio"); it refuses every other one.
-const RUNS: [&str; 9] = [
+const RUNS: [&str; 11] = [
+    "aio-read.fio",
     "fio-rand-RW.fio",
     "fio-rand-read.fio",
     "fio-rand-write.fio",
@@ -20,6 +21,7 @@ const RUNS: [&str; 9] = [
     "fio-seq-read.fio",
     "fio-seq-write.fio",
     "fsx.fio",
+    "iometer-file-access-server.fio",
     "ssd-test.fio",
     "tiobench-example.fio",
 ];
@@ -80,6 +82,12 @@ fn fio_examples_run_or_name_what_they_lack() {
                 .lines()
                 .filter(|l| l.starts_with('[') && !l.starts_with("[global]"));
             assert_eq!(jobs.len(), sections.count(), "{name}: a job per section");
+            // Jobs with no stonewall between them ran at the same time, as one group.
+            if jobs.len() > 1 && !text.contains("stonewall") {
+                assert!(jobs.iter().all(|j| j["group"] == jobs[0]["group"]), "{name}");
+                let groups = result["groups"].as_array().expect("a group total");
+                assert_eq!(groups[0]["jobs"].as_array().unwrap().len(), jobs.len(), "{name}");
+            }
             // The file's own settings arrive: its first rw and bs, its engine (fio's default
             // is psync); the size and runtime are the test's.
             let value = |key: &str| text.lines().find_map(|l| l.strip_prefix(key)).unwrap();
@@ -89,24 +97,36 @@ fn fio_examples_run_or_name_what_they_lack() {
                 other => other,
             };
             assert_eq!(jobs[0]["rw"], rw, "{name}");
+            // bs, or bssplit's sizes, whose largest is the buffers' size.
             let bs = text
                 .lines()
                 .find_map(|l| l.strip_prefix("bs=").or(l.strip_prefix("bsrange=")));
-            let kib: u64 = bs
-                .unwrap()
-                .split('-')
-                .next()
-                .unwrap()
-                .trim_end_matches(['k', 'K'])
-                .parse()
-                .unwrap();
+            let sizes = text.lines().find_map(|l| l.strip_prefix("bssplit=")).map(|split| {
+                split
+                    .split(':')
+                    .map(|part| part.split('/').next().unwrap().to_string())
+                    .collect::<Vec<_>>()
+            });
+            let kib = |size: &str| -> u64 {
+                match size.strip_suffix(['k', 'K']) {
+                    Some(k) => k.parse::<u64>().unwrap() << 10,
+                    None => size.parse().unwrap(),
+                }
+            };
+            let bs = match (&sizes, bs) {
+                (Some(sizes), _) => sizes.iter().map(|s| kib(s)).max().unwrap(),
+                (None, bs) => kib(bs.unwrap().split('-').next().unwrap()),
+            };
             let engine = if text.contains("ioengine=libaio") {
                 "libaio"
             } else {
                 "psync"
             };
             for job in jobs {
-                assert_eq!(u(&job["bs"]), kib << 10, "{name}");
+                assert_eq!(u(&job["bs"]), bs, "{name}");
+                if let Some(sizes) = &sizes {
+                    assert_eq!(job["bssplit"].as_array().unwrap().len(), sizes.len(), "{name}");
+                }
                 assert_eq!(
                     (u(&job["size"]), &job["duration"]),
                     (256 << 10, &Value::from(1.0)),
@@ -227,11 +247,48 @@ fn fio_and_dfsbench_agree_on_a_job_file() {
         "[verified]\ndirectory=${DIR}\nsize=${SIZE}\nbs=4k\nrw=randwrite\nnumjobs=2\nverify=crc32c\n",
         &[("verified", 2 * 2 * per_clone(4096))],
     );
+    // Two groups, three jobs: clones writing one shared file in bssplit's sizes beside a
+    // paced random reader, then a sequential reader alone once both ended (its stonewall).
+    let result = agree(
+        "[global]\ndirectory=${DIR}\nsize=${SIZE}\n\n\
+         [writers]\nrw=write\nfilename=shared\nnumjobs=2\nbssplit=4k/50:16k/30:64k/20\n\n\
+         [paced]\nrw=randread\nbs=4k\nrate_iops=500\n\n\
+         [reader]\nstonewall\nrw=read\nbs=64k\n",
+        &[
+            ("writers", 2 * per_clone(4096)),
+            ("paced", per_clone(4096)),
+            ("reader", per_clone(65536)),
+        ],
+    );
+    let phase = |job: &str| measured(&result).into_iter().find(|p| p["job_name"] == job).unwrap();
+    let span = |p: &Value| {
+        let start = p["start_s"].as_f64().unwrap() + p["ramp_s"].as_f64().unwrap();
+        (start, start + p["duration_s"].as_f64().unwrap())
+    };
+    let (writers, paced, reader) = (span(phase("writers")), span(phase("paced")), span(phase("reader")));
+    // The paced reader's 244 blocks at 500/s take about half a second: the writers started
+    // before it ended (they started together), and the reader after both.
+    assert!(writers.0 < paced.1, "writers {writers:?}, paced {paced:?}");
+    assert!(reader.0 >= writers.1.max(paced.1), "reader {reader:?}");
+    let groups = result["groups"].as_array().expect("a group total");
+    assert_eq!(groups.len(), 1);
+    assert_eq!(groups[0]["jobs"], serde_json::json!(["writers", "paced"]));
+    assert_eq!(u(&groups[0]["bytes"]), 3 * per_clone(4096));
+    let kinds: Vec<(&str, u64)> = groups[0]["by_kind"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| (k["op"].as_str().unwrap(), u(&k["bytes"])))
+        .collect();
+    assert_eq!(kinds, [("randread", per_clone(4096)), ("write", 2 * per_clone(4096))]);
+    // Its latencies are every operation of its jobs, merged.
+    let ops: u64 = ["writers", "paced"].iter().map(|j| u(&phase(j)["ops"])).sum();
+    assert_eq!(u(&groups[0]["latency"]["count"]), ops);
 }
 
 /// Run job file `text` through fio and through dfsbench: each job of `jobs` moves the bytes
-/// given, in both.
-fn agree(text: &str, jobs: &[(&str, u64)]) {
+/// given, in both. Returns dfsbench's result.
+fn agree(text: &str, jobs: &[(&str, u64)]) -> Value {
     let dir = tempfile::tempdir().unwrap();
     let job = dir.path().join("agree.fio");
     std::fs::write(&job, text).unwrap();
@@ -271,6 +328,7 @@ fn agree(text: &str, jobs: &[(&str, u64)]) {
             fio_bytes(name)
         );
     }
+    result
 }
 
 /// Command lines from common guides, with `fio` replaced by `dfsbench run`, run as fio's

@@ -710,6 +710,95 @@ workers = 3
     }
 }
 
+/// Jobs of one group run at the same time: a metadata storm beside a streaming writer, then
+/// a reader alone; the group's total adds its jobs up, and a start delay holds its job back.
+#[test]
+fn workload_file_groups_run_jobs_at_the_same_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("groups.toml");
+    std::fs::write(
+        &file,
+        r#"
+[[job]]
+name = "storm"
+group = "beside"
+workload = "meta"
+phases = ["create"]
+duration = "1s"
+workers = 2
+
+[[job]]
+name = "stream"
+group = "beside"
+workload = "io"
+rw = "write"
+size = "1m"
+bs = "64k"
+duration = "1s"
+workers = 1
+start_delay = "1s"
+
+[[job]]
+name = "after"
+workload = "io"
+rw = "read"
+size = "256k"
+workers = 1
+"#,
+    )
+    .unwrap();
+    for t in Target::both() {
+        let r = run_ok(&t, &[file.to_str().unwrap()]);
+        let span = |job: &str| {
+            let p = measured(&r).into_iter().find(|p| p["job_name"] == job).unwrap();
+            let start = f(&p["start_s"]) + f(&p["ramp_s"]);
+            (start, start + f(&p["duration_s"]), u(&p["ops"]))
+        };
+        let (storm, stream, after) = (span("storm"), span("stream"), span("after"));
+        // The stream waited a second after the group started, which was after the run did.
+        assert!(stream.0 >= 1.0, "{stream:?}");
+        // The storm began before the stream ended: together, not one after the other.
+        assert!(storm.0 < stream.1, "storm {storm:?}, stream {stream:?}");
+        assert!(after.0 >= storm.1.max(stream.1), "after {after:?}");
+        let groups = r["groups"].as_array().expect("a group total");
+        assert_eq!(groups.len(), 1);
+        let g = &groups[0];
+        assert_eq!(
+            (g["name"].as_str(), g["jobs"].clone()),
+            (Some("beside"), serde_json::json!(["storm", "stream"]))
+        );
+        assert_eq!(u(&g["ops"]), storm.2 + stream.2);
+        assert_eq!(u(&g["latency"]["count"]), storm.2 + stream.2);
+        let span_s = storm.1.max(stream.1) - storm.0.min(stream.0);
+        assert!((f(&g["duration_s"]) - span_s).abs() < 1e-6, "{g}");
+    }
+    // Jobs of a group run in one process, and are next to each other.
+    let t = Target::temp();
+    let procs = run(&t.uri(), &[file.to_str().unwrap(), "--procs", "2"]);
+    assert_eq!(procs.code, Some(2), "{}", procs.describe());
+    assert!(
+        procs.stderr.contains(
+            "jobs 'storm', 'stream' run at the same time (group 'beside'), which dfsbench does in one process only"
+        ),
+        "{}",
+        procs.stderr
+    );
+    let apart = dir.path().join("apart.toml");
+    let text = std::fs::read_to_string(&file)
+        .unwrap()
+        .replace("group = \"beside\"\nworkload = \"io\"", "workload = \"io\"");
+    std::fs::write(&apart, format!("{text}group = \"beside\"\n")).unwrap();
+    let r = run(&t.uri(), &[apart.to_str().unwrap()]);
+    assert_eq!(r.code, Some(2), "{}", r.describe());
+    assert_eq!(r.stderr_lines().len(), 1, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("jobs 'storm' and 'after' are in group 'beside' but job 'stream' is between them"),
+        "{}",
+        r.stderr
+    );
+}
+
 /// `--files` caps a time-based create phase, as mdtest's `-I` does with `-W`: 200 files per
 /// worker and no more, however much time is left; without `--files` creates go on until the
 /// time is up.

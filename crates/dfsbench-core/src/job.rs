@@ -34,6 +34,12 @@ pub struct Job {
     /// End time-based phases early once throughput is steady.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub until_stable: Option<Stable>,
+    /// Jobs with the same group run at the same time (see `JobSettings::group`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
+    /// How long after its group's start the job starts.
+    #[serde(with = "secs", skip_serializing_if = "Duration::is_zero")]
+    pub start_delay: Duration,
     #[serde(flatten)]
     pub workload: Workload,
 }

@@ -363,6 +363,7 @@ impl Document<'_> {
             config_hash,
             null_tests: self.null_tests.clone(),
             cluster: self.cluster.clone().map(|c| result::Cluster { lost, ..c }),
+            groups: group_totals(self.config, &phases),
             phases,
             faults: faults.unwrap_or_default(),
             events: record.as_ref().map(|r| r.events.clone()).unwrap_or_default(),
@@ -374,6 +375,18 @@ impl Document<'_> {
             warnings,
         }
     }
+}
+
+/// The total of every group of jobs that ran at the same time.
+fn group_totals(config: &RunConfig, phases: &[PhaseResult]) -> Vec<result::GroupTotal> {
+    let groups = config.stages().into_iter().filter(|s| s.len() > 1);
+    groups
+        .filter_map(|s| {
+            let jobs: Vec<(usize, String)> = s.clone().map(|i| (i, config.jobs[i].name.clone())).collect();
+            let name = config.jobs[s.start].group.as_deref().unwrap_or_default();
+            result::group_total(name, &jobs, phases)
+        })
+        .collect()
 }
 
 /// Remove the run directory unless `--keep`, once nobody works in it; warnings on failure.

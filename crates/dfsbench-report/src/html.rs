@@ -384,6 +384,7 @@ pub fn render(runs: &[Run], page: &Page) -> Result<String, RenderError> {
                     }
                     (NL)
                 }
+                (html_tables::groups(runs))
                 (html_tables::endpoints(runs))
                 (html_tables::errors(runs))
                 footer {

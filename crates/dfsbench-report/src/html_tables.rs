@@ -198,6 +198,58 @@ pub(crate) fn marks_section(runs: &[Run]) -> Markup {
     }
 }
 
+/// Jobs that ran at the same time: each group's total and its kinds of operation; empty when
+/// every job ran alone.
+pub(crate) fn groups(runs: &[Run]) -> Markup {
+    if runs.iter().all(|r| r.result.groups.is_empty()) {
+        return html! {};
+    }
+    html! {
+        h2 #groups { "Jobs at the same time" }
+        p.note { "Each group's jobs started together; its rates are over its span, from the first measured start to the last end, and its latencies are every operation of its jobs, merged exactly." }
+        table.groups {
+            thead {
+                tr {
+                    th.l { "run" } th.l { "jobs / operation" } th { "span" } th { "ops" } th { "ops/s" }
+                    th { "MiB/s" } th { "p50" } th { "p99" } th { "max" } th { "errors" }
+                }
+            }
+            tbody {
+                @for r in runs {
+                    @for g in &r.result.groups {
+                        tr {
+                            td.l { (swatch(r)) (r.label) }
+                            td.l { (g.jobs.join(" + ")) }
+                            td { (format!("{:.2} s", g.duration_s)) }
+                            td { (g.ops) }
+                            td { (fmt::rate(g.ops_per_sec)) }
+                            td { (format!("{:.1}", g.bytes_per_sec / 1048576.0)) }
+                            td { (lines::lat(&g.latency, g.latency.p50_ns, "–")) }
+                            td { (lines::lat(&g.latency, g.latency.p99_ns, "–")) }
+                            td { (lines::lat(&g.latency, g.latency.max_ns, "–")) }
+                            td { (g.errors) }
+                        }
+                        @for k in &g.by_kind {
+                            tr {
+                                td.l {}
+                                td.l style="padding-left:1.5em" { (k.op) }
+                                td {}
+                                td { (k.ops) }
+                                td { (fmt::rate(k.ops_per_sec)) }
+                                td { (format!("{:.1}", k.bytes_per_sec / 1048576.0)) }
+                                td { (lines::lat(&k.latency, k.latency.p50_ns, "–")) }
+                                td { (lines::lat(&k.latency, k.latency.p99_ns, "–")) }
+                                td { (lines::lat(&k.latency, k.latency.max_ns, "–")) }
+                                td {}
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// Requested against achieved rate and response time of every paced phase.
 pub(crate) fn rate_steps(runs: &[Run]) -> Markup {
     html! {

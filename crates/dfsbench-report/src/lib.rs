@@ -36,5 +36,5 @@ pub use dfsbench_result::units as fmt;
 pub use dfsbench_result::units::rate_si;
 pub use faults::{faults_table, stall_lines};
 pub use flags::notes;
-pub use run_table::{cpu_table, endpoints_table, phases_table, rate_table};
+pub use run_table::{cpu_table, endpoints_table, groups_table, phases_table, rate_table};
 pub use table::{left, right, Column, Table};

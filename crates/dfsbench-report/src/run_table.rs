@@ -72,6 +72,55 @@ pub fn phases_table(result: &RunResult) -> String {
     t.text()
 }
 
+/// Jobs that ran at the same time: each group's total over its span, and a line per kind of
+/// operation (fio's group report); None when every job ran alone.
+pub fn groups_table(result: &RunResult) -> Option<String> {
+    let mut t = Table::new(vec![
+        left("jobs at the same time"),
+        right("span"),
+        right("ops"),
+        right("ops/s"),
+        right("MiB/s"),
+        right("p50"),
+        right("p99"),
+        right("p99.9"),
+        right("max"),
+        right("errors"),
+    ]);
+    let lat = |l: &Latency, v: u64| if l.count == 0 { "-".to_string() } else { format_ns(v) };
+    for g in &result.groups {
+        let l = &g.latency;
+        t.push(vec![
+            g.jobs.join(" + "),
+            format!("{:.2} s", g.duration_s),
+            g.ops.to_string(),
+            rate_si(g.ops_per_sec),
+            mib(g.bytes_per_sec),
+            lat(l, l.p50_ns),
+            lat(l, l.p99_ns),
+            lat(l, l.p99_9_ns),
+            lat(l, l.max_ns),
+            g.errors.to_string(),
+        ]);
+        for k in &g.by_kind {
+            let l = &k.latency;
+            t.push(vec![
+                format!("  {}", k.op),
+                String::new(),
+                k.ops.to_string(),
+                rate_si(k.ops_per_sec),
+                mib(k.bytes_per_sec),
+                lat(l, l.p50_ns),
+                lat(l, l.p99_ns),
+                lat(l, l.p99_9_ns),
+                lat(l, l.max_ns),
+                String::new(),
+            ]);
+        }
+    }
+    (!t.is_empty()).then(|| t.text())
+}
+
 /// Open-loop phases: requested against achieved rate and the response time from the intended
 /// start (the curve of a --rate-steps sweep); None when no phase ran at a rate.
 pub fn rate_table(result: &RunResult) -> Option<String> {

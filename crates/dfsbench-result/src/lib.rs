@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 mod breakdown;
 pub mod faults;
 pub mod files;
+mod groups;
 pub mod histogram;
 mod marks;
 mod measures;
@@ -19,6 +20,7 @@ mod origin;
 pub mod units;
 
 pub use breakdown::{Gather, NodeSummary, ProcessSummary, WorkerSummary};
+pub use groups::{group_total, GroupKind, GroupTotal};
 
 pub use marks::{cache_suspects, validity_reasons, LINK_MARGIN};
 pub use measures::{
@@ -61,6 +63,9 @@ pub struct RunResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cluster: Option<Cluster>,
     pub phases: Vec<PhaseResult>,
+    /// Jobs that ran at the same time, each group's total (its jobs' phases are in `phases`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<GroupTotal>,
     /// What happened on the run's timeline besides the workload: fault commands and recovery
     /// probes, in time order (seconds after the run started, the clock of `start_s`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

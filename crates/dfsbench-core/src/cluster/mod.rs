@@ -192,6 +192,18 @@ impl Group {
         }
     }
 
+    /// What makes a group of this process alone, on this group's clock (on any thread): the
+    /// collective steps of a job that runs beside others in one process.
+    pub(crate) fn alone(&self) -> impl FnOnce() -> Group + Send {
+        let (member, origin, timeout) = (self.members[self.rank].clone(), self.origin, self.timeout);
+        move || Group {
+            members: vec![member],
+            origin,
+            timeout,
+            ..Group::solo()
+        }
+    }
+
     /// Join the ranks of `transport`: learn who they are and align the clocks on rank 0's.
     pub fn join(mut transport: Box<dyn Transport>, timeout: Duration) -> Result<Group, JoinError> {
         match handshake(transport.as_mut(), timeout) {

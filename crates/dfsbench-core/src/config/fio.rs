@@ -7,15 +7,16 @@
 //! comments, an option without `=` is a flag, `${VAR}` takes the environment's value (an unset
 //! one is an error here; `${VAR:-default}` as in workload files), sizes follow fio's
 //! `kb_base=1024` (`4k` = 4096, `1KiB` = 1000), times are seconds without a unit, the default
-//! engine is psync, and jobs run at the same time unless `stonewall` separates them: dfsbench
-//! runs jobs one after another, so each job after the first needs it.
+//! engine is psync, and jobs run at the same time unless `stonewall` separates them (a group
+//! of jobs for dfsbench: see `JobSettings::group`). `kb_base=1000` makes `k` 1000 and `KiB`
+//! 1024 in the options after it.
 
 use crate::dist::Access;
 use crate::error::ConfigError;
 use crate::units::parse_duration;
 
 use super::{vars, JobSpec, RunSpec, WorkloadFile};
-use values::{bytes_pair, bytes_range, flag, one_rate, percentage, size_bytes};
+use values::{bssplit, bytes_pair, bytes_range, flag, one_rate, percentage, size_bytes};
 
 mod values;
 
@@ -122,6 +123,11 @@ pub const KEYS: &[&str] = &[
     "loops",
     "verify",
     "do_verify",
+    "kb_base",
+    "startdelay",
+    "offset",
+    "offset_increment",
+    "bssplit",
 ];
 
 /// The most refused options one error names: a line, not a listing of a generated file.
@@ -191,6 +197,8 @@ fn read(name: &str, sections: &[Section], unit: &str) -> Result<WorkloadFile, Co
     let mut jobs = 0;
     // Whether the jobs so far verify (all alike).
     let mut verified = None;
+    // The jobs between stonewalls, by index.
+    let mut groups: Vec<Vec<usize>> = Vec::new();
     for s in sections {
         if s.name == "global" {
             for o in &s.opts {
@@ -222,17 +230,15 @@ fn read(name: &str, sections: &[Section], unit: &str) -> Result<WorkloadFile, Co
         if verifies {
             file.run.verify = Some(true);
         }
-        if jobs > 0 && !job.stonewall {
-            refused.push(Refused {
-                section: s.name.clone(),
-                line: s.line,
-                shown: format!("[{}]", s.name),
-                why: Some("fio runs it at the same time as the job before; dfsbench runs jobs one after another: add stonewall".into()),
-            });
+        // fio starts a job at the same time as the ones before it, back to the last stonewall.
+        if jobs == 0 || job.stonewall {
+            groups.push(Vec::new());
         }
+        groups.last_mut().expect("a group per job").push(file.jobs.len());
         jobs += 1;
         file.jobs.push(job.spec);
     }
+    name_groups(&mut file.jobs, &groups);
     if !refused.is_empty() {
         // A [global] option a job's own check refuses (time_based without runtime) is named
         // once, not once per job that inherits it.
@@ -265,6 +271,25 @@ fn read(name: &str, sections: &[Section], unit: &str) -> Result<WorkloadFile, Co
         ));
     }
     Ok(file)
+}
+
+/// Jobs that run at the same time get a group, named after the first of them (with a number
+/// when an earlier group has that name): `stages` runs them together.
+fn name_groups(jobs: &mut [JobSpec], groups: &[Vec<usize>]) {
+    let mut taken: Vec<String> = Vec::new();
+    for members in groups.iter().filter(|g| g.len() > 1) {
+        let first = jobs[members[0]].settings.name.clone().unwrap_or_default();
+        let mut name = first.clone();
+        let mut n = 1;
+        while taken.contains(&name) {
+            n += 1;
+            name = format!("{first} {n}");
+        }
+        for &j in members {
+            jobs[j].settings.group = Some(name.clone());
+        }
+        taken.push(name);
+    }
 }
 
 /// The file's sections with comments stripped and variables expanded; an error is the line
@@ -333,6 +358,10 @@ struct Job<'a> {
     /// `verify=` of a kind dfsbench keeps, and `do_verify` (fio's default: on).
     verify: Option<&'a Opt>,
     do_verify: bool,
+    /// What `k` means in sizes: 1024 (fio's default) or 1000.
+    kb_base: u64,
+    /// bssplit gives the block sizes: bs is then fio's default, not one to keep.
+    bssplit: bool,
 }
 
 /// fio's rate limits, per clone.
@@ -360,6 +389,8 @@ impl Default for Job<'_> {
             rate: None,
             verify: None,
             do_verify: true,
+            kb_base: 1024,
+            bssplit: false,
         }
     }
 }
@@ -419,15 +450,15 @@ impl<'a> Job<'a> {
                     "dfsbench has read, write, randread, randwrite, rw and randrw, without modifiers".into(),
                 )),
             },
-            ("bs" | "blocksize", Some(bs)) => match bytes_pair(bs) {
+            ("bs" | "blocksize", Some(bs)) => match bytes_pair(bs, self.kb_base) {
                 Ok(b) => self.spec.shared.bs = Some(b.to_string()),
                 Err(why) => refuse(Some(why)),
             },
-            ("bsrange" | "blocksize_range", Some(r)) => match bytes_range(r) {
+            ("bsrange" | "blocksize_range", Some(r)) => match bytes_range(r, self.kb_base) {
                 Ok(b) => self.spec.shared.bs = Some(b.to_string()),
                 Err(why) => refuse(Some(why)),
             },
-            ("size", Some(t)) => match size_bytes(t) {
+            ("size", Some(t)) => match size_bytes(t, self.kb_base) {
                 Ok(b) => {
                     self.spec.workloads.io.size = Some(b.to_string());
                     self.size = Some(o);
@@ -509,7 +540,7 @@ impl<'a> Job<'a> {
                 None => refuse(Some("give a percentage, 0-100".into())),
             },
             ("buffer_compress_chunk", Some(c)) => {
-                if size_bytes(c) != Ok(512) {
+                if size_bytes(c, self.kb_base) != Ok(512) {
                     refuse(Some("dfsbench makes data compressible in segments of 512 bytes, fio's default chunk: give 512 or leave it out".into()));
                 }
             }
@@ -594,7 +625,7 @@ impl<'a> Job<'a> {
                 Some(iops) => self.rate = Some((Rate::Iops(iops), o)),
                 None => refuse(Some("give one operations-per-second figure for reads and writes alike".into())),
             },
-            ("rate", Some(r)) => match one_rate(r).map(size_bytes) {
+            ("rate", Some(r)) => match one_rate(r).map(|r| size_bytes(r, self.kb_base)) {
                 Some(Ok(b)) if b > 0 => self.rate = Some((Rate::BytesPerSec(b), o)),
                 _ => refuse(Some("give one bytes-per-second figure for reads and writes alike, such as 10m".into())),
             },
@@ -611,6 +642,29 @@ impl<'a> Job<'a> {
                     refuse(Some("give 0 or 1".into()));
                 }
             }
+            ("kb_base", Some(b)) => match b {
+                "1024" => self.kb_base = 1024,
+                "1000" => self.kb_base = 1000,
+                _ => refuse(Some("fio's kb_base is 1024 or 1000".into())),
+            },
+            ("startdelay", Some(t)) => match parse_duration(t) {
+                Ok(_) => self.spec.settings.start_delay = Some(t.to_string()),
+                Err(_) if t.contains('-') => refuse(Some("a random delay from a range: give one time".into())),
+                Err(e) => refuse(Some(e)),
+            },
+            ("offset" | "offset_increment", Some(t)) => match size_bytes(t, self.kb_base) {
+                Ok(b) if o.key == "offset" => self.spec.workloads.io.offset = Some(b.to_string()),
+                Ok(b) => self.spec.workloads.io.offset_increment = Some(b.to_string()),
+                Err(_) if t.ends_with('%') => refuse(Some("a share of the file: give a byte count".into())),
+                Err(why) => refuse(Some(why)),
+            },
+            ("bssplit", Some(t)) => match bssplit(t, self.kb_base) {
+                Ok(split) => {
+                    self.spec.workloads.io.bssplit = Some(split);
+                    self.bssplit = true;
+                }
+                Err(why) => refuse(Some(why)),
+            },
             _ => refuse(None),
         }
     }
@@ -636,6 +690,10 @@ impl<'a> Job<'a> {
         if self.filename.is_some() && self.workers > 1 {
             self.spec.workloads.io.same_file = Some(true);
         }
+        // bssplit's sizes replace bs, which fio then ignores.
+        if self.bssplit {
+            self.spec.shared.bs = None;
+        }
         // fio paces each clone; dfsbench's rate is the job's total, split over its workers.
         if let Some((rate, o)) = self.rate {
             let bs = self
@@ -647,11 +705,12 @@ impl<'a> Job<'a> {
                 .unwrap_or(4096);
             let per_clone = match rate {
                 Rate::Iops(iops) => iops,
-                Rate::BytesPerSec(b) if b >= bs => b as f64 / bs as f64,
-                Rate::BytesPerSec(_) => {
-                    refuse(o, "less than one block a second: give a rate of at least bs bytes");
+                Rate::BytesPerSec(_) if self.bssplit => {
+                    refuse(o, "bytes per second over blocks of several sizes: give rate_iops");
                     0.0
                 }
+                // Under a block a second is a block every so many seconds, as fio paces it.
+                Rate::BytesPerSec(b) => b as f64 / bs as f64,
             };
             self.spec.settings.rate = Some(per_clone * self.workers as f64);
         }
@@ -679,310 +738,4 @@ impl<'a> Job<'a> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Every key of [`KEYS`] is one the reader knows, whatever its value: refused, if at all,
-    /// for its value (with a reason), never as an unknown option; and another key is.
-    #[test]
-    fn the_known_keys_are_the_ones_read() {
-        let known = |key: &str, value: &str| {
-            let o = Opt {
-                section: "j".into(),
-                key: key.into(),
-                value: Some(value.into()),
-                line: 1,
-            };
-            let mut refused = Vec::new();
-            Job::default().apply(&o, &mut WorkloadFile::default(), &mut refused);
-            refused.iter().all(|r| r.why.is_some())
-        };
-        for key in KEYS {
-            for value in ["1", "read", "4k", "x:y"] {
-                assert!(known(key, value), "{key}={value}");
-            }
-        }
-        assert!(!known("verify_fatal", "1"));
-    }
-    use crate::config::validate;
-
-    fn no_vars(_: &str) -> Option<String> {
-        None
-    }
-
-    #[test]
-    fn sizes_as_fio_reads_them() {
-        assert_eq!(size_bytes("4k").unwrap(), 4096);
-        assert_eq!(size_bytes("4K").unwrap(), 4096);
-        assert_eq!(size_bytes("4KB").unwrap(), 4096);
-        assert_eq!(size_bytes("1MiB").unwrap(), 1_000_000);
-        assert_eq!(size_bytes("10G").unwrap(), 10 << 30);
-        assert_eq!(size_bytes("524288").unwrap(), 524288);
-        assert_eq!(size_bytes("2pb").unwrap(), 2 << 50);
-        assert!(size_bytes("50%").is_err());
-        assert!(size_bytes("1x").is_err());
-        // Suffixes are read by characters: a multi-byte one is refused, not sliced.
-        for odd in ["4ý", "4kÿ", "ý", "4\u{1F600}b"] {
-            assert!(size_bytes(odd).unwrap_err().contains(odd), "{odd}");
-        }
-    }
-
-    #[test]
-    fn global_and_jobs_become_io_jobs() {
-        let text = "; a comment\n[global]\nbs=4K\nsize=${SIZE}\nioengine=libaio\nstonewall\n\n[w]\nrw=write\nnumjobs=2 # two\n[r]\nrw=randread\niodepth=16\n";
-        let vars = |n: &str| (n == "SIZE").then(|| "1m".to_string());
-        let f = parse("t.fio", text, vars).unwrap();
-        assert_eq!(f.jobs.len(), 2);
-        let (w, r) = (&f.jobs[0], &f.jobs[1]);
-        assert_eq!(w.settings.name.as_deref(), Some("w"));
-        assert_eq!(w.settings.workers, Some(2));
-        assert_eq!(w.shared.bs.as_deref(), Some("4096"));
-        assert_eq!(w.workloads.io.size.as_deref(), Some("1048576"));
-        assert_eq!(r.workloads.io.rw.as_deref(), Some("randread"));
-        assert_eq!(r.workloads.io.ioengine.as_deref(), Some("libaio"));
-        assert_eq!(r.workloads.io.iodepth, Some(16));
-        validate(&f.run, &f.jobs).unwrap();
-    }
-
-    /// fio's cached-read setup: pre_read with invalidate off runs; pre_read alone is refused at
-    /// validation, where the message says to turn invalidation off.
-    #[test]
-    fn pre_read_needs_invalidate_off() {
-        let cached = parse(
-            "t.fio",
-            "[r]\nrw=randread\nsize=1m\npre_read=1\ninvalidate=0\n",
-            no_vars,
-        )
-        .unwrap();
-        assert_eq!(cached.jobs[0].workloads.io.pre_read, Some(true));
-        assert_eq!(cached.run.invalidate, Some(false));
-        validate(&cached.run, &cached.jobs).unwrap();
-        let alone = parse("t.fio", "[r]\nrw=randread\nsize=1m\npre_read=1\n", no_vars).unwrap();
-        let e = validate(&alone.run, &alone.jobs).unwrap_err().to_string();
-        assert!(e.contains("pre_read") && e.contains("invalidate"), "{e}");
-    }
-
-    #[test]
-    fn every_unsupported_option_is_named_with_its_line() {
-        let text = "[global]\nsize=1m\nstartdelay=3\n[a]\nrw=trim\n[b]\nbssplit=4k/50:8k/50\n";
-        let e = parse("t.fio", text, no_vars).unwrap_err().to_string();
-        assert!(e.starts_with("t.fio: fio options dfsbench cannot run:"), "{e}");
-        for part in [
-            "[global] line 3 `startdelay=3`",
-            "[a] line 5 `rw=trim`",
-            "[b] line 7 `bssplit=4k/50:8k/50`",
-            "[b] line 6 `[b]`",
-        ] {
-            assert!(e.contains(part), "{part} in {e}");
-        }
-        assert!(!e.contains('\n'));
-    }
-
-    #[test]
-    fn fio_semantics_dfsbench_lacks_are_refused() {
-        let e = |t: &str| parse("t.fio", t, no_vars).unwrap_err().to_string();
-        let capped = parse("t.fio", "[a]\nsize=1m\nruntime=10\n", no_vars).unwrap();
-        assert_eq!(capped.jobs[0].settings.time_based, Some(false));
-        // numjobs clones of a named file share it, each over all of it.
-        let clones = parse("t.fio", "[a]\nsize=1m\nfilename=f\nnumjobs=4\n", no_vars).unwrap();
-        assert_eq!(clones.jobs[0].workloads.io.same_file, Some(true));
-        validate(&clones.run, &clones.jobs).unwrap();
-        assert!(e("[a]\nrw=read\n").contains("no size"));
-        assert!(e("[a]\nsize=${NOPE}\n").contains("variable NOPE is not set"));
-        assert!(e("size=1m\n").contains("outside a section"));
-    }
-
-    /// fio's data and access options become dfsbench's; what dfsbench cannot write is refused.
-    #[test]
-    fn data_and_access_options() {
-        let text = "[global]\nsize=1m\nrw=randwrite\nstonewall\n[a]\nbuffer_compress_percentage=60\nbuffer_compress_chunk=512\ndedupe_percentage=20\nrandom_distribution=zipf:1.2\n[b]\nrefill_buffers\n[c]\nscramble_buffers=0\n[d]\ndedupe_percentage=30\nrefill_buffers=1\n";
-        let f = parse("t.fio", text, no_vars).unwrap();
-        let (a, b, c, d) = (&f.jobs[0], &f.jobs[1], &f.jobs[2], &f.jobs[3]);
-        assert_eq!(a.shared.compress_percentage, Some(60));
-        assert_eq!(a.shared.dedupe_percentage, Some(20));
-        assert_eq!(a.shared.random_distribution.as_deref(), Some("zipf:1.2"));
-        // refill_buffers: every block generated anew, none a copy.
-        assert_eq!(b.shared.dedupe_percentage, Some(0));
-        assert_eq!(b.shared.compress_percentage, None);
-        // scramble_buffers=0 is dfsbench's default data.
-        assert_eq!((c.shared.compress_percentage, c.shared.dedupe_percentage), (None, None));
-        // refill_buffers keeps a dedupe percentage the job gave.
-        assert_eq!(d.shared.dedupe_percentage, Some(30));
-        validate(&f.run, &f.jobs).unwrap();
-
-        let e = |t: &str| {
-            parse("t.fio", &format!("[a]\nsize=1m\n{t}\n"), no_vars)
-                .unwrap_err()
-                .to_string()
-        };
-        assert!(
-            e("scramble_buffers=1").contains("does not scramble"),
-            "{}",
-            e("scramble_buffers=1")
-        );
-        assert!(e("buffer_compress_percentage=101").contains("0-100"));
-        assert!(e("dedupe_percentage=x").contains("0-100"));
-        assert!(e("buffer_compress_chunk=4k").contains("segments of 512 bytes"));
-        let zoned = e("random_distribution=zoned:50/5:50/95");
-        assert!(
-            zoned.contains("[a] line 3 `random_distribution=zoned:50/5:50/95`") && zoned.contains("zipf:THETA"),
-            "{zoned}"
-        );
-    }
-
-    /// Pacing, syncs, seeds, passes and the random map as fio means them.
-    #[test]
-    fn rates_syncs_seeds_and_passes() {
-        let text = "[global]\nsize=1m\nbs=8k\n[a]\nrw=randwrite\nnumjobs=2\nrate_iops=50\nrate_process=poisson\nfdatasync=4\nnorandommap\n\
-                    [b]\nstonewall\nrw=write\nrate=80k,80k\nfsync=1\nloops=3\nrandseed=42\n";
-        let f = parse("t.fio", text, no_vars).unwrap();
-        let (a, b) = (&f.jobs[0], &f.jobs[1]);
-        // fio paces each clone: dfsbench's rate is the job's.
-        assert_eq!(
-            (a.settings.rate, a.settings.arrival.as_deref()),
-            (Some(100.0), Some("poisson"))
-        );
-        assert_eq!(
-            (a.workloads.io.fdatasync_every, a.workloads.io.norandommap),
-            (Some(4), Some(true))
-        );
-        // 80k bytes a second in 8k blocks.
-        assert_eq!(b.settings.rate, Some(10.0));
-        assert_eq!((b.workloads.io.fsync_every, b.workloads.io.loops), (Some(1), Some(3)));
-        assert_eq!(f.run.seed, Some(42));
-        validate(&f.run, &f.jobs).unwrap();
-        // randrepeat=0: a seed of its own, not the fixed default.
-        let fresh = |_| {
-            parse("t.fio", "[a]\nsize=1m\nrandrepeat=0\n", no_vars)
-                .unwrap()
-                .run
-                .seed
-        };
-        assert!(fresh(0).is_some() && fresh(0) != fresh(1));
-
-        let e = |t: &str| {
-            parse("t.fio", &format!("[a]\nsize=1m\n{t}\n"), no_vars)
-                .unwrap_err()
-                .to_string()
-        };
-        for (opt, says) in [
-            ("rate=1m,500k", "one bytes-per-second figure"),
-            ("rate_iops=,50", "one operations-per-second figure"),
-            ("rate=100", "less than one block a second"),
-            ("rate_process=step", "linear or poisson"),
-            ("loops=0", "1 or more"),
-        ] {
-            assert!(
-                e(opt).contains(&format!("`{opt}` (")) && e(opt).contains(says),
-                "{opt}: {}",
-                e(opt)
-            );
-        }
-    }
-
-    /// verify= of a checksum kind is dfsbench's check of every byte; a write job reads its
-    /// data back after writing, as fio's do_verify does (counted as reads in both).
-    #[test]
-    fn verify_keeps_fio_checksum_kinds() {
-        let f = parse("t.fio", "[w]\nsize=1m\nrw=randwrite\nverify=crc32c\n", no_vars).unwrap();
-        assert_eq!(f.run.verify, Some(true));
-        assert_eq!(f.jobs[0].workloads.io.then, Some(vec!["read".to_string()]));
-        validate(&f.run, &f.jobs).unwrap();
-        let quiet = parse("t.fio", "[w]\nsize=1m\nrw=write\nverify=md5\ndo_verify=0\n", no_vars).unwrap();
-        assert_eq!(
-            (quiet.run.verify, &quiet.jobs[0].workloads.io.then),
-            (Some(true), &None)
-        );
-        let none = parse("t.fio", "[r]\nsize=1m\nverify=0\n", no_vars).unwrap();
-        assert_eq!(none.run.verify, None);
-
-        let e = |t: &str| parse("t.fio", t, no_vars).unwrap_err().to_string();
-        let pattern = e("[w]\nsize=1m\nrw=write\nverify=pattern\n");
-        assert!(
-            pattern.contains("`verify=pattern` (") && pattern.contains("crc32c"),
-            "{pattern}"
-        );
-        let mixed = e("[a]\nsize=1m\nrw=write\nverify=md5\n[b]\nstonewall\nsize=1m\n");
-        assert!(
-            mixed.contains("[b] line 5 `[b]` (it does not verify, and an earlier job does"),
-            "{mixed}"
-        );
-    }
-
-    /// The options of a fio command line, read as a job: the globals before the first
-    /// `--name`, a job per `--name`, positions named as arguments, the working directory.
-    #[test]
-    fn a_command_line_is_read_as_fio_reads_it() {
-        let arg = |at: usize, k: &str, v: Option<&str>| (at, k.to_string(), v.map(str::to_string));
-        let f = parse_args(&[
-            arg(1, "bs", Some("8k")),
-            arg(2, "name", Some("one")),
-            arg(3, "rw", Some("randread")),
-            arg(4, "size", Some("1m")),
-        ])
-        .unwrap();
-        let here = std::env::current_dir().unwrap();
-        assert_eq!(f.target.as_deref(), Some(here.to_str().unwrap()));
-        let job = &f.jobs[0];
-        assert_eq!(job.settings.name.as_deref(), Some("one"));
-        assert_eq!(
-            (job.shared.bs.as_deref(), job.workloads.io.rw.as_deref()),
-            (Some("8192"), Some("randread"))
-        );
-        let e = parse_args(&[
-            arg(1, "name", Some("x")),
-            arg(2, "size", Some("1m")),
-            arg(3, "exitall", None),
-        ])
-        .unwrap_err()
-        .to_string();
-        assert!(
-            e.starts_with("the fio command line: ") && e.contains("[x] argument 3 `exitall`"),
-            "{e}"
-        );
-    }
-
-    /// [global] options are applied once, not again for every job after them: a file of 100,000
-    /// sections is read in linear time (50,000 took 52 s), and each option refused once.
-    #[test]
-    fn many_sections_read_in_linear_time() {
-        let text = format!("[global]\nsize=1m\n{}", "[j]\nstonewall\n".repeat(100_000));
-        let f = parse("t.fio", &text, no_vars).unwrap();
-        assert_eq!(f.jobs.len(), 100_000);
-        assert_eq!(f.jobs[99_999].workloads.io.size.as_deref(), Some("1048576"));
-        let text = "[global]\nfoo=1\n[j]\nsize=1m\nstonewall\n".repeat(50_000);
-        let e = parse("t.fio", &text, no_vars).unwrap_err().to_string();
-        // Each refused once: the first 50 named, then how many more.
-        assert_eq!(e.matches("`foo=1`").count(), 50);
-        assert!(
-            e.ends_with(", and 49950 more; remove or change them (README: Coming from fio)"),
-            "{e}"
-        );
-    }
-
-    /// Values are read by characters, and expanded within the size a workload file may have.
-    #[test]
-    fn odd_and_huge_values() {
-        let e = parse("t.fio", "[a]\nsize=4\u{fd}\n", no_vars).unwrap_err().to_string();
-        assert!(
-            e.contains("[a] line 2 `size=4\u{fd}`") && e.contains("no byte count"),
-            "{e}"
-        );
-        let big = "x".repeat(10_000);
-        let vars = |n: &str| (n == "BIG").then(|| big.clone());
-        let text = format!("[a]\nsize=1m\n{}", "description=${BIG}\n".repeat(200));
-        let e = parse("t.fio", &text, vars).unwrap_err().to_string();
-        assert!(
-            e.contains("line 107: with its variables expanded the file is longer than"),
-            "{e}"
-        );
-    }
-
-    #[test]
-    fn detects_job_files() {
-        assert!(is_job_file("x.fio", ""));
-        assert!(is_job_file("job", "; c\n[global]\nbs=4k\n"));
-        assert!(!is_job_file("w", "[[job]]\nworkload = \"io\"\n"));
-        assert!(!is_job_file("w.toml", "[global]\n"));
-    }
-}
+mod tests;

@@ -87,6 +87,24 @@ impl RunConfig {
     pub fn fine_series(&self) -> bool {
         !self.faults.is_empty()
     }
+
+    /// The jobs in the order they run: one range after another, the jobs of a range at the
+    /// same time (a group; any other job is a range of its own).
+    pub fn stages(&self) -> Vec<std::ops::Range<usize>> {
+        let mut out: Vec<std::ops::Range<usize>> = Vec::new();
+        for (i, job) in self.jobs.iter().enumerate() {
+            match out.last_mut() {
+                Some(last) if job.group.is_some() && self.jobs[last.start].group == job.group => last.end = i + 1,
+                _ => out.push(i..i + 1),
+            }
+        }
+        out
+    }
+
+    /// Whether any jobs run at the same time.
+    pub fn has_groups(&self) -> bool {
+        self.stages().iter().any(|s| s.len() > 1)
+    }
 }
 
 /// Validate a run: `run` settings, and jobs whose unset keys fall back to `run`'s defaults.
@@ -136,7 +154,8 @@ pub fn validate(run: &RunSpec, jobs: &[JobSpec]) -> Result<RunConfig, ConfigErro
     };
     let op_timeout = time("op_timeout", &run.op_timeout)?;
     let stall_threshold = time("stall_threshold", &run.stall_threshold)?.unwrap_or(faults::DEFAULT_STALL_THRESHOLD);
-    let jobs = jobs.into_iter().map(|(j, _)| j).collect();
+    let jobs: Vec<Job> = jobs.into_iter().map(|(j, _)| j).collect();
+    check_groups(&jobs)?;
     Ok(RunConfig {
         faults,
         op_timeout,
@@ -266,6 +285,17 @@ fn validate_job(index: usize, s: &JobSpec, run: &RunSpec) -> Result<Job, ConfigE
         .map_err(&ctx)?;
     workload.check_workers(workers).map_err(&ctx)?;
     let (rate, rate_steps, arrival, until_stable) = validate_load(j, duration.is_some(), &workload).map_err(ctx)?;
+    let start_delay = j.start_delay.as_deref().map(parse_duration).transpose();
+    let start_delay = start_delay
+        .map_err(|e| ctx(ConfigError::unreadable("start_delay", e)))?
+        .unwrap_or_default();
+    if j.group.as_deref().is_some_and(|g| g.trim().is_empty()) {
+        return Err(ctx(ConfigError::value(
+            "group",
+            "\"\"",
+            "name the group, e.g. group = \"mixed\", or leave it out",
+        )));
+    }
     Ok(Job {
         name: j.name.clone().unwrap_or_else(|| workload.name().to_string()),
         workers,
@@ -277,6 +307,8 @@ fn validate_job(index: usize, s: &JobSpec, run: &RunSpec) -> Result<Job, ConfigE
         rate_steps,
         arrival,
         until_stable,
+        group: j.group.clone(),
+        start_delay,
         workload,
     })
 }
@@ -347,4 +379,24 @@ fn validate_load(s: &JobSettings, time_based: bool, workload: &Workload) -> Resu
         None
     };
     Ok((rate, steps, arrival, until_stable))
+}
+
+/// A group's jobs run together, so they must be next to each other: a job between them would
+/// have to run both before and during the group.
+fn check_groups(jobs: &[Job]) -> Result<(), ConfigError> {
+    for (i, job) in jobs.iter().enumerate() {
+        let Some(g) = &job.group else { continue };
+        let earlier = jobs[..i].iter().rposition(|j| j.group.as_ref() == Some(g));
+        if let Some(e) = earlier.filter(|&e| e + 1 != i) {
+            return Err(format!(
+                "jobs '{}' and '{}' are in group '{}' but job '{}' is between them: put a group's jobs next to each other",
+                jobs[e].name,
+                job.name,
+                dfsbench_backends::one_line(g),
+                jobs[e + 1].name
+            )
+            .into());
+        }
+    }
+    Ok(())
 }

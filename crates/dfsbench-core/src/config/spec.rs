@@ -237,6 +237,17 @@ pub struct JobSettings {
     #[arg(long, value_name = "TIME", help_heading = "Load")]
     pub stable_window: Option<String>,
 
+    /// Jobs of one group run at the same time: each lays out its files, then all start
+    /// together, and the next job starts when the last of them ends (fio: jobs without
+    /// stonewall). A group's jobs are next to each other in the file.
+    #[arg(skip)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
+
+    /// Start the job this long after its group started, e.g. 5s (fio: startdelay).
+    #[arg(long, visible_alias = "startdelay", value_name = "TIME", help_heading = "Workload")]
+    pub start_delay: Option<String>,
+
     /// Faults of this job, due after the start of its first measured phase (workload files:
     /// `[[job.fault]]` tables with `at` and `command`; the flag is the run's --fault).
     #[arg(skip)]

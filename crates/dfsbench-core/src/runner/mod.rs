@@ -30,6 +30,7 @@ mod invalidate;
 mod measure;
 mod merge;
 mod phase;
+mod together;
 mod turn;
 
 use crew::{Crew, ReleaseOnPanic, Shuffle};
@@ -165,8 +166,9 @@ pub(crate) struct RunClock<'a> {
 /// Ends the process with the results so far (see [`RunClock::abandon`]).
 pub(crate) type Abandon<'a> = &'a dyn Fn(Vec<PhaseResult>, Status) -> std::convert::Infallible;
 
-/// Run every job of `config` on `storage`, as one rank of `group`. Phases finished before an
-/// interruption, an abort or a failure are returned with the status; only rank 0 has results.
+/// Run every job of `config` on `storage`, as one rank of `group`: one after another, and
+/// the jobs of a group at the same time. Phases finished before an interruption, an abort or
+/// a failure are returned with the status; only rank 0 has results.
 pub(crate) fn run<S: Storage>(
     storage: &S,
     config: &RunConfig,
@@ -174,25 +176,64 @@ pub(crate) fn run<S: Storage>(
     observer: &mut dyn Observer,
     group: &mut Group,
 ) -> (Vec<PhaseResult>, Status) {
-    let (run_tag, interrupt) = (run.run_tag, run.interrupt);
-    let run_start = group.clock(run.origin);
-    group.watch_interrupt(interrupt);
+    let start = JobStart {
+        run_tag: run.run_tag,
+        interrupt: run.interrupt,
+        run_start: group.clock(run.origin),
+        timeline: run.timeline,
+        together: None,
+    };
+    group.watch_interrupt(run.interrupt);
     let mut results = Vec::new();
-    for (index, job) in config.jobs.iter().enumerate() {
-        let status = run_job(
-            storage,
-            config,
-            (index, job),
-            (run_tag, interrupt, run_start, run.timeline, run.abandon),
-            observer,
-            group,
-            &mut results,
-        );
+    for stage in config.stages() {
+        let status = if stage.len() == 1 {
+            run_job(
+                storage,
+                config,
+                stage.start,
+                &start,
+                run.abandon,
+                observer,
+                group,
+                &mut results,
+            )
+        } else if group.size() > 1 {
+            Status::Failed(together::one_process_only(config, stage))
+        } else {
+            together::run(
+                storage,
+                config,
+                stage,
+                &start,
+                run.abandon,
+                observer,
+                group,
+                &mut results,
+            )
+        };
         if status != Status::Complete {
             return (results, status);
         }
     }
     (results, Status::Complete)
+}
+
+/// Why `config` cannot run as several processes: the jobs of a group run at the same time
+/// within one process only.
+pub fn needs_one_process(config: &RunConfig) -> Option<String> {
+    let stage = config.stages().into_iter().find(|s| s.len() > 1)?;
+    Some(together::one_process_only(config, stage))
+}
+
+/// What a job starts with besides its config: the run's tag, Ctrl-C flag, clock and fault
+/// schedule, and the gate its group starts at when it runs beside other jobs.
+#[derive(Clone, Copy)]
+pub(super) struct JobStart<'a> {
+    run_tag: u32,
+    interrupt: &'static AtomicBool,
+    run_start: f64,
+    timeline: Option<&'a Timeline>,
+    together: Option<(&'a Gate, &'a AtomicBool)>,
 }
 
 /// One job's directories hold many files; the mem and posix backends need them made, object
@@ -258,23 +299,23 @@ struct JobRun<'a, S: Storage> {
     run_path: String,
     /// The fault schedule (rank 0 of runs with faults), told when each phase starts.
     timeline: Option<&'a Timeline>,
+    /// The gate the jobs of its group meet at before their first measured phase, and whether
+    /// this job came to it.
+    together: Option<(&'a Gate, &'a AtomicBool)>,
 }
 
+#[allow(clippy::too_many_arguments)]
 fn run_job<S: Storage>(
     storage: &S,
     config: &RunConfig,
-    (index, job): (usize, &Job),
-    (run_tag, interrupt, run_start, timeline, abandon): (
-        u32,
-        &'static AtomicBool,
-        f64,
-        Option<&Timeline>,
-        Option<Abandon<'_>>,
-    ),
+    index: usize,
+    start: &JobStart<'_>,
+    abandon: Option<Abandon<'_>>,
     observer: &mut dyn Observer,
     group: &mut Group,
     results: &mut Vec<PhaseResult>,
 ) -> Status {
+    let job = &config.jobs[index];
     let made = if group.is_root() {
         setup(storage, index, job, job.workers * group.size()).err()
     } else {
@@ -289,16 +330,17 @@ fn run_job<S: Storage>(
         config,
         index,
         job,
-        run_tag,
-        interrupt,
-        run_start,
+        run_tag: start.run_tag,
+        interrupt: start.interrupt,
+        run_start: start.run_start,
         caps,
         threads: job_threads(job, caps),
         base: group.rank() * job.workers,
         total_workers: job.workers * group.size(),
         shuffle: shuffle_of(config, job, group),
         run_path: storage.info().run_path,
-        timeline,
+        timeline: start.timeline,
+        together: start.together,
     };
     let crew = Crew {
         lives: (0..job.workers).map(|_| Live::default()).collect(),

@@ -2,8 +2,10 @@
 //! on every rank at once, measure, merge, and rank 0's verdict on whether the job goes on.
 
 use std::collections::VecDeque;
+use std::sync::atomic::Ordering::Relaxed;
 use std::sync::mpsc;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use dfsbench_backends::{Capabilities, Drive, Storage};
 
@@ -57,7 +59,14 @@ impl<S: Storage> JobRun<'_, S> {
         let mut agreed = None;
         let mut queue: VecDeque<Phase> = phases(self.index, self.job).into();
         let mut seq = 0u64;
+        let mut started = false;
         while let Some(phase) = queue.pop_front() {
+            if !phase.prepare && !started {
+                started = true;
+                if let Err(stop) = self.start_measuring() {
+                    return stop;
+                }
+            }
             seq += 1;
             let end = self.phase(
                 &phase,
@@ -89,6 +98,28 @@ impl<S: Storage> JobRun<'_, S> {
             }
         }
         Status::Complete
+    }
+
+    /// Before its first measured phase a job meets the other jobs of its group (each laid out
+    /// its files by then), then waits out its start delay.
+    fn start_measuring(&self) -> Result<(), Status> {
+        if let Some((gate, arrived)) = self.together {
+            arrived.store(true, Relaxed);
+            if !gate.wait() {
+                return Err(Status::Failed(format!(
+                    "job '{}' did not start: another job of its group stopped before the group started",
+                    self.job.name
+                )));
+            }
+        }
+        let until = Instant::now() + self.job.start_delay;
+        while let Some(left) = until.checked_duration_since(Instant::now()).filter(|d| !d.is_zero()) {
+            if self.interrupt.load(Relaxed) {
+                return Err(Status::Interrupted);
+            }
+            std::thread::sleep(left.min(Duration::from_millis(50)));
+        }
+        Ok(())
     }
 
     /// One phase: prepare (drop cached pages, let the workers set up, agree to start), run and

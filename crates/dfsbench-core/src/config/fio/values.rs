@@ -15,10 +15,10 @@ pub(super) fn flag(v: Option<&str>) -> Option<bool> {
     }
 }
 
-/// A byte count as fio reads it with its default `kb_base=1024`: `k`/`kb` are 1024, and
-/// `kib` is 1000 (fio swaps them: HOWTO, "kb_base"); likewise m, g, t and p. A trailing `b` is
-/// optional, case does not matter.
-pub(super) fn size_bytes(text: &str) -> Result<u64, String> {
+/// A byte count as fio reads it. With its default `kb_base=1024`, `k`/`kb` are 1024 and `kib`
+/// is 1000 (fio swaps them: HOWTO, "kb_base"); with `kb_base=1000` they mean what they say.
+/// Likewise m, g, t and p. A trailing `b` is optional, case does not matter.
+pub(super) fn size_bytes(text: &str, kb_base: u64) -> Result<u64, String> {
     let t = text.trim();
     let end = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
     let (num, suffix) = t.split_at(end);
@@ -39,9 +39,10 @@ pub(super) fn size_bytes(text: &str) -> Result<u64, String> {
         'p' => 5,
         _ => return Err(bad()),
     };
+    let other = if kb_base == 1000 { 1024 } else { 1000 };
     let base: u64 = match rest {
-        "" | "b" => 1024,
-        "ib" => 1000,
+        "" | "b" => kb_base,
+        "ib" => other,
         _ => return Err(bad()),
     };
     n.checked_mul(base.pow(power))
@@ -49,8 +50,11 @@ pub(super) fn size_bytes(text: &str) -> Result<u64, String> {
 }
 
 /// `bs=4k`, or `bs=4k,4k` (reads, writes) when both are the same.
-pub(super) fn bytes_pair(text: &str) -> Result<u64, String> {
-    let sizes = text.split(',').map(size_bytes).collect::<Result<Vec<_>, _>>()?;
+pub(super) fn bytes_pair(text: &str, kb_base: u64) -> Result<u64, String> {
+    let sizes = text
+        .split(',')
+        .map(|t| size_bytes(t, kb_base))
+        .collect::<Result<Vec<_>, _>>()?;
     match sizes.as_slice() {
         [one] => Ok(*one),
         [first, rest @ ..] if rest.iter().all(|s| s == first) => Ok(*first),
@@ -59,12 +63,55 @@ pub(super) fn bytes_pair(text: &str) -> Result<u64, String> {
 }
 
 /// `bsrange=4k-4k`: a range of one size.
-pub(super) fn bytes_range(text: &str) -> Result<u64, String> {
+pub(super) fn bytes_range(text: &str, kb_base: u64) -> Result<u64, String> {
     let (lo, hi) = text.split_once(['-', ':']).ok_or("write MIN-MAX")?;
-    match (size_bytes(lo)?, size_bytes(hi)?) {
+    match (size_bytes(lo, kb_base)?, size_bytes(hi, kb_base)?) {
         (lo, hi) if lo == hi => Ok(lo),
-        _ => Err("a range of block sizes: dfsbench has one bs".into()),
+        _ => Err("a range of block sizes: dfsbench has one bs (or bssplit)".into()),
     }
+}
+
+/// `bssplit=4k/50:64k/30:1m/`: block sizes and their shares of the operations, in dfsbench's
+/// spelling `4096/50:65536/30:1048576/20`. A size without a share gets an equal part of what
+/// the others leave, as in fio; the shares make 100. The same split for reads and writes.
+pub(super) fn bssplit(text: &str, kb_base: u64) -> Result<String, String> {
+    let mut sides = text.split(',').map(str::trim).filter(|s| !s.is_empty());
+    let first = sides.next().ok_or("give sizes and shares such as 4k/50:64k/50")?;
+    if sides.any(|s| s != first) {
+        return Err("a different split for reads and writes: dfsbench has one bssplit".into());
+    }
+    let mut sizes = Vec::new();
+    for part in first.split(':') {
+        let (bs, share) = part.split_once('/').unwrap_or((part, ""));
+        let share = match share.trim() {
+            "" => None,
+            p => Some(percentage(p).ok_or_else(|| format!("'{p}' is no percentage"))?),
+        };
+        sizes.push((size_bytes(bs, kb_base)?, share));
+    }
+    let given: u32 = sizes.iter().filter_map(|(_, p)| *p).sum();
+    let blank = sizes.iter().filter(|(_, p)| p.is_none()).count() as u32;
+    if given > 100 || (blank == 0 && given != 100) {
+        return Err(format!("the shares make {given}%, not 100%"));
+    }
+    let left = 100 - given;
+    let (each, extra) = (
+        left.checked_div(blank).unwrap_or(0),
+        left.checked_rem(blank).unwrap_or(0),
+    );
+    let mut blanks_seen = 0;
+    let parts: Vec<String> = sizes
+        .iter()
+        .map(|(bs, p)| {
+            let share = p.unwrap_or_else(|| {
+                blanks_seen += 1;
+                // What an equal split leaves over goes to the first blank ones.
+                each + u32::from(blanks_seen <= extra)
+            });
+            format!("{bs}/{share}")
+        })
+        .collect();
+    Ok(parts.join(":"))
 }
 
 /// A rate given once, or as the same figure for reads and writes (`500` or `500,500`); a

@@ -84,8 +84,7 @@ pub(super) async fn run_layout<C: Client>(w: &mut Worker<C>, ctx: &JobContext, i
         return;
     }
     let (path, _) = file_and_region(ctx, io, w.id);
-    let regions = if io.shared_file { ctx.total_workers as u64 } else { 1 };
-    let size = (io.size / io.bs as u64) * io.bs as u64 * regions;
+    let size = io.file_len(w.id, ctx.total_workers);
     let key = file_key(ctx, io, w.id);
     let content = w.content;
     let mut buf = AlignedBuf::new(if content.is_some() { LAYOUT_CHUNK } else { 0 });
@@ -186,8 +185,11 @@ pub(super) async fn run_io<C: Client>(
     stint: Stint,
     rec: &mut Recorder<'_>,
 ) {
-    let bs = io.bs as u64;
-    let blocks = io.size / bs;
+    // Offsets are in units of the smallest operation; every count below is in bytes, as a
+    // pass of bssplit's mixed sizes moves the region's bytes, not a number of blocks.
+    let unit = io.unit();
+    let region_len = io.region_len();
+    let blocks = region_len / unit;
     let OpenedIo {
         path,
         region,
@@ -204,11 +206,15 @@ pub(super) async fn run_io<C: Client>(
     let total = if time_based {
         u64::MAX
     } else {
-        blocks.saturating_mul(io.loops)
+        region_len.saturating_mul(io.loops)
     };
     let mut order = BlockOrder::new(blocks, rw.random(), w.rng.next_u64());
-    // norandommap: each random offset drawn on its own, not from the pass's permutation.
-    let independent = io.norandommap && rw.random();
+    // norandommap: each random offset drawn on its own, not from the pass's permutation; so
+    // are bssplit's, whose operations of mixed sizes cover no permutation of blocks.
+    let mixed_sizes = !io.bssplit.is_empty();
+    let independent = (io.norandommap || mixed_sizes) && rw.random();
+    // Where the next sequential operation of mixed sizes starts in the region.
+    let mut cursor = 0u64;
     // A hot set instead of every block once per pass (fio drops its random map too).
     let picker = io
         .random_distribution
@@ -221,12 +227,13 @@ pub(super) async fn run_io<C: Client>(
     let passes = time_based || io.loops > 1;
     let rereads = passes && !rw.writes() && ctx.page_cache && !io.direct && blocks > 0;
     let mut evict_each_pass = rereads && ctx.invalidate;
-    // Blocks left in this pass: a countdown, not a division per block.
-    let mut pass_left = blocks;
+    // Bytes left in this pass: a countdown, not a division per block.
+    let mut pass_left = region_len;
     let mut free: Vec<usize> = (0..depth).rev().collect();
     let mut slot_start = vec![Instant::now(); depth];
     let mut slot_intended = slot_start.clone();
     let mut slot_offset = vec![0u64; depth];
+    let mut slot_len = vec![0usize; depth];
     let mut slot_op = vec![BlockOp::Read; depth];
     let (mut issued, mut inflight) = (0u64, 0usize);
     let ctl = rec.ctl();
@@ -254,7 +261,8 @@ pub(super) async fn run_io<C: Client>(
             // Before the first block of every pass after the first, whose clock starts after
             // the drop (at depth 1 the previous pass's last block is in by then).
             if pass_left == 0 {
-                pass_left = blocks;
+                pass_left = region_len;
+                cursor = 0;
                 if rereads {
                     // Read-only: nothing to write back.
                     let r = drop_again(&mut w.client, &path, evict_each_pass, false).await;
@@ -282,12 +290,21 @@ pub(super) async fn run_io<C: Client>(
                 now
             };
             let slot = free.pop().expect("a free slot when fewer than depth are in flight");
-            let block = match &picker {
-                Some(p) => p.pick(&mut w.rng),
-                None if independent => w.rng.gen_range(0..blocks),
-                None => order.next(),
+            let at = match &picker {
+                Some(p) => p.pick(&mut w.rng) * unit,
+                None if independent => w.rng.gen_range(0..blocks) * unit,
+                None if mixed_sizes => cursor,
+                None => order.next() * unit,
             };
-            let offset = region + block * bs;
+            // The last operation of a pass (or of the region) is cut to what is left of it,
+            // so that a pass moves the region's bytes, as fio's passes move size.
+            let len = if mixed_sizes {
+                io.pick_len(&mut w.rng).min(region_len - at).min(pass_left)
+            } else {
+                unit
+            };
+            cursor = (at + len) % region_len;
+            let offset = region + at;
             let op = match rw {
                 Rw::Read | Rw::Randread => BlockOp::Read,
                 Rw::Write | Rw::Randwrite => BlockOp::Write,
@@ -304,7 +321,7 @@ pub(super) async fn run_io<C: Client>(
                     c.fill(key, offset, file.buffer(slot));
                 }
             }
-            if let Err(e) = file.submit(slot, op, offset, io.bs) {
+            if let Err(e) = file.submit(slot, op, offset, len as usize) {
                 free.push(slot);
                 rec.error(class(op), now, &e, &path, Some(offset));
                 stopping = true;
@@ -313,10 +330,11 @@ pub(super) async fn run_io<C: Client>(
             slot_start[slot] = now;
             slot_intended[slot] = intended;
             slot_offset[slot] = offset;
+            slot_len[slot] = len as usize;
             slot_op[slot] = op;
             inflight += 1;
-            issued += 1;
-            pass_left -= 1;
+            issued += len;
+            pass_left -= len;
         }
         if inflight == 0 {
             break;
@@ -330,9 +348,9 @@ pub(super) async fn run_io<C: Client>(
         for c in w.completions.drain(..) {
             inflight -= 1;
             free.push(c.slot);
-            let (op, offset) = (slot_op[c.slot], slot_offset[c.slot]);
+            let (op, offset, len) = (slot_op[c.slot], slot_offset[c.slot], slot_len[c.slot]);
             match c.result {
-                Ok(n) if n == io.bs => {
+                Ok(n) if n == len => {
                     if op == BlockOp::Read {
                         if let Some(p) = &w.pattern {
                             if let Err(m) = p.check(key, offset, &file.buffer(c.slot)[..n]) {
@@ -355,7 +373,7 @@ pub(super) async fn run_io<C: Client>(
                     }
                 }
                 Ok(n) => {
-                    let e = OpError::new("short_io", format!("moved {n} of {} bytes", io.bs));
+                    let e = OpError::new("short_io", format!("moved {n} of {len} bytes"));
                     rec.error(class(op), now, &e, &path, Some(offset));
                 }
                 Err(e) => rec.error(class(op), now, &e, &path, Some(offset)),

@@ -23,6 +23,9 @@ use engine::{OpenedIo, LAYOUT_CHUNK};
 
 mod engine;
 mod probe;
+mod span;
+
+use span::Span;
 
 /// The io workload's own flags and workload-file keys (fio's names).
 #[derive(clap::Args, Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
@@ -96,6 +99,24 @@ pub struct Options {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fdatasync_every: Option<u64>,
 
+    /// Block sizes and their shares of the operations, e.g. 4k/50:64k/50, instead of bs; a
+    /// pass still moves size bytes (fio's bssplit) (io).
+    #[arg(long, value_name = "SPLIT", help_heading = "io")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bssplit: Option<String>,
+
+    /// Where each worker's I/O starts in its file; the file reaches offset + size (fio's
+    /// offset) (io) [default: 0].
+    #[arg(long, value_name = "SIZE", help_heading = "io")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset: Option<String>,
+
+    /// Each worker starts this much further into its file than the worker before, e.g. one
+    /// region each in a same_file (fio's offset_increment) (io) [default: 0].
+    #[arg(long, value_name = "SIZE", help_heading = "io")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset_increment: Option<String>,
+
     /// Passes over the file of a phase that is not time-based, each read pass from the
     /// storage (fio's loops) [default: 1] (io).
     #[arg(long, value_name = "N", help_heading = "io")]
@@ -154,6 +175,18 @@ pub struct IoJob {
     pub sync_every: Option<SyncEvery>,
     /// Passes over the file when the phase is not time-based.
     pub loops: u64,
+    /// Where worker 0's region starts, and how much further each next worker's does.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub offset: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub offset_increment: u64,
+    /// Block sizes and their shares (bs is then the largest, the size of the buffers).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub bssplit: Vec<(usize, u32)>,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 impl IoJob {
@@ -275,12 +308,21 @@ impl Kind for IoJob {
                 "give a plain file name: the file is made in the job's directory under the target",
             ));
         }
-        let bs = s.block_size(4096)?;
+        let span = Span::validate(own, s.bs.is_some())?;
+        let bs = match span.bssplit.iter().map(|(bs, _)| *bs).max() {
+            Some(largest) => largest,
+            None => s.block_size(4096)?,
+        };
+        let unit = span.bssplit.iter().map(|(bs, _)| *bs).min().unwrap_or(bs);
         let size = size_or("size", own.size.as_deref(), 64 << 20)?;
-        if size < bs as u64 {
+        if size < unit as u64 {
             return Err(ConfigError::value(
                 "size",
-                format!("{} is smaller than bs = {}", format_size(size), format_size(bs as u64)),
+                format!(
+                    "{} is smaller than bs = {}",
+                    format_size(size),
+                    format_size(unit as u64)
+                ),
                 "make the file at least one block",
             ));
         }
@@ -314,8 +356,11 @@ impl Kind for IoJob {
             }
         };
         let direct = s.direct.unwrap_or(false);
-        if direct && bs % 512 != 0 {
-            return Err(format!("direct I/O needs bs in whole 512-byte sectors, got {bs}").into());
+        let sizes = [bs, unit, span.offset as usize, span.offset_increment as usize];
+        if let Some(odd) = sizes.iter().find(|b| direct && *b % 512 != 0) {
+            return Err(
+                format!("direct I/O needs bs, bssplit and offsets in whole 512-byte sectors, got {odd}").into(),
+            );
         }
         let pre_read = own.pre_read.unwrap_or(false);
         if pre_read && direct {
@@ -374,6 +419,9 @@ impl Kind for IoJob {
         }
         Ok(IoJob {
             loops,
+            offset: span.offset,
+            offset_increment: span.offset_increment,
+            bssplit: span.bssplit,
             norandommap,
             sync_every,
             data: s.data_shape(run)?,
@@ -457,25 +505,38 @@ impl Kind for IoJob {
             if self.same_file {
                 params.push(("same_file", json!(true)));
             }
+            if !self.bssplit.is_empty() {
+                params.push(("bssplit", json!(self.bssplit)));
+            }
+            if self.offset > 0 || self.offset_increment > 0 {
+                params.push(("offset", json!(self.offset)));
+                params.push(("offset_increment", json!(self.offset_increment)));
+            }
             params[0].1 = json!(rw.name());
-            let (name, bs) = (rw.name(), format_size(self.bs as u64));
+            let bs = if self.bssplit.is_empty() {
+                format_size(self.bs as u64)
+            } else {
+                let sizes: Vec<String> = self
+                    .bssplit
+                    .iter()
+                    .map(|(b, p)| format!("{}/{p}", format_size(*b as u64)))
+                    .collect();
+                sizes.join(":")
+            };
+            let name = rw.name();
             let label = format!("{name} {bs} qd{}", self.iodepth);
             let classes = if self.sync_every.is_some() && rw.writes() {
                 RW_SYNC_CLASSES
             } else {
                 RW_CLASSES
             };
-            out.push(
-                Phase::new(index, job, IoStep::Run(rw), name, label, classes, params)
-                    // One pass over the worker's file (or region) in whole blocks: the progress
-                    // line's total (a block size of 0 never passes validation; no total then).
-                    .counted(
-                        self.size
-                            .checked_div(self.bs as u64)
-                            .unwrap_or(0)
-                            .saturating_mul(self.loops),
-                    ),
-            );
+            let phase = Phase::new(index, job, IoStep::Run(rw), name, label, classes, params);
+            // One pass over the worker's file (or region) in whole blocks: the progress line's
+            // total, when the blocks are all one size.
+            out.push(match self.ops_per_pass() {
+                Some(n) => phase.counted(n.saturating_mul(self.loops)),
+                None => phase,
+            });
         }
         out
     }
@@ -651,9 +712,7 @@ fn io_dir(job: usize) -> String {
 
 /// The file a worker works on and where its region starts.
 fn file_and_region(ctx: &JobContext, io: &IoJob, worker: usize) -> (String, u64) {
-    let region = (io.size / io.bs as u64) * io.bs as u64;
-    let offset = if io.shared_file { worker as u64 * region } else { 0 };
-    (io_file(ctx.job_index, io, worker), offset)
+    (io_file(ctx.job_index, io, worker), io.region_start(worker))
 }
 
 /// The file worker `worker` of job `job` reads and writes.

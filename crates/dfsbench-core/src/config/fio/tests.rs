@@ -1,0 +1,357 @@
+//! The fio job-file reader's tests.
+
+use super::*;
+
+/// Every key of [`KEYS`] is one the reader knows, whatever its value: refused, if at all,
+/// for its value (with a reason), never as an unknown option; and another key is.
+#[test]
+fn the_known_keys_are_the_ones_read() {
+    let known = |key: &str, value: &str| {
+        let o = Opt {
+            section: "j".into(),
+            key: key.into(),
+            value: Some(value.into()),
+            line: 1,
+        };
+        let mut refused = Vec::new();
+        Job::default().apply(&o, &mut WorkloadFile::default(), &mut refused);
+        refused.iter().all(|r| r.why.is_some())
+    };
+    for key in KEYS {
+        for value in ["1", "read", "4k", "x:y"] {
+            assert!(known(key, value), "{key}={value}");
+        }
+    }
+    assert!(!known("verify_fatal", "1"));
+}
+
+use crate::config::validate;
+
+fn no_vars(_: &str) -> Option<String> {
+    None
+}
+
+#[test]
+fn sizes_as_fio_reads_them() {
+    assert_eq!(size_bytes("4k", 1024).unwrap(), 4096);
+    assert_eq!(size_bytes("4K", 1024).unwrap(), 4096);
+    assert_eq!(size_bytes("4KB", 1024).unwrap(), 4096);
+    assert_eq!(size_bytes("1MiB", 1024).unwrap(), 1_000_000);
+    assert_eq!(size_bytes("10G", 1024).unwrap(), 10 << 30);
+    assert_eq!(size_bytes("524288", 1024).unwrap(), 524288);
+    assert_eq!(size_bytes("2pb", 1024).unwrap(), 2 << 50);
+    assert!(size_bytes("50%", 1024).is_err());
+    assert!(size_bytes("1x", 1024).is_err());
+    // Suffixes are read by characters: a multi-byte one is refused, not sliced.
+    for odd in ["4ý", "4kÿ", "ý", "4\u{1F600}b"] {
+        assert!(size_bytes(odd, 1024).unwrap_err().contains(odd), "{odd}");
+    }
+}
+
+#[test]
+fn kb_base_1000_gives_the_units_their_si_meaning() {
+    assert_eq!(size_bytes("4k", 1000).unwrap(), 4000);
+    assert_eq!(size_bytes("4KiB", 1000).unwrap(), 4096);
+    let text = "[global]\nkb_base=1000\n[a]\nsize=1m\nbs=4KiB\n";
+    let f = parse("t.fio", text, no_vars).unwrap();
+    assert_eq!(f.jobs[0].workloads.io.size.as_deref(), Some("1000000"));
+    assert_eq!(f.jobs[0].shared.bs.as_deref(), Some("4096"));
+}
+
+#[test]
+fn jobs_between_stonewalls_are_a_group() {
+    let text = "[global]\nsize=1m\n[a]\n[b]\nrw=write\n[c]\nstonewall\n[d]\nstonewall\n[e]\n[a]\nstartdelay=2\n";
+    let f = parse("t.fio", text, no_vars).unwrap();
+    let groups: Vec<Option<&str>> = f.jobs.iter().map(|j| j.settings.group.as_deref()).collect();
+    assert_eq!(groups, [Some("a"), Some("a"), None, Some("d"), Some("d"), Some("d")]);
+    assert_eq!(f.jobs[5].settings.start_delay.as_deref(), Some("2"));
+    let config = validate(&f.run, &f.jobs).unwrap();
+    assert_eq!(config.stages(), [0..2, 2..3, 3..6]);
+    // A later group named like an earlier one stays apart.
+    let f = parse("t.fio", "[global]\nsize=1m\n[a]\n[b]\n[a]\nstonewall\n[c]\n", no_vars).unwrap();
+    let groups: Vec<Option<&str>> = f.jobs.iter().map(|j| j.settings.group.as_deref()).collect();
+    assert_eq!(groups, [Some("a"), Some("a"), Some("a 2"), Some("a 2")]);
+    assert_eq!(validate(&f.run, &f.jobs).unwrap().stages(), [0..2, 2..4]);
+}
+
+#[test]
+fn bssplit_and_offsets_map_onto_io_keys() {
+    let text =
+        "[a]\nsize=1m\nbs=8k\nbssplit=4k/50:64k/:16k/\noffset=1m\noffset_increment=2m\nnumjobs=2\nrate_iops=10\n";
+    let f = parse("t.fio", text, no_vars).unwrap();
+    let io = &f.jobs[0].workloads.io;
+    assert_eq!(io.bssplit.as_deref(), Some("4096/50:65536/25:16384/25"));
+    assert_eq!(
+        (io.offset.as_deref(), io.offset_increment.as_deref()),
+        (Some("1048576"), Some("2097152"))
+    );
+    assert_eq!(f.jobs[0].shared.bs, None, "bssplit replaces bs");
+    assert_eq!(f.jobs[0].settings.rate, Some(20.0));
+    validate(&f.run, &f.jobs).unwrap();
+    let e = |t: &str| parse("t.fio", t, no_vars).unwrap_err().to_string();
+    assert!(e("[a]\nsize=1m\nbssplit=4k/50:8k/50\nrate=1m\n").contains("give rate_iops"));
+    assert!(e("[a]\nsize=1m\nbssplit=4k/50,8k/100\n").contains("one bssplit"));
+    assert!(e("[a]\nsize=1m\nbssplit=4k/70:8k/70\n").contains("not 100%"));
+    assert!(e("[a]\nsize=1m\noffset=10%\n").contains("a share of the file"));
+    assert!(e("[a]\nsize=1m\nstartdelay=1-5\n").contains("from a range"));
+}
+
+#[test]
+fn global_and_jobs_become_io_jobs() {
+    let text = "; a comment\n[global]\nbs=4K\nsize=${SIZE}\nioengine=libaio\nstonewall\n\n[w]\nrw=write\nnumjobs=2 # two\n[r]\nrw=randread\niodepth=16\n";
+    let vars = |n: &str| (n == "SIZE").then(|| "1m".to_string());
+    let f = parse("t.fio", text, vars).unwrap();
+    assert_eq!(f.jobs.len(), 2);
+    let (w, r) = (&f.jobs[0], &f.jobs[1]);
+    assert_eq!(w.settings.name.as_deref(), Some("w"));
+    assert_eq!(w.settings.workers, Some(2));
+    assert_eq!(w.shared.bs.as_deref(), Some("4096"));
+    assert_eq!(w.workloads.io.size.as_deref(), Some("1048576"));
+    assert_eq!(r.workloads.io.rw.as_deref(), Some("randread"));
+    assert_eq!(r.workloads.io.ioengine.as_deref(), Some("libaio"));
+    assert_eq!(r.workloads.io.iodepth, Some(16));
+    validate(&f.run, &f.jobs).unwrap();
+}
+
+/// fio's cached-read setup: pre_read with invalidate off runs; pre_read alone is refused at
+/// validation, where the message says to turn invalidation off.
+#[test]
+fn pre_read_needs_invalidate_off() {
+    let cached = parse(
+        "t.fio",
+        "[r]\nrw=randread\nsize=1m\npre_read=1\ninvalidate=0\n",
+        no_vars,
+    )
+    .unwrap();
+    assert_eq!(cached.jobs[0].workloads.io.pre_read, Some(true));
+    assert_eq!(cached.run.invalidate, Some(false));
+    validate(&cached.run, &cached.jobs).unwrap();
+    let alone = parse("t.fio", "[r]\nrw=randread\nsize=1m\npre_read=1\n", no_vars).unwrap();
+    let e = validate(&alone.run, &alone.jobs).unwrap_err().to_string();
+    assert!(e.contains("pre_read") && e.contains("invalidate"), "{e}");
+}
+
+#[test]
+fn every_unsupported_option_is_named_with_its_line() {
+    let text = "[global]\nsize=1m\nexitall\n[a]\nrw=trim\n[b]\nbssplit=4k/50:8k/60\n";
+    let e = parse("t.fio", text, no_vars).unwrap_err().to_string();
+    assert!(e.starts_with("t.fio: fio options dfsbench cannot run:"), "{e}");
+    for part in [
+        "[global] line 3 `exitall`",
+        "[a] line 5 `rw=trim`",
+        "[b] line 7 `bssplit=4k/50:8k/60` (the shares make 110%, not 100%)",
+    ] {
+        assert!(e.contains(part), "{part} in {e}");
+    }
+    assert!(!e.contains('\n'));
+}
+
+#[test]
+fn fio_semantics_dfsbench_lacks_are_refused() {
+    let e = |t: &str| parse("t.fio", t, no_vars).unwrap_err().to_string();
+    let capped = parse("t.fio", "[a]\nsize=1m\nruntime=10\n", no_vars).unwrap();
+    assert_eq!(capped.jobs[0].settings.time_based, Some(false));
+    // numjobs clones of a named file share it, each over all of it.
+    let clones = parse("t.fio", "[a]\nsize=1m\nfilename=f\nnumjobs=4\n", no_vars).unwrap();
+    assert_eq!(clones.jobs[0].workloads.io.same_file, Some(true));
+    validate(&clones.run, &clones.jobs).unwrap();
+    assert!(e("[a]\nrw=read\n").contains("no size"));
+    assert!(e("[a]\nsize=${NOPE}\n").contains("variable NOPE is not set"));
+    assert!(e("size=1m\n").contains("outside a section"));
+}
+
+/// fio's data and access options become dfsbench's; what dfsbench cannot write is refused.
+#[test]
+fn data_and_access_options() {
+    let text = "[global]\nsize=1m\nrw=randwrite\nstonewall\n[a]\nbuffer_compress_percentage=60\nbuffer_compress_chunk=512\ndedupe_percentage=20\nrandom_distribution=zipf:1.2\n[b]\nrefill_buffers\n[c]\nscramble_buffers=0\n[d]\ndedupe_percentage=30\nrefill_buffers=1\n";
+    let f = parse("t.fio", text, no_vars).unwrap();
+    let (a, b, c, d) = (&f.jobs[0], &f.jobs[1], &f.jobs[2], &f.jobs[3]);
+    assert_eq!(a.shared.compress_percentage, Some(60));
+    assert_eq!(a.shared.dedupe_percentage, Some(20));
+    assert_eq!(a.shared.random_distribution.as_deref(), Some("zipf:1.2"));
+    // refill_buffers: every block generated anew, none a copy.
+    assert_eq!(b.shared.dedupe_percentage, Some(0));
+    assert_eq!(b.shared.compress_percentage, None);
+    // scramble_buffers=0 is dfsbench's default data.
+    assert_eq!((c.shared.compress_percentage, c.shared.dedupe_percentage), (None, None));
+    // refill_buffers keeps a dedupe percentage the job gave.
+    assert_eq!(d.shared.dedupe_percentage, Some(30));
+    validate(&f.run, &f.jobs).unwrap();
+
+    // 1024 bytes a second over 4 KiB blocks: a block every 4 s, as fio paces it.
+    let slow = parse("t.fio", "[a]\nsize=1m\nrate=1k\n", no_vars).unwrap();
+    assert_eq!(slow.jobs[0].settings.rate, Some(0.25));
+    let e = |t: &str| {
+        parse("t.fio", &format!("[a]\nsize=1m\n{t}\n"), no_vars)
+            .unwrap_err()
+            .to_string()
+    };
+    assert!(
+        e("scramble_buffers=1").contains("does not scramble"),
+        "{}",
+        e("scramble_buffers=1")
+    );
+    assert!(e("buffer_compress_percentage=101").contains("0-100"));
+    assert!(e("dedupe_percentage=x").contains("0-100"));
+    assert!(e("buffer_compress_chunk=4k").contains("segments of 512 bytes"));
+    let zoned = e("random_distribution=zoned:50/5:50/95");
+    assert!(
+        zoned.contains("[a] line 3 `random_distribution=zoned:50/5:50/95`") && zoned.contains("zipf:THETA"),
+        "{zoned}"
+    );
+}
+
+/// Pacing, syncs, seeds, passes and the random map as fio means them.
+#[test]
+fn rates_syncs_seeds_and_passes() {
+    let text = "[global]\nsize=1m\nbs=8k\n[a]\nrw=randwrite\nnumjobs=2\nrate_iops=50\nrate_process=poisson\nfdatasync=4\nnorandommap\n\
+                [b]\nstonewall\nrw=write\nrate=80k,80k\nfsync=1\nloops=3\nrandseed=42\n";
+    let f = parse("t.fio", text, no_vars).unwrap();
+    let (a, b) = (&f.jobs[0], &f.jobs[1]);
+    // fio paces each clone: dfsbench's rate is the job's.
+    assert_eq!(
+        (a.settings.rate, a.settings.arrival.as_deref()),
+        (Some(100.0), Some("poisson"))
+    );
+    assert_eq!(
+        (a.workloads.io.fdatasync_every, a.workloads.io.norandommap),
+        (Some(4), Some(true))
+    );
+    // 80k bytes a second in 8k blocks.
+    assert_eq!(b.settings.rate, Some(10.0));
+    assert_eq!((b.workloads.io.fsync_every, b.workloads.io.loops), (Some(1), Some(3)));
+    assert_eq!(f.run.seed, Some(42));
+    validate(&f.run, &f.jobs).unwrap();
+    // randrepeat=0: a seed of its own, not the fixed default.
+    let fresh = |_| {
+        parse("t.fio", "[a]\nsize=1m\nrandrepeat=0\n", no_vars)
+            .unwrap()
+            .run
+            .seed
+    };
+    assert!(fresh(0).is_some() && fresh(0) != fresh(1));
+
+    let e = |t: &str| {
+        parse("t.fio", &format!("[a]\nsize=1m\n{t}\n"), no_vars)
+            .unwrap_err()
+            .to_string()
+    };
+    for (opt, says) in [
+        ("rate=1m,500k", "one bytes-per-second figure"),
+        ("rate_iops=,50", "one operations-per-second figure"),
+        ("rate_process=step", "linear or poisson"),
+        ("loops=0", "1 or more"),
+    ] {
+        assert!(
+            e(opt).contains(&format!("`{opt}` (")) && e(opt).contains(says),
+            "{opt}: {}",
+            e(opt)
+        );
+    }
+}
+
+/// verify= of a checksum kind is dfsbench's check of every byte; a write job reads its
+/// data back after writing, as fio's do_verify does (counted as reads in both).
+#[test]
+fn verify_keeps_fio_checksum_kinds() {
+    let f = parse("t.fio", "[w]\nsize=1m\nrw=randwrite\nverify=crc32c\n", no_vars).unwrap();
+    assert_eq!(f.run.verify, Some(true));
+    assert_eq!(f.jobs[0].workloads.io.then, Some(vec!["read".to_string()]));
+    validate(&f.run, &f.jobs).unwrap();
+    let quiet = parse("t.fio", "[w]\nsize=1m\nrw=write\nverify=md5\ndo_verify=0\n", no_vars).unwrap();
+    assert_eq!(
+        (quiet.run.verify, &quiet.jobs[0].workloads.io.then),
+        (Some(true), &None)
+    );
+    let none = parse("t.fio", "[r]\nsize=1m\nverify=0\n", no_vars).unwrap();
+    assert_eq!(none.run.verify, None);
+
+    let e = |t: &str| parse("t.fio", t, no_vars).unwrap_err().to_string();
+    let pattern = e("[w]\nsize=1m\nrw=write\nverify=pattern\n");
+    assert!(
+        pattern.contains("`verify=pattern` (") && pattern.contains("crc32c"),
+        "{pattern}"
+    );
+    let mixed = e("[a]\nsize=1m\nrw=write\nverify=md5\n[b]\nstonewall\nsize=1m\n");
+    assert!(
+        mixed.contains("[b] line 5 `[b]` (it does not verify, and an earlier job does"),
+        "{mixed}"
+    );
+}
+
+/// The options of a fio command line, read as a job: the globals before the first
+/// `--name`, a job per `--name`, positions named as arguments, the working directory.
+#[test]
+fn a_command_line_is_read_as_fio_reads_it() {
+    let arg = |at: usize, k: &str, v: Option<&str>| (at, k.to_string(), v.map(str::to_string));
+    let f = parse_args(&[
+        arg(1, "bs", Some("8k")),
+        arg(2, "name", Some("one")),
+        arg(3, "rw", Some("randread")),
+        arg(4, "size", Some("1m")),
+    ])
+    .unwrap();
+    let here = std::env::current_dir().unwrap();
+    assert_eq!(f.target.as_deref(), Some(here.to_str().unwrap()));
+    let job = &f.jobs[0];
+    assert_eq!(job.settings.name.as_deref(), Some("one"));
+    assert_eq!(
+        (job.shared.bs.as_deref(), job.workloads.io.rw.as_deref()),
+        (Some("8192"), Some("randread"))
+    );
+    let e = parse_args(&[
+        arg(1, "name", Some("x")),
+        arg(2, "size", Some("1m")),
+        arg(3, "exitall", None),
+    ])
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.starts_with("the fio command line: ") && e.contains("[x] argument 3 `exitall`"),
+        "{e}"
+    );
+}
+
+/// [global] options are applied once, not again for every job after them: a file of 100,000
+/// sections is read in linear time (50,000 took 52 s), and each option refused once.
+#[test]
+fn many_sections_read_in_linear_time() {
+    let text = format!("[global]\nsize=1m\n{}", "[j]\nstonewall\n".repeat(100_000));
+    let f = parse("t.fio", &text, no_vars).unwrap();
+    assert_eq!(f.jobs.len(), 100_000);
+    assert_eq!(f.jobs[99_999].workloads.io.size.as_deref(), Some("1048576"));
+    let text = "[global]\nfoo=1\n[j]\nsize=1m\nstonewall\n".repeat(50_000);
+    let e = parse("t.fio", &text, no_vars).unwrap_err().to_string();
+    // Each refused once: the first 50 named, then how many more.
+    assert_eq!(e.matches("`foo=1`").count(), 50);
+    assert!(
+        e.ends_with(", and 49950 more; remove or change them (README: Coming from fio)"),
+        "{e}"
+    );
+}
+
+/// Values are read by characters, and expanded within the size a workload file may have.
+#[test]
+fn odd_and_huge_values() {
+    let e = parse("t.fio", "[a]\nsize=4\u{fd}\n", no_vars).unwrap_err().to_string();
+    assert!(
+        e.contains("[a] line 2 `size=4\u{fd}`") && e.contains("no byte count"),
+        "{e}"
+    );
+    let big = "x".repeat(10_000);
+    let vars = |n: &str| (n == "BIG").then(|| big.clone());
+    let text = format!("[a]\nsize=1m\n{}", "description=${BIG}\n".repeat(200));
+    let e = parse("t.fio", &text, vars).unwrap_err().to_string();
+    assert!(
+        e.contains("line 107: with its variables expanded the file is longer than"),
+        "{e}"
+    );
+}
+
+#[test]
+fn detects_job_files() {
+    assert!(is_job_file("x.fio", ""));
+    assert!(is_job_file("job", "; c\n[global]\nbs=4k\n"));
+    assert!(!is_job_file("w", "[[job]]\nworkload = \"io\"\n"));
+    assert!(!is_job_file("w.toml", "[global]\n"));
+}

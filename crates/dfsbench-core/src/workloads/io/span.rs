@@ -1,0 +1,190 @@
+//! Where a worker's I/O goes in its file, and how much each operation moves: the worker's
+//! region (fio's offset and offset_increment, IOR's shared-file segments) and the sizes of
+//! its operations (bs, or bssplit's weighted sizes).
+
+use rand::Rng;
+
+use crate::error::ConfigError;
+use crate::workloads::shared::size_key;
+
+use super::{IoJob, Options};
+
+/// The region and size options of an io job, read.
+pub(super) struct Span {
+    pub(super) offset: u64,
+    pub(super) offset_increment: u64,
+    pub(super) bssplit: Vec<(usize, u32)>,
+}
+
+impl Span {
+    /// Read `offset`, `offset_increment` and `bssplit`; `bs_given`: whether the job set bs
+    /// too, which bssplit replaces.
+    pub(super) fn validate(own: &Options, bs_given: bool) -> Result<Span, ConfigError> {
+        let size = |key: &'static str, v: &Option<String>| v.as_deref().map(|t| size_key(key, t)).transpose();
+        let bssplit = own
+            .bssplit
+            .as_deref()
+            .map(parse_bssplit)
+            .transpose()?
+            .unwrap_or_default();
+        if !bssplit.is_empty() && bs_given {
+            return Err("bssplit gives the block sizes, and so does bs: leave one of them out".into());
+        }
+        Ok(Span {
+            offset: size("offset", &own.offset)?.unwrap_or(0),
+            offset_increment: size("offset_increment", &own.offset_increment)?.unwrap_or(0),
+            bssplit,
+        })
+    }
+}
+
+/// `4k/50:64k/50`: sizes and their shares of the operations, which make 100.
+fn parse_bssplit(text: &str) -> Result<Vec<(usize, u32)>, ConfigError> {
+    let bad = |why: String| ConfigError::value("bssplit", format!("'{text}'"), why);
+    let mut out = Vec::new();
+    for part in text.split(':') {
+        let Some((bs, share)) = part.split_once('/') else {
+            return Err(bad("write each size with its share: 4k/50:64k/50".into()));
+        };
+        let bs = size_key("bssplit", bs.trim())?;
+        if bs == 0 || bs > 1 << 30 {
+            return Err(bad("give block sizes between 1 byte and 1g".into()));
+        }
+        let share: u32 = share
+            .trim()
+            .parse()
+            .ok()
+            .filter(|p| *p <= 100)
+            .ok_or_else(|| bad(format!("'{share}' is no percentage")))?;
+        out.push((bs as usize, share));
+    }
+    let total: u32 = out.iter().map(|(_, p)| p).sum();
+    if total != 100 {
+        return Err(bad(format!("the shares make {total}%: make them 100%")));
+    }
+    out.retain(|(_, p)| *p > 0);
+    Ok(out)
+}
+
+impl IoJob {
+    /// The smallest operation: offsets are multiples of it.
+    pub(super) fn unit(&self) -> u64 {
+        self.bssplit.iter().map(|(bs, _)| *bs).min().unwrap_or(self.bs) as u64
+    }
+
+    /// The bytes of a worker's region: its size in whole units.
+    pub(super) fn region_len(&self) -> u64 {
+        let unit = self.unit();
+        self.size.checked_div(unit).unwrap_or(0) * unit
+    }
+
+    /// Where the region of `worker` starts in its file.
+    pub(super) fn region_start(&self, worker: usize) -> u64 {
+        let w = worker as u64;
+        let segment = if self.shared_file { w * self.region_len() } else { 0 };
+        self.offset + w * self.offset_increment + segment
+    }
+
+    /// How long the layout makes the file of `worker` (of `workers`): to the end of the last
+    /// region in it, as fio extends a file to offset + size.
+    pub(super) fn file_len(&self, worker: usize, workers: usize) -> u64 {
+        let last = if self.one_file() { workers.max(1) - 1 } else { worker };
+        self.region_start(last) + self.region_len()
+    }
+
+    /// The size of the next operation: bs, or one of bssplit's by its share.
+    pub(super) fn pick_len(&self, rng: &mut impl Rng) -> u64 {
+        let mut roll = rng.gen_range(0..100u32);
+        for (bs, share) in &self.bssplit {
+            if roll < *share {
+                return *bs as u64;
+            }
+            roll -= share;
+        }
+        self.bs as u64
+    }
+
+    /// Operations per pass over a region, when every one is the same size.
+    pub(super) fn ops_per_pass(&self) -> Option<u64> {
+        let blocks = self.region_len().checked_div(self.unit()).unwrap_or(0);
+        self.bssplit.is_empty().then_some(blocks)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{validate, JobSpec, RunSpec};
+    use crate::workloads::Workload;
+    use rand::SeedableRng;
+
+    #[test]
+    fn bssplit_reads_sizes_and_shares() {
+        assert_eq!(parse_bssplit("4k/50:64k/50").unwrap(), vec![(4096, 50), (65536, 50)]);
+        assert_eq!(parse_bssplit("4096/100:8k/0").unwrap(), vec![(4096, 100)]);
+        for bad in ["4k", "4k/50", "4k/60:8k/60", "0/100", "4k/x"] {
+            assert!(parse_bssplit(bad).is_err(), "{bad}");
+        }
+    }
+
+    /// An io job as validation makes it from `set`'s keys.
+    fn io(set: impl FnOnce(&mut JobSpec)) -> IoJob {
+        let mut spec = JobSpec::new("io", "io");
+        set(&mut spec);
+        let config = validate(&RunSpec::default(), &[spec]).unwrap();
+        let Workload::Io(io) = config.jobs[0].workload.clone() else {
+            unreachable!("an io job")
+        };
+        io
+    }
+
+    #[test]
+    fn sizes_come_in_their_shares() {
+        let io = io(|s| s.workloads.io.bssplit = Some("4k/75:64k/25".into()));
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(7);
+        let small = (0..10_000).filter(|_| io.pick_len(&mut rng) == 4096).count();
+        assert!((7_000..8_000).contains(&small), "{small} of 10000 were 4 KiB");
+        assert_eq!(
+            (io.unit(), io.bs),
+            (4096, 65536),
+            "offsets in the smallest, buffers of the largest"
+        );
+        assert_eq!(io.ops_per_pass(), None);
+    }
+
+    #[test]
+    fn regions_follow_offset_and_increment() {
+        let io = io(|s| {
+            s.workloads.io.size = Some("1m".into());
+            s.workloads.io.offset = Some("8k".into());
+            s.workloads.io.offset_increment = Some("1m".into());
+        });
+        assert_eq!(io.region_start(0), 8192);
+        assert_eq!(io.region_start(2), 8192 + (2 << 20));
+        assert_eq!(
+            io.file_len(2, 3),
+            8192 + (3 << 20),
+            "a file per worker: its own region's end"
+        );
+        let shared = IoJob {
+            shared_file: true,
+            offset_increment: 0,
+            ..io
+        };
+        assert_eq!(shared.region_start(1), 8192 + (1 << 20));
+        assert_eq!(
+            shared.file_len(0, 3),
+            8192 + (3 << 20),
+            "one file: the last region's end"
+        );
+    }
+
+    #[test]
+    fn bssplit_replaces_bs() {
+        let mut spec = JobSpec::new("io", "io");
+        spec.shared.bs = Some("4k".into());
+        spec.workloads.io.bssplit = Some("4k/50:8k/50".into());
+        let e = validate(&RunSpec::default(), &[spec]).unwrap_err().to_string();
+        assert!(e.contains("leave one of them out"), "{e}");
+    }
+}
