@@ -12,7 +12,8 @@ use serde_json::Value;
 const EXAMPLES: &str = "/usr/share/doc/fio/examples";
 
 /// The examples dfsbench runs (README, "Coming from fio"); it refuses every other one.
-const RUNS: [&str; 11] = [
+const RUNS: [&str; 13] = [
+    "1mbs_clients.fio",
     "aio-read.fio",
     "fio-rand-RW.fio",
     "fio-rand-read.fio",
@@ -22,6 +23,7 @@ const RUNS: [&str; 11] = [
     "fio-seq-write.fio",
     "fsx.fio",
     "iometer-file-access-server.fio",
+    "rand-zones.fio",
     "ssd-test.fio",
     "tiobench-example.fio",
 ];
@@ -72,8 +74,17 @@ fn fio_examples_run_or_name_what_they_lack() {
         let name = path.file_name().unwrap().to_str().unwrap();
         let text = std::fs::read_to_string(path).unwrap();
         let target = Target::temp();
-        // Tiny: 256 KiB files, one second for time-based jobs.
-        let args = [path.to_str().unwrap(), "--size", "256k", "--runtime", "1s"];
+        // Tiny: 256 KiB files, one second for time-based jobs, no start delays (one file starts
+        // a job every 4 s).
+        let args = [
+            path.to_str().unwrap(),
+            "--size",
+            "256k",
+            "--runtime",
+            "1s",
+            "--start-delay",
+            "0",
+        ];
         let r = run_with(Command::new(bin()), &target.uri(), &args);
         if r.code == Some(0) {
             let result = expect_ok(&target, &args, r);
@@ -115,7 +126,9 @@ fn fio_examples_run_or_name_what_they_lack() {
             };
             let bs = match (&sizes, bs) {
                 (Some(sizes), _) => sizes.iter().map(|s| kib(s)).max().unwrap(),
-                (None, bs) => kib(bs.unwrap().split('-').next().unwrap()),
+                // fio's default block size.
+                (None, None) => 4096,
+                (None, Some(bs)) => kib(bs.split('-').next().unwrap()),
             };
             let engine = if text.contains("ioengine=libaio") {
                 "libaio"

@@ -334,6 +334,48 @@ fn io_blocks_can_be_paced() {
     }
 }
 
+/// `--rate-min` (fio's ratemin): a worker paced below the floor stops after its first second
+/// with one error of kind ratemin; the run still ends with every figure it measured.
+#[test]
+fn io_rate_min_stops_a_worker_below_it() {
+    for target in Target::both() {
+        // 2 blocks of 4 KiB a second per worker, against a floor of 64 KiB/s.
+        let args = [
+            "-w",
+            "io",
+            "--rw",
+            "read",
+            "--bs",
+            "4k",
+            "--size",
+            "1m",
+            "--duration",
+            "3s",
+            "-j",
+            "2",
+            "--rate",
+            "4",
+            "--rate-min",
+            "64k",
+        ];
+        let r = run(&target.uri(), &args);
+        let result = r.result();
+        validate(result);
+        let p = phase(result, "read");
+        assert_eq!(
+            p["errors"]["by_kind"]["ratemin"],
+            2,
+            "{}: one per worker: {}",
+            target.backend(),
+            p["errors"]
+        );
+        let sample = p["errors"]["samples"][0]["message"].as_str().unwrap();
+        assert!(sample.contains("below the 65536 bytes/s of ratemin"), "{sample}");
+        // Stopped early: fewer than the 12 blocks of three paced seconds.
+        assert!(u(&p["ops"]) < 12, "{}: {} blocks", target.backend(), p["ops"]);
+    }
+}
+
 #[test]
 fn poisson_arrivals_keep_the_mean_rate() {
     let r = run_ok(

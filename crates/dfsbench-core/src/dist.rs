@@ -223,7 +223,7 @@ impl SizeDist {
 
 /// How random picks of blocks (io) and files (reads of files and mix) spread over their range,
 /// as fio's `random_distribution`.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum Access {
     /// Every item equally likely (io: each block once per pass, fio's random map).
@@ -235,17 +235,30 @@ pub enum Access {
     Pareto { h: f64 },
     /// Normal around the middle of the range with a standard deviation of `dev` percent of it.
     Normal { dev: f64 },
+    /// fio's zoned: the range cut into zones in order, each taking its share of the picks,
+    /// uniform within it.
+    Zoned { zones: Vec<Zone> },
+}
+
+/// One zone of [`Access::Zoned`]: percentages of the picks and of the range.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Zone {
+    pub access: u32,
+    pub range: u32,
 }
 
 /// Standard deviation of `normal` without one, in percent of the range.
 const NORMAL_DEV: f64 = 10.0;
 
 impl Access {
-    /// Parse `random`, `zipf:1.2`, `pareto:0.9` or `normal[:DEV]`.
+    /// Parse `random`, `zipf:1.2`, `pareto:0.9`, `normal[:DEV]` or `zoned:60/10:30/20:10/`.
     pub fn parse(text: &str) -> Result<Access, DistError> {
         let bad = |why: &str| -> DistError {
-            format!("random_distribution '{text}': {why}; give random, zipf:THETA (e.g. zipf:1.2), pareto:H (e.g. pareto:0.9) or normal[:DEV%]").into()
+            format!("random_distribution '{text}': {why}; give random, zipf:THETA (e.g. zipf:1.2), pareto:H (e.g. pareto:0.9), normal[:DEV%] or zoned:ACCESS%/RANGE%:... (e.g. zoned:60/10:40/90)").into()
         };
+        if let Some(zones) = text.trim().strip_prefix("zoned:") {
+            return parse_zones(zones).map_err(|why| bad(&why));
+        }
         let (kind, value) = match text.split_once(':') {
             Some((k, v)) => (k.trim(), Some(v.trim().trim_end_matches('%'))),
             None => (text.trim(), None),
@@ -290,6 +303,44 @@ impl Access {
     }
 }
 
+/// `60/10:30/20:10/`: each zone's share of the picks and of the range, in order; the last
+/// zone's range may be left out (the rest of it), as in fio. Both make 100.
+fn parse_zones(text: &str) -> Result<Access, String> {
+    if text.contains(',') {
+        return Err("zones for reads and writes apart: dfsbench has one set".into());
+    }
+    let parts: Vec<&str> = text.split(':').map(str::trim).collect();
+    let mut zones = Vec::new();
+    for (i, part) in parts.iter().enumerate() {
+        let (access, range) = part.split_once('/').ok_or("write each zone as ACCESS%/RANGE%")?;
+        let pct = |v: &str| v.trim_end_matches('%').parse::<u32>().ok().filter(|p| *p <= 100);
+        let access = pct(access).ok_or_else(|| format!("'{access}' is no percentage"))?;
+        let range = match range.trim() {
+            "" if i + 1 == parts.len() => {
+                let given: u32 = zones.iter().map(|z: &Zone| z.range).sum();
+                100u32
+                    .checked_sub(given)
+                    .ok_or("the zones' ranges make more than 100%")?
+            }
+            r => pct(r).ok_or_else(|| format!("'{r}' is no percentage"))?,
+        };
+        zones.push(Zone { access, range });
+    }
+    let (access, range): (u32, u32) = (
+        zones.iter().map(|z| z.access).sum(),
+        zones.iter().map(|z| z.range).sum(),
+    );
+    if access != 100 || range != 100 {
+        return Err(format!(
+            "the zones take {access}% of the picks and {range}% of the range: make both 100%"
+        ));
+    }
+    if zones.iter().any(|z| z.access > 0 && z.range == 0) {
+        return Err("a zone that takes picks needs some of the range".into());
+    }
+    Ok(Access::Zoned { zones })
+}
+
 /// Picks items of `0..n` by an [`Access`] distribution. The ranks it draws are scattered over
 /// the range by a fixed permutation (as fio hashes them), so the hot items are not all at the
 /// start of a file.
@@ -308,6 +359,8 @@ enum How {
     Zipf(Zipf<f64>),
     Pareto(f64),
     Normal(Normal<f64>),
+    /// Each zone's cumulative share of the picks (of 100) and its items, in order.
+    Zoned(Vec<(u32, std::ops::Range<u64>)>),
 }
 
 fn gcd(mut a: u64, mut b: u64) -> u64 {
@@ -328,6 +381,7 @@ impl Picker {
             Access::Normal { dev } => {
                 How::Normal(Normal::new(n as f64 / 2.0, n as f64 * dev / 100.0).expect("finite deviation"))
             }
+            Access::Zoned { zones } => How::Zoned(zone_ranges(&zones, n)),
         };
         // A multiplier near n / phi that shares no factor with n makes the map a permutation.
         let mut mul = ((n as f64 * 0.618_033_988_7) as u64).max(1);
@@ -347,12 +401,41 @@ impl Picker {
     pub(crate) fn pick(&self, rng: &mut impl Rng) -> u64 {
         let rank = match &self.how {
             How::Random => return rng.gen_range(0..self.n),
+            // Zones are where fio puts them, in order from the start: not scattered.
+            How::Zoned(zones) => {
+                let roll = rng.gen_range(0..100);
+                let (_, items) = zones
+                    .iter()
+                    .find(|(upto, _)| roll < *upto)
+                    .unwrap_or(&zones[zones.len() - 1]);
+                return rng.gen_range(items.clone());
+            }
             How::Zipf(z) => z.sample(rng) as u64 - 1,
             How::Pareto(power) => ((self.n - 1) as f64 * rng.gen::<f64>().powf(*power)) as u64,
             How::Normal(d) => d.sample(rng).clamp(0.0, (self.n - 1) as f64) as u64,
         };
         ((u128::from(rank.min(self.n - 1)) * u128::from(self.mul) + u128::from(self.add)) % u128::from(self.n)) as u64
     }
+}
+
+/// The items of each zone of `0..n` (at least one each, the last up to n) with the picks'
+/// cumulative share up to it.
+fn zone_ranges(zones: &[Zone], n: u64) -> Vec<(u32, std::ops::Range<u64>)> {
+    let (mut upto, mut range_upto, mut start) = (0, 0, 0);
+    let mut out = Vec::with_capacity(zones.len());
+    for (i, z) in zones.iter().enumerate() {
+        upto += z.access;
+        range_upto += u64::from(z.range);
+        let end = if i + 1 == zones.len() {
+            n
+        } else {
+            (n * range_upto / 100).max(start + 1).min(n)
+        };
+        let from = start.min(n - 1);
+        out.push((upto, from..end.max(from + 1)));
+        start = end;
+    }
+    out
 }
 
 #[cfg(test)]
@@ -428,6 +511,40 @@ mod tests {
             .to_string()
             .contains("goes down"));
         assert!(SizeDist::parse(&strings(&["4k", "1m"])).is_err());
+    }
+
+    #[test]
+    fn zoned_puts_each_share_of_the_picks_in_its_zone() {
+        let zoned = Access::parse("zoned:50/5:30/15:20/").unwrap();
+        let zones = |z: &[(u32, u32)]| Access::Zoned {
+            zones: z.iter().map(|&(access, range)| Zone { access, range }).collect(),
+        };
+        assert_eq!(zoned, zones(&[(50, 5), (30, 15), (20, 80)]));
+        let picker = Picker::new(zoned, 1000, 7);
+        let mut rng = SmallRng::seed_from_u64(3);
+        let mut counts = [0u32; 3];
+        for _ in 0..100_000 {
+            let i = picker.pick(&mut rng);
+            counts[usize::from(i >= 50) + usize::from(i >= 200)] += 1;
+        }
+        for (got, want) in counts.iter().zip([50_000, 30_000, 20_000]) {
+            assert!(got.abs_diff(want) < 1_500, "{counts:?}");
+        }
+        // A zone with no picks keeps its place in the range.
+        let gap = Picker::new(Access::parse("zoned:50/10:0/80:50/10").unwrap(), 100, 0);
+        assert!((0..10_000).map(|_| gap.pick(&mut rng)).all(|i| !(10..90).contains(&i)));
+        for bad in [
+            "zoned:50/5:30/15",
+            "zoned:60/5:60/95",
+            "zoned:100/0:0/100",
+            "zoned:50/5,50/5",
+            "zoned:x/5",
+        ] {
+            assert!(Access::parse(bad).is_err(), "{bad}");
+        }
+        // Fewer items than zones: every pick is still an item.
+        let tiny = Picker::new(Access::parse("zoned:10/10:10/10:10/10:70/70").unwrap(), 2, 0);
+        assert!((0..1000).all(|_| tiny.pick(&mut rng) < 2));
     }
 
     #[test]

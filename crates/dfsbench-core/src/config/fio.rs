@@ -128,6 +128,8 @@ pub const KEYS: &[&str] = &[
     "offset",
     "offset_increment",
     "bssplit",
+    "ratemin",
+    "ratecycle",
 ];
 
 /// The most refused options one error names: a line, not a listing of a generated file.
@@ -640,6 +642,16 @@ impl<'a> Job<'a> {
             ("gtod_reduce" | "unified_rw_reporting", _) => {
                 if flag(v).is_none() {
                     refuse(Some("give 0 or 1".into()));
+                }
+            }
+            // fio paces and checks each clone: dfsbench's floor is per worker too.
+            ("ratemin", Some(r)) => match one_rate(r).map(|r| size_bytes(r, self.kb_base)) {
+                Some(Ok(b)) => self.spec.workloads.io.rate_min = Some(b.to_string()),
+                _ => refuse(Some("give one bytes-per-second figure for reads and writes alike, such as 1m".into())),
+            },
+            ("ratecycle", Some(ms)) => {
+                if ms.trim() != "1000" {
+                    refuse(Some("dfsbench checks ratemin over every second: give 1000 or leave it out".into()));
                 }
             }
             ("kb_base", Some(b)) => match b {

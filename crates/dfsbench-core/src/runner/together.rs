@@ -82,7 +82,8 @@ pub(super) fn run<S: Storage>(
 ) -> Status {
     let gate = Gate::new(stage.len());
     let (tx, rx) = mpsc::channel();
-    let mut outcomes: Vec<Option<(Vec<PhaseResult>, Status, bool)>> = vec![None; stage.len()];
+    // Each job's results, in job order.
+    let mut outcomes: Vec<Vec<PhaseResult>> = vec![Vec::new(); stage.len()];
     let mut first_stop = None;
     std::thread::scope(|scope| {
         let mut running = 0;
@@ -102,6 +103,8 @@ pub(super) fn run<S: Storage>(
                     // over and waits here for the process to end (see `RunClock::abandon`).
                     let hand_over = |results: Vec<PhaseResult>, status: Status| -> Infallible {
                         let _ = tx.send(Report::Done(slot, results, status, true));
+                        // Stuck before the group started, it must not hold the others.
+                        gate.break_open();
                         loop {
                             std::thread::park();
                         }
@@ -147,12 +150,12 @@ pub(super) fn run<S: Storage>(
                         first_stop.get_or_insert(status.clone());
                     }
                     shown.ended(slot, observer);
-                    outcomes[slot] = Some((mine, status, hung));
+                    outcomes[slot] = mine;
                 }
                 report => shown.show(report, observer),
             }
         }
-        for (mine, _, _) in outcomes.iter_mut().flatten() {
+        for mine in &mut outcomes {
             results.append(mine);
         }
         let status = first_stop.take().unwrap_or(Status::Complete);

@@ -303,8 +303,8 @@ impl<C: Client> Worker<C> {
         let mut done = if until.is_some() { existing } else { 0 };
         let mut newly_lost = Vec::new();
         // Reads pick files by the access distribution, when one is given.
-        let picker = match (phase, f.random_distribution) {
-            (FilePhase::Read, Some(a)) => Some(Picker::new(a, existing, self.rng.next_u64())),
+        let picker = match (phase, &f.random_distribution) {
+            (FilePhase::Read, Some(a)) => Some(Picker::new(a.clone(), existing, self.rng.next_u64())),
             _ => None,
         };
         let mut seen = Seen::new(ctx, f.direct);

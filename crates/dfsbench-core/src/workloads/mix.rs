@@ -345,7 +345,7 @@ impl<C: Client> Worker<C> {
         };
         let count = if ctx.duration.is_some() { u64::MAX } else { m.ops };
         let mut done = 0u64;
-        let access = m.random_distribution.unwrap_or(Access::Random);
+        let access = m.random_distribution.clone().unwrap_or(Access::Random);
         let picker = Picker::new(access, pool.len() as u64, self.rng.next_u64());
         let mut seen = Seen::new(ctx, m.direct);
         while done < count {

@@ -59,7 +59,8 @@ pub struct SharedOptions {
     pub dedupe_percentage: Option<u32>,
 
     /// Random picks of blocks (io) and files (files reads, mix): random, zipf:THETA,
-    /// pareto:H or normal[:DEV%] (fio's random_distribution) [default: random].
+    /// pareto:H, normal[:DEV%] or zoned:60/10:40/90 (fio's random_distribution) [default:
+    /// random].
     #[arg(long, value_name = "DIST", help_heading = "data and access")]
     pub random_distribution: Option<String>,
 }

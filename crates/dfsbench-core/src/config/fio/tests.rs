@@ -59,6 +59,24 @@ fn kb_base_1000_gives_the_units_their_si_meaning() {
 }
 
 #[test]
+fn ratemin_is_a_floor_per_worker() {
+    let f = parse(
+        "t.fio",
+        "[a]\nsize=1m\nrate=1250\nratemin=1024\nratecycle=1000\n",
+        no_vars,
+    )
+    .unwrap();
+    assert_eq!(f.jobs[0].workloads.io.rate_min.as_deref(), Some("1024"));
+    let e = parse("t.fio", "[a]\nsize=1m\nratemin=1k\nratecycle=500\n", no_vars)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("`ratecycle=500` (dfsbench checks ratemin over every second"),
+        "{e}"
+    );
+}
+
+#[test]
 fn jobs_between_stonewalls_are_a_group() {
     let text = "[global]\nsize=1m\n[a]\n[b]\nrw=write\n[c]\nstonewall\n[d]\nstonewall\n[e]\n[a]\nstartdelay=2\n";
     let f = parse("t.fio", text, no_vars).unwrap();
@@ -194,9 +212,9 @@ fn data_and_access_options() {
     assert!(e("buffer_compress_percentage=101").contains("0-100"));
     assert!(e("dedupe_percentage=x").contains("0-100"));
     assert!(e("buffer_compress_chunk=4k").contains("segments of 512 bytes"));
-    let zoned = e("random_distribution=zoned:50/5:50/95");
+    let zoned = e("random_distribution=zoned:50/5:40/95");
     assert!(
-        zoned.contains("[a] line 3 `random_distribution=zoned:50/5:50/95`") && zoned.contains("zipf:THETA"),
+        zoned.contains("[a] line 3 `random_distribution=zoned:50/5:40/95`") && zoned.contains("make both 100%"),
         "{zoned}"
     );
 }

@@ -15,6 +15,7 @@ use crate::worker::{JobContext, Worker};
 use crate::workloads::shared::{READ, SYNC, WRITE};
 use crate::workloads::Kind;
 
+use super::floor::Floor;
 use super::{file_and_region, file_key, io_file, IoJob, Rw, Stint};
 
 /// A worker's file opened for an io run, its write buffers filled: what is set up before the
@@ -218,8 +219,9 @@ pub(super) async fn run_io<C: Client>(
     // A hot set instead of every block once per pass (fio drops its random map too).
     let picker = io
         .random_distribution
+        .as_ref()
         .filter(|a| rw.random() && !a.is_random())
-        .map(|a| Picker::new(a, blocks, w.rng.next_u64()));
+        .map(|a| Picker::new(a.clone(), blocks, w.rng.next_u64()));
     // A time-based read phase (or one of several loops) reads its blocks again once every
     // block was read (the order is a permutation): drop the cached pages at each such pass,
     // as fio does when it loops, or every pass after the first reads the client's memory.
@@ -242,6 +244,7 @@ pub(super) async fn run_io<C: Client>(
     // fsync=N: after every N completed writes no block is submitted until those in flight
     // are in; then the sync, timed as an operation of its own.
     let sync_every = io.sync_every.filter(|_| rw.writes());
+    let mut floor = io.rate_min.map(|b| Floor::new(b, now));
     let (mut unsynced, mut sync_due) = (0u64, false);
     loop {
         if let Some(sync) = sync_every.filter(|_| sync_due && inflight == 0) {
@@ -365,6 +368,10 @@ pub(super) async fn run_io<C: Client>(
                         }
                     }
                     rec.record_op(class(op), slot_intended[c.slot], slot_start[c.slot], now, n as u64);
+                    if let Some(e) = floor.as_mut().and_then(|f| f.add(n as u64, now)) {
+                        rec.error(class(op), now, &e, &path, None);
+                        stopping = true;
+                    }
                     if op == BlockOp::Write {
                         if let Some(sync) = sync_every {
                             unsynced += 1;

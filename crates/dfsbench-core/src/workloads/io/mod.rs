@@ -15,13 +15,14 @@ use crate::pattern::FileKey;
 use crate::stats::Recorder;
 use crate::units::format_size;
 use crate::worker::{JobContext, Worker};
-use crate::workloads::shared::{size_or, RW_CLASSES, RW_SYNC_CLASSES};
+use crate::workloads::shared::{size_key, size_or, RW_CLASSES, RW_SYNC_CLASSES};
 use crate::workloads::whole::chunk_for;
 use crate::workloads::{Kind, Phase, RunSettings, SharedOptions, Step, Timing};
 
 use engine::{OpenedIo, LAYOUT_CHUNK};
 
 mod engine;
+mod floor;
 mod probe;
 mod span;
 
@@ -117,6 +118,12 @@ pub struct Options {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub offset_increment: Option<String>,
 
+    /// The least bytes per second each worker must keep over every second of a phase, or it
+    /// stops with an error of kind ratemin (fio's ratemin) (io).
+    #[arg(long, value_name = "SIZE", help_heading = "io")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_min: Option<String>,
+
     /// Passes over the file of a phase that is not time-based, each read pass from the
     /// storage (fio's loops) [default: 1] (io).
     #[arg(long, value_name = "N", help_heading = "io")]
@@ -183,6 +190,9 @@ pub struct IoJob {
     /// Block sizes and their shares (bs is then the largest, the size of the buffers).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub bssplit: Vec<(usize, u32)>,
+    /// Bytes per second each worker keeps at least, over every second.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate_min: Option<u64>,
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -419,6 +429,12 @@ impl Kind for IoJob {
         }
         Ok(IoJob {
             loops,
+            rate_min: own
+                .rate_min
+                .as_deref()
+                .map(|t| size_key("rate_min", t))
+                .transpose()?
+                .filter(|b| *b > 0),
             offset: span.offset,
             offset_increment: span.offset_increment,
             bssplit: span.bssplit,
