@@ -280,7 +280,11 @@ impl Cluster for Minio {
         if state.layout == "s3fs" {
             mount(self, state)?;
         }
-        Ok(())
+        // A fresh cluster may still run a heal sequence of its own, which the health probe
+        // reports as recovering: the lab is up once it says healthy.
+        wait_for("the cluster to report healthy", Duration::from_secs(120), || {
+            matches!(api::probe(state), Ok(None)).then_some(())
+        })
     }
 
     fn relayout(&self, state: &mut State, layout: &str) -> Result<bool> {
