@@ -334,6 +334,38 @@ fn io_blocks_can_be_paced() {
     }
 }
 
+/// A pace sparser than its phase: one block a second for 2.5 s is three blocks (at 0, 1 and 2
+/// s), and the phase lasts its 2.5 s, idle after the last, so its achieved rate is what was
+/// asked for, not three blocks over the two seconds they took.
+#[test]
+fn a_sparse_pace_lasts_its_whole_phase() {
+    let args = [
+        "-w",
+        "io",
+        "--rw",
+        "read",
+        "--bs",
+        "4k",
+        "--size",
+        "64k",
+        "--duration",
+        "2500ms",
+        "-j",
+        "1",
+        "--rate",
+        "1",
+    ];
+    let r = run_ok(&Target::Mem, &args);
+    let p = phase(&r, "read");
+    assert_eq!(u(&p["ops"]), 3, "{p}");
+    assert!(f(&p["duration_s"]) >= 2.5 - 1e-6, "{}", p["duration_s"]);
+    assert!(
+        f(&p["rate"]["achieved_ops_per_sec"]) <= 3.0 / 2.5 + 1e-6,
+        "{}",
+        p["rate"]
+    );
+}
+
 /// `--rate-min` (fio's ratemin): a worker paced below the floor stops after its first second
 /// with one error of kind ratemin; the run still ends with every figure it measured.
 #[test]

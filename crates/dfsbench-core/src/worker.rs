@@ -45,6 +45,8 @@ pub struct Worker<C: Client> {
     pub(crate) alone: bool,
     /// Intended start times of the current phase, when it runs at a rate.
     pub(crate) pacer: Option<Pacer>,
+    /// The pacer's next arrival fell after the phase's end: the worker stopped for that.
+    pub(crate) paced_out: bool,
     /// What the ranks agreed on at the end of the previous phase, for every worker alike
     /// (io's `auto`: the engine the probe picked); the workload reads it.
     pub(crate) agreed: Option<serde_json::Value>,
@@ -120,6 +122,7 @@ impl<C: Client> Worker<C> {
             completions: Vec::new(),
             alone: false,
             pacer: None,
+            paced_out: false,
             agreed: None,
             state: None,
         }
@@ -133,6 +136,7 @@ impl<C: Client> Worker<C> {
         let intended = match &mut self.pacer {
             Some(p) => {
                 if ctl.deadline.is_some_and(|d| p.peek() >= d) {
+                    self.paced_out = true;
                     return None;
                 }
                 Some(p.wait(ctl).await?)

@@ -519,7 +519,9 @@ impl<'a> Job<'a> {
                 Err(e) => refuse(Some(e)),
             },
             ("filename", Some(f)) => {
-                if f.contains(['/', ':']) {
+                if f.starts_with("/dev/") {
+                    refuse(Some("a device: dfsbench works in a fresh directory of the target, and touches no device".into()));
+                } else if f.contains(['/', ':']) {
                     refuse(Some("a path or several files: dfsbench works in a fresh directory of the target (-t, directory)".into()));
                 } else {
                     self.spec.workloads.io.filename = Some(f.to_string());

@@ -55,7 +55,16 @@ pub(super) async fn run<C: Client>(
             worker.alone,
         )
     });
+    worker.paced_out = false;
     workloads::run_step(workload, worker, ctx, phase.op, phase.until, &mut rec).await;
+    // An open loop stopped because its next arrival falls after the phase's end is idle until
+    // that end, not done: its rate is its operations over the phase's time, as fio's is over
+    // runtime (a pace sparser than the phase would otherwise report its few operations' rate).
+    if let Some(end) = ctl.deadline.filter(|_| worker.paced_out) {
+        if crate::load::sleep_until(end, ctl, worker.alone).await {
+            rec.busy_until(end);
+        }
+    }
     let mut out = rec.finish();
     out.existing = worker.existing.clone();
     out.read_from = (worker.src != worker.id).then_some(worker.src);

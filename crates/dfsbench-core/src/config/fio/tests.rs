@@ -59,6 +59,18 @@ fn kb_base_1000_gives_the_units_their_si_meaning() {
 }
 
 #[test]
+fn a_device_is_refused_as_one() {
+    let e = parse("t.fio", "[a]\nsize=1m\nfilename=/dev/sdb\n", no_vars)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("`filename=/dev/sdb` (a device: "), "{e}");
+    let e = parse("t.fio", "[a]\nsize=1m\nfilename=/tmp/x\n", no_vars)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("`filename=/tmp/x` (a path or several files"), "{e}");
+}
+
+#[test]
 fn ratemin_is_a_floor_per_worker() {
     let f = parse(
         "t.fio",
