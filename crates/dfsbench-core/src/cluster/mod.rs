@@ -152,6 +152,8 @@ pub struct Group {
     progress: (Option<String>, Vec<(u64, u64, u64)>),
 }
 
+/// How long a rank whose send failed waits to learn that the peer exited.
+const GONE_GRACE: Duration = Duration::from_millis(500);
 /// Extra wait of the other ranks for rank 0, so that rank 0 always times out first and writes
 /// the partial result before anyone gives up on it.
 const ROOT_GRACE: Duration = Duration::from_secs(5);
@@ -733,7 +735,9 @@ pub fn decode<T: DeserializeOwned>(
 /// Why a send to `to` failed: its side of the connection says it better (it exited, or sent
 /// something else) than the send's own error `e`.
 fn send_failure(t: &mut dyn Transport, to: usize, what: &str, e: String) -> String {
-    match t.recv(to, TAG_ROUND, Instant::now()) {
+    // A send to a rank that just exited can fail (EPIPE) before this rank's reader has seen its
+    // connection close: wait a moment for that, so the message says the rank exited.
+    match t.recv(to, TAG_ROUND, Instant::now() + GONE_GRACE) {
         Err(RecvError::Garbled(why)) => format!("rank {to} {why}"),
         Err(RecvError::Gone(_)) => format!("rank {to} exited before {what}"),
         _ => e,
