@@ -164,6 +164,8 @@ pub enum IoEngine {
     Libaio,
     /// pread/pwrite, one operation at a time (queue depth 1).
     Psync,
+    /// POSIX AIO (aio_read/aio_write): the queue depth in flight on the C library's threads.
+    Posixaio,
     /// The backend's own asynchronous requests (ranged GETs, RPCs), the queue depth in flight.
     Requests,
 }
@@ -175,6 +177,7 @@ impl IoEngine {
             IoEngine::IoUring => "io_uring",
             IoEngine::Libaio => "libaio",
             IoEngine::Psync => "psync",
+            IoEngine::Posixaio => "posixaio",
             IoEngine::Requests => "requests",
         }
     }

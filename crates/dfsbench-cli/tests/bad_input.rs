@@ -86,7 +86,10 @@ fn bad_flags_and_values() {
         (&["-w", "io", "--duration", "soon"], &["invalid duration 'soon'"]),
         (&["-w", "io", "--ramp", "1s"], &["ramp needs a time-based job"]),
         (&["-w", "io", "--rwmixread", "101"], &["rwmixread = 101"]),
-        (&["-w", "io", "--ioengine", "posixaio"], &["ioengine = 'posixaio'"]),
+        (
+            &["-w", "io", "--ioengine", "windowsaio"],
+            &["ioengine = 'windowsaio'", "posixaio"],
+        ),
         (&["-w", "io", "--direct=2"], &["'2' is not 0 or 1"]),
         (&["-w", "io", "--direct", "--bs", "1000"], &["512-byte"]),
         (&["-w", "files", "--sizes", "10-1k"], &["COUNTxSIZE"]),

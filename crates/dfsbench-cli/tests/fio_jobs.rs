@@ -254,6 +254,12 @@ fn fio_and_dfsbench_agree_on_a_job_file() {
             ("clones", 3 * per_clone(4096)),
         ],
     );
+    // POSIX AIO at a queue depth of 8, reads and writes.
+    agree(
+        "[global]\ndirectory=${DIR}\nsize=${SIZE}\nbs=4k\nioengine=posixaio\niodepth=8\n\n\
+         [aio-write]\nrw=randwrite\n\n[aio-read]\nstonewall\nrw=randread\nnumjobs=2\n",
+        &[("aio-write", per_clone(4096)), ("aio-read", 2 * per_clone(4096))],
+    );
     // verify=crc32c: fio reads back what each clone wrote and checks it, counting the reads
     // as the job's; dfsbench reads it back after the write, checking every byte.
     agree(

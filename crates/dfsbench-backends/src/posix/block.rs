@@ -1,10 +1,12 @@
-//! Block I/O engines for files: io_uring and libaio with a real queue depth, and psync.
+//! Block I/O engines for files: io_uring and libaio with a real queue depth, POSIX AIO
+//! (glibc's threads), and psync.
 
 use std::os::fd::{AsRawFd, OwnedFd};
 
 use io_uring::{opcode, types, IoUring};
 
 use super::aio::Aio;
+use super::posixaio::PosixAio;
 use crate::storage::{BlockIo, BlockOp, BlockOpts, Completion, IoEngine, OpResult};
 use crate::{AlignedBuf, OpError};
 
@@ -35,6 +37,8 @@ enum Engine {
     },
     /// Linux native AIO: asynchronous with O_DIRECT only (see `aio.rs`).
     Aio(Aio),
+    /// POSIX AIO: glibc's threads (see `posixaio.rs`).
+    Posix(PosixAio),
     /// Synchronous pread/pwrite: `submit` does the I/O, `complete` hands over its result.
     Psync { done: Option<Completion> },
 }
@@ -53,6 +57,7 @@ impl PosixBlock {
                 })?,
                 inflight: vec![false; depth],
             },
+            IoEngine::Posixaio => Engine::Posix(PosixAio::new(depth)),
             IoEngine::Libaio => Engine::Aio(Aio::new(depth).map_err(|e| {
                 OpError::new(
                     e.kind,
@@ -70,7 +75,7 @@ impl PosixBlock {
             },
         };
         let slots = match engine {
-            Engine::Uring { .. } | Engine::Aio(_) => depth,
+            Engine::Uring { .. } | Engine::Aio(_) | Engine::Posix(_) => depth,
             Engine::Psync { .. } => PSYNC_DEPTH,
         };
         let bufs = (0..slots).map(|_| AlignedBuf::new(opts.block_size)).collect();
@@ -91,6 +96,7 @@ impl PosixBlock {
             Engine::Uring { ring, inflight } => (ring, inflight),
             // io_destroy cancels what it can and waits for the rest.
             Engine::Aio(aio) => return if aio.destroy() { 0 } else { aio.inflight.max(1) },
+            Engine::Posix(aio) => return aio.cancel_all(self.fd.as_raw_fd()),
             Engine::Psync { .. } => return 0,
         };
         let left = |inflight: &[bool]| inflight.iter().filter(|f| **f).count();
@@ -187,6 +193,7 @@ impl BlockIo for PosixBlock {
         match self.engine {
             Engine::Uring { .. } => IoEngine::IoUring,
             Engine::Aio(_) => IoEngine::Libaio,
+            Engine::Posix(_) => IoEngine::Posixaio,
             Engine::Psync { .. } => IoEngine::Psync,
         }
     }
@@ -222,6 +229,7 @@ impl BlockIo for PosixBlock {
                 aio.queue(slot, fd, op == BlockOp::Write, buf.as_mut_ptr(), len, offset);
                 Ok(())
             }
+            Engine::Posix(aio) => aio.submit(slot, fd, op == BlockOp::Write, buf.as_mut_ptr(), len, offset),
             Engine::Psync { done } => {
                 debug_assert!(done.is_none(), "psync has a queue depth of 1");
                 // SAFETY: buf is a valid slice of len bytes.
@@ -275,6 +283,12 @@ impl BlockIo for PosixBlock {
                         Ok(ev.res as usize)
                     },
                 }));
+                Ok(())
+            }
+            Engine::Posix(aio) => {
+                let mut done = Vec::new();
+                aio.reap(min, &mut done)?;
+                out.extend(done.into_iter().map(|(slot, result)| Completion { slot, result }));
                 Ok(())
             }
             Engine::Psync { done } => {
@@ -353,16 +367,23 @@ pub(crate) mod tests {
         PosixBlock::new(fd, opts).unwrap()
     }
 
-    /// libaio reads what psync reads, each block into its own slot, and reports the engine.
+    /// libaio and POSIX AIO read what psync reads, each block into its own slot, and report
+    /// the engine.
     #[test]
-    fn libaio_reads_what_psync_reads() {
+    fn libaio_and_posixaio_read_what_psync_reads() {
+        for engine in [IoEngine::Libaio, IoEngine::Posixaio] {
+            reads_what_psync_reads(engine);
+        }
+    }
+
+    fn reads_what_psync_reads(engine: IoEngine) {
         let mut file = tempfile::tempfile().unwrap();
         let data: Vec<u8> = (0..16 * 4096).map(|i| (i / 4096 * 7 + i % 251) as u8).collect();
         std::io::Write::write_all(&mut file, &data).unwrap();
         let psync_fd = file.try_clone().unwrap();
-        let mut aio = block(OwnedFd::from(file), IoEngine::Libaio, 4);
+        let mut aio = block(OwnedFd::from(file), engine, 4);
         let mut psync = block(OwnedFd::from(psync_fd), IoEngine::Psync, 1);
-        assert_eq!((aio.engine(), aio.depth()), (IoEngine::Libaio, 4));
+        assert_eq!((aio.engine(), aio.depth()), (engine, 4));
         let mut out = Vec::new();
         for blocks in [[3u64, 0, 15, 7], [1, 2, 9, 4]] {
             for (slot, b) in blocks.iter().enumerate() {
@@ -385,12 +406,19 @@ pub(crate) mod tests {
         }
     }
 
-    /// Dropping a libaio file with reads submitted and never reaped waits for them.
+    /// Dropping a libaio or POSIX AIO file with reads submitted and never reaped waits for
+    /// them.
     #[test]
-    fn dropping_libaio_reaps_what_is_in_flight() {
+    fn dropping_libaio_or_posixaio_reaps_what_is_in_flight() {
+        for engine in [IoEngine::Libaio, IoEngine::Posixaio] {
+            drop_with_reads_in_flight(engine);
+        }
+    }
+
+    fn drop_with_reads_in_flight(engine: IoEngine) {
         let mut file = tempfile::tempfile().unwrap();
         std::io::Write::write_all(&mut file, &vec![7u8; 8 * 4096]).unwrap();
-        let mut aio = block(OwnedFd::from(file), IoEngine::Libaio, 8);
+        let mut aio = block(OwnedFd::from(file), engine, 8);
         for slot in 0..8 {
             aio.submit(slot, BlockOp::Read, slot as u64 * 4096, 4096).unwrap();
         }
@@ -441,6 +469,7 @@ pub(crate) mod tests {
         match &b.engine {
             Engine::Uring { inflight, .. } => inflight.iter().filter(|f| **f).count(),
             Engine::Aio(aio) => aio.inflight,
+            Engine::Posix(aio) => aio.inflight(),
             Engine::Psync { .. } => 0,
         }
     }

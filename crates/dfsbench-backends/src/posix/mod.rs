@@ -6,6 +6,7 @@
 
 mod aio;
 mod block;
+mod posixaio;
 
 use std::collections::BTreeMap;
 use std::ffi::CString;

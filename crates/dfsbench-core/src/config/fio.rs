@@ -499,8 +499,8 @@ impl<'a> Job<'a> {
             },
             ("ioengine", Some(e)) => match e {
                 "psync" | "sync" | "pvsync" => self.spec.workloads.io.ioengine = Some("psync".into()),
-                "io_uring" | "libaio" => self.spec.workloads.io.ioengine = Some(e.to_string()),
-                _ => refuse(Some("dfsbench's engines are psync/sync, io_uring and libaio".into())),
+                "io_uring" | "libaio" | "posixaio" => self.spec.workloads.io.ioengine = Some(e.to_string()),
+                _ => refuse(Some("dfsbench's engines are psync/sync, io_uring, libaio and posixaio".into())),
             },
             ("time_based", _) => match flag(v) {
                 Some(true) => self.time_based = Some(o),

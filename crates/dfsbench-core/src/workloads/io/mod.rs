@@ -71,8 +71,9 @@ pub struct Options {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub same_file: Option<bool>,
 
-    /// I/O engine: auto, io_uring, libaio or psync (io) [default: auto: the fastest of them
-    /// by a short probe on the run's own file before each pattern].
+    /// I/O engine: auto, io_uring, libaio, posixaio or psync (io) [default: auto: the fastest
+    /// of io_uring, libaio and psync by a short probe on the run's own file before each
+    /// pattern].
     #[arg(long, value_name = "ENGINE", help_heading = "io")]
     pub ioengine: Option<String>,
 
@@ -356,12 +357,13 @@ impl Kind for IoJob {
             "auto" => IoEngine::Auto,
             "io_uring" => IoEngine::IoUring,
             "libaio" => IoEngine::Libaio,
+            "posixaio" => IoEngine::Posixaio,
             "psync" | "sync" => IoEngine::Psync,
             other => {
                 return Err(ConfigError::value(
                     "ioengine",
                     format!("'{other}'"),
-                    "use auto, io_uring, libaio or psync",
+                    "use auto, io_uring, libaio, posixaio or psync",
                 ))
             }
         };
