@@ -87,9 +87,13 @@ fn check_run(r: &Value, workers: u64) {
     assert_eq!(bytes, 0);
     assert_eq!(moved(r, "mdtest-easy-stat").0, easy);
     assert_eq!(moved(r, "mdtest-easy-delete").0, easy);
-    // ior-easy: whole files written in 2 MiB transfers, all read back.
-    let (ior_files, ior_bytes) = moved(r, "ior-easy-write");
-    assert_eq!(moved(r, "ior-easy-read"), (ior_files, ior_bytes));
+    // ior-easy: one file per worker written in 2 MiB transfers (whole files on backends
+    // without positional writes), all read back.
+    let (transfers, ior_bytes) = moved(r, "ior-easy-write");
+    assert_eq!(ior_bytes, transfers * (2 << 20));
+    assert_eq!(moved(r, "ior-easy-read"), (transfers, ior_bytes));
+    let one_file = measured(r, "ior-easy-write")["params"].get("file_size").is_none();
+    let ior_files = if one_file { workers } else { transfers };
     // The find lists every file the writes made (and ior-hard's one shared file).
     let find = measured(r, "find");
     assert_eq!(
@@ -113,8 +117,6 @@ fn ior_hard_interleaves_records_in_one_shared_file() {
         "--duration",
         "300ms",
         "--stonewall-wear-out",
-        "--easy-file-size",
-        "2m",
         "--verify",
         "--keep",
     ];
@@ -123,6 +125,18 @@ fn ior_hard_interleaves_records_in_one_shared_file() {
     let (records, _) = moved(&r, "ior-hard-write");
     let dirs = target.run_dirs();
     assert_eq!(dirs.len(), 1, "the kept run directory");
+    // ior-easy: a file per worker, each as many 2 MiB transfers as the others after the
+    // wear-out.
+    let (transfers, _) = moved(&r, "ior-easy-write");
+    for w in 0..3 {
+        let f = dirs[0].join(format!("j0-io500/ior-easy/w{w}/file"));
+        assert_eq!(
+            std::fs::metadata(&f).unwrap().len(),
+            transfers / 3 * (2 << 20),
+            "{}",
+            f.display()
+        );
+    }
     let file = dirs[0].join("j0-io500/ior-hard/file");
     let len = std::fs::metadata(&file).unwrap().len();
     assert_eq!(len, records * RECORD, "{}", file.display());

@@ -11,8 +11,8 @@ use super::common::nodes_off;
 pub(crate) const MIN_WRITE_S: f64 = 300.0;
 /// Clients per node: the workers of the threads point, the processes of the others.
 const PER_NODE: usize = 4;
-/// ior-easy's transfer (IO500's -t 2m) and the size of each file a worker writes (IO500 writes
-/// one file per rank of up to 9920000 MiB; whole files here, so object stores run it too).
+/// ior-easy's transfer (IO500's -t 2m), and on backends without positional writes (object
+/// stores, HDFS) the size of each whole file a client writes instead of one growing file.
 const EASY_XFER: u64 = 2 << 20;
 const EASY_FILE: u64 = 1 << 30;
 
@@ -46,7 +46,7 @@ pub fn io500(scale: Scale, nodes: &[usize]) -> Study {
         job
     };
     let what = format!(
-        "write phases {write_s} s each with stonewall wear-out; ior-easy 2 MiB transfers into files of {easy_file} B, ior-hard 47008-byte records interleaved in one file, mdtest-easy empty files in a directory per client, mdtest-hard 3901-byte files in one directory"
+        "write phases {write_s} s each with stonewall wear-out; ior-easy 2 MiB transfers into a file per client (without positional writes: whole files of {easy_file} B), ior-hard 47008-byte records interleaved in one file, mdtest-easy empty files in a directory per client, mdtest-hard 3901-byte files in one directory"
     );
     let mut configs: Vec<(String, String, Spread, JobSpec)> = vec![
         (

@@ -34,8 +34,8 @@ pub struct Options {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub easy_xfer: Option<String>,
 
-    /// ior-easy: size of each file a worker writes, one after another, until the time is up
-    /// (io500) [default: 1g].
+    /// ior-easy on backends without positional writes: size of each file a worker writes, one
+    /// after another, until the time is up (io500) [default: 1g].
     #[arg(long, value_name = "SIZE", help_heading = "io500")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub easy_file_size: Option<String>,
@@ -57,6 +57,9 @@ pub struct Options {
 #[derive(Debug, Clone, Serialize)]
 pub struct Io500Job {
     pub easy_xfer: usize,
+    /// ior-easy writes one file per worker, transfer after transfer, as IOR does; false on
+    /// backends without positional writes, which write whole files of `easy_file_size`.
+    pub easy_one_file: bool,
     pub easy_file_size: u64,
     pub hard_record: usize,
     pub md_hard_size: u64,
@@ -227,6 +230,7 @@ impl Kind for Io500Job {
         }
         Ok(Io500Job {
             easy_xfer: easy_xfer as usize,
+            easy_one_file: true,
             easy_file_size,
             hard_record: hard_record as usize,
             md_hard_size: size_or("md_hard_size", own.md_hard_size.as_deref(), 3901)?,
@@ -243,6 +247,7 @@ impl Kind for Io500Job {
             .map(|&step| {
                 let mut params = vec![("io500_set", json!(step.set().map_or("find", set_name)))];
                 params.extend(match step.set() {
+                    Some(IOR_EASY) if self.easy_one_file => vec![("xfer", json!(self.easy_xfer))],
                     Some(IOR_EASY) => vec![
                         ("xfer", json!(self.easy_xfer)),
                         ("file_size", json!(self.easy_file_size)),
@@ -294,6 +299,7 @@ impl Kind for Io500Job {
         let count = |set: usize| existing.get(set).copied().unwrap_or(0);
         let mut path = String::new();
         match step {
+            Io500Step::IorEasyRead if self.easy_one_file => vec![easy_file(index, owner)],
             Io500Step::IorEasyRead => (0..count(IOR_EASY))
                 .map(|i| {
                     file_path(&mut path, index, IOR_EASY, owner, i);
@@ -342,8 +348,10 @@ impl Kind for Io500Job {
             return None;
         }
         self.phases.retain(|p| !p.ior_hard());
+        self.easy_one_file = false;
         Some(format!(
-            "the {backend} backend has no positional writes: skipping ior-hard-write and ior-hard-read (one shared file written at interleaved offsets)"
+            "the {backend} backend has no positional writes: skipping ior-hard-write and ior-hard-read (one shared file written at interleaved offsets), and ior-easy writes whole files of {} instead of one growing file per worker",
+            format_size(self.easy_file_size)
         ))
     }
 }
@@ -361,6 +369,11 @@ fn set_name(set: usize) -> &'static str {
 /// The job's directory.
 fn dir(job: usize) -> String {
     format!("j{job}-io500")
+}
+
+/// Worker `w`'s one ior-easy file (IOR's file per process).
+pub(crate) fn easy_file(job: usize, w: usize) -> String {
+    format!("{}/ior-easy/w{w}/file", dir(job))
 }
 
 /// IO500's one shared ior-hard file.
@@ -411,6 +424,7 @@ mod tests {
         file_path(&mut s, 0, MD_HARD, 3, 7);
         assert_eq!(s, "j0-io500/mdtest-hard/w3.f7");
         assert_eq!(hard_file(2), "j2-io500/ior-hard/file");
+        assert_eq!(easy_file(0, 3), "j0-io500/ior-easy/w3/file");
     }
 
     /// An object store (no positional writes, no fsync) runs every phase but ior-hard's, and
@@ -435,7 +449,7 @@ mod tests {
             .unwrap()
             .contains("ior-hard-write and ior-hard-read"));
         assert_eq!(job.phases.len(), 10);
-        assert!(!job.phases.iter().any(|p| p.ior_hard()) && !job.fsync);
+        assert!(!job.phases.iter().any(|p| p.ior_hard()) && !job.fsync && !job.easy_one_file);
         assert!(job.needs().is_empty());
     }
 

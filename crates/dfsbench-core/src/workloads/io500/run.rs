@@ -1,6 +1,7 @@
-//! A worker's part of each IO500 phase: whole files written and read in transfers (ior-easy,
-//! mdtest-hard), records of one shared file at interleaved offsets (ior-hard), empty files
-//! created, stat'ed and deleted (mdtest), and the find's listings.
+//! A worker's part of each IO500 phase: transfers of its own file (ior-easy) or records of one
+//! shared file at interleaved offsets (ior-hard), whole files written and read (mdtest-hard,
+//! and ior-easy where the backend has no positional writes), empty files created, stat'ed
+//! and deleted (mdtest), and the find's listings.
 
 use dfsbench_backends::clock::Instant;
 
@@ -12,7 +13,7 @@ use crate::stats::Recorder;
 use crate::worker::{JobContext, Worker};
 use crate::workloads::whole::{read_whole, write_whole};
 
-use super::{file_path, find_dirs, hard_file, Io500Job, Io500Step, IOR_EASY, IOR_HARD};
+use super::{easy_file, file_path, find_dirs, hard_file, Io500Job, Io500Step, IOR_EASY, IOR_HARD};
 
 /// Where record `i` of worker `w` of `workers` lies in ior-hard's shared file: the records of
 /// all workers interleaved, record by record (IOR's segments with -b = -t).
@@ -51,8 +52,8 @@ impl<C: Client> Worker<C> {
             (true, None) => (have, have + job.items),
             (false, _) => (0, have),
         };
-        if set == IOR_HARD {
-            self.ior_hard(ctx, job, step, owner, first..end, rec).await;
+        if set == IOR_HARD || (set == IOR_EASY && job.easy_one_file) {
+            self.blocks(ctx, job, step, owner, first..end, rec).await;
         } else {
             self.whole_files(ctx, job, step, set, owner, first..end, rec).await;
         }
@@ -136,9 +137,10 @@ impl<C: Client> Worker<C> {
         }
     }
 
-    /// ior-hard: records of `record` bytes at this worker's interleaved offsets of the shared
-    /// file, one at a time (IOR's POSIX backend writes one transfer at a time too).
-    async fn ior_hard(
+    /// IOR's phases: ior-easy's transfers one after another in the worker's own file, or
+    /// ior-hard's records at the worker's interleaved offsets of the shared file; one at a
+    /// time, as IOR's POSIX backend moves them.
+    async fn blocks(
         &mut self,
         ctx: &JobContext,
         job: &Io500Job,
@@ -147,16 +149,21 @@ impl<C: Client> Worker<C> {
         range: std::ops::Range<u64>,
         rec: &mut Recorder<'_>,
     ) {
-        let path = hard_file(ctx.job_index);
+        let hard = step.set() == Some(IOR_HARD);
+        let (path, size) = if hard {
+            (hard_file(ctx.job_index), job.hard_record)
+        } else {
+            (easy_file(ctx.job_index, owner), job.easy_xfer)
+        };
         let opts = BlockOpts {
-            block_size: job.hard_record,
+            block_size: size,
             queue_depth: 1,
             direct: false,
             create: true,
             random: false,
             engine: IoEngine::Psync,
         };
-        let write = step == Io500Step::IorHardWrite;
+        let write = step.writes();
         let mut file = match self.client.open_block(&path, opts).await {
             Ok(f) => f,
             Err(e) => return rec.error(0, Instant::now(), &e, &path, None),
@@ -167,14 +174,19 @@ impl<C: Client> Worker<C> {
         // The shared file is one file: its data is written as worker 0's (as io's shared file).
         let key = FileKey {
             job: ctx.job_index as u16,
-            set: IOR_HARD as u16,
-            worker: 0,
+            set: if hard { IOR_HARD } else { IOR_EASY } as u16,
+            worker: if hard { 0 } else { owner as u32 },
             index: 0,
         };
+        let set = if hard { IOR_HARD } else { IOR_EASY };
         let op = if write { BlockOp::Write } else { BlockOp::Read };
         let mut done = range.start;
         for i in range {
-            let offset = hard_offset(i, owner, ctx.total_workers, job.hard_record);
+            let offset = if hard {
+                hard_offset(i, owner, ctx.total_workers, size)
+            } else {
+                i * size as u64
+            };
             let Some((intended, start)) = self.begin(rec.ctl()).await else {
                 break;
             };
@@ -182,17 +194,14 @@ impl<C: Client> Worker<C> {
                 c.fill(key, offset, file.buffer(0));
             }
             self.completions.clear();
-            let result = match file.submit(0, op, offset, job.hard_record) {
+            let result = match file.submit(0, op, offset, size) {
                 Ok(()) => file.complete(1, &mut self.completions).await,
                 Err(e) => Err(e),
             };
             let end = Instant::now();
             let moved = result.and_then(|()| match self.completions.pop().map(|c| c.result) {
-                Some(Ok(n)) if n == job.hard_record => Ok(n),
-                Some(Ok(n)) => Err(OpError::new(
-                    "short_io",
-                    format!("moved {n} of {} bytes", job.hard_record),
-                )),
+                Some(Ok(n)) if n == size => Ok(n),
+                Some(Ok(n)) => Err(OpError::new("short_io", format!("moved {n} of {size} bytes"))),
                 Some(Err(e)) => Err(e),
                 None => Err(OpError::new("short_io", "no completion")),
             });
@@ -217,7 +226,7 @@ impl<C: Client> Worker<C> {
             done = i + 1;
         }
         if write {
-            self.existing[IOR_HARD] = done;
+            self.existing[set] = done;
             // IOR's -e: the file's fsync at its close is part of the phase.
             if job.fsync {
                 if let Err(e) = file.sync(false).await {
