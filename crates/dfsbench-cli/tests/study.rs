@@ -350,7 +350,14 @@ fn list_and_bad_input() {
     let names: Vec<&str> = r.stdout.lines().filter_map(|l| l.split_whitespace().next()).collect();
     assert_eq!(
         names,
-        ["size-sweep", "clients-sweep", "dfsperf", "surfnet", "fio-matrix"]
+        [
+            "size-sweep",
+            "clients-sweep",
+            "dfsperf",
+            "surfnet",
+            "fio-matrix",
+            "io500"
+        ]
     );
     let dir = tempfile::tempdir().unwrap();
     let t = dir.path().to_str().unwrap();

@@ -133,7 +133,32 @@ pub(super) fn raw(p: &PhaseResult, metric: Metric) -> Option<(f64, f64)> {
         Metric::AchievedOps => (p.rate.as_ref()?.achieved_ops_per_sec, 1.0),
         Metric::MeanLatencyMs => (p.latency.mean_ns, 1e-6),
         Metric::Null(_) | Metric::RecoverySecs | Metric::FaultOutcome => return None,
+        Metric::GibPerSec | Metric::KiloOpsPerSec | Metric::KiloItemsPerSec => return io500_raw(&[p], metric),
     })
+}
+
+/// An IO500 figure over `phases`: a phase and its wear-out step, when it had one (IOR and
+/// mdtest time the wear-out as part of the phase, and IO500 scores that).
+fn io500_raw(phases: &[&PhaseResult], metric: Metric) -> Option<(f64, f64)> {
+    let secs: f64 = phases.iter().map(|p| p.duration_s).sum();
+    let sum = |f: fn(&PhaseResult) -> u64| phases.iter().map(|p| f(p)).sum::<u64>() as f64 / secs;
+    if secs <= 0.0 {
+        return None;
+    }
+    Some(match metric {
+        Metric::GibPerSec => (sum(|p| p.bytes), 1.0 / (1u64 << 30) as f64),
+        Metric::KiloOpsPerSec => (sum(|p| p.ops), 1e-3),
+        Metric::KiloItemsPerSec => (sum(|p| p.items), 1e-3),
+        _ => return None,
+    })
+}
+
+/// The unmeasured wear-out step after phase `p` of `r` (`--stonewall-wear-out`).
+fn wear_out_of<'r>(r: &'r RunResult, p: &PhaseResult) -> Option<&'r PhaseResult> {
+    let label = format!("wear-out {}", p.label);
+    r.phases
+        .iter()
+        .find(|w| w.prepare && w.job == p.job && w.label == label)
 }
 
 pub(super) fn source(loaded: &Loaded, point: &str, system: &str, cell: &Cell) -> Result<(Source, f64), String> {
@@ -206,7 +231,16 @@ pub(super) fn source(loaded: &Loaded, point: &str, system: &str, cell: &Cell) ->
             r.status_message.as_deref().unwrap_or("")
         ));
     }
-    let (raw, factor) = raw(p, cell.metric).ok_or_else(|| match cell.metric {
+    let io500 = matches!(cell.metric, Metric::GibPerSec | Metric::KiloOpsPerSec);
+    let wear_out = wear_out_of(r, p).filter(|_| io500);
+    if let Some(w) = wear_out.filter(|w| w.errors.total > 0) {
+        return Err(format!("error: {} failed ops in {}", w.errors.total, w.label));
+    }
+    let figure = match wear_out {
+        Some(w) => io500_raw(&[p, w], cell.metric),
+        None => raw(p, cell.metric),
+    };
+    let (raw, factor) = figure.ok_or_else(|| match cell.metric {
         Metric::ServerCpuPercent => no_server_cpu(r),
         m => format!("n/a: no {} in the {what}", m.field()),
     })?;

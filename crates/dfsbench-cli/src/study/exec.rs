@@ -397,7 +397,7 @@ pub fn execute(
         create_bucket: a.create_bucket.then_some(true),
         retries: a.retries,
         server_pids: a.server_pids.clone(),
-        ..Default::default()
+        ..study.run.clone()
     };
     let env = LabEnv::of(&systems);
     on_interrupt();

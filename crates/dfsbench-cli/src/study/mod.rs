@@ -12,6 +12,7 @@ mod model;
 mod reasons;
 mod render;
 mod scale;
+mod score;
 
 use std::path::Path;
 

@@ -1,6 +1,6 @@
 //! What a study is: runs to make (points) and tables to fill from their result files.
 
-use dfsbench_core::config::JobSpec;
+use dfsbench_core::config::{JobSpec, RunSpec};
 pub use dfsbench_report::study_page::{FigureKind, FigureSpec, SeriesSpec, XAxis};
 
 /// A named, reproducible evaluation.
@@ -17,6 +17,11 @@ pub struct Study {
     pub notes: Vec<String>,
     /// Also run every point on a local directory (DFS-Perf measures LocalFS as its baseline).
     pub localfs_baseline: bool,
+    /// Run-wide settings every point runs with (io500: `stonewall_wear_out`, IO500's rule).
+    pub run: RunSpec,
+    /// The table whose GiB/s and kIOPS rows make IO500's score: rendered after it with the
+    /// published entries of similar client counts.
+    pub score: Option<usize>,
 }
 
 /// One run of the study on each system.
@@ -174,6 +179,12 @@ pub enum Metric {
     RecoverySecs,
     /// What the first fault did to the phase's I/O, in words: continued, stalled N s, failed.
     FaultOutcome,
+    /// IO500's units, over the phase and its wear-out step (IOR and mdtest time the wear-out
+    /// as part of the phase): bytes in GiB/s, operations in kIOPS, and the entries a find
+    /// looked at in kIOPS.
+    GibPerSec,
+    KiloOpsPerSec,
+    KiloItemsPerSec,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -235,6 +246,9 @@ impl Metric {
             Metric::Null(f) => f.path().into(),
             Metric::RecoverySecs => "recovery.recovery_time_s".into(),
             Metric::FaultOutcome => "faults[0].stall_s".into(),
+            Metric::GibPerSec => "bytes / duration_s, with the wear-out".into(),
+            Metric::KiloOpsPerSec => "ops / duration_s, with the wear-out".into(),
+            Metric::KiloItemsPerSec => "items / duration_s".into(),
         }
     }
 
@@ -250,6 +264,8 @@ impl Metric {
             Metric::Null(_) => "MiB/s",
             Metric::RecoverySecs => "s",
             Metric::FaultOutcome => "",
+            Metric::GibPerSec => "GiB/s",
+            Metric::KiloOpsPerSec | Metric::KiloItemsPerSec => "kIOPS",
         }
     }
 }

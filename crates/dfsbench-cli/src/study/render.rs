@@ -193,6 +193,30 @@ fn tables(study: &Study, m: &Manifest, dir: &Path) -> (StudyTables, String) {
             rows,
         });
     }
+    if let Some(t) = study.score.and_then(|i| tables.get(i)) {
+        let score = super::score::tables(study, m, &loaded, t);
+        // The score's cells in the long CSV too: figures of the table's own cells.
+        for (ti, t) in score.iter().enumerate().map(|(i, t)| (tables.len() + i, t)) {
+            for r in &t.rows {
+                for (c, col) in t.columns.iter().zip(&r.cells) {
+                    for (s, cell) in m.systems.iter().zip(col) {
+                        let mut line = vec![(ti + 1).to_string(), r.labels.join(" / "), c.clone(), s.label.clone()];
+                        line.push(cell.value.map(|v| v.to_string()).unwrap_or_default());
+                        line.push(cell.unit.clone());
+                        line.extend(["", "", "io500 score"].map(String::from));
+                        line.extend(std::iter::repeat_n(String::new(), 4));
+                        line.push(if cell.value.is_none() {
+                            cell.text.clone()
+                        } else {
+                            String::new()
+                        });
+                        cells_csv.push_str(&csv_line(&line));
+                    }
+                }
+            }
+        }
+        tables.extend(score);
+    }
     let mut warnings: BTreeMap<(&str, &str), Vec<&str>> = BTreeMap::new();
     for p in &m.points {
         for r in &p.runs {

@@ -21,6 +21,7 @@ use crate::worker::{JobContext, Worker};
 
 pub mod files;
 pub mod io;
+pub mod io500;
 pub mod iterate;
 mod keys;
 pub mod meta;
@@ -375,6 +376,7 @@ registry! {
     Io => io::IoJob,
     Mix => mix::MixJob,
     Iterate => iterate::IterateJob,
+    Io500 => io500::Io500Job,
     #[cfg(feature = "toy-workload")]
     Toy => toy::ToyJob,
 }

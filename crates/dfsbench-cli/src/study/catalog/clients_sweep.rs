@@ -269,5 +269,7 @@ pub fn clients_sweep(scale: Scale, nodes: &[usize]) -> Study {
         .chain(spread_over.map(|k| format!("Nodes: with --nodes {k}, each clients row runs its clients spread evenly over up to {k} nodes, one process per node started by --launcher (2 clients: 2 nodes of 1); the IOPS steps and the recovery runs stay in one process.")))
         .collect(),
         localfs_baseline: false,
+        run: Default::default(),
+        score: None,
     }
 }

@@ -328,6 +328,8 @@ pub fn dfsperf(scale: Scale, nodes: &[usize]) -> Study {
             nodes_note,
         ],
         localfs_baseline: true,
+        run: Default::default(),
+        score: None,
     }
 }
 

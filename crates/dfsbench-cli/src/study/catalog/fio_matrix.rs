@@ -81,5 +81,7 @@ pub fn fio_matrix(scale: Scale) -> Study {
             "Layouts plain vs erasure-coded 4+2: give both as labelled targets, e.g. `--target plain=/mnt/plain --target ec=/mnt/ec42`; each table then has a column per layout.".into(),
         ],
         localfs_baseline: false,
+        run: Default::default(),
+        score: None,
     }
 }

@@ -4,6 +4,7 @@ mod clients_sweep;
 mod common;
 mod dfsperf;
 mod fio_matrix;
+pub(super) mod io500;
 mod size_sweep;
 mod surfnet;
 
@@ -11,7 +12,7 @@ use super::model::Study;
 use super::scale::Scale;
 
 /// Name and one line of every study, in `dfsbench study list` order.
-pub const STUDIES: [(&str, &str); 5] = [
+pub const STUDIES: [(&str, &str); 6] = [
     (
         "size-sweep",
         "write/read N files of size S, 10000 x 0 B to 1 x 10 GB, and metadata ops/s (CS597 report)",
@@ -32,6 +33,10 @@ pub const STUDIES: [(&str, &str); 5] = [
         "fio-matrix",
         "fio: read/write/randread/randwrite x 4K/128K/1024K blocks x 1/2/4/8 threads, iodepth 32, 180 s",
     ),
+    (
+        "io500",
+        "IO500: ior-easy/hard write/read, mdtest-easy/hard, find, in IO500's order with its rules and score",
+    ),
 ];
 
 /// The study `name` at `scale`; `nodes` are the client node counts of the studies with a node
@@ -43,6 +48,7 @@ pub fn build(name: &str, scale: Scale, nodes: &[usize]) -> Option<Study> {
         "dfsperf" => dfsperf::dfsperf(scale, nodes),
         "surfnet" => surfnet::surfnet(scale),
         "fio-matrix" => fio_matrix::fio_matrix(scale),
+        "io500" => io500::io500(scale, nodes),
         _ => return None,
     })
 }

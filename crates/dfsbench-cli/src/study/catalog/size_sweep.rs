@@ -174,5 +174,7 @@ pub fn size_sweep(scale: Scale, nodes: &[usize]) -> Study {
         figures,
         notes: vec![nodes_note],
         localfs_baseline: false,
+        run: Default::default(),
+        score: None,
     }
 }

@@ -247,5 +247,7 @@ pub fn surfnet(scale: Scale) -> Study {
             "Failure matrix: runs on lab targets (`-t lab:NAME`), whose nodes dfsbench takes out with `dfsbench lab fault`. The client row needs two client nodes (`dfsbench lab up NAME --clients 2`): its two clients run there as dfsbench's own processes (`--procs 2 --hosts client1,client2 --rank-loss continue`; under Open MPI 4.1 a lost node would end the job), and client2 is killed with its process; the other goes on, and the run records the lost one and what it had done (docs/cluster.md).".into(),
         ],
         localfs_baseline: false,
+        run: Default::default(),
+        score: None,
     }
 }

@@ -1,0 +1,273 @@
+//! A worker's part of each IO500 phase: transfers of its own file (ior-easy) or records of one
+//! shared file at interleaved offsets (ior-hard), whole files written and read (mdtest-hard,
+//! and ior-easy where the backend has no positional writes), empty files created, stat'ed
+//! and deleted (mdtest), and the find's listings.
+
+use dfsbench_backends::clock::Instant;
+
+use dfsbench_backends::{BlockIo, BlockOp, BlockOpts, Client, FileOpts, IoEngine, OpError};
+use rand::RngCore;
+
+use crate::pattern::FileKey;
+use crate::stats::Recorder;
+use crate::worker::{JobContext, Worker};
+use crate::workloads::whole::{read_whole, write_whole};
+
+use super::{easy_file, file_path, find_dirs, hard_file, Io500Job, Io500Step, IOR_EASY, IOR_HARD};
+
+/// Where record `i` of worker `w` of `workers` lies in ior-hard's shared file: the records of
+/// all workers interleaved, record by record (IOR's segments with -b = -t).
+pub(crate) fn hard_offset(i: u64, w: usize, workers: usize, record: usize) -> u64 {
+    (i * workers as u64 + w as u64) * record as u64
+}
+
+impl<C: Client> Worker<C> {
+    /// `until`: a wear-out step, which writes up to that many files (records) in all.
+    pub(super) async fn run_io500(
+        &mut self,
+        ctx: &JobContext,
+        job: &Io500Job,
+        step: Io500Step,
+        until: Option<u64>,
+        rec: &mut Recorder<'_>,
+    ) {
+        if self.existing.len() < 4 {
+            self.existing.resize(4, 0);
+        }
+        let Some(set) = step.set() else {
+            return self.find(ctx, rec).await;
+        };
+        // Reads and stats look at `src`'s files: another rank's with --shuffle.
+        let reads = !step.writes() && !matches!(step, Io500Step::MdtestEasyDelete | Io500Step::MdtestHardDelete);
+        let (owner, have) = if reads {
+            (self.src, self.src_existing.get(set).copied().unwrap_or(0))
+        } else {
+            (self.id, self.existing[set])
+        };
+        // A write phase goes on until its time is up (IO500's stonewall), or, without a
+        // duration, makes the job's count; its wear-out step continues up to `until`.
+        let (first, end) = match (step.writes(), until) {
+            (true, Some(n)) => (have, n),
+            (true, None) if ctx.duration.is_some() => (have, u64::MAX),
+            (true, None) => (have, have + job.items),
+            (false, _) => (0, have),
+        };
+        if set == IOR_HARD || (set == IOR_EASY && job.easy_one_file) {
+            self.blocks(ctx, job, step, owner, first..end, rec).await;
+        } else {
+            self.whole_files(ctx, job, step, set, owner, first..end, rec).await;
+        }
+    }
+
+    /// The phases over whole files: one operation per file.
+    #[allow(clippy::too_many_arguments)]
+    async fn whole_files(
+        &mut self,
+        ctx: &JobContext,
+        job: &Io500Job,
+        step: Io500Step,
+        set: usize,
+        owner: usize,
+        range: std::ops::Range<u64>,
+        rec: &mut Recorder<'_>,
+    ) {
+        // ior-easy's files end with an fsync, as IOR's with -e; mdtest-hard's do not.
+        let opts = FileOpts {
+            direct: false,
+            fsync: set == IOR_EASY && step.writes() && job.fsync,
+        };
+        let size = if set == IOR_EASY {
+            job.easy_file_size
+        } else {
+            job.md_hard_size
+        };
+        let mut done = range.start;
+        for i in range.clone() {
+            file_path(&mut self.path, ctx.job_index, set, owner, i);
+            let Some((intended, start)) = self.begin(rec.ctl()).await else {
+                break;
+            };
+            let key = FileKey {
+                job: ctx.job_index as u16,
+                set: set as u16,
+                worker: owner as u32,
+                index: i,
+            };
+            let result: Result<u64, OpError> = match step {
+                Io500Step::MdtestEasyWrite => self.client.create(&self.path).await.map(|_| 0),
+                Io500Step::IorEasyWrite | Io500Step::MdtestHardWrite => {
+                    let (content, data) = (self.content, ctx.data.as_ref());
+                    write_whole(
+                        &mut self.client,
+                        &self.path,
+                        size,
+                        opts,
+                        &mut self.buf,
+                        content,
+                        data,
+                        key,
+                    )
+                    .await
+                }
+                Io500Step::IorEasyRead | Io500Step::MdtestHardRead => {
+                    let pattern = self.pattern;
+                    match read_whole(&mut self.client, &self.path, size, opts, &mut self.buf, pattern, key).await {
+                        Ok((bytes, first_byte)) => {
+                            rec.note_read(start, bytes, first_byte, pattern.is_some());
+                            Ok(bytes)
+                        }
+                        Err((e, _)) => Err(e),
+                    }
+                }
+                Io500Step::MdtestEasyStat | Io500Step::MdtestHardStat => self.client.stat(&self.path).await.map(|_| 0),
+                _ => self.client.delete(&self.path).await.map(|_| 0),
+            };
+            let end = Instant::now();
+            rec.add_retries(self.client.take_retries());
+            match result {
+                Ok(bytes) => rec.record_op(0, intended, start, end, bytes),
+                Err(e) => rec.error(0, end, &e, &self.path, None),
+            }
+            done = i + 1;
+        }
+        match step {
+            s if s.writes() => self.existing[set] = done,
+            Io500Step::MdtestEasyDelete | Io500Step::MdtestHardDelete => self.existing[set] = 0,
+            _ => {}
+        }
+    }
+
+    /// IOR's phases: ior-easy's transfers one after another in the worker's own file, or
+    /// ior-hard's records at the worker's interleaved offsets of the shared file; one at a
+    /// time, as IOR's POSIX backend moves them.
+    async fn blocks(
+        &mut self,
+        ctx: &JobContext,
+        job: &Io500Job,
+        step: Io500Step,
+        owner: usize,
+        range: std::ops::Range<u64>,
+        rec: &mut Recorder<'_>,
+    ) {
+        let hard = step.set() == Some(IOR_HARD);
+        let (path, size) = if hard {
+            (hard_file(ctx.job_index), job.hard_record)
+        } else {
+            (easy_file(ctx.job_index, owner), job.easy_xfer)
+        };
+        let opts = BlockOpts {
+            block_size: size,
+            queue_depth: 1,
+            direct: false,
+            create: true,
+            random: false,
+            engine: IoEngine::Psync,
+        };
+        let write = step.writes();
+        let mut file = match self.client.open_block(&path, opts).await {
+            Ok(f) => f,
+            Err(e) => return rec.error(0, Instant::now(), &e, &path, None),
+        };
+        if write && self.content.is_none() {
+            self.rng.fill_bytes(file.buffer(0));
+        }
+        // The shared file is one file: its data is written as worker 0's (as io's shared file).
+        let key = FileKey {
+            job: ctx.job_index as u16,
+            set: if hard { IOR_HARD } else { IOR_EASY } as u16,
+            worker: if hard { 0 } else { owner as u32 },
+            index: 0,
+        };
+        let set = if hard { IOR_HARD } else { IOR_EASY };
+        let op = if write { BlockOp::Write } else { BlockOp::Read };
+        let mut done = range.start;
+        for i in range {
+            let offset = if hard {
+                hard_offset(i, owner, ctx.total_workers, size)
+            } else {
+                i * size as u64
+            };
+            let Some((intended, start)) = self.begin(rec.ctl()).await else {
+                break;
+            };
+            if let (true, Some(c)) = (write, &self.content) {
+                c.fill(key, offset, file.buffer(0));
+            }
+            self.completions.clear();
+            let result = match file.submit(0, op, offset, size) {
+                Ok(()) => file.complete(1, &mut self.completions).await,
+                Err(e) => Err(e),
+            };
+            let end = Instant::now();
+            let moved = result.and_then(|()| match self.completions.pop().map(|c| c.result) {
+                Some(Ok(n)) if n == size => Ok(n),
+                Some(Ok(n)) => Err(OpError::new("short_io", format!("moved {n} of {size} bytes"))),
+                Some(Err(e)) => Err(e),
+                None => Err(OpError::new("short_io", "no completion")),
+            });
+            let checked = match (&moved, self.pattern.filter(|_| !write)) {
+                (Ok(n), Some(p)) => p.check(key, offset, &file.buffer(0)[..*n]).map_err(|m| {
+                    OpError::new(
+                        "verify",
+                        format!("wrong data at offset {}: found {}", m.offset, m.found),
+                    )
+                }),
+                _ => Ok(()),
+            };
+            match moved.and_then(|n| checked.map(|()| n)) {
+                Ok(n) => {
+                    if !write && self.pattern.is_some() {
+                        rec.add_verified(n as u64);
+                    }
+                    rec.record_op(0, intended, start, end, n as u64);
+                }
+                Err(e) => rec.error(0, end, &e, &path, Some(offset)),
+            }
+            done = i + 1;
+        }
+        if write {
+            self.existing[set] = done;
+            // IOR's -e: the file's fsync at its close is part of the phase.
+            if job.fsync {
+                if let Err(e) = file.sync(false).await {
+                    rec.error(0, Instant::now(), &e, &path, None);
+                }
+            }
+        }
+    }
+
+    /// The find: list the worker's share of the tree and count what is in it (pfind's
+    /// total files: IO500's find rate is files looked at per second).
+    async fn find(&mut self, ctx: &JobContext, rec: &mut Recorder<'_>) {
+        for dir in find_dirs(ctx.job_index, self.id) {
+            let Some((intended, start)) = self.begin(rec.ctl()).await else {
+                break;
+            };
+            let result = self.client.list(&dir).await;
+            let end = Instant::now();
+            rec.add_retries(self.client.take_retries());
+            match result {
+                Ok(items) => {
+                    rec.record_op(0, intended, start, end, 0);
+                    rec.add_items(items);
+                }
+                Err(e) => rec.error(0, end, &e, &dir, None),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::hard_offset;
+
+    /// Record i of worker w of W at (i*W + w) * record: the workers' records side by side.
+    #[test]
+    fn hard_records_interleave() {
+        let offsets: Vec<u64> = (0..2)
+            .flat_map(|i| (0..3).map(move |w| hard_offset(i, w, 3, 47008)))
+            .collect();
+        assert_eq!(offsets, (0..6).map(|k| k * 47008).collect::<Vec<_>>());
+        assert_eq!(hard_offset(10, 2, 4, 47008), 42 * 47008);
+    }
+}
