@@ -2,7 +2,7 @@
 //! and the gateways of a target with several.
 
 use dfsbench_result::units::{format_ns, rate_si};
-use dfsbench_result::{Latency, PhaseResult, RunResult};
+use dfsbench_result::{Latency, OpKind, PhaseResult, RunResult};
 
 use crate::table::{left, right, Table};
 
@@ -10,20 +10,61 @@ fn mib(bytes_per_sec: f64) -> String {
     format!("{:.1}", bytes_per_sec / (1024.0 * 1024.0))
 }
 
+/// A latency figure, `-` when there were none.
+fn lat(l: &Latency, v: u64) -> String {
+    if l.count == 0 {
+        "-".to_string()
+    } else {
+        format_ns(v)
+    }
+}
+
+/// The line of one kind of operation under its phase or group.
+fn kind_row(k: &OpKind) -> Vec<String> {
+    let l = &k.latency;
+    vec![
+        format!("  {}", k.op),
+        String::new(),
+        k.ops.to_string(),
+        rate_si(k.ops_per_sec),
+        mib(k.bytes_per_sec),
+        lat(l, l.p50_ns),
+        lat(l, l.p99_ns),
+        lat(l, l.p99_9_ns),
+        lat(l, l.max_ns),
+        String::new(),
+    ]
+}
+
+/// The columns of a table of phases or groups, after the first two.
+fn figure_columns(first: &str, second: &str) -> Table {
+    Table::new(vec![
+        left(first),
+        right(second),
+        right("ops"),
+        right("ops/s"),
+        right("MiB/s"),
+        right("p50"),
+        right("p99"),
+        right("p99.9"),
+        right("max"),
+        right("errors"),
+    ])
+}
+
 fn row(p: &PhaseResult) -> Vec<String> {
     let moves_data = p.bytes > 0 || matches!(p.name.as_str(), "write" | "read") || p.workload == "io";
     let l = &p.latency;
-    let lat = |v: u64| if l.count == 0 { "-".to_string() } else { format_ns(v) };
     vec![
         format!("{}{}", crate::runs::label(p), crate::flags::marks(p)),
         p.workers.to_string(),
         p.ops.to_string(),
         rate_si(p.ops_per_sec),
         if moves_data { mib(p.bytes_per_sec) } else { "-".into() },
-        lat(l.p50_ns),
-        lat(l.p99_ns),
-        lat(l.p99_9_ns),
-        lat(l.max_ns),
+        lat(l, l.p50_ns),
+        lat(l, l.p99_ns),
+        lat(l, l.p99_9_ns),
+        lat(l, l.max_ns),
         p.errors.total.to_string(),
     ]
 }
@@ -33,18 +74,7 @@ fn row(p: &PhaseResult) -> Vec<String> {
 /// read phase's page cache policy are listed by [`crate::flags::notes`].
 /// With phases of several jobs, the label carries the job's name (`files: write 4 KiB`).
 pub fn phases_table(result: &RunResult) -> String {
-    let mut t = Table::new(vec![
-        left("phase"),
-        right("workers"),
-        right("ops"),
-        right("ops/s"),
-        right("MiB/s"),
-        right("p50"),
-        right("p99"),
-        right("p99.9"),
-        right("max"),
-        right("errors"),
-    ]);
+    let mut t = figure_columns("phase", "workers");
     let measured = || result.phases.iter().filter(|p| !p.prepare);
     let jobs = measured().any(|p| measured().any(|q| q.job_name != p.job_name));
     for p in measured() {
@@ -54,19 +84,7 @@ pub fn phases_table(result: &RunResult) -> String {
         }
         t.push(r);
         for k in &p.ops_by_kind {
-            let l = &k.latency;
-            t.push(vec![
-                format!("  {}", k.op),
-                String::new(),
-                k.ops.to_string(),
-                rate_si(k.ops_per_sec),
-                mib(k.bytes_per_sec),
-                format_ns(l.p50_ns),
-                format_ns(l.p99_ns),
-                format_ns(l.p99_9_ns),
-                format_ns(l.max_ns),
-                String::new(),
-            ]);
+            t.push(kind_row(k));
         }
     }
     t.text()
@@ -75,19 +93,7 @@ pub fn phases_table(result: &RunResult) -> String {
 /// Jobs that ran at the same time: each group's total over its span, and a line per kind of
 /// operation (fio's group report); None when every job ran alone.
 pub fn groups_table(result: &RunResult) -> Option<String> {
-    let mut t = Table::new(vec![
-        left("jobs at the same time"),
-        right("span"),
-        right("ops"),
-        right("ops/s"),
-        right("MiB/s"),
-        right("p50"),
-        right("p99"),
-        right("p99.9"),
-        right("max"),
-        right("errors"),
-    ]);
-    let lat = |l: &Latency, v: u64| if l.count == 0 { "-".to_string() } else { format_ns(v) };
+    let mut t = figure_columns("jobs at the same time", "span");
     for g in &result.groups {
         let l = &g.latency;
         t.push(vec![
@@ -103,19 +109,7 @@ pub fn groups_table(result: &RunResult) -> Option<String> {
             g.errors.to_string(),
         ]);
         for k in &g.by_kind {
-            let l = &k.latency;
-            t.push(vec![
-                format!("  {}", k.op),
-                String::new(),
-                k.ops.to_string(),
-                rate_si(k.ops_per_sec),
-                mib(k.bytes_per_sec),
-                lat(l, l.p50_ns),
-                lat(l, l.p99_ns),
-                lat(l, l.p99_9_ns),
-                lat(l, l.max_ns),
-                String::new(),
-            ]);
+            t.push(kind_row(k));
         }
     }
     (!t.is_empty()).then(|| t.text())
@@ -136,15 +130,14 @@ pub fn rate_table(result: &RunResult) -> Option<String> {
     for p in result.phases.iter().filter(|p| !p.prepare) {
         let Some(r) = &p.rate else { continue };
         let l = &p.latency;
-        let lat = |v: u64| if l.count == 0 { "-".to_string() } else { format_ns(v) };
         t.push(vec![
             crate::runs::label(p),
             rate_si(r.requested_ops_per_sec),
             rate_si(r.achieved_ops_per_sec),
-            lat(l.mean_ns.round() as u64),
-            lat(l.p50_ns),
-            lat(l.p99_ns),
-            lat(r.service_latency.p50_ns),
+            lat(l, l.mean_ns.round() as u64),
+            lat(l, l.p50_ns),
+            lat(l, l.p99_ns),
+            lat(l, r.service_latency.p50_ns),
         ]);
     }
     (!t.is_empty()).then(|| t.text())
@@ -186,7 +179,6 @@ pub fn endpoints_table(result: &RunResult) -> Option<String> {
         right("errors"),
         right("share"),
     ]);
-    let lat = |l: &Latency, v: u64| if l.count == 0 { "-".to_string() } else { format_ns(v) };
     for p in result.phases.iter().filter(|p| !p.prepare && !p.endpoints.is_empty()) {
         let mib = |rate: f64| if p.bytes > 0 { mib(rate) } else { "-".into() };
         t.push(vec![

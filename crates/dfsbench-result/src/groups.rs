@@ -9,7 +9,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::histogram::{deserialize, latency, new_growing_histogram};
-use crate::{Latency, PhaseResult};
+use crate::{Latency, OpKind, PhaseResult};
 
 /// The jobs of one group, together.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -29,18 +29,7 @@ pub struct GroupTotal {
     /// Every operation of the group's measured phases.
     pub latency: Latency,
     /// Per kind of operation (read, write, sync, ...), as fio reports a group.
-    pub by_kind: Vec<GroupKind>,
-}
-
-/// One kind of operation of a group.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-pub struct GroupKind {
-    pub op: String,
-    pub ops: u64,
-    pub bytes: u64,
-    pub ops_per_sec: f64,
-    pub bytes_per_sec: f64,
-    pub latency: Latency,
+    pub by_kind: Vec<OpKind>,
 }
 
 #[derive(Default)]
@@ -111,7 +100,7 @@ pub fn group_total(name: &str, jobs: &[(usize, String)], phases: &[PhaseResult])
         latency: all.latency(),
         by_kind: kinds
             .into_iter()
-            .map(|(op, s)| GroupKind {
+            .map(|(op, s)| OpKind {
                 ops_per_sec: per_sec(s.ops),
                 bytes_per_sec: per_sec(s.bytes),
                 latency: s.latency(),

@@ -20,7 +20,7 @@ mod origin;
 pub mod units;
 
 pub use breakdown::{Gather, NodeSummary, ProcessSummary, WorkerSummary};
-pub use groups::{group_total, GroupKind, GroupTotal};
+pub use groups::{group_total, GroupTotal};
 
 pub use marks::{cache_suspects, validity_reasons, LINK_MARGIN};
 pub use measures::{

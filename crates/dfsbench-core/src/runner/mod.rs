@@ -512,42 +512,48 @@ mod tests {
         }
     }
 
-    /// A job that panics in a worker thread: block size 0, which validation never lets through,
-    /// divides by zero when the workers lay out their files.
+    /// A job that panics in a worker thread: see [`break_block_size`].
     fn panicking_config(workers: usize) -> RunConfig {
         let mut job = JobSpec::new("io", "io");
         job.settings.workers = Some(workers);
         job.workloads.io.size = Some("64k".into());
         let mut config = validate(&RunSpec::default(), &[job]).unwrap();
-        let Workload::Io(io) = &mut config.jobs[0].workload else {
+        break_block_size(&mut config, 0);
+        config
+    }
+
+    /// Make io job `index`'s block size 0, which validation never lets through: its workers
+    /// divide by zero when they lay out their files.
+    pub(super) fn break_block_size(config: &mut RunConfig, index: usize) {
+        let Workload::Io(io) = &mut config.jobs[index].workload else {
             unreachable!("an io job")
         };
         io.bs = 0;
-        config
+    }
+
+    /// Run `config` on mem:// in a thread of its own; its results and status, or a panic when it
+    /// did not end within two minutes (generous for a loaded machine: a hang never ends).
+    pub(super) fn run_on_mem(config: RunConfig) -> (Vec<PhaseResult>, Status) {
+        static INTERRUPT: AtomicBool = AtomicBool::new(false);
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let storage = dfsbench_backends::MemStorage::new("mem://", "dfsbench-test");
+            let clock = RunClock {
+                run_tag: 1,
+                interrupt: &INTERRUPT,
+                origin: Instant::now(),
+                timeline: None,
+                abandon: None,
+            };
+            let _ = tx.send(run(&storage, &config, &clock, &mut Quiet, &mut Group::solo()));
+        });
+        rx.recv_timeout(Duration::from_secs(120)).expect("the run ended")
     }
 
     #[test]
     fn a_panicking_worker_fails_the_run_instead_of_hanging() {
-        static INTERRUPT: AtomicBool = AtomicBool::new(false);
         for workers in [1, 3] {
-            let (tx, rx) = mpsc::channel();
-            std::thread::spawn(move || {
-                let storage = dfsbench_backends::MemStorage::new("mem://", "dfsbench-test");
-                let config = panicking_config(workers);
-                let clock = RunClock {
-                    run_tag: 1,
-                    interrupt: &INTERRUPT,
-                    origin: Instant::now(),
-                    timeline: None,
-                    abandon: None,
-                };
-                let (_, status) = run(&storage, &config, &clock, &mut Quiet, &mut Group::solo());
-                let _ = tx.send(status);
-            });
-            // Generous for a loaded machine: the run itself takes milliseconds; a hang never ends.
-            let status = rx
-                .recv_timeout(Duration::from_secs(120))
-                .expect("the run ended after its worker panicked");
+            let (_, status) = run_on_mem(panicking_config(workers));
             let Status::Failed(message) = status else {
                 panic!("{workers} workers: expected a failed run, got {status:?}")
             };

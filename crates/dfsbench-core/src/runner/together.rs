@@ -259,15 +259,12 @@ impl Shown {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{run, RunClock};
+    use super::super::tests::{break_block_size, run_on_mem};
     use super::*;
     use crate::config::{validate, JobSpec, RunSpec};
-    use crate::workloads::Workload;
-    use dfsbench_backends::clock::Instant as Clock;
 
-    /// Two io jobs of group `g`; the second one's block size made 0, which validation never
-    /// lets through and which panics in its workers.
-    fn group_with_a_panicking_job() -> RunConfig {
+    #[test]
+    fn a_job_that_fails_ends_its_group_without_a_hang() {
         let job = |name: &str| {
             let mut j = JobSpec::new(name, "io");
             j.settings.group = Some("g".into());
@@ -277,38 +274,9 @@ mod tests {
             j
         };
         let mut config = validate(&RunSpec::default(), &[job("fine"), job("broken")]).unwrap();
-        let Workload::Io(io) = &mut config.jobs[1].workload else {
-            unreachable!("an io job")
-        };
-        io.bs = 0;
-        config
-    }
-
-    #[test]
-    fn a_job_that_fails_ends_its_group_without_a_hang() {
-        static INTERRUPT: AtomicBool = AtomicBool::new(false);
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            let storage = dfsbench_backends::MemStorage::new("mem://", "dfsbench-test");
-            let config = group_with_a_panicking_job();
-            assert_eq!(config.stages().len(), 1, "one stage of two jobs");
-            let clock = RunClock {
-                run_tag: 1,
-                interrupt: &INTERRUPT,
-                origin: Clock::now(),
-                timeline: None,
-                abandon: None,
-            };
-            let _ = tx.send(run(
-                &storage,
-                &config,
-                &clock,
-                &mut super::super::Quiet,
-                &mut Group::solo(),
-            ));
-        });
-        // Generous for a loaded machine: the run takes about a second; a hang never ends.
-        let (results, status) = rx.recv_timeout(Duration::from_secs(120)).expect("the group ended");
+        assert_eq!(config.stages().len(), 1, "one stage of two jobs");
+        break_block_size(&mut config, 1);
+        let (results, status) = run_on_mem(config);
         let Status::Failed(message) = status else {
             panic!("expected a failed run, got {status:?}")
         };
