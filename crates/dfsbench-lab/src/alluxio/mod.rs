@@ -151,6 +151,11 @@ impl Daemon {
         })?
     }
 
+    /// Whether the daemon's log holds `text`.
+    fn log_says(&self, text: &str) -> bool {
+        fs::read_to_string(&self.log).is_ok_and(|l| l.contains(text))
+    }
+
     fn died(&self) -> Error {
         let text = fs::read_to_string(&self.log).unwrap_or_default();
         let last = text
@@ -417,7 +422,20 @@ impl Cluster for Alluxio {
             daemons.push(start_worker(state, node)?);
         }
         let proxy = start_proxy(state)?;
-        master_daemon.wait("the Alluxio master's REST API", || master_info(state))?;
+        if let Err(e) = master_daemon.wait("the Alluxio master's REST API", || master_info(state)) {
+            // A fresh master's embedded journal can fail to reach its own Raft port as it
+            // starts (Connection refused, on a loaded machine; fresh-checks hit it twice): start
+            // it once more on an empty journal, keeping the first log for inspection.
+            if master_daemon.pid.alive() || !master_daemon.log_says("java.net.ConnectException") {
+                return Err(e);
+            }
+            let first = master_daemon.log.with_extension("first.log");
+            fs::rename(&master_daemon.log, &first)
+                .map_err(|e| Error::runtime(format!("cannot keep {}: {e}", master_daemon.log.display())))?;
+            let journal = master(state).data_dir.join("journal");
+            let _ = fs::remove_dir_all(&journal);
+            start_master(state)?.wait("the Alluxio master's REST API (second start)", || master_info(state))?;
+        }
         for (node, daemon) in workers(state).iter().zip(&daemons) {
             wait_worker(state, node, daemon)?;
         }
