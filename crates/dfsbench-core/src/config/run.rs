@@ -100,11 +100,6 @@ impl RunConfig {
         }
         out
     }
-
-    /// Whether any jobs run at the same time.
-    pub fn has_groups(&self) -> bool {
-        self.stages().iter().any(|s| s.len() > 1)
-    }
 }
 
 /// Validate a run: `run` settings, and jobs whose unset keys fall back to `run`'s defaults.

@@ -306,7 +306,10 @@ pub(super) async fn run_io<C: Client>(
             } else {
                 unit
             };
-            cursor = (at + len) % region_len;
+            if mixed_sizes {
+                // len never passes the region's end: wrap there without a division per block.
+                cursor = if at + len == region_len { 0 } else { at + len };
+            }
             let offset = region + at;
             let op = match rw {
                 Rw::Read | Rw::Randread => BlockOp::Read,
