@@ -12,9 +12,10 @@ use serde_json::Value;
 const EXAMPLES: &str = "/usr/share/doc/fio/examples";
 
 /// The examples dfsbench runs (README, "Coming from fio"); it refuses every other one.
-const RUNS: [&str; 13] = [
+const RUNS: [&str; 15] = [
     "1mbs_clients.fio",
     "aio-read.fio",
+    "backwards-read.fio",
     "fio-rand-RW.fio",
     "fio-rand-read.fio",
     "fio-rand-write.fio",
@@ -26,6 +27,7 @@ const RUNS: [&str; 13] = [
     "rand-zones.fio",
     "ssd-test.fio",
     "tiobench-example.fio",
+    "waitfor.fio",
 ];
 
 /// Whether `what` is here; its absence fails the test under DFSBENCH_REQUIRE_LAB=1 (CI
@@ -93,8 +95,9 @@ fn fio_examples_run_or_name_what_they_lack() {
                 .lines()
                 .filter(|l| l.starts_with('[') && !l.starts_with("[global]"));
             assert_eq!(jobs.len(), sections.count(), "{name}: a job per section");
-            // Jobs with no stonewall between them ran at the same time, as one group.
-            if jobs.len() > 1 && !text.contains("stonewall") {
+            // Jobs with no stonewall (or wait_for) between them ran at the same time, as one
+            // group.
+            if jobs.len() > 1 && !text.contains("stonewall") && !text.contains("wait_for") {
                 assert!(jobs.iter().all(|j| j["group"] == jobs[0]["group"]), "{name}");
                 let groups = result["groups"].as_array().expect("a group total");
                 assert_eq!(groups[0]["jobs"].as_array().unwrap().len(), jobs.len(), "{name}");
@@ -102,8 +105,8 @@ fn fio_examples_run_or_name_what_they_lack() {
             // The file's own settings arrive: its first rw and bs, its engine (fio's default
             // is psync); the size and runtime are the test's.
             let value = |key: &str| text.lines().find_map(|l| l.strip_prefix(key)).unwrap();
-            // fio's rw=rw is readwrite.
-            let rw = match value("rw=") {
+            // fio's rw=rw is readwrite; a modifier (`read:-8k`) is seq_add.
+            let rw = match value("rw=").split(':').next().unwrap() {
                 "rw" => "readwrite",
                 other => other,
             };
@@ -135,8 +138,12 @@ fn fio_examples_run_or_name_what_they_lack() {
             } else {
                 "psync"
             };
-            for job in jobs {
-                assert_eq!(u(&job["bs"]), bs, "{name}");
+            // Jobs of their own block sizes (waitfor.fio): the first job's is the file's first.
+            let one_bs = text.lines().filter(|l| l.starts_with("bs=")).count() <= 1;
+            for (i, job) in jobs.iter().enumerate() {
+                if one_bs || i == 0 {
+                    assert_eq!(u(&job["bs"]), bs, "{name}");
+                }
                 if let Some(sizes) = &sizes {
                     assert_eq!(job["bssplit"].as_array().unwrap().len(), sizes.len(), "{name}");
                 }
@@ -266,6 +273,31 @@ fn fio_and_dfsbench_agree_on_a_job_file() {
         "[verified]\ndirectory=${DIR}\nsize=${SIZE}\nbs=4k\nrw=randwrite\nnumjobs=2\nverify=crc32c\n",
         &[("verified", 2 * 2 * per_clone(4096))],
     );
+    // A file's size (filesize) and the bytes to move (size), holes between sequential
+    // writes (write:4k: fio ends at the end of the file), backwards reads after the writer
+    // ends (wait_for), with a path as filename; then random reads capped by number_ios,
+    // pausing after every two (thinktime).
+    let result = agree(
+        "[global]\ndirectory=${DIR}\nfilesize=${SIZE}\nbs=4k\nthreads=1\nnrfiles=1\n\n\
+         [writer]\nrw=write:4k\nfilename=${DIR}/data\n\n\
+         [backwards]\nwait_for=writer\nrw=read:-8k\nfilename=${DIR}/data\n\n\
+         [capped]\nstonewall\nrw=randread\nsize=512k\nnumber_ios=50\nthinktime=100\nthinktime_blocks=2\n",
+        &[
+            // Every other block to the end of the file.
+            ("writer", 122 * 4096),
+            // Backwards, round again from the end, until 10^6 bytes are done.
+            ("backwards", 245 * 4096),
+            ("capped", 50 * 4096),
+        ],
+    );
+    let jobs = result["config"]["jobs"].as_array().unwrap();
+    assert_eq!(jobs[0]["seq_add"], 4096);
+    assert_eq!(jobs[1]["seq_add"], -8192);
+    assert_eq!(jobs[1]["filename"], "data");
+    assert!(jobs[1]["fio_filename"].as_str().unwrap().ends_with("/data"));
+    assert_eq!((u(&jobs[2]["io_size"]), u(&jobs[2]["number_ios"])), (512 << 10, 50));
+    assert_eq!((u(&jobs[2]["thinktime_us"]), u(&jobs[2]["thinktime_blocks"])), (100, 2));
+    assert!(jobs.iter().all(|j| j["group"].is_null()), "one after another");
     // Two groups, three jobs: clones writing one shared file in bssplit's sizes beside a
     // paced random reader, then a sequential reader alone once both ended (its stonewall).
     let result = agree(
@@ -402,7 +434,7 @@ fn fio_command_lines_run_as_written() {
         "run",
         "--name=x",
         "--size=1m",
-        "--rw=read:8k",
+        "--rw=randread:8",
         "--verify_fatal=1",
         "-t",
         &dir,
@@ -410,7 +442,7 @@ fn fio_command_lines_run_as_written() {
     assert_eq!(r.code, Some(2), "{}", r.describe());
     assert!(
         r.stderr.contains("the fio command line")
-            && r.stderr.contains("[x] argument 3 `rw=read:8k` (")
+            && r.stderr.contains("[x] argument 3 `rw=randread:8` (")
             && r.stderr.contains("[x] argument 4 `verify_fatal=1`"),
         "{}",
         r.describe()

@@ -1,5 +1,6 @@
 //! The fio job-file reader's tests.
 
+use super::values::size_bytes;
 use super::*;
 
 /// Every key of [`KEYS`] is one the reader knows, whatever its value: refused, if at all,
@@ -64,10 +65,107 @@ fn a_device_is_refused_as_one() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("`filename=/dev/sdb` (a device: "), "{e}");
-    let e = parse("t.fio", "[a]\nsize=1m\nfilename=/tmp/x\n", no_vars)
+    let e = parse("t.fio", "[a]\nsize=1m\nfilename=a:b\n", no_vars)
         .unwrap_err()
         .to_string();
-    assert!(e.contains("`filename=/tmp/x` (a path or several files"), "{e}");
+    assert!(e.contains("`filename=a:b` (several files"), "{e}");
+}
+
+/// A path as filename: the file is made in the job's directory under its base name, and the
+/// path is recorded; filesize gives the file's size, and size beside it the bytes to move.
+#[test]
+fn a_path_is_a_file_of_the_run_and_filesize_its_size() {
+    let text = "[global]\nfilename=/tmp/testfile\nfilesize=1m\nthreads=1\nnrfiles=1\n[a]\n[b]\nsize=4m\n";
+    let f = parse("t.fio", text, no_vars).unwrap();
+    let io = |j: usize| &f.jobs[j].workloads.io;
+    assert_eq!(io(0).filename.as_deref(), Some("testfile"));
+    assert_eq!(io(0).fio_filename.as_deref(), Some("/tmp/testfile"));
+    assert_eq!(
+        (io(0).size.as_deref(), io(0).io_size.as_deref()),
+        (Some("1048576"), None)
+    );
+    assert_eq!(io(1).size.as_deref(), Some("1048576"));
+    assert_eq!(
+        io(1).io_size.as_deref(),
+        Some("4194304"),
+        "size beside filesize is io_size"
+    );
+    validate(&f.run, &f.jobs).unwrap();
+    let e = parse("t.fio", "[a]\nsize=1m\nnrfiles=2\nfilesize=1k-2k\n", no_vars)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("`nrfiles=2` (several files per clone"), "{e}");
+    assert!(e.contains("`filesize=1k-2k` (a range of file sizes"), "{e}");
+}
+
+/// fio's rw modifier: an offset added after every I/O of a sequential pattern.
+#[test]
+fn rw_modifiers_are_holes_between_sequential_ios() {
+    let f = parse(
+        "t.fio",
+        "[a]\nsize=1m\nrw=read:-8k\n[b]\nsize=1m\nrw=write:112k\n",
+        no_vars,
+    )
+    .unwrap();
+    assert_eq!(f.jobs[0].workloads.io.rw.as_deref(), Some("read"));
+    assert_eq!(f.jobs[0].workloads.io.seq_add.as_deref(), Some("-8192"));
+    assert_eq!(f.jobs[1].workloads.io.seq_add.as_deref(), Some("114688"));
+    validate(&f.run, &f.jobs).unwrap();
+    let e = parse(
+        "t.fio",
+        "[a]\nsize=1m\nrw=randread:8\n[b]\nsize=1m\nrw=randtrim\n",
+        no_vars,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("`rw=randread:8` (dfsbench has"), "{e}");
+    assert!(e.contains("`rw=randtrim` (trims are for a device"), "{e}");
+}
+
+/// wait_for the only job running is a stonewall; for a job beside others it cannot be kept.
+#[test]
+fn wait_for_orders_jobs_as_fio_does() {
+    let text = "[global]\nsize=1m\n[w]\nrw=write\n[r]\nwait_for=w\nrw=read\n[r2]\nwait_for=r\n";
+    let f = parse("t.fio", text, no_vars).unwrap();
+    assert!(f.jobs.iter().all(|j| j.settings.group.is_none()), "one after another");
+    let e = parse("t.fio", "[global]\nsize=1m\n[a]\n[b]\n[c]\nwait_for=a\n", no_vars)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("line 6 `wait_for=a` ('a' runs beside other jobs"), "{e}");
+    let e = parse("t.fio", "[global]\nsize=1m\n[a]\n[b]\nwait_for=a\n[c]\n", no_vars)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("`wait_for=a` (in fio, job 'c' after it"), "{e}");
+    let e = parse("t.fio", "[a]\nsize=1m\nwait_for=z\n", no_vars)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("no job before it is named 'z'"), "{e}");
+}
+
+/// thinktime (microseconds without a unit), number_ios, blockalign of the block size,
+/// fallocate=none.
+#[test]
+fn thinktime_and_number_ios_are_read() {
+    let text = "[a]\nsize=1m\nthinktime=2000\nthinktime_spin=10ms\nthinktime_blocks=4\nnumber_ios=100\nblockalign=4k\nfallocate=none\n";
+    let f = parse("t.fio", text, no_vars).unwrap();
+    let io = &f.jobs[0].workloads.io;
+    assert_eq!(io.thinktime.as_deref(), Some("2000us"));
+    assert_eq!(io.thinktime_spin.as_deref(), Some("10ms"));
+    assert_eq!((io.thinktime_blocks, io.number_ios), (Some(4), Some(100)));
+    let e = validate(&f.run, &f.jobs).unwrap_err().to_string();
+    assert!(
+        e.contains("thinktime_spin = 10000 us is longer than thinktime = 2000 us"),
+        "{e}"
+    );
+    let e = parse(
+        "t.fio",
+        "[a]\nsize=1m\nbs=8k\nblockalign=4k\nfallocate=posix\n",
+        no_vars,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("`blockalign=4k` (offsets aligned otherwise"), "{e}");
+    assert!(e.contains("`fallocate=posix` (dfsbench does not preallocate"), "{e}");
 }
 
 #[test]

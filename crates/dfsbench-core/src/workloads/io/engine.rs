@@ -16,6 +16,7 @@ use crate::workloads::shared::{READ, SYNC, WRITE};
 use crate::workloads::Kind;
 
 use super::floor::Floor;
+use super::span::Holes;
 use super::{file_and_region, file_key, io_file, IoJob, Rw, Stint};
 
 /// A worker's file opened for an io run, its write buffers filled: what is set up before the
@@ -204,11 +205,15 @@ pub(super) async fn run_io<C: Client>(
     rec.note_engine(file.engine(), file.depth());
     let depth = file.depth();
     let time_based = matches!(stint, Stint::Timed);
-    let total = if time_based {
-        u64::MAX
-    } else {
-        region_len.saturating_mul(io.loops)
-    };
+    let mut total = if time_based { u64::MAX } else { io.bytes_per_pattern() };
+    // number_ios: the most operations, whichever ends first.
+    let max_ops = io.number_ios.unwrap_or(u64::MAX);
+    let mut ops = 0u64;
+    // thinktime: after every thinktime_blocks operations, once they are in, a pause.
+    let think = io.think;
+    let mut since_think = 0u64;
+    // The rw modifier: holes (or steps back) between sequential operations.
+    let mut holes = (io.seq_add != 0 && !rw.random()).then(|| Holes::new(io.seq_add));
     let mut order = BlockOrder::new(blocks, rw.random(), w.rng.next_u64());
     // norandommap: each random offset drawn on its own, not from the pass's permutation; so
     // are bssplit's, whose operations of mixed sizes cover no permutation of blocks.
@@ -260,12 +265,22 @@ pub(super) async fn run_io<C: Client>(
             }
             (unsynced, sync_due) = (0, false);
         }
-        while inflight < depth && issued < total && !stopping && !sync_due {
+        let more = |issued: u64, ops: u64| issued < total && ops < max_ops;
+        let due = |since: u64| think.is_some_and(|t| since >= t.thinktime_blocks);
+        if let Some(t) = think.filter(|_| due(since_think) && inflight == 0 && more(issued, ops) && !stopping) {
+            stopping |= !t.pause(ctl, w.alone).await;
+            since_think = 0;
+            now = Instant::now();
+        }
+        while inflight < depth && more(issued, ops) && !stopping && !sync_due && !due(since_think) {
             // Before the first block of every pass after the first, whose clock starts after
             // the drop (at depth 1 the previous pass's last block is in by then).
             if pass_left == 0 {
                 pass_left = region_len;
                 cursor = 0;
+                if let Some(h) = &mut holes {
+                    h.restart();
+                }
                 if rereads {
                     // Read-only: nothing to write back.
                     let r = drop_again(&mut w.client, &path, evict_each_pass, false).await;
@@ -293,18 +308,38 @@ pub(super) async fn run_io<C: Client>(
                 now
             };
             let slot = free.pop().expect("a free slot when fewer than depth are in flight");
-            let at = match &picker {
-                Some(p) => p.pick(&mut w.rng) * unit,
-                None if independent => w.rng.gen_range(0..blocks) * unit,
-                None if mixed_sizes => cursor,
-                None => order.next() * unit,
+            // The size first when the rw modifier places the operation after the last one;
+            // the end of the file ends the pattern, or its pass when it goes round.
+            let held = holes.is_some().then(|| io.pick_len(&mut w.rng));
+            let hole = match (&mut holes, held) {
+                (Some(h), Some(len)) => match h.next(len, region_len, io.size) {
+                    Some(at) => Some(at),
+                    None if time_based || io.loops > 1 => {
+                        h.restart();
+                        h.next(len, region_len, io.size)
+                    }
+                    None => None,
+                },
+                _ => None,
+            };
+            if held.is_some() && hole.is_none() {
+                free.push(slot);
+                total = issued;
+                break;
+            }
+            let at = match (&picker, hole) {
+                (Some(p), _) => p.pick(&mut w.rng) * unit,
+                (None, Some(at)) => at,
+                (None, None) if independent => w.rng.gen_range(0..blocks) * unit,
+                (None, None) if mixed_sizes => cursor,
+                (None, None) => order.next() * unit,
             };
             // The last operation of a pass (or of the region) is cut to what is left of it,
             // so that a pass moves the region's bytes, as fio's passes move size.
-            let len = if mixed_sizes {
-                io.pick_len(&mut w.rng).min(region_len - at).min(pass_left)
-            } else {
-                unit
+            let len = match held {
+                Some(len) => len,
+                None if mixed_sizes => io.pick_len(&mut w.rng).min(region_len - at).min(pass_left),
+                None => unit,
             };
             if mixed_sizes {
                 // len never passes the region's end: wrap there without a division per block.
@@ -340,7 +375,9 @@ pub(super) async fn run_io<C: Client>(
             slot_op[slot] = op;
             inflight += 1;
             issued += len;
-            pass_left -= len;
+            pass_left = pass_left.saturating_sub(len);
+            ops += 1;
+            since_think += u64::from(think.is_some());
         }
         if inflight == 0 {
             break;
