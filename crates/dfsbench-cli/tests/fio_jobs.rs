@@ -12,7 +12,7 @@ use serde_json::Value;
 const EXAMPLES: &str = "/usr/share/doc/fio/examples";
 
 /// The examples dfsbench runs (README, "Coming from fio"); it refuses every other one.
-const RUNS: [&str; 15] = [
+const RUNS: [&str; 16] = [
     "1mbs_clients.fio",
     "aio-read.fio",
     "backwards-read.fio",
@@ -22,6 +22,7 @@ const RUNS: [&str; 15] = [
     "fio-seq-RW.fio",
     "fio-seq-read.fio",
     "fio-seq-write.fio",
+    "flow.fio",
     "fsx.fio",
     "iometer-file-access-server.fio",
     "rand-zones.fio",
@@ -335,6 +336,57 @@ fn fio_and_dfsbench_agree_on_a_job_file() {
     // Its latencies are every operation of its jobs, merged.
     let ops: u64 = ["writers", "paced"].iter().map(|j| u(&phase(j)["ops"])).sum();
     assert_eq!(u(&groups[0]["latency"]["count"]), ops);
+}
+
+/// flow.fio's pacing, as fio does it: a writer of flow weight 1 beside a random reader of
+/// weight 8 (flow_sleep=1000) issue their I/Os about 1:8, in fio and in dfsbench, whichever
+/// is faster on its own.
+#[test]
+fn flow_weights_pace_jobs_against_each_other() {
+    if !fio_here() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let job = dir.path().join("flow.fio");
+    let work = tempfile::tempdir().unwrap();
+    std::fs::write(
+        &job,
+        format!(
+            "[global]\nnorandommap\nthread\ntime_based\nruntime=2\nsize=4m\nbs=8k\nfilename={}/testfile\nflow_sleep=1000\n\n\
+             [job2]\nrw=write\nflow=1\n\n[job1]\nrw=randread\nflow=8\n",
+            work.path().display()
+        ),
+    )
+    .unwrap();
+    let ratio = |ios: &dyn Fn(&str) -> u64| ios("job1") as f64 / ios("job2").max(1) as f64;
+    let out = Command::new("fio")
+        .args(["--output-format=json", job.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "fio: {}", String::from_utf8_lossy(&out.stderr));
+    let fio: Value = serde_json::from_slice(&out.stdout).expect("fio's JSON");
+    let fio_ios = |name: &str| -> u64 {
+        let j = fio["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|j| j["jobname"] == name)
+            .unwrap();
+        u(&j["read"]["total_ios"]) + u(&j["write"]["total_ios"])
+    };
+    let target = Target::temp();
+    let r = run_with(Command::new(bin()), &target.uri(), &[job.to_str().unwrap()]);
+    let result = expect_ok(&target, &[], r);
+    let ours = |name: &str| -> u64 {
+        let phase = measured(&result).into_iter().find(|p| p["job_name"] == name).unwrap();
+        u(&phase["ops"])
+    };
+    for (tool, r) in [("fio", ratio(&fio_ios)), ("dfsbench", ratio(&ours))] {
+        assert!((7.0..9.0).contains(&r), "{tool}: job1/job2 = {r}");
+    }
+    let jobs = result["config"]["jobs"].as_array().unwrap();
+    assert_eq!((u(&jobs[0]["flow"]), u(&jobs[1]["flow"])), (1, 8));
+    assert_eq!(u(&jobs[0]["flow_sleep_us"]), 1000);
 }
 
 /// Run job file `text` through fio and through dfsbench: each job of `jobs` moves the bytes

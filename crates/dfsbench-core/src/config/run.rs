@@ -149,8 +149,9 @@ pub fn validate(run: &RunSpec, jobs: &[JobSpec]) -> Result<RunConfig, ConfigErro
     };
     let op_timeout = time("op_timeout", &run.op_timeout)?;
     let stall_threshold = time("stall_threshold", &run.stall_threshold)?.unwrap_or(faults::DEFAULT_STALL_THRESHOLD);
-    let jobs: Vec<Job> = jobs.into_iter().map(|(j, _)| j).collect();
+    let mut jobs: Vec<Job> = jobs.into_iter().map(|(j, _)| j).collect();
     check_groups(&jobs)?;
+    crate::workloads::io::share_flows(&mut jobs);
     Ok(RunConfig {
         faults,
         op_timeout,

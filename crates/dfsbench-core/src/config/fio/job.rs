@@ -155,6 +155,11 @@ impl<'a> Job<'a> {
                 why: Some("no size: give size= (fio needs it for a regular file too)".into()),
             });
         }
+        // norandommap changes nothing in a sequential job for fio (a [global] one reaches them).
+        let io = &mut self.spec.workloads.io;
+        if matches!(io.rw.as_deref(), None | Some("read" | "write" | "readwrite")) {
+            io.norandommap = None;
+        }
         // fio reads back what a write job wrote and checks it (do_verify, on by default),
         // counting those reads as the job's reads: dfsbench's read after the write.
         let io = &mut self.spec.workloads.io;

@@ -81,6 +81,9 @@ pub const KEYS: &[&str] = &[
     "thinktime",
     "thinktime_spin",
     "thinktime_blocks",
+    "flow",
+    "flow_id",
+    "flow_sleep",
 ];
 
 /// fio's checksum kinds (and `meta`): dfsbench's check of every byte against its own data
@@ -445,6 +448,16 @@ impl<'a> Job<'a> {
                     Err(e) => refuse(Some(e)),
                 }
             }
+            // fio's flow weights are relative shares of a flow's I/Os, per clone.
+            ("flow" | "flow_id", Some(n)) => match n.parse::<u64>() {
+                Ok(n) if o.key == "flow" => self.spec.workloads.io.flow = Some(n),
+                Ok(n) => self.spec.workloads.io.flow_id = Some(n),
+                Err(_) => refuse(Some("give a whole number, 0 or more".into())),
+            },
+            ("flow_sleep", Some(n)) => match n.parse::<u64>() {
+                Ok(us) => self.spec.workloads.io.flow_sleep = Some(format!("{us}us")),
+                Err(_) => refuse(Some("give microseconds".into())),
+            },
             ("thinktime_blocks", Some(n)) => match n.parse::<u64>() {
                 Ok(n) if n > 0 => self.spec.workloads.io.thinktime_blocks = Some(n),
                 _ => refuse(Some("give a number of I/Os, 1 or more".into())),

@@ -483,3 +483,18 @@ fn detects_job_files() {
     assert!(!is_job_file("w", "[[job]]\nworkload = \"io\"\n"));
     assert!(!is_job_file("w.toml", "[global]\n"));
 }
+
+/// fio's flow, flow_id and flow_sleep (microseconds) are the io options of the same names.
+#[test]
+fn flow_is_read() {
+    let f = parse(
+        "t.fio",
+        "[global]\nsize=1m\nflow_sleep=1000\n[a]\nflow=1\n[b]\nflow=8\nflow_id=2\n",
+        no_vars,
+    )
+    .unwrap();
+    let io = |j: usize| &f.jobs[j].workloads.io;
+    assert_eq!((io(0).flow, io(0).flow_sleep.as_deref()), (Some(1), Some("1000us")));
+    assert_eq!((io(1).flow, io(1).flow_id), (Some(8), Some(2)));
+    validate(&f.run, &f.jobs).unwrap();
+}

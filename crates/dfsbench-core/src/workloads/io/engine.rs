@@ -9,6 +9,7 @@ use dfsbench_backends::{AlignedBuf, BlockIo, BlockOp, BlockOpts, Client, FileOpt
 
 use crate::cache::drop_again;
 use crate::dist::Picker;
+use crate::load::sleep_until;
 use crate::pattern::FileKey;
 use crate::stats::{Recorder, Reread};
 use crate::worker::{JobContext, Worker};
@@ -210,8 +211,11 @@ pub(super) async fn run_io<C: Client>(
     let max_ops = io.number_ios.unwrap_or(u64::MAX);
     let mut ops = 0u64;
     // thinktime: after every thinktime_blocks operations, once they are in, a pause.
-    let think = io.think;
+    let think = io.think.as_deref().copied();
     let mut since_think = 0u64;
+    // flow: this worker's share of its flow's I/Os, held to its share of the weights.
+    let mut member = io.flow.as_ref().map(|f| f.join());
+    let mut held_back = false;
     // The rw modifier: holes (or steps back) between sequential operations.
     let mut holes = (io.seq_add != 0 && !rw.random()).then(|| Holes::new(io.seq_add));
     let mut order = BlockOrder::new(blocks, rw.random(), w.rng.next_u64());
@@ -272,7 +276,20 @@ pub(super) async fn run_io<C: Client>(
             since_think = 0;
             now = Instant::now();
         }
-        while inflight < depth && more(issued, ops) && !stopping && !sync_due && !due(since_think) {
+        // Held back by the flow: once the I/Os in flight are in, a sleep, then another try.
+        if let Some(m) = member.as_ref().filter(|_| held_back && inflight == 0 && !stopping) {
+            let until = Instant::now() + std::time::Duration::from_micros(m.sleep_us());
+            stopping |= !sleep_until(until, ctl, w.alone).await;
+            held_back = false;
+            now = Instant::now();
+        }
+        while inflight < depth && more(issued, ops) && !stopping && !sync_due && !due(since_think) && !held_back {
+            if let Some(m) = &mut member {
+                if !m.admit() {
+                    held_back = true;
+                    break;
+                }
+            }
             // Before the first block of every pass after the first, whose clock starts after
             // the drop (at depth 1 the previous pass's last block is in by then).
             if pass_left == 0 {
@@ -380,6 +397,9 @@ pub(super) async fn run_io<C: Client>(
             since_think += u64::from(think.is_some());
         }
         if inflight == 0 {
+            if held_back && !stopping {
+                continue;
+            }
             break;
         }
         w.completions.clear();

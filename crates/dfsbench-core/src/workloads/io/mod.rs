@@ -24,6 +24,7 @@ use engine::{OpenedIo, LAYOUT_CHUNK};
 
 mod engine;
 mod floor;
+mod flow;
 mod options;
 mod probe;
 mod rw;
@@ -33,6 +34,8 @@ mod think;
 pub use options::Options;
 pub use rw::{IoStep, Rw};
 
+pub(crate) use flow::share as share_flows;
+use flow::Flow;
 use span::Span;
 use think::Think;
 
@@ -106,10 +109,13 @@ pub struct IoJob {
     pub seq_add: i64,
     /// A pause after every so many operations (fio's thinktime).
     #[serde(flatten)]
-    pub think: Option<Think>,
+    pub think: Option<Box<Think>>,
     /// The most operations each worker issues in a pattern.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub number_ios: Option<u64>,
+    /// The job's weight in its flow (fio's flow).
+    #[serde(flatten)]
+    pub flow: Option<Box<Flow>>,
     /// The path a fio job gave as filename; the file is `filename`, its base name.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fio_filename: Option<String>,
@@ -310,7 +316,10 @@ impl Kind for IoJob {
         Ok(IoJob {
             io_size,
             seq_add: span.seq_add,
-            think: Think::validate(own)?,
+            // Boxed: the io job is the largest workload, which these rarely used options would
+            // make larger still.
+            think: Think::validate(own)?.map(Box::new),
+            flow: Flow::validate(own)?.map(Box::new),
             number_ios: own.number_ios,
             fio_filename: own.fio_filename.clone(),
             loops,
@@ -425,6 +434,9 @@ impl Kind for IoJob {
             }
             if let Some(n) = self.number_ios {
                 params.push(("number_ios", json!(n)));
+            }
+            if let Some(f) = &self.flow {
+                params.push(("flow", json!(f.flow)));
             }
             params[0].1 = json!(rw.name());
             let bs = if self.bssplit.is_empty() {

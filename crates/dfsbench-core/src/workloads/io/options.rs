@@ -138,6 +138,23 @@ pub struct Options {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub number_ios: Option<u64>,
 
+    /// This job's weight in its flow: the jobs of a group with the same flow_id issue their
+    /// I/Os in the ratio of their weights, per worker (fio's flow) (io).
+    #[arg(long, value_name = "N", help_heading = "io")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flow: Option<u64>,
+
+    /// Which flow of the group the job is in (fio's flow_id) [default: 0] (io).
+    #[arg(long, value_name = "N", help_heading = "io")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flow_id: Option<u64>,
+
+    /// How long a worker ahead of its flow share sleeps before it tries again (fio's
+    /// flow_sleep) [default: 0] (io).
+    #[arg(long, value_name = "TIME", help_heading = "io")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flow_sleep: Option<String>,
+
     /// The path a fio job gave as filename, kept for the record: the file is made in the
     /// job's directory under its base name, `filename` (io).
     #[arg(skip)]
