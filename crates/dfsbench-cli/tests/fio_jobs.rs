@@ -12,10 +12,11 @@ use serde_json::Value;
 const EXAMPLES: &str = "/usr/share/doc/fio/examples";
 
 /// The examples dfsbench runs (README, "Coming from fio"); it refuses every other one.
-const RUNS: [&str; 16] = [
+const RUNS: [&str; 17] = [
     "1mbs_clients.fio",
     "aio-read.fio",
     "backwards-read.fio",
+    "dedupe-global.fio",
     "fio-rand-RW.fio",
     "fio-rand-read.fio",
     "fio-rand-write.fio",
@@ -387,6 +388,69 @@ fn flow_weights_pace_jobs_against_each_other() {
     let jobs = result["config"]["jobs"].as_array().unwrap();
     assert_eq!((u(&jobs[0]["flow"]), u(&jobs[1]["flow"])), (1, 8));
     assert_eq!(u(&jobs[0]["flow_sleep_us"]), 1000);
+}
+
+/// dedupe-global.fio's data, as fio writes it: two jobs writing 50 % copies drawn from a
+/// working set of 50 % of the files' first unique blocks, shared by both jobs
+/// (dedupe_global). Each file alone and the two together have about the same share of
+/// distinct 4 KiB blocks in fio's files and in dfsbench's.
+#[test]
+fn the_dedupe_working_set_is_fios() {
+    if !fio_here() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let job = dir.path().join("dedupe.fio");
+    let text = std::fs::read_to_string(Path::new(EXAMPLES).join("dedupe-global.fio"))
+        .unwrap_or_else(|_| {
+            "[global]\nioengine=libaio\niodepth=256\nsize=100m\ndedupe_mode=working_set\ndedupe_global=1\n\
+             dedupe_percentage=50\nblocksize=4k\nrw=write\nbuffer_compress_percentage=50\n\
+             dedupe_working_set_percentage=50\n[a]\n[b]\n"
+                .into()
+        })
+        .replace("size=100m", "size=8m");
+    std::fs::write(&job, text).unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let out = Command::new("fio")
+        .args(["--directory", work.path().to_str().unwrap(), job.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "fio: {}", String::from_utf8_lossy(&out.stderr));
+    let target = Target::temp();
+    let r = run_with(Command::new(bin()), &target.uri(), &[job.to_str().unwrap(), "--keep"]);
+    let result = expect_ok(&target, &["--keep"], r);
+    let jobs = result["config"]["jobs"].as_array().unwrap();
+    assert_eq!(u(&jobs[0]["dedupe_working_set_blocks"]), 1024, "half of 2048 blocks");
+    assert_eq!(jobs[1]["dedupe_global"], true);
+    // The shares of distinct blocks in each file and in both.
+    let shares = |files: [std::path::PathBuf; 2]| -> [f64; 3] {
+        let blocks: Vec<Vec<Vec<u8>>> = files
+            .iter()
+            .map(|f| std::fs::read(f).unwrap().chunks(4096).map(<[u8]>::to_vec).collect())
+            .collect();
+        let distinct = |sets: &[&Vec<Vec<u8>>]| {
+            let all: Vec<&Vec<u8>> = sets.iter().flat_map(|s| s.iter()).collect();
+            let set: std::collections::HashSet<&&Vec<u8>> = all.iter().collect();
+            set.len() as f64 / all.len() as f64
+        };
+        [
+            distinct(&[&blocks[0]]),
+            distinct(&[&blocks[1]]),
+            distinct(&[&blocks[0], &blocks[1]]),
+        ]
+    };
+    let fio = shares([work.path().join("a.0.0"), work.path().join("b.0.0")]);
+    let run_dir = std::fs::read_dir(target.path().unwrap())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.join("j0-io").is_dir())
+        .expect("the kept run directory");
+    let ours = shares([run_dir.join("j0-io/w0.dat"), run_dir.join("j1-io/w0.dat")]);
+    for (f, o) in fio.iter().zip(ours) {
+        assert!((f - o).abs() < 0.08, "distinct blocks: fio {fio:?}, dfsbench {ours:?}");
+    }
+    // Together, the files repeat each other's blocks: fewer distinct than in each alone.
+    assert!(ours[2] < ours[0].min(ours[1]) - 0.1, "{ours:?}");
 }
 
 /// Run job file `text` through fio and through dfsbench: each job of `jobs` moves the bytes

@@ -152,6 +152,7 @@ pub fn validate(run: &RunSpec, jobs: &[JobSpec]) -> Result<RunConfig, ConfigErro
     let mut jobs: Vec<Job> = jobs.into_iter().map(|(j, _)| j).collect();
     check_groups(&jobs)?;
     crate::workloads::io::share_flows(&mut jobs);
+    crate::workloads::io::share_dedupe(&mut jobs);
     Ok(RunConfig {
         faults,
         op_timeout,

@@ -31,6 +31,10 @@ pub(super) struct Job<'a> {
     pub(super) wait_for: Option<&'a Opt>,
     /// `blockalign`: where random offsets align, which must be dfsbench's (the block size).
     pub(super) blockalign: Option<(u64, &'a Opt)>,
+    /// `dedupe_mode=working_set`, and the share of the file that is the working set (fio's
+    /// default: 5 %).
+    pub(super) working_set: bool,
+    pub(super) working_set_percentage: u32,
 }
 
 /// fio's rate limits, per clone.
@@ -64,6 +68,8 @@ impl Default for Job<'_> {
             io_size: false,
             wait_for: None,
             blockalign: None,
+            working_set: false,
+            working_set_percentage: 5,
         }
     }
 }
@@ -154,6 +160,10 @@ impl<'a> Job<'a> {
                 shown: format!("[{}]", s.name),
                 why: Some("no size: give size= (fio needs it for a regular file too)".into()),
             });
+        }
+        // The working set of dedupe's copies, in working_set mode only.
+        if self.working_set {
+            self.spec.workloads.io.dedupe_working_set = Some(self.working_set_percentage);
         }
         // norandommap changes nothing in a sequential job for fio (a [global] one reaches them).
         let io = &mut self.spec.workloads.io;

@@ -84,6 +84,9 @@ pub const KEYS: &[&str] = &[
     "flow",
     "flow_id",
     "flow_sleep",
+    "dedupe_mode",
+    "dedupe_working_set_percentage",
+    "dedupe_global",
 ];
 
 /// fio's checksum kinds (and `meta`): dfsbench's check of every byte against its own data
@@ -457,6 +460,21 @@ impl<'a> Job<'a> {
             ("flow_sleep", Some(n)) => match n.parse::<u64>() {
                 Ok(us) => self.spec.workloads.io.flow_sleep = Some(format!("{us}us")),
                 Err(_) => refuse(Some("give microseconds".into())),
+            },
+            // repeat, fio's default, is what dedupe_percentage gives; working_set draws the
+            // copies from the first blocks written (dedupe_working_set_percentage of them).
+            ("dedupe_mode", Some(m)) => match m {
+                "repeat" => self.working_set = false,
+                "working_set" => self.working_set = true,
+                _ => refuse(Some("fio's dedupe_mode is repeat or working_set".into())),
+            },
+            ("dedupe_working_set_percentage", Some(p)) => match percentage(p).filter(|p| *p > 0) {
+                Some(p) => self.working_set_percentage = p,
+                None => refuse(Some("give a percentage, 1-100".into())),
+            },
+            ("dedupe_global", _) => match flag(v) {
+                Some(b) => self.spec.workloads.io.dedupe_global = Some(b),
+                None => refuse(Some("give 0 or 1".into())),
             },
             ("thinktime_blocks", Some(n)) => match n.parse::<u64>() {
                 Ok(n) if n > 0 => self.spec.workloads.io.thinktime_blocks = Some(n),

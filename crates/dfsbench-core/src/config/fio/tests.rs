@@ -498,3 +498,19 @@ fn flow_is_read() {
     assert_eq!((io(1).flow, io(1).flow_id), (Some(8), Some(2)));
     validate(&f.run, &f.jobs).unwrap();
 }
+
+/// fio's dedupe_mode=working_set with its percentage, and dedupe_global.
+#[test]
+fn the_dedupe_working_set_is_read() {
+    let text = "[global]\nsize=1m\nrw=write\ndedupe_percentage=50\ndedupe_mode=working_set\ndedupe_global=1\ndedupe_working_set_percentage=50\n[a]\n[b]\ndedupe_mode=repeat\ndedupe_global=0\n";
+    let f = parse("t.fio", text, no_vars).unwrap();
+    let io = |j: usize| &f.jobs[j].workloads.io;
+    assert_eq!((io(0).dedupe_working_set, io(0).dedupe_global), (Some(50), Some(true)));
+    assert_eq!((io(1).dedupe_working_set, io(1).dedupe_global), (None, Some(false)));
+    let config = validate(&f.run, &f.jobs).unwrap();
+    let crate::workloads::Workload::Io(io) = &config.jobs[0].workload else {
+        unreachable!("an io job")
+    };
+    assert_eq!(io.data.dedupe_working_set_blocks, Some(128), "half of 256 blocks");
+    assert!(io.data.dedupe_global);
+}

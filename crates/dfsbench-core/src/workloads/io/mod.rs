@@ -31,6 +31,7 @@ mod rw;
 mod span;
 mod think;
 
+pub(crate) use options::share_dedupe;
 pub use options::Options;
 pub use rw::{IoStep, Rw};
 
@@ -334,7 +335,7 @@ impl Kind for IoJob {
             bssplit: span.bssplit,
             norandommap,
             sync_every,
-            data: s.data_shape(run)?,
+            data: own.dedupe_working_set(s.data_shape(run)?, size, bs)?,
             random_distribution,
             rw,
             then,

@@ -2,6 +2,11 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::data::DataShape;
+use crate::error::ConfigError;
+use crate::job::Job;
+use crate::workloads::Workload;
+
 /// The io workload's own flags and workload-file keys (fio's names).
 #[derive(clap::Args, Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -155,9 +160,77 @@ pub struct Options {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flow_sleep: Option<String>,
 
+    /// Copies of dedupe_percentage's blocks are drawn from the file's first PCT % of blocks as
+    /// first written, not one block (fio's dedupe_mode=working_set with
+    /// dedupe_working_set_percentage) (io).
+    #[arg(long, value_name = "PCT", help_heading = "io")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dedupe_working_set: Option<u32>,
+
+    /// The working set's blocks are shared by every job's copies (fio's dedupe_global) (io).
+    #[arg(long, value_name = "0|1", num_args = 0..=1, default_missing_value = "1", value_parser = crate::workloads::shared::parse_flag, help_heading = "io")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dedupe_global: Option<bool>,
+
     /// The path a fio job gave as filename, kept for the record: the file is made in the
     /// job's directory under its base name, `filename` (io).
     #[arg(skip)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fio_filename: Option<String>,
+}
+
+impl Options {
+    /// The data shape with the working set of dedupe's copies (of a file of `size` bytes in
+    /// blocks of `bs`), when given.
+    pub(super) fn dedupe_working_set(
+        &self,
+        mut shape: DataShape,
+        size: u64,
+        bs: usize,
+    ) -> Result<DataShape, ConfigError> {
+        if let Some(pct) = self.dedupe_working_set {
+            if pct == 0 || pct > 100 {
+                return Err(ConfigError::value(
+                    "dedupe_working_set",
+                    pct,
+                    "give a percentage from 1 to 100",
+                ));
+            }
+            if shape.dedupe_percentage.unwrap_or(0) == 0 {
+                return Err(
+                    "dedupe_working_set is where dedupe_percentage's copies come from: give dedupe_percentage too"
+                        .into(),
+                );
+            }
+            let blocks = size / bs as u64 * u64::from(pct) / 100;
+            shape.dedupe_working_set_blocks = Some(blocks.max(1));
+        }
+        shape.dedupe_global = self.dedupe_global.unwrap_or(false);
+        if shape.dedupe_global && shape.dedupe_working_set_blocks.is_none() {
+            return Err("dedupe_global shares the working set of dedupe's copies: give dedupe_working_set too".into());
+        }
+        Ok(shape)
+    }
+}
+
+/// Tell the io jobs with dedupe_global which jobs share their working sets: all such jobs of
+/// the run among its first 64 (fio: every job with the option set).
+pub(crate) fn share_dedupe(jobs: &mut [Job]) {
+    fn io(job: &mut Job) -> Option<&mut super::IoJob> {
+        match &mut job.workload {
+            Workload::Io(io) if io.data.dedupe_global => Some(io),
+            _ => None,
+        }
+    }
+    let peers = jobs
+        .iter_mut()
+        .enumerate()
+        .take(64)
+        .filter_map(|(i, j)| io(j).map(|_| 1u64 << i))
+        .fold(0, |all, bit| all | bit);
+    for job in jobs.iter_mut() {
+        if let Some(io) = io(job) {
+            io.data.dedupe_peers = peers;
+        }
+    }
 }
