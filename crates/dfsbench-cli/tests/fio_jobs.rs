@@ -453,6 +453,48 @@ fn the_dedupe_working_set_is_fios() {
     assert!(ours[2] < ours[0].min(ours[1]) - 0.1, "{ours:?}");
 }
 
+/// exitall: when the short writer ends, the time-based reader of 120 s beside it stops too,
+/// in fio and in dfsbench, which then ends its run complete.
+#[test]
+fn exitall_stops_the_jobs_beside_one_that_ended() {
+    if !fio_here() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let job = dir.path().join("exitall.fio");
+    let work = tempfile::tempdir().unwrap();
+    std::fs::write(
+        &job,
+        "[global]\nsize=1m\nbs=4k\nexitall\n\n[short]\nrw=write\n\n[long]\nrw=randread\ntime_based\nruntime=120\n",
+    )
+    .unwrap();
+    let out = Command::new("fio")
+        .args([
+            "--output-format=json",
+            "--directory",
+            work.path().to_str().unwrap(),
+            job.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "fio: {}", String::from_utf8_lossy(&out.stderr));
+    let fio: Value = serde_json::from_slice(&out.stdout).expect("fio's JSON");
+    let long = fio["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|j| j["jobname"] == "long")
+        .unwrap();
+    assert!(u(&long["job_runtime"]) < 60_000, "fio: {}", long["job_runtime"]);
+    let target = Target::temp();
+    let r = run_with(Command::new(bin()), &target.uri(), &[job.to_str().unwrap()]);
+    let result = expect_ok(&target, &[], r);
+    let phase = measured(&result).into_iter().find(|p| p["job_name"] == "long").unwrap();
+    assert!(phase["duration_s"].as_f64().unwrap() < 60.0, "{}", phase["duration_s"]);
+    let jobs = result["config"]["jobs"].as_array().unwrap();
+    assert!(jobs.iter().all(|j| j["exitall"] == true));
+}
+
 /// Run job file `text` through fio and through dfsbench: each job of `jobs` moves the bytes
 /// given, in both. Returns dfsbench's result.
 fn agree(text: &str, jobs: &[(&str, u64)]) -> Value {

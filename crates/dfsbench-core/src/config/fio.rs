@@ -142,6 +142,8 @@ fn read(name: &str, sections: &[Section], unit: &str) -> Result<WorkloadFile, Co
     let mut groups: Vec<Vec<usize>> = Vec::new();
     // A job whose wait_for started a group, while no later job joined that group.
     let mut waiter: Option<&Opt> = None;
+    // exit_what=all of a job with exitall, and its group.
+    let mut exit_all: Vec<(usize, &Opt)> = Vec::new();
     for s in sections {
         if s.name == "global" {
             for o in &s.opts {
@@ -207,10 +209,25 @@ fn read(name: &str, sections: &[Section], unit: &str) -> Result<WorkloadFile, Co
             groups.push(Vec::new());
         }
         groups.last_mut().expect("a group per job").push(file.jobs.len());
+        if let Some(o) = job.exit_all {
+            exit_all.push((groups.len(), o));
+        }
         jobs += 1;
         file.jobs.push(job.spec);
     }
     name_groups(&mut file.jobs, &groups);
+    // exit_what=all ends the whole run in fio: in dfsbench it stops the job's group, which
+    // is the same in the last group.
+    for (_, o) in exit_all.into_iter().filter(|(g, _)| *g < groups.len()) {
+        refused.push(Refused {
+            section: o.section.clone(),
+            line: o.line,
+            shown: o.shown(),
+            why: Some(
+                "with exitall, fio stops the jobs after its group too, and dfsbench only its group: use exit_what=group, or make it the last group".into(),
+            ),
+        });
+    }
     if !refused.is_empty() {
         // A [global] option a job's own check refuses (time_based without runtime) is named
         // once, not once per job that inherits it.

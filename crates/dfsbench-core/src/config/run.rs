@@ -305,6 +305,8 @@ fn validate_job(index: usize, s: &JobSpec, run: &RunSpec) -> Result<Job, ConfigE
         arrival,
         until_stable,
         group: j.group.clone(),
+        exitall: j.exitall.unwrap_or(false),
+        exitall_on_error: j.exitall_on_error.unwrap_or(false),
         start_delay,
         workload,
     })

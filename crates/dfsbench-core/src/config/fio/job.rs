@@ -35,6 +35,10 @@ pub(super) struct Job<'a> {
     /// default: 5 %).
     pub(super) working_set: bool,
     pub(super) working_set_percentage: u32,
+    /// `exit_what=all`: exitall stops the groups after this one too.
+    pub(super) exit_all: Option<&'a Opt>,
+    /// `io_submit_mode` is given: it decides how a rate goes at an iodepth above 1.
+    pub(super) submit_mode: bool,
 }
 
 /// fio's rate limits, per clone.
@@ -70,6 +74,8 @@ impl Default for Job<'_> {
             blockalign: None,
             working_set: false,
             working_set_percentage: 5,
+            exit_all: None,
+            submit_mode: false,
         }
     }
 }
@@ -82,6 +88,8 @@ pub(super) struct ReadJob<'a> {
     pub(super) verify: Option<&'a Opt>,
     /// Its `wait_for=` option.
     pub(super) wait_for: Option<&'a Opt>,
+    /// Its `exit_what=all`, when it has exitall.
+    pub(super) exit_all: Option<&'a Opt>,
 }
 
 impl<'a> Job<'a> {
@@ -129,6 +137,11 @@ impl<'a> Job<'a> {
                 Rate::BytesPerSec(b) => b as f64 / bs as f64,
             };
             self.spec.settings.rate = Some(per_clone * self.workers as f64);
+            // Named here with its line, as validation would refuse it without one (unless
+            // io_submit_mode says how to submit).
+            if self.spec.workloads.io.iodepth.is_some_and(|d| d > 1) && !self.submit_mode {
+                refuse(o, "a rate at an iodepth above 1: dfsbench's open loop issues one block at a time per worker (set iodepth=1, or more numjobs)");
+            }
         }
         // filesize is the file's size; size, when it says otherwise, the bytes to move.
         if let Some((bytes, o)) = self.filesize {
@@ -177,11 +190,13 @@ impl<'a> Job<'a> {
         if self.verify.is_some() && self.do_verify && writes_only && io.then.is_none() {
             io.then = Some(vec!["read".into()]);
         }
+        let exit_all = self.exit_all.filter(|_| self.spec.settings.exitall == Some(true));
         ReadJob {
             spec: self.spec,
             stonewall: self.stonewall,
             verify: self.verify,
             wait_for: self.wait_for,
+            exit_all,
         }
     }
 }

@@ -87,6 +87,9 @@ pub const KEYS: &[&str] = &[
     "dedupe_mode",
     "dedupe_working_set_percentage",
     "dedupe_global",
+    "exitall",
+    "exitall_on_error",
+    "exit_what",
 ];
 
 /// fio's checksum kinds (and `meta`): dfsbench's check of every byte against its own data
@@ -122,6 +125,7 @@ impl<'a> Job<'a> {
             })
         };
         let v = o.value.as_deref();
+        self.submit_mode |= o.key == "io_submit_mode";
         match (o.key.as_str(), v) {
             ("name", Some(n)) => self.spec.settings.name = Some(n.to_string()),
             ("description" | "group_reporting" | "new_group" | "thread", _) => {}
@@ -475,6 +479,19 @@ impl<'a> Job<'a> {
             ("dedupe_global", _) => match flag(v) {
                 Some(b) => self.spec.workloads.io.dedupe_global = Some(b),
                 None => refuse(Some("give 0 or 1".into())),
+            },
+            // When a job ends (or fails), the others of its group stop.
+            ("exitall" | "exitall_on_error", _) => match flag(v) {
+                Some(b) if o.key == "exitall" => self.spec.settings.exitall = Some(b),
+                Some(b) => self.spec.settings.exitall_on_error = Some(b),
+                None => refuse(Some("give 0 or 1".into())),
+            },
+            // group, fio's default, and stonewall (the running jobs: one group in dfsbench) stop
+            // the job's group; all also the groups after it, which read() checks.
+            ("exit_what", Some(w)) => match w {
+                "group" | "stonewall" => self.exit_all = None,
+                "all" => self.exit_all = Some(o),
+                _ => refuse(Some("fio's exit_what is group, stonewall or all".into())),
             },
             ("thinktime_blocks", Some(n)) => match n.parse::<u64>() {
                 Ok(n) if n > 0 => self.spec.workloads.io.thinktime_blocks = Some(n),

@@ -261,11 +261,11 @@ fn pre_read_needs_invalidate_off() {
 
 #[test]
 fn every_unsupported_option_is_named_with_its_line() {
-    let text = "[global]\nsize=1m\nexitall\n[a]\nrw=trim\n[b]\nbssplit=4k/50:8k/60\n";
+    let text = "[global]\nsize=1m\nzonemode=zbd\n[a]\nrw=trim\n[b]\nbssplit=4k/50:8k/60\n";
     let e = parse("t.fio", text, no_vars).unwrap_err().to_string();
     assert!(e.starts_with("t.fio: fio options dfsbench cannot run:"), "{e}");
     for part in [
-        "[global] line 3 `exitall`",
+        "[global] line 3 `zonemode=zbd`",
         "[a] line 5 `rw=trim`",
         "[b] line 7 `bssplit=4k/50:8k/60` (the shares make 110%, not 100%)",
     ] {
@@ -430,12 +430,12 @@ fn a_command_line_is_read_as_fio_reads_it() {
     let e = parse_args(&[
         arg(1, "name", Some("x")),
         arg(2, "size", Some("1m")),
-        arg(3, "exitall", None),
+        arg(3, "zonemode", Some("zbd")),
     ])
     .unwrap_err()
     .to_string();
     assert!(
-        e.starts_with("the fio command line: ") && e.contains("[x] argument 3 `exitall`"),
+        e.starts_with("the fio command line: ") && e.contains("[x] argument 3 `zonemode=zbd`"),
         "{e}"
     );
 }
@@ -513,4 +513,28 @@ fn the_dedupe_working_set_is_read() {
     };
     assert_eq!(io.data.dedupe_working_set_blocks, Some(128), "half of 256 blocks");
     assert!(io.data.dedupe_global);
+}
+
+/// exitall and exitall_on_error are the job's; exit_what=all only in the last group.
+#[test]
+fn exitall_stops_the_group() {
+    let text = "[global]\nsize=1m\nexitall\n[a]\nexitall_on_error=1\n[b]\nexit_what=stonewall\n[c]\nstonewall\nexit_what=all\n";
+    let f = parse("t.fio", text, no_vars).unwrap();
+    let s = |j: usize| &f.jobs[j].settings;
+    assert_eq!((s(0).exitall, s(0).exitall_on_error), (Some(true), Some(true)));
+    assert_eq!((s(2).exitall, s(2).exitall_on_error), (Some(true), None));
+    let config = validate(&f.run, &f.jobs).unwrap();
+    assert!(config.jobs[1].exitall && !config.jobs[1].exitall_on_error);
+    let e = parse(
+        "t.fio",
+        "[global]\nsize=1m\nexitall\nexit_what=all\n[a]\n[b]\nstonewall\n",
+        no_vars,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("[global] line 4 `exit_what=all` (with exitall, fio stops"),
+        "{e}"
+    );
+    assert_eq!(e.matches("exit_what=all").count(), 1, "named once: {e}");
 }

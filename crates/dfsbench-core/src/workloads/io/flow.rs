@@ -3,8 +3,10 @@
 //! a worker whose share of the flow's I/Os exceeds its share of the weights (its weight over
 //! the flow's total) holds back until the others catch up: it lets its I/Os in flight
 //! complete and sleeps `flow_sleep` before it tries again (fio's flow.c,
-//! flow_threshold_exceeded). A worker that ends takes its weight and its count out of the
-//! flow, as fio's flow_exit_job does.
+//! flow_threshold_exceeded). Every worker's weight is in the flow from the start, as fio adds
+//! each job's when it sets the job up (one that starts later holds the others back until it
+//! catches up); a worker that ends takes its weight and its count out of the flow, as fio's
+//! flow_exit_job does, and a later pattern of it puts its weight back.
 //!
 //! The flow of a job is shared with the jobs of its group (those running at the same time)
 //! that have the same `flow_id`; groups run within one process, so the counters are atomics.
@@ -46,6 +48,8 @@ fn is_zero(v: &u64) -> bool {
 pub(super) struct Counters {
     ios: AtomicU64,
     weight: AtomicU64,
+    /// Weight put in for workers that have not joined yet: each first join takes its own.
+    reserved: AtomicU64,
 }
 
 impl Flow {
@@ -74,9 +78,18 @@ impl Flow {
         }
     }
 
-    /// A worker joins the flow for a run of I/Os.
+    /// A worker joins the flow for a run of I/Os: with the weight put in for it, the first
+    /// time, or with its weight again.
     pub(super) fn join(&self) -> Member<'_> {
-        self.shared.weight.fetch_add(self.flow, Relaxed);
+        let w = self.flow;
+        let claimed = self
+            .shared
+            .reserved
+            .fetch_update(Relaxed, Relaxed, |r| r.checked_sub(w))
+            .is_ok();
+        if !claimed {
+            self.shared.weight.fetch_add(w, Relaxed);
+        }
         Member { flow: self, ios: 0 }
     }
 }
@@ -127,10 +140,15 @@ pub(crate) fn share(jobs: &mut [Job]) {
             Some(g) => (Some(g.clone()), 0),
             None => (None, i),
         };
+        let workers = job.workers as u64;
         if let Workload::Io(io) = &mut job.workload {
             if let Some(flow) = &mut io.flow {
                 let key = (stage.0, stage.1, flow.flow_id);
-                flow.shared = flows.entry(key).or_default().clone();
+                let shared = flows.entry(key).or_default();
+                let weight = flow.flow * workers;
+                shared.weight.fetch_add(weight, Relaxed);
+                shared.reserved.fetch_add(weight, Relaxed);
+                flow.shared = shared.clone();
             }
         }
     }
@@ -153,7 +171,7 @@ mod tests {
     /// the ratio 1:8 (flow.fio's), and one alone is never held back.
     #[test]
     fn workers_share_the_ios_by_weight() {
-        let shared = Arc::default();
+        let shared: Arc<Counters> = Arc::default();
         let (light, heavy) = (flow(1, &shared), flow(8, &shared));
         let (mut a, mut b) = (light.join(), heavy.join());
         let (mut ios_a, mut ios_b) = (0u64, 0u64);
@@ -166,5 +184,29 @@ mod tests {
         assert!((0..100).all(|_| a.admit()), "alone once the other left");
         drop(a);
         assert_eq!(shared.ios.load(Relaxed) + shared.weight.load(Relaxed), 0);
+    }
+
+    /// Weight put in before a worker joins holds the others back until it does.
+    #[test]
+    fn a_late_worker_is_waited_for() {
+        let shared: Arc<Counters> = Arc::default();
+        shared.weight.store(9, Relaxed);
+        shared.reserved.store(9, Relaxed);
+        let (light, heavy) = (flow(1, &shared), flow(8, &shared));
+        let mut a = light.join();
+        assert!(a.admit());
+        assert!(!a.admit(), "its share is 1/9 while the other has not begun");
+        let mut b = heavy.join();
+        assert_eq!(
+            shared.weight.load(Relaxed),
+            9,
+            "the reserved weight is taken, not added"
+        );
+        assert!((0..8).all(|_| b.admit()));
+        assert!(a.admit());
+        drop((a, b));
+        let again = light.join();
+        assert_eq!(shared.weight.load(Relaxed), 1, "a later pattern adds its weight again");
+        drop(again);
     }
 }
