@@ -90,6 +90,11 @@ pub const KEYS: &[&str] = &[
     "exitall",
     "exitall_on_error",
     "exit_what",
+    "verify_interval",
+    "verify_pattern",
+    "create_serialize",
+    "error_dump",
+    "continue_on_error",
 ];
 
 /// fio's checksum kinds (and `meta`): dfsbench's check of every byte against its own data
@@ -492,6 +497,36 @@ impl<'a> Job<'a> {
                 "group" | "stonewall" => self.exit_all = None,
                 "all" => self.exit_all = Some(o),
                 _ => refuse(Some("fio's exit_what is group, stonewall or all".into())),
+            },
+            // dfsbench's verified data has its header (file, offset) in every 512-byte sector.
+            ("verify_interval", Some(n)) => {
+                if size_bytes(n, self.kb_base) != Ok(512) {
+                    refuse(Some("dfsbench's verify header is in every 512-byte sector: give 512 or leave it out".into()));
+                }
+            }
+            // The data is dfsbench's own (a header naming the file and offset, then random
+            // words, in every sector): checking every byte of it finds what a check of the
+            // pattern finds (README: Coming from fio).
+            ("verify_pattern", Some(_)) => {}
+            // The files are laid out before the measured phases: how is not measured.
+            ("create_serialize", _) => {
+                if flag(v).is_none() {
+                    refuse(Some("give 0 or 1".into()));
+                }
+            }
+            // dfsbench records every error in the result (kind, first message, count).
+            ("error_dump", _) => {
+                if flag(v).is_none() {
+                    refuse(Some("give 0 or 1".into()));
+                }
+            }
+            // dfsbench records an error and goes on, until --max-errors (default 1000).
+            ("continue_on_error", Some(c)) => match c {
+                "read" | "write" | "io" | "verify" | "all" | "1" => {}
+                "none" | "0" => refuse(Some(
+                    "dfsbench records an error and goes on until --max-errors: leave it out, or give --max-errors 1".into(),
+                )),
+                _ => refuse(Some("fio's continue_on_error is none, read, write, io, verify or all".into())),
             },
             ("thinktime_blocks", Some(n)) => match n.parse::<u64>() {
                 Ok(n) if n > 0 => self.spec.workloads.io.thinktime_blocks = Some(n),

@@ -538,3 +538,22 @@ fn exitall_stops_the_group() {
     );
     assert_eq!(e.matches("exit_what=all").count(), 1, "named once: {e}");
 }
+
+/// verify_interval of dfsbench's 512-byte sector, verify_pattern (dfsbench's data),
+/// create_serialize, error_dump and continue_on_error other than none.
+#[test]
+fn verify_and_error_options_are_read() {
+    let text = "[a]\nsize=1m\nrw=write\nverify=meta\nverify_pattern=0xaa555aa5\nverify_interval=512\ncreate_serialize=0\nerror_dump=0\ncontinue_on_error=write\n";
+    let f = parse("t.fio", text, no_vars).unwrap();
+    assert_eq!(f.run.verify, Some(true));
+    validate(&f.run, &f.jobs).unwrap();
+    let e = parse(
+        "t.fio",
+        "[a]\nsize=1m\nverify_interval=4k\ncontinue_on_error=none\n",
+        no_vars,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("`verify_interval=4k` (dfsbench's verify header"), "{e}");
+    assert!(e.contains("`continue_on_error=none` (dfsbench records an error"), "{e}");
+}
