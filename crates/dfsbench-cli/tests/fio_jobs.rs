@@ -495,6 +495,27 @@ fn exitall_stops_the_jobs_beside_one_that_ended() {
     assert!(jobs.iter().all(|j| j["exitall"] == true));
 }
 
+/// fill_device: a sequential writer goes on until the target is full (mem:// of 4 MiB
+/// here), which ends its phase complete and without an error, as fio ends at ENOSPC.
+#[test]
+fn fill_device_writes_until_the_target_is_full() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = dir.path().join("fill.fio");
+    std::fs::write(&job, "[fill]\nrw=write\nbs=64k\nfill_device=1\n").unwrap();
+    let r = run_with(Command::new(bin()), "mem://?size=4m", &[job.to_str().unwrap()]);
+    assert_eq!(r.code, Some(0), "{}", r.describe());
+    let result = r.result();
+    assert_eq!(result["status"], "complete");
+    let phase = &measured(result)[0];
+    assert_eq!(u(&phase["errors"]["total"]), 0);
+    let bytes = u(&phase["bytes"]);
+    assert!(
+        bytes <= 4 << 20 && bytes > (4 << 20) - 2 * 65536,
+        "{bytes} bytes written of 4 MiB"
+    );
+    assert_eq!(result["config"]["jobs"][0]["fill_device"], true);
+}
+
 /// Run job file `text` through fio and through dfsbench: each job of `jobs` moves the bytes
 /// given, in both. Returns dfsbench's result.
 fn agree(text: &str, jobs: &[(&str, u64)]) -> Value {

@@ -39,6 +39,8 @@ pub(super) struct Job<'a> {
     pub(super) exit_all: Option<&'a Opt>,
     /// `io_submit_mode` is given: it decides how a rate goes at an iodepth above 1.
     pub(super) submit_mode: bool,
+    /// `fill_device`: the target's space is the size.
+    pub(super) fill: bool,
 }
 
 /// fio's rate limits, per clone.
@@ -76,6 +78,7 @@ impl Default for Job<'_> {
             working_set_percentage: 5,
             exit_all: None,
             submit_mode: false,
+            fill: false,
         }
     }
 }
@@ -166,7 +169,7 @@ impl<'a> Job<'a> {
                 refuse(o, "offsets aligned otherwise than to the block size (the smallest of bssplit's): dfsbench aligns them to it, fio's default; give that or leave blockalign out");
             }
         }
-        if self.size.is_none() {
+        if self.size.is_none() && !self.fill {
             refused.push(Refused {
                 section: s.name.clone(),
                 line: s.line,

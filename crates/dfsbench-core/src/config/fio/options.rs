@@ -95,6 +95,8 @@ pub const KEYS: &[&str] = &[
     "create_serialize",
     "error_dump",
     "continue_on_error",
+    "fill_device",
+    "fill_fs",
 ];
 
 /// fio's checksum kinds (and `meta`): dfsbench's check of every byte against its own data
@@ -527,6 +529,13 @@ impl<'a> Job<'a> {
                     "dfsbench records an error and goes on until --max-errors: leave it out, or give --max-errors 1".into(),
                 )),
                 _ => refuse(Some("fio's continue_on_error is none, read, write, io, verify or all".into())),
+            },
+            ("fill_device" | "fill_fs", _) => match flag(v) {
+                Some(b) => {
+                    self.spec.workloads.io.fill_device = Some(b);
+                    self.fill = b;
+                }
+                None => refuse(Some("give 0 or 1".into())),
             },
             ("thinktime_blocks", Some(n)) => match n.parse::<u64>() {
                 Ok(n) if n > 0 => self.spec.workloads.io.thinktime_blocks = Some(n),

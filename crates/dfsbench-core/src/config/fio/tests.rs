@@ -557,3 +557,14 @@ fn verify_and_error_options_are_read() {
     assert!(e.contains("`verify_interval=4k` (dfsbench's verify header"), "{e}");
     assert!(e.contains("`continue_on_error=none` (dfsbench records an error"), "{e}");
 }
+
+/// fill_device needs no size (the target's space is the size) and writes only.
+#[test]
+fn fill_device_needs_no_size() {
+    let f = parse("t.fio", "[a]\nrw=write\nfill_device=1\n", no_vars).unwrap();
+    assert_eq!(f.jobs[0].workloads.io.fill_device, Some(true));
+    validate(&f.run, &f.jobs).unwrap();
+    let f = parse("t.fio", "[a]\nrw=read\nfill_fs=1\n", no_vars).unwrap();
+    let e = validate(&f.run, &f.jobs).unwrap_err().to_string();
+    assert!(e.contains("fill_device writes until the target is full"), "{e}");
+}

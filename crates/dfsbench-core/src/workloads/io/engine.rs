@@ -381,6 +381,10 @@ pub(super) async fn run_io<C: Client>(
             }
             if let Err(e) = file.submit(slot, op, offset, len as usize) {
                 free.push(slot);
+                if io.fill_device && e.is_no_space() {
+                    stopping = true;
+                    break;
+                }
                 rec.error(class(op), now, &e, &path, Some(offset));
                 stopping = true;
                 break;
@@ -439,6 +443,13 @@ pub(super) async fn run_io<C: Client>(
                         }
                     }
                 }
+                // fill_device: the target is full, the pattern's end (a short write is the
+                // last one that fitted).
+                Ok(n) if io.fill_device => {
+                    rec.record_op(class(op), slot_intended[c.slot], slot_start[c.slot], now, n as u64);
+                    stopping = true;
+                }
+                Err(e) if io.fill_device && e.is_no_space() => stopping = true,
                 Ok(n) => {
                     let e = OpError::new("short_io", format!("moved {n} of {len} bytes"));
                     rec.error(class(op), now, &e, &path, Some(offset));

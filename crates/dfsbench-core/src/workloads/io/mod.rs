@@ -117,6 +117,9 @@ pub struct IoJob {
     /// The job's weight in its flow (fio's flow).
     #[serde(flatten)]
     pub flow: Option<Box<Flow>>,
+    /// Write until the target is full, which ends the pattern without an error.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub fill_device: bool,
     /// The path a fio job gave as filename; the file is `filename`, its base name.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fio_filename: Option<String>,
@@ -179,7 +182,16 @@ impl Kind for IoJob {
             None => s.block_size(4096)?,
         };
         let unit = span.bssplit.iter().map(|(bs, _)| *bs).min().unwrap_or(bs);
-        let size = size_or("size", own.size.as_deref(), 64 << 20)?;
+        let fill_device = own.fill_device.unwrap_or(false);
+        if fill_device && (rw != Rw::Write || !then.is_empty()) {
+            return Err("fill_device writes until the target is full: give rw = write alone".into());
+        }
+        // Filling: size bounds the writes when given, else the target's space does (1 PiB).
+        let size = size_or(
+            "size",
+            own.size.as_deref(),
+            if fill_device { 1 << 50 } else { 64 << 20 },
+        )?;
         if size < unit as u64 {
             return Err(ConfigError::value(
                 "size",
@@ -323,6 +335,7 @@ impl Kind for IoJob {
             flow: Flow::validate(own)?.map(Box::new),
             number_ios: own.number_ios,
             fio_filename: own.fio_filename.clone(),
+            fill_device,
             loops,
             rate_min: own
                 .rate_min
@@ -439,6 +452,9 @@ impl Kind for IoJob {
             if let Some(f) = &self.flow {
                 params.push(("flow", json!(f.flow)));
             }
+            if self.fill_device {
+                params.push(("fill_device", json!(true)));
+            }
             params[0].1 = json!(rw.name());
             let bs = if self.bssplit.is_empty() {
                 format_size(self.bs as u64)
@@ -460,7 +476,8 @@ impl Kind for IoJob {
             let phase = Phase::new(index, job, IoStep::Run(rw), name, label, classes, params);
             // One pass over the worker's file (or region) in whole blocks: the progress line's
             // total, when the blocks are all one size.
-            out.push(match self.ops_per_pattern() {
+            // (Filling ends when the target is full: no total.)
+            out.push(match self.ops_per_pattern().filter(|_| !self.fill_device) {
                 Some(n) => phase.counted(n),
                 None => phase,
             });

@@ -172,6 +172,13 @@ pub struct Options {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dedupe_global: Option<bool>,
 
+    /// Write until the target is full (ENOSPC or EDQUOT), which ends the pattern without an
+    /// error; size, when given, is the most to write (fio's fill_device, fill_fs; sequential
+    /// writes only) (io).
+    #[arg(long, value_name = "0|1", num_args = 0..=1, default_missing_value = "1", value_parser = crate::workloads::shared::parse_flag, help_heading = "io")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fill_device: Option<bool>,
+
     /// The path a fio job gave as filename, kept for the record: the file is made in the
     /// job's directory under its base name, `filename` (io).
     #[arg(skip)]
