@@ -662,6 +662,7 @@ mod tests {
             direct: false,
             create: true,
             random: false,
+            file_len: 0,
             engine: IoEngine::Psync,
         };
         let mut f = block_on(c.open_block("f", opts)).unwrap();

@@ -260,6 +260,11 @@ fn fio_and_dfsbench_agree_on_a_job_file() {
          [aio-write]\nrw=randwrite\n\n[aio-read]\nstonewall\nrw=randread\nnumjobs=2\n",
         &[("aio-write", per_clone(4096)), ("aio-read", 2 * per_clone(4096))],
     );
+    // mmap: copies to and from the mapped file, the file extended to its size first.
+    agree(
+        "[global]\ndirectory=${DIR}\nsize=${SIZE}\nbs=4k\nioengine=mmap\n\n         [map-write]\nrw=write\n\n[map-read]\nstonewall\nrw=randread\nnumjobs=2\n",
+        &[("map-write", per_clone(4096)), ("map-read", 2 * per_clone(4096))],
+    );
     // verify=crc32c: fio reads back what each clone wrote and checks it, counting the reads
     // as the job's; dfsbench reads it back after the write, checking every byte.
     agree(

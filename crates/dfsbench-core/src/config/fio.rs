@@ -137,12 +137,23 @@ const MAX_LISTED: usize = 50;
 
 /// Read fio job file `name`; `lookup` gives the variables' values.
 pub fn parse(name: &str, text: &str, lookup: impl Fn(&str) -> Option<String>) -> Result<WorkloadFile, ConfigError> {
+    parse_on_device(name, text, lookup, None)
+}
+
+/// [`parse`], where `device` is the block device the user let the run overwrite
+/// (`--overwrite-device`): a `filename=` may then name it.
+pub(super) fn parse_on_device(
+    name: &str,
+    text: &str,
+    lookup: impl Fn(&str) -> Option<String>,
+    device: Option<&str>,
+) -> Result<WorkloadFile, ConfigError> {
     let sections = sections(text, &lookup).map_err(|(line, m)| ConfigError::File {
         file: dfsbench_backends::one_line(name),
         line: Some(line),
         message: dfsbench_backends::one_line(&m),
     })?;
-    read(name, &sections, "line")
+    read(name, &sections, "line", device)
 }
 
 /// One option of a fio command line: its position among the arguments, its name (without
@@ -154,8 +165,8 @@ pub const COMMAND_LINE: &str = "the fio command line";
 
 /// Read a fio command line as fio does: the options before the first `--name` are the
 /// globals, and each `--name` starts a job. Without `--directory` the files go in the working
-/// directory, as fio's do.
-pub fn parse_args(args: &[Arg]) -> Result<WorkloadFile, ConfigError> {
+/// directory, as fio's do. `device` may be named as in [`parse_on_device`].
+pub fn parse_args(args: &[Arg], device: Option<&str>) -> Result<WorkloadFile, ConfigError> {
     let mut sections = vec![Section {
         name: "global".into(),
         line: 0,
@@ -177,7 +188,7 @@ pub fn parse_args(args: &[Arg]) -> Result<WorkloadFile, ConfigError> {
             line: *at,
         });
     }
-    let mut file = read(COMMAND_LINE, &sections, "argument")?;
+    let mut file = read(COMMAND_LINE, &sections, "argument", device)?;
     // The working directory by name, so that the result says where the run was.
     file.target
         .get_or_insert_with(|| std::env::current_dir().map_or_else(|_| ".".into(), |d| d.display().to_string()));
@@ -185,7 +196,7 @@ pub fn parse_args(args: &[Arg]) -> Result<WorkloadFile, ConfigError> {
 }
 
 /// The workload of `sections`; a refusal names each option's `unit` (line, argument).
-fn read(name: &str, sections: &[Section], unit: &str) -> Result<WorkloadFile, ConfigError> {
+fn read(name: &str, sections: &[Section], unit: &str, device: Option<&str>) -> Result<WorkloadFile, ConfigError> {
     let file_error = |line: usize, message: String| ConfigError::File {
         file: dfsbench_backends::one_line(name),
         line: Some(line),
@@ -195,7 +206,10 @@ fn read(name: &str, sections: &[Section], unit: &str) -> Result<WorkloadFile, Co
     let mut file = WorkloadFile::default();
     // [global] options are applied once, to the defaults every later job starts from: a file of
     // many sections is read in linear time.
-    let mut defaults = Job::default();
+    let mut defaults = Job {
+        device,
+        ..Job::default()
+    };
     let mut jobs = 0;
     // Whether the jobs so far verify (all alike).
     let mut verified = None;
@@ -364,6 +378,9 @@ struct Job<'a> {
     kb_base: u64,
     /// bssplit gives the block sizes: bs is then fio's default, not one to keep.
     bssplit: bool,
+    /// The block device `--overwrite-device` names, and whether `filename=` is that device.
+    device: Option<&'a str>,
+    on_device: bool,
 }
 
 /// fio's rate limits, per clone.
@@ -393,6 +410,8 @@ impl Default for Job<'_> {
             do_verify: true,
             kb_base: 1024,
             bssplit: false,
+            device: None,
+            on_device: false,
         }
     }
 }
@@ -499,8 +518,8 @@ impl<'a> Job<'a> {
             },
             ("ioengine", Some(e)) => match e {
                 "psync" | "sync" | "pvsync" => self.spec.workloads.io.ioengine = Some("psync".into()),
-                "io_uring" | "libaio" | "posixaio" => self.spec.workloads.io.ioengine = Some(e.to_string()),
-                _ => refuse(Some("dfsbench's engines are psync/sync, io_uring, libaio and posixaio".into())),
+                "io_uring" | "libaio" | "posixaio" | "mmap" => self.spec.workloads.io.ioengine = Some(e.to_string()),
+                _ => refuse(Some("dfsbench's engines are psync/sync, io_uring, libaio, posixaio and mmap".into())),
             },
             ("time_based", _) => match flag(v) {
                 Some(true) => self.time_based = Some(o),
@@ -519,8 +538,19 @@ impl<'a> Job<'a> {
                 Err(e) => refuse(Some(e)),
             },
             ("filename", Some(f)) => {
-                if f.starts_with("/dev/") {
-                    refuse(Some("a device: dfsbench works in a fresh directory of the target, and touches no device".into()));
+                if f.starts_with("/dev/") || dfsbench_backends::is_block_device(std::path::Path::new(f)) {
+                    if self.device.is_some_and(|d| std::path::Path::new(d) == std::path::Path::new(f)) {
+                        if file.target.as_deref().is_some_and(|t| t != f) {
+                            refuse(Some("another target than an earlier job's: dfsbench runs in one target".into()));
+                        } else {
+                            file.target = Some(f.to_string());
+                            self.on_device = true;
+                        }
+                    } else {
+                        refuse(Some(format!(
+                            "a device: dfsbench overwrites a device only when --overwrite-device {f} names it"
+                        )));
+                    }
                 } else if f.contains(['/', ':']) {
                     refuse(Some("a path or several files: dfsbench works in a fresh directory of the target (-t, directory)".into()));
                 } else {
@@ -728,7 +758,8 @@ impl<'a> Job<'a> {
             };
             self.spec.settings.rate = Some(per_clone * self.workers as f64);
         }
-        if self.size.is_none() {
+        // A device's size is the job's without one, as in fio.
+        if self.size.is_none() && !self.on_device {
             refused.push(Refused {
                 section: s.name.clone(),
                 line: s.line,

@@ -52,6 +52,10 @@ pub struct RunConfig {
     /// Fault commands and the recovery probe (rank 0).
     #[serde(skip_serializing_if = "FaultPlan::is_empty")]
     pub faults: FaultPlan,
+    /// The block device the user let this run overwrite (`--overwrite-device`): a target that
+    /// is this device opens as the run's one file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub overwrite_device: Option<String>,
     /// Operations longer than this count as `timeout` errors.
     #[serde(with = "opt_secs", skip_serializing_if = "Option::is_none")]
     pub op_timeout: Option<Duration>,
@@ -185,6 +189,8 @@ pub fn validate(run: &RunSpec, jobs: &[JobSpec]) -> Result<RunConfig, ConfigErro
         },
         nodes: None,
         server_pids_now: None,
+        // Only the command line grants it (run.rs), never a workload file.
+        overwrite_device: None,
         jobs,
     })
 }

@@ -125,6 +125,11 @@ pub trait Kind: Sized + Clone + Debug + Serialize + Send + Sync {
     fn fit(&mut self, _caps: Capabilities, _backend: &str) -> Option<String> {
         None
     }
+    /// Fit the job to a block device of `bytes` as the target (`--overwrite-device`), run by
+    /// `workers` workers; only workloads of positional I/O on one file can.
+    fn on_device(&mut self, _bytes: u64, _workers: usize) -> Result<(), String> {
+        Err("only io jobs run on a block device".into())
+    }
     /// What every worker of every rank must run alike in the next phase, which rank 0 reads
     /// from the merged `result` of this one and hands to all ranks with the phase's end (io's
     /// `auto`: the engine the probe picked); None when there is nothing to agree on.
@@ -341,6 +346,11 @@ macro_rules! registry {
             pub(crate) fn fit(&mut self, caps: Capabilities, backend: &str) -> Option<String> {
                 match self {
                     $($(#[$attr])* Workload::$variant(w) => w.fit(caps, backend)),*
+                }
+            }
+            pub(crate) fn on_device(&mut self, bytes: u64, workers: usize) -> Result<(), String> {
+                match self {
+                    $($(#[$attr])* Workload::$variant(w) => w.on_device(bytes, workers)),*
                 }
             }
             pub(crate) fn agreed(&self, result: &PhaseResult) -> Option<serde_json::Value> {

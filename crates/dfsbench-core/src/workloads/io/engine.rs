@@ -156,6 +156,11 @@ pub(super) async fn open_io<C: Client>(
         create: true,
         random: rw.random(),
         engine,
+        file_len: if rw.writes() {
+            io.file_len(owner, ctx.total_workers)
+        } else {
+            0
+        },
     };
     let mut file = w.client.open_block(&path, opts).await;
     if let Ok(f) = &mut file {

@@ -71,7 +71,7 @@ pub struct Options {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub same_file: Option<bool>,
 
-    /// I/O engine: auto, io_uring, libaio, posixaio or psync (io) [default: auto: the fastest
+    /// I/O engine: auto, io_uring, libaio, posixaio, psync or mmap (io) [default: auto: the fastest
     /// of io_uring, libaio and psync by a short probe on the run's own file before each
     /// pattern].
     #[arg(long, value_name = "ENGINE", help_heading = "io")]
@@ -194,6 +194,15 @@ pub struct IoJob {
     /// Bytes per second each worker keeps at least, over every second.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rate_min: Option<u64>,
+    /// Whether `size` was given: on a device, without it, the job spans the device.
+    #[serde(skip)]
+    pub size_given: bool,
+    /// The run verifies what it reads: on a device, the layout then writes what is checked.
+    #[serde(skip)]
+    pub verify: bool,
+    /// The target is a block device: reads read what is on it, without a layout.
+    #[serde(skip)]
+    pub on_device: bool,
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -358,12 +367,13 @@ impl Kind for IoJob {
             "io_uring" => IoEngine::IoUring,
             "libaio" => IoEngine::Libaio,
             "posixaio" => IoEngine::Posixaio,
+            "mmap" => IoEngine::Mmap,
             "psync" | "sync" => IoEngine::Psync,
             other => {
                 return Err(ConfigError::value(
                     "ioengine",
                     format!("'{other}'"),
-                    "use auto, io_uring, libaio, posixaio or psync",
+                    "use auto, io_uring, libaio, posixaio, psync or mmap",
                 ))
             }
         };
@@ -458,6 +468,9 @@ impl Kind for IoJob {
             pre_read,
             probe: ioengine == IoEngine::Auto,
             ioengine,
+            size_given: own.size.is_some(),
+            verify: run.verify == Some(true),
+            on_device: false,
         })
     }
 
@@ -474,7 +487,9 @@ impl Kind for IoJob {
         // Reads need the file laid out, unless an earlier pattern wrote all of it: one pass by
         // count writes every block, a time-limited one may not.
         let later_reads = job.duration.is_some() && self.then.iter().any(|rw| rw.reads());
-        if self.rw.reads() || later_reads {
+        // A device is read as it is, as fio reads one; what a run verifies it writes first.
+        let lay_out = !self.on_device || self.verify;
+        if (self.rw.reads() || later_reads) && lay_out {
             let label = format!("layout {}", format_size(self.size));
             let layout = Phase::new(index, job, IoStep::Layout, "layout", label, RW_CLASSES, params.clone());
             out.push(layout.preparation());
@@ -670,6 +685,32 @@ impl Kind for IoJob {
     fn fit(&mut self, caps: Capabilities, _backend: &str) -> Option<String> {
         self.probe &= caps.page_cache;
         None
+    }
+
+    /// On a device of `bytes`: every worker over the whole region (fio's jobs on one device),
+    /// which is all of the device when no size was given.
+    fn on_device(&mut self, bytes: u64, workers: usize) -> Result<(), String> {
+        self.on_device = true;
+        if !self.shared_file {
+            self.same_file = true;
+        }
+        if !self.size_given {
+            let per_worker = if self.shared_file { workers.max(1) as u64 } else { 1 };
+            self.size = bytes.saturating_sub(self.offset) / per_worker;
+            if self.size < self.unit() {
+                return Err(format!(
+                    "the device ({bytes} bytes) has no room for a block past offset {}",
+                    self.offset
+                ));
+            }
+        }
+        let end = self.file_len(workers.max(1) - 1, workers);
+        if end > bytes {
+            return Err(format!(
+                "the job reaches byte {end}, past the device's end ({bytes} bytes): give a smaller size or offset"
+            ));
+        }
+        Ok(())
     }
 
     /// One named file is one worker's, a shared file's regions, or every worker's whole.

@@ -161,6 +161,7 @@ impl<C: Client> Worker<C> {
             direct: false,
             create: true,
             random: false,
+            file_len: 0,
             engine: IoEngine::Psync,
         };
         let write = step.writes();
