@@ -563,6 +563,11 @@ impl BlockIo for MemBlock {
         Ok(())
     }
 
+    async fn complete_within(&mut self, _timeout: std::time::Duration, out: &mut Vec<Completion>) -> OpResult<()> {
+        out.extend(self.done.take());
+        Ok(())
+    }
+
     async fn sync(&mut self, _data_only: bool) -> OpResult<()> {
         Ok(())
     }

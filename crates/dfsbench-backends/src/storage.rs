@@ -333,6 +333,9 @@ pub trait BlockIo {
     /// Send queued operations and wait until at least `min` have finished; appends every
     /// finished one to `out`.
     async fn complete(&mut self, min: usize, out: &mut Vec<Completion>) -> OpResult<()>;
+    /// Reap what completes until one has or `timeout` passed (then perhaps none): a paced
+    /// run at a queue depth above 1 waits for the next start or a completion, whichever first.
+    async fn complete_within(&mut self, timeout: std::time::Duration, out: &mut Vec<Completion>) -> OpResult<()>;
     /// Flush written data to stable storage: fdatasync(2) when `data_only`, else fsync(2).
     async fn sync(&mut self, data_only: bool) -> OpResult<()>;
 }

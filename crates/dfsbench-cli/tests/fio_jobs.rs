@@ -12,7 +12,7 @@ use serde_json::Value;
 const EXAMPLES: &str = "/usr/share/doc/fio/examples";
 
 /// The examples dfsbench runs (README, "Coming from fio"); it refuses every other one.
-const RUNS: [&str; 13] = [
+const RUNS: [&str; 15] = [
     "1mbs_clients.fio",
     "aio-read.fio",
     "fio-rand-RW.fio",
@@ -21,8 +21,10 @@ const RUNS: [&str; 13] = [
     "fio-seq-RW.fio",
     "fio-seq-read.fio",
     "fio-seq-write.fio",
+    "fixed-rate-submission.fio",
     "fsx.fio",
     "iometer-file-access-server.fio",
+    "poisson-rate-submission.fio",
     "rand-zones.fio",
     "ssd-test.fio",
     "tiobench-example.fio",

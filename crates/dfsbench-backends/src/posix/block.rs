@@ -2,6 +2,7 @@
 //! (glibc's threads), psync and mmap.
 
 use std::os::fd::{AsRawFd, OwnedFd};
+use std::time::Duration;
 
 use io_uring::{opcode, types, IoUring};
 
@@ -130,6 +131,73 @@ impl PosixBlock {
             }
         }
         left(inflight)
+    }
+}
+
+impl PosixBlock {
+    /// Wait for at least `min` completions, or until `timeout` passed (then maybe none).
+    fn reap(&mut self, min: usize, timeout: Option<Duration>, out: &mut Vec<Completion>) -> OpResult<()> {
+        match &mut self.engine {
+            Engine::Uring { ring, inflight } => {
+                match timeout {
+                    // Needs IORING_FEAT_EXT_ARG (Linux 5.11).
+                    Some(t) => {
+                        let ts = types::Timespec::from(t);
+                        let args = types::SubmitArgs::new().timespec(&ts);
+                        match ring.submitter().submit_with_args(1, &args) {
+                            Ok(_) => {}
+                            Err(e) if matches!(e.raw_os_error(), Some(libc::ETIME | libc::EINTR)) => {}
+                            Err(e) => return Err(e.into()),
+                        }
+                    }
+                    None => loop {
+                        match ring.submit_and_wait(min) {
+                            Ok(_) => break,
+                            Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
+                            Err(e) => return Err(e.into()),
+                        }
+                    },
+                }
+                for cqe in ring.completion() {
+                    let res = cqe.result();
+                    let slot = cqe.user_data() as usize;
+                    if let Some(f) = inflight.get_mut(slot) {
+                        *f = false;
+                    }
+                    out.push(Completion {
+                        slot,
+                        result: if res < 0 {
+                            Err(OpError::from_errno(-res))
+                        } else {
+                            Ok(res as usize)
+                        },
+                    });
+                }
+                Ok(())
+            }
+            Engine::Aio(aio) => {
+                let n = aio.complete(min, timeout)?;
+                out.extend(aio.events[..n].iter().map(|ev| Completion {
+                    slot: ev.data as usize,
+                    result: if ev.res < 0 {
+                        Err(OpError::from_errno(-ev.res as i32))
+                    } else {
+                        Ok(ev.res as usize)
+                    },
+                }));
+                Ok(())
+            }
+            Engine::Posix(aio) => {
+                let mut done = Vec::new();
+                aio.reap(min, timeout, &mut done)?;
+                out.extend(done.into_iter().map(|(slot, result)| Completion { slot, result }));
+                Ok(())
+            }
+            Engine::Psync { done } | Engine::Mmap { done, .. } => {
+                out.extend(done.take());
+                Ok(())
+            }
+        }
     }
 }
 
@@ -263,55 +331,11 @@ impl BlockIo for PosixBlock {
     }
 
     async fn complete(&mut self, min: usize, out: &mut Vec<Completion>) -> OpResult<()> {
-        match &mut self.engine {
-            Engine::Uring { ring, inflight } => {
-                loop {
-                    match ring.submit_and_wait(min) {
-                        Ok(_) => break,
-                        Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
-                        Err(e) => return Err(e.into()),
-                    }
-                }
-                for cqe in ring.completion() {
-                    let res = cqe.result();
-                    let slot = cqe.user_data() as usize;
-                    if let Some(f) = inflight.get_mut(slot) {
-                        *f = false;
-                    }
-                    out.push(Completion {
-                        slot,
-                        result: if res < 0 {
-                            Err(OpError::from_errno(-res))
-                        } else {
-                            Ok(res as usize)
-                        },
-                    });
-                }
-                Ok(())
-            }
-            Engine::Aio(aio) => {
-                let n = aio.complete(min)?;
-                out.extend(aio.events[..n].iter().map(|ev| Completion {
-                    slot: ev.data as usize,
-                    result: if ev.res < 0 {
-                        Err(OpError::from_errno(-ev.res as i32))
-                    } else {
-                        Ok(ev.res as usize)
-                    },
-                }));
-                Ok(())
-            }
-            Engine::Posix(aio) => {
-                let mut done = Vec::new();
-                aio.reap(min, &mut done)?;
-                out.extend(done.into_iter().map(|(slot, result)| Completion { slot, result }));
-                Ok(())
-            }
-            Engine::Psync { done } | Engine::Mmap { done, .. } => {
-                out.extend(done.take());
-                Ok(())
-            }
-        }
+        self.reap(min, None, out)
+    }
+
+    async fn complete_within(&mut self, timeout: Duration, out: &mut Vec<Completion>) -> OpResult<()> {
+        self.reap(1, Some(timeout), out)
     }
 
     async fn sync(&mut self, data_only: bool) -> OpResult<()> {
@@ -576,6 +600,41 @@ pub(crate) mod tests {
             "every read was reaped before the buffers went"
         );
         drop(write_end);
+    }
+
+    /// A wait with a timeout comes back when the time passes with reads still in flight
+    /// (io_uring, POSIX AIO: reads of an empty pipe), and with their completions once data
+    /// comes.
+    #[test]
+    fn a_wait_with_a_timeout_returns_at_the_time_or_at_a_completion() {
+        for engine in [IoEngine::IoUring, IoEngine::Posixaio] {
+            let mut fds = [0; 2];
+            // SAFETY: pipe2 fills two descriptors that this test then owns.
+            assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) }, 0);
+            let (read_end, write_end) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+            let mut block = match engine {
+                IoEngine::IoUring => match uring(read_end, 2) {
+                    Some(b) => b,
+                    None => continue,
+                },
+                _ => block(read_end, engine, 2),
+            };
+            block.submit(0, BlockOp::Read, 0, 4096).unwrap();
+            let mut out = Vec::new();
+            ready(block.complete_within(Duration::from_millis(20), &mut out)).unwrap();
+            assert!(out.is_empty(), "{engine:?}: nothing came, nothing completed");
+            assert_eq!(in_flight(&block), 1, "{engine:?}");
+            // SAFETY: writes 5 bytes from a valid buffer to the pipe's write end.
+            assert_eq!(
+                unsafe { libc::write(write_end.as_raw_fd(), b"hello".as_ptr().cast(), 5) },
+                5
+            );
+            while out.is_empty() {
+                ready(block.complete_within(Duration::from_secs(5), &mut out)).unwrap();
+            }
+            assert_eq!((out[0].slot, out[0].result.as_ref().ok()), (0, Some(&5)), "{engine:?}");
+            assert_eq!(&block.buffer(0)[..5], b"hello");
+        }
     }
 
     /// Reads of a file that were submitted and never waited for (the io loop broke out after

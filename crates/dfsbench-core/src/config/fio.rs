@@ -118,6 +118,7 @@ pub const KEYS: &[&str] = &[
     "rate",
     "rate_iops",
     "rate_process",
+    "io_submit_mode",
     "gtod_reduce",
     "unified_rw_reporting",
     "loops",
@@ -663,6 +664,10 @@ impl<'a> Job<'a> {
                 Some(Ok(b)) if b > 0 => self.rate = Some((Rate::BytesPerSec(b), o)),
                 _ => refuse(Some("give one bytes-per-second figure for reads and writes alike, such as 10m".into())),
             },
+            // dfsbench's open loop submits each block at its intended start whatever is in
+            // flight at any queue depth, as fio's offload; without a rate both are fio's inline.
+            ("io_submit_mode", Some("inline" | "offload")) => {}
+            ("io_submit_mode", Some(_)) => refuse(Some("fio's io_submit_mode is inline or offload".into())),
             ("rate_process", Some(p)) => match p {
                 "linear" => self.spec.settings.arrival = Some("uniform".into()),
                 "poisson" => self.spec.settings.arrival = Some("poisson".into()),

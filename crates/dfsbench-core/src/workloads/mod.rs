@@ -113,10 +113,6 @@ pub trait Kind: Sized + Clone + Debug + Serialize + Send + Sync {
     fn shuffles(&self) -> bool {
         false
     }
-    /// Refuse what an open-loop rate cannot do with this job.
-    fn check_paced(&self) -> Result<(), ConfigError> {
-        Ok(())
-    }
     /// Refuse what the job cannot do with `workers` workers per rank.
     fn check_workers(&self, _workers: usize) -> Result<(), ConfigError> {
         Ok(())
@@ -331,11 +327,6 @@ macro_rules! registry {
             pub(crate) fn shuffles(&self) -> bool {
                 match self {
                     $($(#[$attr])* Workload::$variant(w) => w.shuffles()),*
-                }
-            }
-            pub(crate) fn check_paced(&self) -> Result<(), ConfigError> {
-                match self {
-                    $($(#[$attr])* Workload::$variant(w) => w.check_paced()),*
                 }
             }
             pub(crate) fn check_workers(&self, workers: usize) -> Result<(), ConfigError> {

@@ -723,17 +723,6 @@ impl Kind for IoJob {
         }
         Ok(())
     }
-
-    fn check_paced(&self) -> Result<(), ConfigError> {
-        if self.iodepth > 1 {
-            return Err(format!(
-                "rate with iodepth = {}: an open-loop io job issues one block at a time, set iodepth = 1 (more workers give more concurrency)",
-                self.iodepth
-            )
-            .into());
-        }
-        Ok(())
-    }
 }
 
 /// What a worker keeps of the io workload between phases.
