@@ -563,6 +563,11 @@ impl BlockIo for MemBlock {
         Ok(())
     }
 
+    async fn complete_within(&mut self, _timeout: std::time::Duration, out: &mut Vec<Completion>) -> OpResult<()> {
+        out.extend(self.done.take());
+        Ok(())
+    }
+
     async fn sync(&mut self, _data_only: bool) -> OpResult<()> {
         Ok(())
     }
@@ -662,6 +667,7 @@ mod tests {
             direct: false,
             create: true,
             random: false,
+            file_len: 0,
             engine: IoEngine::Psync,
         };
         let mut f = block_on(c.open_block("f", opts)).unwrap();

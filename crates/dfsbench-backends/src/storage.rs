@@ -149,6 +149,9 @@ pub struct BlockOpts {
     /// readahead does not fetch blocks nobody asked for into the page cache.
     pub random: bool,
     pub engine: IoEngine,
+    /// The file's length when the pattern's writes end (0 when it only reads): the mmap
+    /// engine extends the file to it before mapping, as fio's does.
+    pub file_len: u64,
 }
 
 /// How block I/O is issued, named as in fio.
@@ -166,6 +169,8 @@ pub enum IoEngine {
     Psync,
     /// POSIX AIO (aio_read/aio_write): the queue depth in flight on the C library's threads.
     Posixaio,
+    /// The file mapped shared, each block a copy to or from the map (queue depth 1).
+    Mmap,
     /// The backend's own asynchronous requests (ranged GETs, RPCs), the queue depth in flight.
     Requests,
 }
@@ -178,6 +183,7 @@ impl IoEngine {
             IoEngine::Libaio => "libaio",
             IoEngine::Psync => "psync",
             IoEngine::Posixaio => "posixaio",
+            IoEngine::Mmap => "mmap",
             IoEngine::Requests => "requests",
         }
     }
@@ -327,6 +333,9 @@ pub trait BlockIo {
     /// Send queued operations and wait until at least `min` have finished; appends every
     /// finished one to `out`.
     async fn complete(&mut self, min: usize, out: &mut Vec<Completion>) -> OpResult<()>;
+    /// Reap what completes until one has or `timeout` passed (then perhaps none): a paced
+    /// run at a queue depth above 1 waits for the next start or a completion, whichever first.
+    async fn complete_within(&mut self, timeout: std::time::Duration, out: &mut Vec<Completion>) -> OpResult<()>;
     /// Flush written data to stable storage: fdatasync(2) when `data_only`, else fsync(2).
     async fn sync(&mut self, data_only: bool) -> OpResult<()>;
 }

@@ -35,6 +35,12 @@ pub const BACKENDS: &[BackendInfo] = &[
         capabilities: crate::posix::CAPABILITIES,
     },
     BackendInfo {
+        name: crate::posix::DEVICE_BACKEND,
+        uri: "/dev/NAME",
+        what: "a block device, with --overwrite-device /dev/NAME: io jobs overwrite it (fio's filename=/dev/...)",
+        capabilities: crate::posix::DEVICE_CAPABILITIES,
+    },
+    BackendInfo {
         name: "mem",
         uri: "mem://?size=4g",
         what: "in-process store of a capacity (default half the free memory): the tool's own ceiling, or a slow server with ?latency=2ms",
@@ -166,6 +172,7 @@ impl Target {
     /// Create this run's directory in the target and open it.
     pub fn open_run(&self, uri: &str, run_name: &str, net: NetOptions) -> Result<AnyStorage, OpError> {
         Ok(match self {
+            Target::Posix(path) if net.overwrite_device => AnyStorage::Posix(PosixStorage::open_device(uri, path)?),
             Target::Posix(path) => AnyStorage::Posix(PosixStorage::create_run(uri, path, run_name)?),
             Target::Mem(options) => AnyStorage::Mem(MemStorage::with_options(uri, run_name, *options)),
             Target::Net(spec) => AnyStorage::Dal(DalStorage::create_run((**spec).clone(), run_name, net, false)?),
@@ -175,6 +182,7 @@ impl Target {
     /// Open the run directory another process of the same run created (multi-process runs).
     pub fn join_run(&self, uri: &str, run_name: &str, net: NetOptions) -> Result<AnyStorage, OpError> {
         Ok(match self {
+            Target::Posix(path) if net.overwrite_device => AnyStorage::Posix(PosixStorage::open_device(uri, path)?),
             Target::Posix(path) => AnyStorage::Posix(PosixStorage::join_run(uri, path, run_name)?),
             Target::Mem(_) => {
                 return Err(OpError::new(

@@ -95,6 +95,11 @@ pub struct RunArgs {
     #[arg(short, long, visible_alias = "directory", value_name = "URI", long_help = TARGET_HELP)]
     pub target: Option<String>,
 
+    /// Let this run write to the block device DEVICE, destroying the data on it: the target
+    /// (or a fio job's filename=) must be this device. io jobs only.
+    #[arg(long, value_name = "DEVICE", help_heading = "Run")]
+    pub overwrite_device: Option<String>,
+
     #[command(flatten)]
     pub job: JobSettings,
 

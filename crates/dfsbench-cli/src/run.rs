@@ -69,9 +69,13 @@ pub(crate) fn build_config(a: &RunArgs) -> Result<(RunConfig, Option<String>), F
                 read_bounded(path, MAX_WORKLOAD_FILE).map_err(|e| Failure::usage(format!("workload file: {e}")))?;
             let text = String::from_utf8(bytes)
                 .map_err(|_| Failure::usage(format!("workload file {} is not UTF-8 text", path.display())))?;
-            Some(load_workload_file(&path.display().to_string(), &text)?)
+            Some(load_workload_file(
+                &path.display().to_string(),
+                &text,
+                a.overwrite_device.as_deref(),
+            )?)
         }
-        (None, Some(fio)) => Some(parse_fio_args(fio)?),
+        (None, Some(fio)) => Some(parse_fio_args(fio, a.overwrite_device.as_deref())?),
         (None, None) => None,
     };
     let (file_target, run, jobs) = match file {
@@ -121,6 +125,27 @@ pub(crate) fn build_config(a: &RunArgs) -> Result<(RunConfig, Option<String>), F
     let run = run.merge(&a.run);
     let config = validate(&run, &jobs)?;
     Ok((config, file_target))
+}
+
+/// The device `--overwrite-device` names, when it is the target (a block device as the
+/// target without it is refused when the target opens).
+fn checked_device(device: Option<&str>, target: &str) -> Result<Option<String>, Failure> {
+    let Some(device) = device else { return Ok(None) };
+    let is_target = matches!(
+        dfsbench_backends::Target::parse(target),
+        Ok(dfsbench_backends::Target::Posix(path)) if path == std::path::Path::new(device)
+    );
+    if !is_target {
+        return Err(Failure::usage(format!(
+            "--overwrite-device names {device}, but the target is {target}: give the device as the target (-t {device}) or leave the flag out"
+        )));
+    }
+    if !dfsbench_backends::is_block_device(std::path::Path::new(device)) {
+        return Err(Failure::usage(format!(
+            "--overwrite-device {device}: not a block device (dfsbench overwrites block devices only; for a file or a directory leave the flag out)"
+        )));
+    }
+    Ok(Some(device.to_string()))
 }
 
 /// The null tests in a few lines above the table.
@@ -180,6 +205,7 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
         .unwrap_or_else(|| std::env::temp_dir().display().to_string());
     let resolved = crate::lab::resolve_target(&target)?;
     let mut config = config;
+    config.overwrite_device = checked_device(a.overwrite_device.as_deref(), &resolved.uri)?;
     config.nodes = resolved.nodes;
     let lab = resolved.lab.as_deref();
     if let Some(lab) = lab {

@@ -11,7 +11,7 @@ use std::process::Command;
 use common::{bin, run_ok, Target};
 use serde_json::Value;
 
-const ORDER: [&str; 12] = [
+const ORDER: [&str; 13] = [
     "ior-easy-write",
     "mdtest-easy-write",
     "ior-hard-write",
@@ -24,6 +24,7 @@ const ORDER: [&str; 12] = [
     "mdtest-easy-delete",
     "mdtest-hard-read",
     "mdtest-hard-delete",
+    "ior-rnd4K-easy-read",
 ];
 const RECORD: u64 = 47008;
 const MD_HARD: u64 = 3901;
@@ -92,6 +93,11 @@ fn check_run(r: &Value, workers: u64) {
     let (transfers, ior_bytes) = moved(r, "ior-easy-write");
     assert_eq!(ior_bytes, transfers * (2 << 20));
     assert_eq!(moved(r, "ior-easy-read"), (transfers, ior_bytes));
+    // ior-rnd4K-easy-read: whole 4 KiB transfers of ior-easy's files, for the stonewall.
+    let (random, bytes) = moved(r, "ior-rnd4K-easy-read");
+    assert!(random > 0);
+    assert_eq!(bytes, random * 4096);
+    assert_eq!(measured(r, "ior-rnd4K-easy-read")["params"]["xfer"], 4096);
     let one_file = measured(r, "ior-easy-write")["params"].get("file_size").is_none();
     let ior_files = if one_file { workers } else { transfers };
     // The find lists every file the writes made (and ior-hard's one shared file).

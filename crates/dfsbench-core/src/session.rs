@@ -2,6 +2,7 @@
 //! capabilities, run the jobs, clean up, and assemble the result document.
 
 use std::convert::Infallible;
+use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::time::SystemTime;
 
@@ -14,7 +15,7 @@ use crate::cluster::Group;
 use crate::config::RunConfig;
 use crate::faults::{self, Record, Timeline};
 use crate::host::{host, process_cpu_times};
-use crate::runner::{agree, fit_to_backend, run, FitError, Observer, RunClock, Status};
+use crate::runner::{agree, fit_to_backend, fit_to_device, run, FitError, Observer, RunClock, Status};
 use dfsbench_backends::clock::Instant;
 use dfsbench_result::PhaseResult;
 use dfsbench_result::{self as result, RunResult, Tool};
@@ -193,6 +194,10 @@ fn open_storage(
         retries: config.retries,
         setup_limit: config.op_timeout,
         stop: Some(interrupt),
+        overwrite_device: match (config.overwrite_device.as_deref(), target) {
+            (Some(dev), Target::Posix(path)) => Path::new(dev) == path.as_path(),
+            _ => false,
+        },
     };
     let created = group.is_root().then(|| target.open_run(target_uri, &run_name, net));
     let problem = created
@@ -241,7 +246,13 @@ impl Started<'_> {
     ) -> Result<Outcome, StartError> {
         let info = s.info();
         let mut config = config.clone();
-        let notes = match fit_to_backend(&mut config, s.capabilities(), &info.backend) {
+        let device_bytes = info.details.get("device_bytes").and_then(|b| b.parse().ok());
+        let fitted =
+            fit_to_backend(&mut config, s.capabilities(), &info.backend).and_then(|notes| match device_bytes {
+                Some(bytes) => fit_to_device(&mut config, bytes).map(|()| notes),
+                None => Ok(notes),
+            });
+        let notes = match fitted {
             Ok(notes) => notes,
             Err(e) => {
                 if group.is_root() {

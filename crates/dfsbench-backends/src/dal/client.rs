@@ -256,6 +256,17 @@ impl BlockIo for DalBlock {
         Ok(())
     }
 
+    async fn complete_within(&mut self, timeout: std::time::Duration, out: &mut Vec<Completion>) -> OpResult<()> {
+        // FuturesUnordered::next is cancel-safe: a request the timeout leaves stays in flight.
+        if let Ok(Some((slot, r))) = tokio::time::timeout(timeout, self.inflight.next()).await {
+            self.finish(slot, r, out);
+        }
+        while let Some(Some((slot, r))) = self.inflight.next().now_or_never() {
+            self.finish(slot, r, out);
+        }
+        Ok(())
+    }
+
     async fn sync(&mut self, _data_only: bool) -> OpResult<()> {
         Ok(())
     }

@@ -38,6 +38,9 @@ pub struct NetOptions {
     pub setup_limit: Option<Duration>,
     /// The run's stop flag (Ctrl-C): set-up gives up when it is set (clean-up runs on).
     pub stop: Option<&'static AtomicBool>,
+    /// The user named this target in `--overwrite-device`: a block device opens as the run's
+    /// one file (posix targets only).
+    pub overwrite_device: bool,
 }
 
 /// How long set-up and clean-up wait for a service that does not answer, without

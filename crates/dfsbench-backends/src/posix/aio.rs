@@ -102,9 +102,9 @@ impl Aio {
         self.queued.push(cb);
     }
 
-    /// Submit what is queued, then wait for at least `min` completions; returns how many
-    /// events are in `self.events`.
-    pub(super) fn complete(&mut self, min: usize) -> OpResult<usize> {
+    /// Submit what is queued, then wait for at least `min` completions or until `timeout`
+    /// passed; returns how many events are in `self.events`.
+    pub(super) fn complete(&mut self, min: usize, timeout: Option<std::time::Duration>) -> OpResult<usize> {
         let mut sent = 0;
         while sent < self.queued.len() {
             let rest = &mut self.queued[sent..];
@@ -133,8 +133,13 @@ impl Aio {
         self.queued.drain(..sent);
         self.inflight += sent;
         let min = min.min(self.inflight);
+        let mut ts = timeout.map(|t| libc::timespec {
+            tv_sec: t.as_secs() as libc::time_t,
+            tv_nsec: t.subsec_nanos() as libc::c_long,
+        });
+        let ts_ptr = ts.as_mut().map_or(std::ptr::null_mut(), |t| t as *mut libc::timespec);
         loop {
-            // SAFETY: events has room for every request in flight; no timeout.
+            // SAFETY: events has room for every request in flight; ts_ptr is null or a timespec.
             let n = unsafe {
                 libc::syscall(
                     libc::SYS_io_getevents,
@@ -142,7 +147,7 @@ impl Aio {
                     min as libc::c_long,
                     self.events.len() as libc::c_long,
                     self.events.as_mut_ptr(),
-                    std::ptr::null_mut::<libc::timespec>(),
+                    ts_ptr,
                 )
             };
             if n >= 0 {
@@ -152,6 +157,10 @@ impl Aio {
             let errno = errno();
             if errno != libc::EINTR {
                 return Err(OpError::from_errno(errno));
+            }
+            if timeout.is_some() {
+                // The caller looks at the time again.
+                return Ok(0);
             }
         }
     }

@@ -1,11 +1,13 @@
 //! Block I/O engines for files: io_uring and libaio with a real queue depth, POSIX AIO
-//! (glibc's threads), and psync.
+//! (glibc's threads), psync and mmap.
 
 use std::os::fd::{AsRawFd, OwnedFd};
+use std::time::Duration;
 
 use io_uring::{opcode, types, IoUring};
 
 use super::aio::Aio;
+use super::mmap::Mapped;
 use super::posixaio::PosixAio;
 use crate::storage::{BlockIo, BlockOp, BlockOpts, Completion, IoEngine, OpResult};
 use crate::{AlignedBuf, OpError};
@@ -41,6 +43,8 @@ enum Engine {
     Posix(PosixAio),
     /// Synchronous pread/pwrite: `submit` does the I/O, `complete` hands over its result.
     Psync { done: Option<Completion> },
+    /// Copies to and from the mapped file, one at a time as psync (see `mmap.rs`).
+    Mmap { map: Mapped, done: Option<Completion> },
 }
 
 impl PosixBlock {
@@ -58,6 +62,10 @@ impl PosixBlock {
                 inflight: vec![false; depth],
             },
             IoEngine::Posixaio => Engine::Posix(PosixAio::new(depth)),
+            IoEngine::Mmap => Engine::Mmap {
+                map: Mapped::new(fd.as_raw_fd(), opts.file_len, opts.random, opts.direct)?,
+                done: None,
+            },
             IoEngine::Libaio => Engine::Aio(Aio::new(depth).map_err(|e| {
                 OpError::new(
                     e.kind,
@@ -76,7 +84,7 @@ impl PosixBlock {
         };
         let slots = match engine {
             Engine::Uring { .. } | Engine::Aio(_) | Engine::Posix(_) => depth,
-            Engine::Psync { .. } => PSYNC_DEPTH,
+            Engine::Psync { .. } | Engine::Mmap { .. } => PSYNC_DEPTH,
         };
         let bufs = (0..slots).map(|_| AlignedBuf::new(opts.block_size)).collect();
         Ok(PosixBlock { engine, bufs, fd })
@@ -97,7 +105,7 @@ impl PosixBlock {
             // io_destroy cancels what it can and waits for the rest.
             Engine::Aio(aio) => return if aio.destroy() { 0 } else { aio.inflight.max(1) },
             Engine::Posix(aio) => return aio.cancel_all(self.fd.as_raw_fd()),
-            Engine::Psync { .. } => return 0,
+            Engine::Psync { .. } | Engine::Mmap { .. } => return 0,
         };
         let left = |inflight: &[bool]| inflight.iter().filter(|f| **f).count();
         for slot in (0..inflight.len()).filter(|&s| inflight[s]) {
@@ -123,6 +131,73 @@ impl PosixBlock {
             }
         }
         left(inflight)
+    }
+}
+
+impl PosixBlock {
+    /// Wait for at least `min` completions, or until `timeout` passed (then maybe none).
+    fn reap(&mut self, min: usize, timeout: Option<Duration>, out: &mut Vec<Completion>) -> OpResult<()> {
+        match &mut self.engine {
+            Engine::Uring { ring, inflight } => {
+                match timeout {
+                    // Needs IORING_FEAT_EXT_ARG (Linux 5.11).
+                    Some(t) => {
+                        let ts = types::Timespec::from(t);
+                        let args = types::SubmitArgs::new().timespec(&ts);
+                        match ring.submitter().submit_with_args(1, &args) {
+                            Ok(_) => {}
+                            Err(e) if matches!(e.raw_os_error(), Some(libc::ETIME | libc::EINTR)) => {}
+                            Err(e) => return Err(e.into()),
+                        }
+                    }
+                    None => loop {
+                        match ring.submit_and_wait(min) {
+                            Ok(_) => break,
+                            Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
+                            Err(e) => return Err(e.into()),
+                        }
+                    },
+                }
+                for cqe in ring.completion() {
+                    let res = cqe.result();
+                    let slot = cqe.user_data() as usize;
+                    if let Some(f) = inflight.get_mut(slot) {
+                        *f = false;
+                    }
+                    out.push(Completion {
+                        slot,
+                        result: if res < 0 {
+                            Err(OpError::from_errno(-res))
+                        } else {
+                            Ok(res as usize)
+                        },
+                    });
+                }
+                Ok(())
+            }
+            Engine::Aio(aio) => {
+                let n = aio.complete(min, timeout)?;
+                out.extend(aio.events[..n].iter().map(|ev| Completion {
+                    slot: ev.data as usize,
+                    result: if ev.res < 0 {
+                        Err(OpError::from_errno(-ev.res as i32))
+                    } else {
+                        Ok(ev.res as usize)
+                    },
+                }));
+                Ok(())
+            }
+            Engine::Posix(aio) => {
+                let mut done = Vec::new();
+                aio.reap(min, timeout, &mut done)?;
+                out.extend(done.into_iter().map(|(slot, result)| Completion { slot, result }));
+                Ok(())
+            }
+            Engine::Psync { done } | Engine::Mmap { done, .. } => {
+                out.extend(done.take());
+                Ok(())
+            }
+        }
     }
 }
 
@@ -195,6 +270,7 @@ impl BlockIo for PosixBlock {
             Engine::Aio(_) => IoEngine::Libaio,
             Engine::Posix(_) => IoEngine::Posixaio,
             Engine::Psync { .. } => IoEngine::Psync,
+            Engine::Mmap { .. } => IoEngine::Mmap,
         }
     }
 
@@ -243,62 +319,29 @@ impl BlockIo for PosixBlock {
                 });
                 Ok(())
             }
+            Engine::Mmap { map, done } => {
+                debug_assert!(done.is_none(), "mmap has a queue depth of 1");
+                *done = Some(Completion {
+                    slot,
+                    result: map.io(fd, op, buf, offset),
+                });
+                Ok(())
+            }
         }
     }
 
     async fn complete(&mut self, min: usize, out: &mut Vec<Completion>) -> OpResult<()> {
-        match &mut self.engine {
-            Engine::Uring { ring, inflight } => {
-                loop {
-                    match ring.submit_and_wait(min) {
-                        Ok(_) => break,
-                        Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
-                        Err(e) => return Err(e.into()),
-                    }
-                }
-                for cqe in ring.completion() {
-                    let res = cqe.result();
-                    let slot = cqe.user_data() as usize;
-                    if let Some(f) = inflight.get_mut(slot) {
-                        *f = false;
-                    }
-                    out.push(Completion {
-                        slot,
-                        result: if res < 0 {
-                            Err(OpError::from_errno(-res))
-                        } else {
-                            Ok(res as usize)
-                        },
-                    });
-                }
-                Ok(())
-            }
-            Engine::Aio(aio) => {
-                let n = aio.complete(min)?;
-                out.extend(aio.events[..n].iter().map(|ev| Completion {
-                    slot: ev.data as usize,
-                    result: if ev.res < 0 {
-                        Err(OpError::from_errno(-ev.res as i32))
-                    } else {
-                        Ok(ev.res as usize)
-                    },
-                }));
-                Ok(())
-            }
-            Engine::Posix(aio) => {
-                let mut done = Vec::new();
-                aio.reap(min, &mut done)?;
-                out.extend(done.into_iter().map(|(slot, result)| Completion { slot, result }));
-                Ok(())
-            }
-            Engine::Psync { done } => {
-                out.extend(done.take());
-                Ok(())
-            }
-        }
+        self.reap(min, None, out)
+    }
+
+    async fn complete_within(&mut self, timeout: Duration, out: &mut Vec<Completion>) -> OpResult<()> {
+        self.reap(1, Some(timeout), out)
     }
 
     async fn sync(&mut self, data_only: bool) -> OpResult<()> {
+        if let Engine::Mmap { map, .. } = &self.engine {
+            return map.sync();
+        }
         let fd = self.fd.as_raw_fd();
         // SAFETY: fsync/fdatasync on an open descriptor; no I/O is in flight when workloads
         // call sync.
@@ -336,6 +379,7 @@ pub(crate) mod tests {
             create: false,
             engine: IoEngine::IoUring,
             random: true,
+            file_len: 0,
         };
         match PosixBlock::new(fd, opts) {
             Ok(b) => Some(b),
@@ -363,6 +407,7 @@ pub(crate) mod tests {
             create: false,
             engine,
             random: true,
+            file_len: 0,
         };
         PosixBlock::new(fd, opts).unwrap()
     }
@@ -404,6 +449,63 @@ pub(crate) mod tests {
                 assert_eq!(aio.buffer(c.slot), &data[offset as usize..][..4096]);
             }
         }
+    }
+
+    /// The mmap engine extends a file it writes to its length, writes and reads the blocks
+    /// psync sees, and reads short past the file's end instead of touching an unmapped page.
+    #[test]
+    fn mmap_writes_and_reads_what_psync_sees() {
+        let file = tempfile::tempfile().unwrap();
+        let psync_fd = file.try_clone().unwrap();
+        let opts = BlockOpts {
+            block_size: 4096,
+            queue_depth: 1,
+            direct: false,
+            create: true,
+            engine: IoEngine::Mmap,
+            random: false,
+            file_len: 8 * 4096,
+        };
+        let mut map = PosixBlock::new(OwnedFd::from(file), opts).unwrap();
+        let mut psync = block(OwnedFd::from(psync_fd), IoEngine::Psync, 1);
+        assert_eq!((map.engine(), map.depth()), (IoEngine::Mmap, 1));
+        let mut out = Vec::new();
+        for b in [5u64, 0, 7] {
+            map.buffer(0).fill(b as u8 + 1);
+            map.submit(0, BlockOp::Write, b * 4096, 4096).unwrap();
+            out.clear();
+            ready(map.complete(1, &mut out)).unwrap();
+            assert_eq!(out[0].result.as_ref().ok(), Some(&4096));
+        }
+        ready(map.sync(false)).unwrap();
+        for b in 0..8u64 {
+            psync.submit(0, BlockOp::Read, b * 4096, 4096).unwrap();
+            out.clear();
+            ready(psync.complete(1, &mut out)).unwrap();
+            assert_eq!(out[0].result.as_ref().ok(), Some(&4096), "the file is 8 blocks long");
+            let want = if [5, 0, 7].contains(&b) { b as u8 + 1 } else { 0 };
+            assert!(psync.buffer(0).iter().all(|&x| x == want), "block {b}");
+        }
+        // Half a block before the end, and past it: what the file holds, then nothing.
+        for (offset, moved) in [(8 * 4096 - 2048, 2048), (8 * 4096, 0), (20 * 4096, 0)] {
+            map.submit(0, BlockOp::Read, offset, 4096).unwrap();
+            out.clear();
+            ready(map.complete(1, &mut out)).unwrap();
+            assert_eq!(out[0].result.as_ref().ok(), Some(&moved), "read at {offset}");
+        }
+        // A write past the map's end extends the file.
+        map.submit(0, BlockOp::Write, 9 * 4096, 4096).unwrap();
+        out.clear();
+        ready(map.complete(1, &mut out)).unwrap();
+        assert_eq!(out[0].result.as_ref().ok(), Some(&4096));
+        psync.submit(0, BlockOp::Read, 9 * 4096, 4096).unwrap();
+        out.clear();
+        ready(psync.complete(1, &mut out)).unwrap();
+        assert_eq!(out[0].result.as_ref().ok(), Some(&4096));
+        assert!(
+            psync.buffer(0).iter().all(|&x| x == 8),
+            "the block written past the end"
+        );
     }
 
     /// Dropping a libaio or POSIX AIO file with reads submitted and never reaped waits for
@@ -470,7 +572,7 @@ pub(crate) mod tests {
             Engine::Uring { inflight, .. } => inflight.iter().filter(|f| **f).count(),
             Engine::Aio(aio) => aio.inflight,
             Engine::Posix(aio) => aio.inflight(),
-            Engine::Psync { .. } => 0,
+            Engine::Psync { .. } | Engine::Mmap { .. } => 0,
         }
     }
 
@@ -498,6 +600,41 @@ pub(crate) mod tests {
             "every read was reaped before the buffers went"
         );
         drop(write_end);
+    }
+
+    /// A wait with a timeout comes back when the time passes with reads still in flight
+    /// (io_uring, POSIX AIO: reads of an empty pipe), and with their completions once data
+    /// comes.
+    #[test]
+    fn a_wait_with_a_timeout_returns_at_the_time_or_at_a_completion() {
+        for engine in [IoEngine::IoUring, IoEngine::Posixaio] {
+            let mut fds = [0; 2];
+            // SAFETY: pipe2 fills two descriptors that this test then owns.
+            assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) }, 0);
+            let (read_end, write_end) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+            let mut block = match engine {
+                IoEngine::IoUring => match uring(read_end, 2) {
+                    Some(b) => b,
+                    None => continue,
+                },
+                _ => block(read_end, engine, 2),
+            };
+            block.submit(0, BlockOp::Read, 0, 4096).unwrap();
+            let mut out = Vec::new();
+            ready(block.complete_within(Duration::from_millis(20), &mut out)).unwrap();
+            assert!(out.is_empty(), "{engine:?}: nothing came, nothing completed");
+            assert_eq!(in_flight(&block), 1, "{engine:?}");
+            // SAFETY: writes 5 bytes from a valid buffer to the pipe's write end.
+            assert_eq!(
+                unsafe { libc::write(write_end.as_raw_fd(), b"hello".as_ptr().cast(), 5) },
+                5
+            );
+            while out.is_empty() {
+                ready(block.complete_within(Duration::from_secs(5), &mut out)).unwrap();
+            }
+            assert_eq!((out[0].slot, out[0].result.as_ref().ok()), (0, Some(&5)), "{engine:?}");
+            assert_eq!(&block.buffer(0)[..5], b"hello");
+        }
     }
 
     /// Reads of a file that were submitted and never waited for (the io loop broke out after

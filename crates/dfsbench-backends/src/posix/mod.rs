@@ -6,12 +6,15 @@
 
 mod aio;
 mod block;
+mod device;
+mod mmap;
 mod posixaio;
 
 use std::collections::BTreeMap;
 use std::ffi::CString;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -21,6 +24,9 @@ use crate::storage::{
 use crate::{AlignedBuf, OpError};
 
 pub(crate) use block::PosixBlock;
+use device::Device;
+pub(crate) use device::CAPABILITIES as DEVICE_CAPABILITIES;
+pub use device::{is_block_device, BACKEND as DEVICE_BACKEND};
 
 /// Name of the marker file that proves a directory is a run directory made by dfsbench.
 pub(crate) const RUN_MARKER: &str = ".dfsbench-run";
@@ -47,6 +53,8 @@ pub struct PosixStorage {
     run_name: String,
     run_fd: Arc<OwnedFd>,
     fs_type: String,
+    /// A block device the user let the run overwrite: the run's one file, and no directory.
+    device: Option<Arc<Device>>,
 }
 
 impl PosixStorage {
@@ -55,6 +63,16 @@ impl PosixStorage {
     pub fn create_run(uri: &str, target: &Path, run_name: &str) -> Result<Self, OpError> {
         match std::fs::metadata(target) {
             Ok(m) if m.is_dir() => {}
+            Ok(m) if m.file_type().is_block_device() => {
+                return Err(OpError::new(
+                    "ENOTDIR",
+                    format!(
+                        "target {} is a block device: dfsbench would overwrite the data on it; pass --overwrite-device {} to accept that, or point --target at a directory",
+                        target.display(),
+                        target.display()
+                    ),
+                ))
+            }
             Ok(_) => {
                 return Err(OpError::new(
                     "ENOTDIR",
@@ -111,6 +129,21 @@ impl PosixStorage {
             run_name: run_name.to_string(),
             run_fd: Arc::new(run_fd),
             fs_type,
+            device: None,
+        })
+    }
+
+    /// The block device at `path` as the run's one file (`--overwrite-device`): nothing is
+    /// made on it, and the run removes nothing from it.
+    pub fn open_device(uri: &str, path: &Path) -> Result<Self, OpError> {
+        let (device, fd) = Device::open(path)?;
+        Ok(PosixStorage {
+            uri: uri.to_string(),
+            run_dir: path.to_path_buf(),
+            run_name: String::new(),
+            run_fd: Arc::new(fd),
+            fs_type: "block device".into(),
+            device: Some(Arc::new(device)),
         })
     }
 
@@ -234,15 +267,21 @@ impl Storage for PosixStorage {
     type Client = PosixClient;
 
     fn capabilities(&self) -> Capabilities {
-        CAPABILITIES
+        match self.device {
+            Some(_) => device::CAPABILITIES,
+            None => CAPABILITIES,
+        }
     }
 
     fn info(&self) -> TargetInfo {
         let mut details = BTreeMap::new();
         details.insert("fs_type".into(), self.fs_type.clone());
+        if let Some(d) = &self.device {
+            details.insert("device_bytes".into(), d.bytes.to_string());
+        }
         TargetInfo {
             uri: self.uri.clone(),
-            backend: "posix".into(),
+            backend: if self.device.is_some() { DEVICE_BACKEND } else { "posix" }.into(),
             run_path: self.run_dir.display().to_string(),
             capabilities: self.capabilities(),
             details,
@@ -252,12 +291,17 @@ impl Storage for PosixStorage {
     fn client(&self, _worker: usize, _queue_depth: usize) -> OpResult<PosixClient> {
         Ok(PosixClient {
             dir: self.run_fd.clone(),
+            device: self.device.clone(),
             path: Vec::with_capacity(256),
             path2: Vec::with_capacity(256),
         })
     }
 
     fn remove_run(&self) -> OpResult<()> {
+        if self.device.is_some() {
+            // The run made nothing on the device.
+            return Ok(());
+        }
         debug_assert!(self.run_dir.ends_with(&self.run_name));
         remove_run_dir(&self.run_dir)
     }
@@ -266,6 +310,8 @@ impl Storage for PosixStorage {
 /// One worker's view of a [`PosixStorage`].
 pub struct PosixClient {
     dir: Arc<OwnedFd>,
+    /// The device every path names, on a device target.
+    device: Option<Arc<Device>>,
     path: Vec<u8>,
     path2: Vec<u8>,
 }
@@ -298,6 +344,9 @@ impl PosixClient {
     }
 
     fn open(&mut self, path: &str, flags: libc::c_int) -> OpResult<RawFd> {
+        if let Some(d) = &self.device {
+            return d.open_with(flags);
+        }
         let p = c_path(&mut self.path, path);
         // SAFETY: p points at a NUL-terminated string in self.path.
         check(unsafe { libc::openat(self.dirfd(), p, flags | libc::O_CLOEXEC, 0o644) })
@@ -376,23 +425,36 @@ impl Client for PosixClient {
     type Block = PosixBlock;
 
     async fn mkdir(&mut self, path: &str) -> OpResult<()> {
+        if self.device.is_some() {
+            // The job's directory is the device itself: nothing to make.
+            return Ok(());
+        }
         let p = c_path(&mut self.path, path);
         // SAFETY: p is NUL-terminated.
         check(unsafe { libc::mkdirat(self.dirfd(), p, 0o755) }).map(|_| ())
     }
 
     async fn rmdir(&mut self, path: &str) -> OpResult<()> {
+        if self.device.is_some() {
+            return Ok(());
+        }
         let p = c_path(&mut self.path, path);
         // SAFETY: p is NUL-terminated.
         check(unsafe { libc::unlinkat(self.dirfd(), p, libc::AT_REMOVEDIR) }).map(|_| ())
     }
 
     async fn create(&mut self, path: &str) -> OpResult<()> {
+        if self.device.is_some() {
+            return Err(device::no_names("create"));
+        }
         let fd = self.open(path, libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY)?;
         close(fd)
     }
 
     async fn stat(&mut self, path: &str) -> OpResult<u64> {
+        if let Some(d) = &self.device {
+            return Ok(d.bytes);
+        }
         let p = c_path(&mut self.path, path);
         // SAFETY: st is plain old data filled by fstatat; p is NUL-terminated.
         let mut st: libc::stat = unsafe { std::mem::zeroed() };
@@ -406,6 +468,9 @@ impl Client for PosixClient {
     }
 
     async fn rename(&mut self, from: &str, to: &str) -> OpResult<()> {
+        if self.device.is_some() {
+            return Err(device::no_names("rename"));
+        }
         let a = c_path(&mut self.path, from);
         let b = c_path(&mut self.path2, to);
         let d = self.dirfd();
@@ -414,6 +479,9 @@ impl Client for PosixClient {
     }
 
     async fn list(&mut self, dir: &str) -> OpResult<u64> {
+        if self.device.is_some() {
+            return Err(device::no_names("list"));
+        }
         let fd = self.open(dir, libc::O_RDONLY | libc::O_DIRECTORY)?;
         // SAFETY: fdopendir takes ownership of fd; closedir closes it.
         let d = unsafe { libc::fdopendir(fd) };
@@ -444,6 +512,10 @@ impl Client for PosixClient {
     }
 
     async fn delete(&mut self, path: &str) -> OpResult<()> {
+        if self.device.is_some() {
+            // Nothing on a device is the run's to remove.
+            return Ok(());
+        }
         let p = c_path(&mut self.path, path);
         // SAFETY: p is NUL-terminated.
         check(unsafe { libc::unlinkat(self.dirfd(), p, 0) }).map(|_| ())

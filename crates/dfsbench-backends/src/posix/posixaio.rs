@@ -60,9 +60,14 @@ impl PosixAio {
         self.inflight.iter().filter(|f| **f).count()
     }
 
-    /// Wait until at least `min` requests (or all in flight, if fewer) finished; each one
-    /// finished as (slot, bytes or error).
-    pub(super) fn reap(&mut self, min: usize, out: &mut Vec<(usize, OpResult<usize>)>) -> OpResult<()> {
+    /// Wait until at least `min` requests (or all in flight, if fewer) finished, or `timeout`
+    /// passed; each one finished as (slot, bytes or error).
+    pub(super) fn reap(
+        &mut self,
+        min: usize,
+        timeout: Option<std::time::Duration>,
+        out: &mut Vec<(usize, OpResult<usize>)>,
+    ) -> OpResult<()> {
         let want = min.min(self.inflight());
         let mut got = 0;
         loop {
@@ -92,22 +97,31 @@ impl PosixAio {
             if got >= want {
                 return Ok(());
             }
-            self.suspend()?;
+            if !self.suspend(timeout)? {
+                return Ok(());
+            }
         }
     }
 
-    /// Block until a request in flight finishes.
-    fn suspend(&self) -> OpResult<()> {
+    /// Block until a request in flight finishes (true) or `timeout` passes (false).
+    fn suspend(&self, timeout: Option<std::time::Duration>) -> OpResult<bool> {
         let list: Vec<*const libc::aiocb> = (0..self.cbs.len())
             .filter(|&s| self.inflight[s])
             .map(|s| &self.cbs[s] as *const libc::aiocb)
             .collect();
+        let ts = timeout.map(|t| libc::timespec {
+            tv_sec: t.as_secs() as libc::time_t,
+            tv_nsec: t.subsec_nanos() as libc::c_long,
+        });
+        let ts_ptr = ts.as_ref().map_or(std::ptr::null(), |t| t as *const libc::timespec);
         // SAFETY: pointers to control blocks of requests in flight, `list.len()` of them.
-        let r = unsafe { libc::aio_suspend(list.as_ptr(), list.len() as i32, std::ptr::null()) };
+        let r = unsafe { libc::aio_suspend(list.as_ptr(), list.len() as i32, ts_ptr) };
         match r {
-            0 => Ok(()),
+            0 => Ok(true),
             _ => match std::io::Error::last_os_error().raw_os_error() {
-                Some(libc::EINTR | libc::EAGAIN) => Ok(()),
+                // EAGAIN: the time passed (without one, a spurious wake-up: look again).
+                Some(libc::EAGAIN) => Ok(timeout.is_none()),
+                Some(libc::EINTR) => Ok(true),
                 _ => Err(OpError::last_os_error()),
             },
         }
@@ -125,7 +139,7 @@ impl PosixAio {
         }
         let mut done = Vec::new();
         while self.inflight() > 0 {
-            if self.reap(1, &mut done).is_err() {
+            if self.reap(1, None, &mut done).is_err() {
                 break;
             }
         }

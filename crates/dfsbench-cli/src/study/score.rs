@@ -4,7 +4,7 @@
 
 use dfsbench_report::study_page::{CellDoc, RowDoc, TableDoc};
 
-use super::catalog::io500::{MIN_WRITE_S, PHASES};
+use super::catalog::io500::{MIN_WRITE_S, PHASES, SCORED};
 use super::cells::Loaded;
 use super::manifest::Manifest;
 use super::model::{Metric, Spread, Study};
@@ -80,7 +80,7 @@ pub(super) fn tables(study: &Study, m: &Manifest, loaded: &Loaded, t: &TableDoc)
         for (s, sys) in m.systems.iter().enumerate() {
             let (mut bw, mut md, mut missing) = (Vec::new(), Vec::new(), Vec::new());
             let mut first_gap = None;
-            for (row, (phase, metric)) in t.rows.iter().zip(PHASES) {
+            for (row, (phase, metric)) in t.rows.iter().zip(PHASES).take(SCORED) {
                 let cell = row.cells.get(c).and_then(|col| col.get(s));
                 match cell.and_then(|x| x.value) {
                     Some(v) if metric == Metric::GibPerSec => bw.push(v),
@@ -100,7 +100,7 @@ pub(super) fn tables(study: &Study, m: &Manifest, loaded: &Loaded, t: &TableDoc)
                 None => {
                     // A run without a figure at all says why once; else the phases it lacks.
                     let why = match first_gap {
-                        Some(text) if missing.len() == PHASES.len() => text,
+                        Some(text) if missing.len() == SCORED => text,
                         _ => format!("n/a: no figure for {}", missing.join(", ")),
                     };
                     for col in cols.iter_mut().take(3) {

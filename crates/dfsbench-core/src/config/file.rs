@@ -4,10 +4,11 @@ use crate::error::ConfigError;
 
 use super::{fio, vars, WorkloadFile};
 
-/// Read a workload file: a fio job file (see [`fio`]) or TOML.
-pub fn load_workload_file(name: &str, text: &str) -> Result<WorkloadFile, ConfigError> {
+/// Read a workload file: a fio job file (see [`fio`]) or TOML; `device` is the block device
+/// `--overwrite-device` names, which a fio job file's `filename=` may then name.
+pub fn load_workload_file(name: &str, text: &str, device: Option<&str>) -> Result<WorkloadFile, ConfigError> {
     if fio::is_job_file(name, text) {
-        fio::parse(name, text, vars::env)
+        fio::parse_on_device(name, text, vars::env, device)
     } else {
         parse_workload_file(name, text)
     }

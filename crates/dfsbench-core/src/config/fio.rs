@@ -76,12 +76,23 @@ const MAX_LISTED: usize = 50;
 
 /// Read fio job file `name`; `lookup` gives the variables' values.
 pub fn parse(name: &str, text: &str, lookup: impl Fn(&str) -> Option<String>) -> Result<WorkloadFile, ConfigError> {
+    parse_on_device(name, text, lookup, None)
+}
+
+/// [`parse`], where `device` is the block device the user let the run overwrite
+/// (`--overwrite-device`): a `filename=` may then name it.
+pub(super) fn parse_on_device(
+    name: &str,
+    text: &str,
+    lookup: impl Fn(&str) -> Option<String>,
+    device: Option<&str>,
+) -> Result<WorkloadFile, ConfigError> {
     let sections = sections(text, &lookup).map_err(|(line, m)| ConfigError::File {
         file: dfsbench_backends::one_line(name),
         line: Some(line),
         message: dfsbench_backends::one_line(&m),
     })?;
-    read(name, &sections, "line")
+    read(name, &sections, "line", device)
 }
 
 /// One option of a fio command line: its position among the arguments, its name (without
@@ -93,8 +104,8 @@ pub const COMMAND_LINE: &str = "the fio command line";
 
 /// Read a fio command line as fio does: the options before the first `--name` are the
 /// globals, and each `--name` starts a job. Without `--directory` the files go in the working
-/// directory, as fio's do.
-pub fn parse_args(args: &[Arg]) -> Result<WorkloadFile, ConfigError> {
+/// directory, as fio's do. `device` may be named as in [`parse_on_device`].
+pub fn parse_args(args: &[Arg], device: Option<&str>) -> Result<WorkloadFile, ConfigError> {
     let mut sections = vec![Section {
         name: "global".into(),
         line: 0,
@@ -116,7 +127,7 @@ pub fn parse_args(args: &[Arg]) -> Result<WorkloadFile, ConfigError> {
             line: *at,
         });
     }
-    let mut file = read(COMMAND_LINE, &sections, "argument")?;
+    let mut file = read(COMMAND_LINE, &sections, "argument", device)?;
     // The working directory by name, so that the result says where the run was.
     file.target
         .get_or_insert_with(|| std::env::current_dir().map_or_else(|_| ".".into(), |d| d.display().to_string()));
@@ -124,7 +135,7 @@ pub fn parse_args(args: &[Arg]) -> Result<WorkloadFile, ConfigError> {
 }
 
 /// The workload of `sections`; a refusal names each option's `unit` (line, argument).
-fn read(name: &str, sections: &[Section], unit: &str) -> Result<WorkloadFile, ConfigError> {
+fn read(name: &str, sections: &[Section], unit: &str, device: Option<&str>) -> Result<WorkloadFile, ConfigError> {
     let file_error = |line: usize, message: String| ConfigError::File {
         file: dfsbench_backends::one_line(name),
         line: Some(line),
@@ -134,7 +145,10 @@ fn read(name: &str, sections: &[Section], unit: &str) -> Result<WorkloadFile, Co
     let mut file = WorkloadFile::default();
     // [global] options are applied once, to the defaults every later job starts from: a file of
     // many sections is read in linear time.
-    let mut defaults = Job::default();
+    let mut defaults = Job {
+        device,
+        ..Job::default()
+    };
     let mut jobs = 0;
     // Whether the jobs so far verify (all alike).
     let mut verified = None;

@@ -10,7 +10,7 @@ use crate::faults::{self, FaultPlan, FaultSettings};
 use crate::job::{opt_secs, secs, Job};
 use crate::load::{parse_band, Arrival, Stable};
 use crate::units::parse_duration;
-use crate::workloads::{self, field_names, Workload};
+use crate::workloads::{self, field_names};
 
 use super::{JobSettings, JobSpec, RunSpec, DEFAULT_MAX_ERRORS, DEFAULT_WORKERS, MIN_RATE};
 
@@ -52,6 +52,10 @@ pub struct RunConfig {
     /// Fault commands and the recovery probe (rank 0).
     #[serde(skip_serializing_if = "FaultPlan::is_empty")]
     pub faults: FaultPlan,
+    /// The block device the user let this run overwrite (`--overwrite-device`): a target that
+    /// is this device opens as the run's one file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub overwrite_device: Option<String>,
     /// Operations longer than this count as `timeout` errors.
     #[serde(with = "opt_secs", skip_serializing_if = "Option::is_none")]
     pub op_timeout: Option<Duration>,
@@ -187,6 +191,8 @@ pub fn validate(run: &RunSpec, jobs: &[JobSpec]) -> Result<RunConfig, ConfigErro
         },
         nodes: None,
         server_pids_now: None,
+        // Only the command line grants it (run.rs), never a workload file.
+        overwrite_device: None,
         jobs,
     })
 }
@@ -281,7 +287,7 @@ fn validate_job(index: usize, s: &JobSpec, run: &RunSpec) -> Result<Job, ConfigE
         .unwrap_or_else(|| Err(format!("unknown workload '{name}'").into()))
         .map_err(&ctx)?;
     workload.check_workers(workers).map_err(&ctx)?;
-    let (rate, rate_steps, arrival, until_stable) = validate_load(j, duration.is_some(), &workload).map_err(ctx)?;
+    let (rate, rate_steps, arrival, until_stable) = validate_load(j, duration.is_some()).map_err(ctx)?;
     let start_delay = j.start_delay.as_deref().map(parse_duration).transpose();
     let start_delay = start_delay
         .map_err(|e| ctx(ConfigError::unreadable("start_delay", e)))?
@@ -315,7 +321,7 @@ fn validate_job(index: usize, s: &JobSpec, run: &RunSpec) -> Result<Job, ConfigE
 type Load = (Option<f64>, Vec<f64>, Option<Arrival>, Option<Stable>);
 
 /// Open-loop rate and steady-state keys, which apply across workloads.
-fn validate_load(s: &JobSettings, time_based: bool, workload: &Workload) -> Result<Load, ConfigError> {
+fn validate_load(s: &JobSettings, time_based: bool) -> Result<Load, ConfigError> {
     let check_rate = |key: &'static str, r: f64| {
         if r.is_finite() && r >= MIN_RATE {
             Ok(r)
@@ -344,9 +350,6 @@ fn validate_load(s: &JobSettings, time_based: bool, workload: &Workload) -> Resu
         return Err("rate_steps runs each step for the job's duration: add duration (e.g. 30s)".into());
     }
     let paced = rate.is_some() || !steps.is_empty();
-    if paced {
-        workload.check_paced()?;
-    }
     let arrival = match (&s.arrival, paced) {
         (Some(a), true) => Some(Arrival::parse(a)?),
         (Some(_), false) => return Err("arrival needs rate or rate_steps: add --rate OPS".into()),

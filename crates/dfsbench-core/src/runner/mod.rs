@@ -73,6 +73,9 @@ pub enum FitError {
         capability: &'static str,
         backend: String,
     },
+    /// A job that cannot run on the block device the target is.
+    #[error("job '{job}' cannot run on the device: {why}")]
+    Device { job: String, why: String },
     /// More threads than the process may start (`why`: the limit's source, e.g. ulimit -u).
     #[error("job '{job}' needs {threads} threads, more than {why} allows ({limit}): {fix}, or raise the limit")]
     TooManyThreads {
@@ -135,6 +138,19 @@ pub fn fit_to_backend(config: &mut RunConfig, caps: Capabilities, backend: &str)
         }
     }
     Ok(notes)
+}
+
+/// Fit every job to a block device of `bytes` as the target (`--overwrite-device`).
+pub fn fit_to_device(config: &mut RunConfig, bytes: u64) -> Result<(), FitError> {
+    for job in &mut config.jobs {
+        job.workload
+            .on_device(bytes, job.workers)
+            .map_err(|why| FitError::Device {
+                job: job.name.clone(),
+                why,
+            })?;
+    }
+    Ok(())
 }
 
 /// OS threads that carry a job's workers: one per worker for blocking backends, else

@@ -113,10 +113,6 @@ pub trait Kind: Sized + Clone + Debug + Serialize + Send + Sync {
     fn shuffles(&self) -> bool {
         false
     }
-    /// Refuse what an open-loop rate cannot do with this job.
-    fn check_paced(&self) -> Result<(), ConfigError> {
-        Ok(())
-    }
     /// Refuse what the job cannot do with `workers` workers per rank.
     fn check_workers(&self, _workers: usize) -> Result<(), ConfigError> {
         Ok(())
@@ -124,6 +120,11 @@ pub trait Kind: Sized + Clone + Debug + Serialize + Send + Sync {
     /// Adapt defaulted choices to the backend; returns a note on what was left out.
     fn fit(&mut self, _caps: Capabilities, _backend: &str) -> Option<String> {
         None
+    }
+    /// Fit the job to a block device of `bytes` as the target (`--overwrite-device`), run by
+    /// `workers` workers; only workloads of positional I/O on one file can.
+    fn on_device(&mut self, _bytes: u64, _workers: usize) -> Result<(), String> {
+        Err("only io jobs run on a block device".into())
     }
     /// What every worker of every rank must run alike in the next phase, which rank 0 reads
     /// from the merged `result` of this one and hands to all ranks with the phase's end (io's
@@ -328,11 +329,6 @@ macro_rules! registry {
                     $($(#[$attr])* Workload::$variant(w) => w.shuffles()),*
                 }
             }
-            pub(crate) fn check_paced(&self) -> Result<(), ConfigError> {
-                match self {
-                    $($(#[$attr])* Workload::$variant(w) => w.check_paced()),*
-                }
-            }
             pub(crate) fn check_workers(&self, workers: usize) -> Result<(), ConfigError> {
                 match self {
                     $($(#[$attr])* Workload::$variant(w) => w.check_workers(workers)),*
@@ -341,6 +337,11 @@ macro_rules! registry {
             pub(crate) fn fit(&mut self, caps: Capabilities, backend: &str) -> Option<String> {
                 match self {
                     $($(#[$attr])* Workload::$variant(w) => w.fit(caps, backend)),*
+                }
+            }
+            pub(crate) fn on_device(&mut self, bytes: u64, workers: usize) -> Result<(), String> {
+                match self {
+                    $($(#[$attr])* Workload::$variant(w) => w.on_device(bytes, workers)),*
                 }
             }
             pub(crate) fn agreed(&self, result: &PhaseResult) -> Option<serde_json::Value> {

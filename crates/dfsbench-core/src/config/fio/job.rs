@@ -37,10 +37,11 @@ pub(super) struct Job<'a> {
     pub(super) working_set_percentage: u32,
     /// `exit_what=all`: exitall stops the groups after this one too.
     pub(super) exit_all: Option<&'a Opt>,
-    /// `io_submit_mode` is given: it decides how a rate goes at an iodepth above 1.
-    pub(super) submit_mode: bool,
     /// `fill_device`: the target's space is the size.
     pub(super) fill: bool,
+    /// The block device `--overwrite-device` names, and whether `filename=` is that device.
+    pub(super) device: Option<&'a str>,
+    pub(super) on_device: bool,
 }
 
 /// fio's rate limits, per clone.
@@ -77,8 +78,9 @@ impl Default for Job<'_> {
             working_set: false,
             working_set_percentage: 5,
             exit_all: None,
-            submit_mode: false,
             fill: false,
+            device: None,
+            on_device: false,
         }
     }
 }
@@ -140,11 +142,6 @@ impl<'a> Job<'a> {
                 Rate::BytesPerSec(b) => b as f64 / bs as f64,
             };
             self.spec.settings.rate = Some(per_clone * self.workers as f64);
-            // Named here with its line, as validation would refuse it without one (unless
-            // io_submit_mode says how to submit).
-            if self.spec.workloads.io.iodepth.is_some_and(|d| d > 1) && !self.submit_mode {
-                refuse(o, "a rate at an iodepth above 1: dfsbench's open loop issues one block at a time per worker (set iodepth=1, or more numjobs)");
-            }
         }
         // filesize is the file's size; size, when it says otherwise, the bytes to move.
         if let Some((bytes, o)) = self.filesize {
@@ -169,7 +166,8 @@ impl<'a> Job<'a> {
                 refuse(o, "offsets aligned otherwise than to the block size (the smallest of bssplit's): dfsbench aligns them to it, fio's default; give that or leave blockalign out");
             }
         }
-        if self.size.is_none() && !self.fill {
+        // A device's size is the job's without one, as in fio.
+        if self.size.is_none() && !self.on_device && !self.fill {
             refused.push(Refused {
                 section: s.name.clone(),
                 line: s.line,

@@ -56,6 +56,7 @@ pub const KEYS: &[&str] = &[
     "rate",
     "rate_iops",
     "rate_process",
+    "io_submit_mode",
     "gtod_reduce",
     "unified_rw_reporting",
     "loops",
@@ -132,7 +133,6 @@ impl<'a> Job<'a> {
             })
         };
         let v = o.value.as_deref();
-        self.submit_mode |= o.key == "io_submit_mode";
         match (o.key.as_str(), v) {
             ("name", Some(n)) => self.spec.settings.name = Some(n.to_string()),
             ("description" | "group_reporting" | "new_group" | "thread", _) => {}
@@ -221,8 +221,8 @@ impl<'a> Job<'a> {
             },
             ("ioengine", Some(e)) => match e {
                 "psync" | "sync" | "pvsync" => self.spec.workloads.io.ioengine = Some("psync".into()),
-                "io_uring" | "libaio" | "posixaio" => self.spec.workloads.io.ioengine = Some(e.to_string()),
-                _ => refuse(Some("dfsbench's engines are psync/sync, io_uring, libaio and posixaio".into())),
+                "io_uring" | "libaio" | "posixaio" | "mmap" => self.spec.workloads.io.ioengine = Some(e.to_string()),
+                _ => refuse(Some("dfsbench's engines are psync/sync, io_uring, libaio, posixaio and mmap".into())),
             },
             ("time_based", _) => match flag(v) {
                 Some(true) => self.time_based = Some(o),
@@ -241,8 +241,19 @@ impl<'a> Job<'a> {
                 Err(e) => refuse(Some(e)),
             },
             ("filename", Some(f)) => {
-                if f.starts_with("/dev/") {
-                    refuse(Some("a device: dfsbench works in a fresh directory of the target, and touches no device".into()));
+                if f.starts_with("/dev/") || dfsbench_backends::is_block_device(std::path::Path::new(f)) {
+                    if self.device.is_some_and(|d| std::path::Path::new(d) == std::path::Path::new(f)) {
+                        if file.target.as_deref().is_some_and(|t| t != f) {
+                            refuse(Some("another target than an earlier job's: dfsbench runs in one target".into()));
+                        } else {
+                            file.target = Some(f.to_string());
+                            self.on_device = true;
+                        }
+                    } else {
+                        refuse(Some(format!(
+                            "a device: dfsbench overwrites a device only when --overwrite-device {f} names it"
+                        )));
+                    }
                 } else if f.contains(':') {
                     refuse(Some("several files: dfsbench's io job has one file (shared by numjobs clones)".into()));
                 } else {
@@ -364,6 +375,10 @@ impl<'a> Job<'a> {
                 Some(Ok(b)) if b > 0 => self.rate = Some((Rate::BytesPerSec(b), o)),
                 _ => refuse(Some("give one bytes-per-second figure for reads and writes alike, such as 10m".into())),
             },
+            // dfsbench's open loop submits each block at its intended start whatever is in
+            // flight at any queue depth, as fio's offload; without a rate both are fio's inline.
+            ("io_submit_mode", Some("inline" | "offload")) => {}
+            ("io_submit_mode", Some(_)) => refuse(Some("fio's io_submit_mode is inline or offload".into())),
             ("rate_process", Some(p)) => match p {
                 "linear" => self.spec.settings.arrival = Some("uniform".into()),
                 "poisson" => self.spec.settings.arrival = Some("poisson".into()),

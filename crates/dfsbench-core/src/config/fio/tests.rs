@@ -412,12 +412,15 @@ fn verify_keeps_fio_checksum_kinds() {
 #[test]
 fn a_command_line_is_read_as_fio_reads_it() {
     let arg = |at: usize, k: &str, v: Option<&str>| (at, k.to_string(), v.map(str::to_string));
-    let f = parse_args(&[
-        arg(1, "bs", Some("8k")),
-        arg(2, "name", Some("one")),
-        arg(3, "rw", Some("randread")),
-        arg(4, "size", Some("1m")),
-    ])
+    let f = parse_args(
+        &[
+            arg(1, "bs", Some("8k")),
+            arg(2, "name", Some("one")),
+            arg(3, "rw", Some("randread")),
+            arg(4, "size", Some("1m")),
+        ],
+        None,
+    )
     .unwrap();
     let here = std::env::current_dir().unwrap();
     assert_eq!(f.target.as_deref(), Some(here.to_str().unwrap()));
@@ -427,11 +430,14 @@ fn a_command_line_is_read_as_fio_reads_it() {
         (job.shared.bs.as_deref(), job.workloads.io.rw.as_deref()),
         (Some("8192"), Some("randread"))
     );
-    let e = parse_args(&[
-        arg(1, "name", Some("x")),
-        arg(2, "size", Some("1m")),
-        arg(3, "zonemode", Some("zbd")),
-    ])
+    let e = parse_args(
+        &[
+            arg(1, "name", Some("x")),
+            arg(2, "size", Some("1m")),
+            arg(3, "zonemode", Some("zbd")),
+        ],
+        None,
+    )
     .unwrap_err()
     .to_string();
     assert!(

@@ -158,6 +158,11 @@ pub(super) async fn open_io<C: Client>(
         create: true,
         random: rw.random(),
         engine,
+        file_len: if rw.writes() {
+            io.file_len(owner, ctx.total_workers)
+        } else {
+            0
+        },
     };
     let mut file = w.client.open_block(&path, opts).await;
     if let Ok(f) = &mut file {
@@ -306,8 +311,13 @@ pub(super) async fn run_io<C: Client>(
                     now = Instant::now();
                 }
             }
-            // Paced phases run at queue depth 1 (validation sees to it): each block waits
-            // for its intended start. Closed loops reuse the completion time as the start.
+            // Paced phases: each block waits for its intended start, as fio's
+            // io_submit_mode=offload submits at the rate whatever completes; with blocks in
+            // flight the wait is for the start or a completion, whichever comes first (below).
+            // Closed loops reuse the completion time as the start.
+            if inflight > 0 && w.pacer.as_ref().is_some_and(|p| p.peek() > Instant::now()) {
+                break;
+            }
             let intended = if w.pacer.is_some() {
                 let Some((at, start)) = w.begin(ctl).await else {
                     stopping = true;
@@ -407,7 +417,15 @@ pub(super) async fn run_io<C: Client>(
             break;
         }
         w.completions.clear();
-        if let Err(e) = file.complete(1, &mut w.completions).await {
+        let more = inflight < depth && issued < total && !stopping && !sync_due;
+        let reaped = match w.pacer.as_ref().filter(|_| more) {
+            Some(p) => {
+                let wait = p.peek().saturating_duration_since(Instant::now());
+                file.complete_within(wait, &mut w.completions).await
+            }
+            None => file.complete(1, &mut w.completions).await,
+        };
+        if let Err(e) = reaped {
             rec.error(0, Instant::now(), &e, &path, None);
             break;
         }

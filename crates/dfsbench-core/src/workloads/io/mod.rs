@@ -7,7 +7,6 @@
 use dfsbench_backends::{Capabilities, Capability, Client, IoEngine};
 use dfsbench_result::PhaseResult;
 use serde::Serialize;
-use serde_json::json;
 
 use crate::data::{DataShape, Written};
 use crate::dist::Access;
@@ -16,7 +15,7 @@ use crate::pattern::FileKey;
 use crate::stats::Recorder;
 use crate::units::format_size;
 use crate::worker::{JobContext, Worker};
-use crate::workloads::shared::{size_key, size_or, RW_CLASSES, RW_SYNC_CLASSES};
+use crate::workloads::shared::{size_key, size_or};
 use crate::workloads::whole::chunk_for;
 use crate::workloads::{Kind, Phase, RunSettings, SharedOptions, Timing};
 
@@ -26,6 +25,7 @@ mod engine;
 mod floor;
 mod flow;
 mod options;
+mod phases;
 mod probe;
 mod rw;
 mod span;
@@ -123,6 +123,15 @@ pub struct IoJob {
     /// The path a fio job gave as filename; the file is `filename`, its base name.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fio_filename: Option<String>,
+    /// Whether `size` was given: on a device, without it, the job spans the device.
+    #[serde(skip)]
+    pub size_given: bool,
+    /// The run verifies what it reads: on a device, the layout then writes what is checked.
+    #[serde(skip)]
+    pub verify: bool,
+    /// The target is a block device: reads read what is on it, without a layout.
+    #[serde(skip)]
+    pub on_device: bool,
 }
 
 fn is_zero_i(v: &i64) -> bool {
@@ -224,12 +233,13 @@ impl Kind for IoJob {
             "io_uring" => IoEngine::IoUring,
             "libaio" => IoEngine::Libaio,
             "posixaio" => IoEngine::Posixaio,
+            "mmap" => IoEngine::Mmap,
             "psync" | "sync" => IoEngine::Psync,
             other => {
                 return Err(ConfigError::value(
                     "ioengine",
                     format!("'{other}'"),
-                    "use auto, io_uring, libaio, posixaio or psync",
+                    "use auto, io_uring, libaio, posixaio, psync or mmap",
                 ))
             }
         };
@@ -364,125 +374,14 @@ impl Kind for IoJob {
             pre_read,
             probe: ioengine == IoEngine::Auto,
             ioengine,
+            size_given: own.size.is_some(),
+            verify: run.verify == Some(true),
+            on_device: false,
         })
     }
 
     fn phases(&self, index: usize, job: &Timing) -> Vec<Phase> {
-        let params = vec![
-            ("rw", json!(self.rw.name())),
-            ("bs", json!(self.bs)),
-            ("size", json!(self.size)),
-            ("iodepth", json!(self.iodepth)),
-            ("direct", json!(self.direct)),
-            ("shared_file", json!(self.shared_file)),
-        ];
-        let mut out = Vec::new();
-        // Reads need the file laid out, unless an earlier pattern wrote all of it: one pass by
-        // count writes every block, a time-limited one may not.
-        let later_reads = job.duration.is_some() && self.then.iter().any(|rw| rw.reads());
-        if self.rw.reads() || later_reads {
-            let label = format!("layout {}", format_size(self.size));
-            let layout = Phase::new(index, job, IoStep::Layout, "layout", label, RW_CLASSES, params.clone());
-            out.push(layout.preparation());
-        }
-        for rw in std::iter::once(self.rw).chain(self.then.iter().copied()) {
-            if self.pre_read && rw.reads() {
-                let label = format!("pre-read {}", format_size(self.size));
-                let step = IoStep::PreRead(rw);
-                let pre_read = Phase::new(index, job, step, "pre-read", label, RW_CLASSES, params.clone());
-                out.push(pre_read.preparation());
-            }
-            if self.probe {
-                let label = format!("probe engines: {} {}", rw.name(), format_size(self.bs as u64));
-                let probe = Phase::new(
-                    index,
-                    job,
-                    IoStep::Probe(rw),
-                    "probe",
-                    label,
-                    RW_CLASSES,
-                    params.clone(),
-                );
-                out.push(probe.preparation());
-            }
-            let mut params = params.clone();
-            if matches!(rw, Rw::Readwrite | Rw::Randrw) {
-                params.push(("rwmixread", json!(self.rwmixread)));
-            }
-            if self.pre_read && rw.reads() {
-                params.push(("pre_read", json!(true)));
-            }
-            if let Some(sync) = self.sync_every.filter(|_| rw.writes()) {
-                let call = if sync.data_only {
-                    "fdatasync_every"
-                } else {
-                    "fsync_every"
-                };
-                params.push((call, json!(sync.writes)));
-            }
-            if self.norandommap && rw.random() {
-                params.push(("norandommap", json!(true)));
-            }
-            if self.loops > 1 {
-                params.push(("loops", json!(self.loops)));
-            }
-            if self.same_file {
-                params.push(("same_file", json!(true)));
-            }
-            if !self.bssplit.is_empty() {
-                params.push(("bssplit", json!(self.bssplit)));
-            }
-            if self.offset > 0 || self.offset_increment > 0 {
-                params.push(("offset", json!(self.offset)));
-                params.push(("offset_increment", json!(self.offset_increment)));
-            }
-            if self.seq_add != 0 && !rw.random() {
-                params.push(("seq_add", json!(self.seq_add)));
-            }
-            if let Some(bytes) = self.io_size {
-                params.push(("io_size", json!(bytes)));
-            }
-            if let Some(t) = &self.think {
-                params.push(("thinktime_us", json!(t.thinktime_us)));
-                params.push(("thinktime_blocks", json!(t.thinktime_blocks)));
-            }
-            if let Some(n) = self.number_ios {
-                params.push(("number_ios", json!(n)));
-            }
-            if let Some(f) = &self.flow {
-                params.push(("flow", json!(f.flow)));
-            }
-            if self.fill_device {
-                params.push(("fill_device", json!(true)));
-            }
-            params[0].1 = json!(rw.name());
-            let bs = if self.bssplit.is_empty() {
-                format_size(self.bs as u64)
-            } else {
-                let sizes: Vec<String> = self
-                    .bssplit
-                    .iter()
-                    .map(|(b, p)| format!("{}/{p}", format_size(*b as u64)))
-                    .collect();
-                sizes.join(":")
-            };
-            let name = rw.name();
-            let label = format!("{name} {bs} qd{}", self.iodepth);
-            let classes = if self.sync_every.is_some() && rw.writes() {
-                RW_SYNC_CLASSES
-            } else {
-                RW_CLASSES
-            };
-            let phase = Phase::new(index, job, IoStep::Run(rw), name, label, classes, params);
-            // One pass over the worker's file (or region) in whole blocks: the progress line's
-            // total, when the blocks are all one size.
-            // (Filling ends when the target is full: no total.)
-            out.push(match self.ops_per_pattern().filter(|_| !self.fill_device) {
-                Some(n) => phase.counted(n),
-                None => phase,
-            });
-        }
-        out
+        phases::of(self, index, job)
     }
 
     fn needs(&self) -> Vec<Capability> {
@@ -598,22 +497,37 @@ impl Kind for IoJob {
         None
     }
 
+    /// On a device of `bytes`: every worker over the whole region (fio's jobs on one device),
+    /// which is all of the device when no size was given.
+    fn on_device(&mut self, bytes: u64, workers: usize) -> Result<(), String> {
+        self.on_device = true;
+        if !self.shared_file {
+            self.same_file = true;
+        }
+        if !self.size_given {
+            let per_worker = if self.shared_file { workers.max(1) as u64 } else { 1 };
+            self.size = bytes.saturating_sub(self.offset) / per_worker;
+            if self.size < self.unit() {
+                return Err(format!(
+                    "the device ({bytes} bytes) has no room for a block past offset {}",
+                    self.offset
+                ));
+            }
+        }
+        let end = self.file_len(workers.max(1) - 1, workers);
+        if end > bytes {
+            return Err(format!(
+                "the job reaches byte {end}, past the device's end ({bytes} bytes): give a smaller size or offset"
+            ));
+        }
+        Ok(())
+    }
+
     /// One named file is one worker's, a shared file's regions, or every worker's whole.
     fn check_workers(&self, workers: usize) -> Result<(), ConfigError> {
         if self.filename.is_some() && !self.shared_file && !self.same_file && workers > 1 {
             return Err(format!(
                 "filename names one file, but the job has {workers} workers: add shared_file (one file, a region per worker), same_file (every worker over all of it, as fio's clones) or leave filename out (a file per worker)"
-            )
-            .into());
-        }
-        Ok(())
-    }
-
-    fn check_paced(&self) -> Result<(), ConfigError> {
-        if self.iodepth > 1 {
-            return Err(format!(
-                "rate with iodepth = {}: an open-loop io job issues one block at a time, set iodepth = 1 (more workers give more concurrency)",
-                self.iodepth
             )
             .into());
         }

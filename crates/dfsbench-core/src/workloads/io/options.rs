@@ -50,7 +50,7 @@ pub struct Options {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub same_file: Option<bool>,
 
-    /// I/O engine: auto, io_uring, libaio, posixaio or psync (io) [default: auto: the fastest
+    /// I/O engine: auto, io_uring, libaio, posixaio, psync or mmap (io) [default: auto: the fastest
     /// of io_uring, libaio and psync by a short probe on the run's own file before each
     /// pattern].
     #[arg(long, value_name = "ENGINE", help_heading = "io")]

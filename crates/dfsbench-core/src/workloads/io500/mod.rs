@@ -1,6 +1,7 @@
 //! IO500's phases in IO500's order over one set of files: ior-easy, ior-hard, mdtest-easy and
-//! mdtest-hard write, find, then the reads, stats and deletes (IO500's rules: the write phases
-//! time-bounded with stonewalling, the rest over everything that was written).
+//! mdtest-hard write, find, then the reads, stats and deletes, and last the unscored
+//! ior-rnd4K-easy-read (IO500's rules: the write phases and the random reads time-bounded
+//! with stonewalling, the rest over everything that was written).
 //!
 //! One workload, not jobs of io, files and meta: a job's phases run together and its files
 //! are its own, and IO500 interleaves the phases of its four data sets (ior-easy's reads come
@@ -90,7 +91,13 @@ pub enum Io500Step {
     MdtestEasyDelete,
     MdtestHardRead,
     MdtestHardDelete,
+    /// IO500's unscored last phase: 4 KiB reads at random offsets of ior-easy's files.
+    #[serde(rename = "ior-rnd4K-easy-read")]
+    IorRnd4kEasyRead,
 }
+
+/// ior-rnd4K-easy-read's transfer (IOR's -t 4096).
+pub(crate) const RND_XFER: usize = 4096;
 
 /// The four data sets, by their index in a worker's `existing` counts.
 pub(crate) const IOR_EASY: usize = 0;
@@ -99,7 +106,7 @@ pub(crate) const IOR_HARD: usize = 2;
 pub(crate) const MD_HARD: usize = 3;
 
 impl Io500Step {
-    pub const ALL: [Io500Step; 12] = [
+    pub const ALL: [Io500Step; 13] = [
         Io500Step::IorEasyWrite,
         Io500Step::MdtestEasyWrite,
         Io500Step::IorHardWrite,
@@ -112,6 +119,7 @@ impl Io500Step {
         Io500Step::MdtestEasyDelete,
         Io500Step::MdtestHardRead,
         Io500Step::MdtestHardDelete,
+        Io500Step::IorRnd4kEasyRead,
     ];
 
     /// IO500's name of the phase.
@@ -129,6 +137,7 @@ impl Io500Step {
             Io500Step::MdtestEasyDelete => "mdtest-easy-delete",
             Io500Step::MdtestHardRead => "mdtest-hard-read",
             Io500Step::MdtestHardDelete => "mdtest-hard-delete",
+            Io500Step::IorRnd4kEasyRead => "ior-rnd4K-easy-read",
         }
     }
 
@@ -136,7 +145,7 @@ impl Io500Step {
     pub(crate) fn set(self) -> Option<usize> {
         use Io500Step::*;
         match self {
-            IorEasyWrite | IorEasyRead => Some(IOR_EASY),
+            IorEasyWrite | IorEasyRead | IorRnd4kEasyRead => Some(IOR_EASY),
             MdtestEasyWrite | MdtestEasyStat | MdtestEasyDelete => Some(MD_EASY),
             IorHardWrite | IorHardRead => Some(IOR_HARD),
             MdtestHardWrite | MdtestHardStat | MdtestHardRead | MdtestHardDelete => Some(MD_HARD),
@@ -151,7 +160,7 @@ impl Io500Step {
             IorEasyWrite | IorHardWrite | MdtestHardWrite => &["write"],
             MdtestEasyWrite => &["create"],
             Find => &["list"],
-            IorEasyRead | IorHardRead | MdtestHardRead => &["read"],
+            IorEasyRead | IorHardRead | MdtestHardRead | IorRnd4kEasyRead => &["read"],
             MdtestEasyStat | MdtestHardStat => &["stat"],
             MdtestEasyDelete | MdtestHardDelete => &["delete"],
         }
@@ -167,6 +176,11 @@ impl Io500Step {
     fn ior_hard(self) -> bool {
         matches!(self, Io500Step::IorHardWrite | Io500Step::IorHardRead)
     }
+
+    /// Time-bounded by the job's duration (IO500's stonewall): the writes and the random reads.
+    pub(crate) fn timed(self) -> bool {
+        self.writes() || self == Io500Step::IorRnd4kEasyRead
+    }
 }
 
 impl Step for Io500Step {
@@ -175,13 +189,13 @@ impl Step for Io500Step {
         use Io500Step::*;
         matches!(
             self,
-            IorEasyRead | MdtestEasyStat | IorHardRead | MdtestHardStat | MdtestHardRead
+            IorEasyRead | MdtestEasyStat | IorHardRead | MdtestHardStat | MdtestHardRead | IorRnd4kEasyRead
         )
     }
     fn reads_data(self) -> bool {
         matches!(
             self,
-            Io500Step::IorEasyRead | Io500Step::IorHardRead | Io500Step::MdtestHardRead
+            Io500Step::IorEasyRead | Io500Step::IorHardRead | Io500Step::MdtestHardRead | Io500Step::IorRnd4kEasyRead
         )
     }
     /// The write phases are time-bounded: a wear-out step evens their sets out.
@@ -247,6 +261,7 @@ impl Kind for Io500Job {
             .map(|&step| {
                 let mut params = vec![("io500_set", json!(step.set().map_or("find", set_name)))];
                 params.extend(match step.set() {
+                    _ if step == Io500Step::IorRnd4kEasyRead => vec![("xfer", json!(RND_XFER))],
                     Some(IOR_EASY) if self.easy_one_file => vec![("xfer", json!(self.easy_xfer))],
                     Some(IOR_EASY) => vec![
                         ("xfer", json!(self.easy_xfer)),
@@ -265,9 +280,9 @@ impl Kind for Io500Job {
                     step.class(),
                     params,
                 );
-                // Only the writes are time-bounded (IO500's stonewall): the other phases work
-                // on everything the writes made.
-                if step.writes() {
+                // Only the writes and the random reads are time-bounded (IO500's stonewall):
+                // the other phases work on everything the writes made.
+                if step.timed() {
                     phase.counted(self.items)
                 } else {
                     phase.untimed()
@@ -299,7 +314,9 @@ impl Kind for Io500Job {
         let count = |set: usize| existing.get(set).copied().unwrap_or(0);
         let mut path = String::new();
         match step {
-            Io500Step::IorEasyRead if self.easy_one_file => vec![easy_file(index, owner)],
+            Io500Step::IorEasyRead | Io500Step::IorRnd4kEasyRead if self.easy_one_file => {
+                vec![easy_file(index, owner)]
+            }
             Io500Step::IorEasyRead => (0..count(IOR_EASY))
                 .map(|i| {
                     file_path(&mut path, index, IOR_EASY, owner, i);
@@ -347,10 +364,11 @@ impl Kind for Io500Job {
         if caps.positional_write && caps.ranged_read {
             return None;
         }
-        self.phases.retain(|p| !p.ior_hard());
+        self.phases
+            .retain(|p| !p.ior_hard() && *p != Io500Step::IorRnd4kEasyRead);
         self.easy_one_file = false;
         Some(format!(
-            "the {backend} backend has no positional writes: skipping ior-hard-write and ior-hard-read (one shared file written at interleaved offsets), and ior-easy writes whole files of {} instead of one growing file per worker",
+            "the {backend} backend has no positional writes: skipping ior-hard-write and ior-hard-read (one shared file written at interleaved offsets) and ior-rnd4K-easy-read (random reads of ior-easy's one file per worker), and ior-easy writes whole files of {} instead of one growing file per worker",
             format_size(self.easy_file_size)
         ))
     }
@@ -454,7 +472,7 @@ mod tests {
     }
 
     #[test]
-    fn phases_run_in_io500_order_and_only_writes_are_timed() {
+    fn phases_run_in_io500_order_and_only_writes_and_random_reads_are_timed() {
         let job = crate::config::JobSpec::new("io500", "io500");
         let cfg = crate::config::validate(&Default::default(), &[job]).unwrap();
         let crate::workloads::Workload::Io500(j) = &cfg.jobs[0].workload else {
@@ -468,7 +486,13 @@ mod tests {
         let names: Vec<_> = phases.iter().map(|p| p.name).collect();
         assert_eq!(names, Io500Step::ALL.map(Io500Step::name));
         for p in &phases {
-            assert_eq!(p.duration.is_some(), p.op.fills_set().is_some(), "{}", p.name);
+            let random_reads = p.name == "ior-rnd4K-easy-read";
+            assert_eq!(
+                p.duration.is_some(),
+                p.op.fills_set().is_some() || random_reads,
+                "{}",
+                p.name
+            );
         }
     }
 }

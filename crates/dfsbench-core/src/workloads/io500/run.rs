@@ -6,14 +6,14 @@
 use dfsbench_backends::clock::Instant;
 
 use dfsbench_backends::{BlockIo, BlockOp, BlockOpts, Client, FileOpts, IoEngine, OpError};
-use rand::RngCore;
+use rand::{Rng, RngCore};
 
 use crate::pattern::FileKey;
 use crate::stats::Recorder;
 use crate::worker::{JobContext, Worker};
 use crate::workloads::whole::{read_whole, write_whole};
 
-use super::{easy_file, file_path, find_dirs, hard_file, Io500Job, Io500Step, IOR_EASY, IOR_HARD};
+use super::{easy_file, file_path, find_dirs, hard_file, Io500Job, Io500Step, IOR_EASY, IOR_HARD, RND_XFER};
 
 /// Where record `i` of worker `w` of `workers` lies in ior-hard's shared file: the records of
 /// all workers interleaved, record by record (IOR's segments with -b = -t).
@@ -52,7 +52,14 @@ impl<C: Client> Worker<C> {
             (true, None) => (have, have + job.items),
             (false, _) => (0, have),
         };
-        if set == IOR_HARD || (set == IOR_EASY && job.easy_one_file) {
+        if step == Io500Step::IorRnd4kEasyRead {
+            // Random transfers over what ior-easy wrote, until the time is up (IO500's
+            // stonewall), or the job's count without a duration.
+            let limit = if ctx.duration.is_some() { u64::MAX } else { job.items };
+            if have > 0 {
+                self.blocks(ctx, job, step, owner, 0..limit, rec).await;
+            }
+        } else if set == IOR_HARD || (set == IOR_EASY && job.easy_one_file) {
             self.blocks(ctx, job, step, owner, first..end, rec).await;
         } else {
             self.whole_files(ctx, job, step, set, owner, first..end, rec).await;
@@ -137,9 +144,10 @@ impl<C: Client> Worker<C> {
         }
     }
 
-    /// IOR's phases: ior-easy's transfers one after another in the worker's own file, or
-    /// ior-hard's records at the worker's interleaved offsets of the shared file; one at a
-    /// time, as IOR's POSIX backend moves them.
+    /// IOR's phases: ior-easy's transfers one after another in the worker's own file,
+    /// ior-hard's records at the worker's interleaved offsets of the shared file, or
+    /// ior-rnd4K's transfers at random offsets of what ior-easy wrote; one at a time, as
+    /// IOR's POSIX backend moves them.
     async fn blocks(
         &mut self,
         ctx: &JobContext,
@@ -150,17 +158,21 @@ impl<C: Client> Worker<C> {
         rec: &mut Recorder<'_>,
     ) {
         let hard = step.set() == Some(IOR_HARD);
-        let (path, size) = if hard {
-            (hard_file(ctx.job_index), job.hard_record)
-        } else {
-            (easy_file(ctx.job_index, owner), job.easy_xfer)
+        let rnd = step == Io500Step::IorRnd4kEasyRead;
+        let (path, size) = match (hard, rnd) {
+            (true, _) => (hard_file(ctx.job_index), job.hard_record),
+            (false, true) => (easy_file(ctx.job_index, owner), RND_XFER),
+            (false, false) => (easy_file(ctx.job_index, owner), job.easy_xfer),
         };
+        // ior-easy's file, in whole random transfers.
+        let rnd_blocks = self.src_existing.get(IOR_EASY).copied().unwrap_or(0) * job.easy_xfer as u64 / RND_XFER as u64;
         let opts = BlockOpts {
             block_size: size,
             queue_depth: 1,
             direct: false,
-            create: true,
-            random: false,
+            create: !rnd,
+            random: rnd,
+            file_len: 0,
             engine: IoEngine::Psync,
         };
         let write = step.writes();
@@ -184,6 +196,8 @@ impl<C: Client> Worker<C> {
         for i in range {
             let offset = if hard {
                 hard_offset(i, owner, ctx.total_workers, size)
+            } else if rnd {
+                self.rng.gen_range(0..rnd_blocks.max(1)) * size as u64
             } else {
                 i * size as u64
             };
