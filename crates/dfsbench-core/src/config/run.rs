@@ -155,8 +155,7 @@ pub fn validate(run: &RunSpec, jobs: &[JobSpec]) -> Result<RunConfig, ConfigErro
     let stall_threshold = time("stall_threshold", &run.stall_threshold)?.unwrap_or(faults::DEFAULT_STALL_THRESHOLD);
     let mut jobs: Vec<Job> = jobs.into_iter().map(|(j, _)| j).collect();
     check_groups(&jobs)?;
-    crate::workloads::io::share_flows(&mut jobs);
-    crate::workloads::io::share_dedupe(&mut jobs);
+    share_between_jobs(&mut jobs);
     Ok(RunConfig {
         faults,
         op_timeout,
@@ -385,6 +384,20 @@ fn validate_load(s: &JobSettings, time_based: bool) -> Result<Load, ConfigError>
 
 /// A group's jobs run together, so they must be next to each other: a job between them would
 /// have to run both before and during the group.
+/// What io jobs share with each other: fio's flows (per group) and dedupe working sets.
+fn share_between_jobs(jobs: &mut [Job]) {
+    let mut io: Vec<workloads::io::Placed<'_>> = jobs
+        .iter_mut()
+        .enumerate()
+        .filter_map(|(i, j)| match &mut j.workload {
+            workloads::Workload::Io(io) => Some((i, j.group.as_deref(), j.workers, io)),
+            _ => None,
+        })
+        .collect();
+    workloads::io::share_flows(&mut io);
+    workloads::io::share_dedupe(&mut io);
+}
+
 fn check_groups(jobs: &[Job]) -> Result<(), ConfigError> {
     for (i, job) in jobs.iter().enumerate() {
         let Some(g) = &job.group else { continue };

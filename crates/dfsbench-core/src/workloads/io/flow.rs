@@ -18,11 +18,9 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use crate::error::ConfigError;
-use crate::job::Job;
 use crate::units::parse_duration;
-use crate::workloads::Workload;
 
-use super::Options;
+use super::{Options, Placed};
 
 /// A job's place in a flow, as given.
 #[derive(Debug, Clone, Serialize)]
@@ -131,25 +129,21 @@ impl Drop for Member<'_> {
 }
 
 /// Give the io jobs with a flow weight that run at the same time (one group, or a job alone)
-/// and have the same flow_id one set of counters.
-pub(crate) fn share(jobs: &mut [Job]) {
-    let mut flows: HashMap<(Option<String>, usize, u64), Arc<Counters>> = HashMap::new();
-    for (i, job) in jobs.iter_mut().enumerate() {
+/// and have the same flow_id one set of counters, with every worker's weight in it.
+pub(crate) fn share(jobs: &mut [Placed<'_>]) {
+    let mut flows: HashMap<(Option<&str>, usize, u64), Arc<Counters>> = HashMap::new();
+    for (index, group, workers, io) in jobs.iter_mut() {
         // A job outside a group runs alone: its flow is its own.
-        let stage = match &job.group {
-            Some(g) => (Some(g.clone()), 0),
-            None => (None, i),
+        let stage = match group {
+            Some(g) => (Some(*g), 0),
+            None => (None, *index),
         };
-        let workers = job.workers as u64;
-        if let Workload::Io(io) = &mut job.workload {
-            if let Some(flow) = &mut io.flow {
-                let key = (stage.0, stage.1, flow.flow_id);
-                let shared = flows.entry(key).or_default();
-                let weight = flow.flow * workers;
-                shared.weight.fetch_add(weight, Relaxed);
-                shared.reserved.fetch_add(weight, Relaxed);
-                flow.shared = shared.clone();
-            }
+        if let Some(flow) = &mut io.flow {
+            let shared = flows.entry((stage.0, stage.1, flow.flow_id)).or_default();
+            let weight = flow.flow * *workers as u64;
+            shared.weight.fetch_add(weight, Relaxed);
+            shared.reserved.fetch_add(weight, Relaxed);
+            flow.shared = shared.clone();
         }
     }
 }

@@ -36,6 +36,10 @@ pub use options::Options;
 pub use rw::{IoStep, Rw};
 
 pub(crate) use flow::share as share_flows;
+
+/// An io job of the run: its index, group, workers, and the job (what the run's jobs share
+/// between them is set after each is validated).
+pub(crate) type Placed<'a> = (usize, Option<&'a str>, usize, &'a mut IoJob);
 use flow::Flow;
 use span::Span;
 use think::Think;

@@ -4,8 +4,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::data::DataShape;
 use crate::error::ConfigError;
-use crate::job::Job;
-use crate::workloads::Workload;
+
+use super::Placed;
 
 /// The io workload's own flags and workload-file keys (fio's names).
 #[derive(clap::Args, Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
@@ -222,22 +222,12 @@ impl Options {
 
 /// Tell the io jobs with dedupe_global which jobs share their working sets: all such jobs of
 /// the run among its first 64 (fio: every job with the option set).
-pub(crate) fn share_dedupe(jobs: &mut [Job]) {
-    fn io(job: &mut Job) -> Option<&mut super::IoJob> {
-        match &mut job.workload {
-            Workload::Io(io) if io.data.dedupe_global => Some(io),
-            _ => None,
-        }
-    }
+pub(crate) fn share_dedupe(jobs: &mut [Placed<'_>]) {
     let peers = jobs
-        .iter_mut()
-        .enumerate()
-        .take(64)
-        .filter_map(|(i, j)| io(j).map(|_| 1u64 << i))
-        .fold(0, |all, bit| all | bit);
-    for job in jobs.iter_mut() {
-        if let Some(io) = io(job) {
-            io.data.dedupe_peers = peers;
-        }
+        .iter()
+        .filter(|(index, _, _, io)| *index < 64 && io.data.dedupe_global)
+        .fold(0u64, |all, (index, ..)| all | 1 << index);
+    for (_, _, _, io) in jobs.iter_mut().filter(|(.., io)| io.data.dedupe_global) {
+        io.data.dedupe_peers = peers;
     }
 }
