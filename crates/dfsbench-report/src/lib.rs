@@ -30,6 +30,7 @@ mod sweep;
 #[cfg(any(test, feature = "fixtures"))]
 pub mod synthetic;
 mod table;
+mod train_table;
 
 pub use csv::{long_csv, phases_csv};
 pub use dfsbench_result::units as fmt;
@@ -38,3 +39,4 @@ pub use faults::{faults_table, stall_lines};
 pub use flags::notes;
 pub use run_table::{cpu_table, endpoints_table, groups_table, phases_table, rate_table};
 pub use table::{left, right, Column, Table};
+pub use train_table::{accelerators_table, train_table};

@@ -25,6 +25,8 @@ pub struct Latencies {
     pub classes: Vec<Vec<Histogram<u64>>>,
     pub ttfb: Option<Histogram<u64>>,
     pub service: Option<Histogram<u64>>,
+    /// Each step's wait of an emulated accelerator for its batch (train epochs).
+    pub wait: Option<Histogram<u64>>,
 }
 
 impl Latencies {
@@ -35,6 +37,7 @@ impl Latencies {
                 .collect(),
             ttfb: None,
             service: None,
+            wait: None,
         }
     }
 
@@ -45,6 +48,7 @@ impl Latencies {
                 Slot::Class(c) => &mut self.classes[endpoint][c],
                 Slot::Ttfb => self.ttfb.get_or_insert_with(new_growing_histogram),
                 Slot::Service => self.service.get_or_insert_with(new_growing_histogram),
+                Slot::Wait => self.wait.get_or_insert_with(new_growing_histogram),
             };
             record_latency(hist, ns);
         }
@@ -60,6 +64,7 @@ enum Slot {
     Class(usize),
     Ttfb,
     Service,
+    Wait,
 }
 
 /// The recording side of a worker in one phase.
@@ -226,6 +231,17 @@ impl<'a> Recorder<'a> {
             Slot::Ttfb,
             first_byte.saturating_duration_since(start).as_nanos() as u64,
         );
+    }
+
+    /// Record how long an emulated accelerator waited for its next batch (train epochs): it
+    /// goes to the process's exact wait histogram, not to the operations.
+    pub fn record_wait(&mut self, ns: u64) {
+        self.hold(Slot::Wait, ns);
+    }
+
+    /// Note what the emulated accelerator this worker is did in the phase.
+    pub fn note_accelerator(&mut self, figures: dfsbench_result::Accelerator) {
+        self.out.accelerator = Some(figures);
     }
 
     /// Note the I/O engine the worker's file runs on and the requests it keeps in flight.
