@@ -121,6 +121,31 @@ fn bad_flags_and_values() {
             &["-w", "train", "--duration", "10s"],
             &["'duration' does not apply to the train workload"],
         ),
+        (&["-w", "checkpoint"], &["--checkpoint-size SIZE", "--preset llama3-8b"]),
+        (
+            &["-w", "checkpoint", "--preset", "llama3-2t"],
+            &["preset = 'llama3-2t'", "llama3-405b"],
+        ),
+        (
+            &["-w", "checkpoint", "--preset", "llama3-8b", "--checkpoint-size", "1m"],
+            &["not both"],
+        ),
+        (
+            &["-w", "checkpoint", "--checkpoint-size", "1m", "--scale", "2"],
+            &["scale applies to a preset"],
+        ),
+        (
+            &["-w", "checkpoint", "--checkpoint-size", "4", "--checkpoint-files", "5"],
+            &["checkpoint_files = 5"],
+        ),
+        (
+            &["-w", "checkpoint", "--checkpoint-size", "1m", "--checkpoints", "0"],
+            &["checkpoints = 0"],
+        ),
+        (
+            &["-w", "checkpoint", "--checkpoint-size", "1m", "--files", "3"],
+            &["'files' does not apply to the checkpoint workload"],
+        ),
     ];
     for (args, needles) in cases {
         let r = run("mem://", args);

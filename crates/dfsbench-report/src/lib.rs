@@ -7,6 +7,7 @@
 
 #![warn(unreachable_pub)]
 
+mod checkpoint_table;
 pub mod compare;
 mod csv;
 mod errors;
@@ -32,6 +33,7 @@ pub mod synthetic;
 mod table;
 mod train_table;
 
+pub use checkpoint_table::{checkpoint_ranks_table, checkpoint_table};
 pub use csv::{long_csv, phases_csv};
 pub use dfsbench_result::units as fmt;
 pub use dfsbench_result::units::rate_si;

@@ -19,6 +19,7 @@ use crate::error::ConfigError;
 use crate::stats::Recorder;
 use crate::worker::{JobContext, Worker};
 
+pub mod checkpoint;
 pub mod files;
 pub mod io;
 pub mod io500;
@@ -389,6 +390,7 @@ registry! {
     Iterate => iterate::IterateJob,
     Io500 => io500::Io500Job,
     Train => train::TrainJob,
+    Checkpoint => checkpoint::CheckpointJob,
     #[cfg(feature = "toy-workload")]
     Toy => toy::ToyJob,
 }

@@ -39,11 +39,6 @@ const MAX_EPOCHS: u64 = 10_000;
 #[serde(deny_unknown_fields)]
 #[group(id = "train-options")]
 pub struct Options {
-    /// MLPerf Storage profile whose dataset, reader and compute time the job takes (train):
-    /// unet3d, resnet50 or cosmoflow [default: unet3d].
-    #[arg(long, value_name = "NAME", help_heading = "train")]
-    pub preset: Option<String>,
-
     /// Emulated accelerator, whose compute time per batch the profile gives: h100 or a100
     /// [default: h100].
     #[arg(long, value_name = "TYPE", help_heading = "train")]
@@ -56,10 +51,6 @@ pub struct Options {
     /// Epochs, each reading the whole dataset in a new shuffled order [default: the profile's, 5].
     #[arg(long, value_name = "N", help_heading = "train")]
     pub epochs: Option<u64>,
-
-    /// The profile's dataset files times this factor (at least one file), e.g. 0.01 [default: 1].
-    #[arg(long, value_name = "F", help_heading = "train")]
-    pub scale: Option<f64>,
 
     /// Samples per file: 1 is a file per sample, more are read as ranges of a record file.
     #[arg(long, value_name = "N", help_heading = "train")]
@@ -162,23 +153,19 @@ fn count(key: &'static str, given: Option<u64>, default: u64) -> Result<u64, Con
 }
 
 /// The profile's files times `scale`, at least one.
-fn scaled_files(p: &Profile, scale: Option<f64>) -> Result<u64, ConfigError> {
-    let scale = scale.unwrap_or(1.0);
-    if !(scale.is_finite() && scale > 0.0 && scale <= 1e6) {
-        return Err(ConfigError::value("scale", scale, "give a factor above 0, e.g. 0.01"));
-    }
-    Ok(((p.files as f64 * scale).round() as u64).max(1))
+fn scaled_files(p: &Profile, scale: f64) -> u64 {
+    ((p.files as f64 * scale).round() as u64).max(1)
 }
 
 impl Kind for TrainJob {
     const NAME: &'static str = "train";
-    const SHARED: &'static [&'static str] = &["files", "phases", "bs"];
+    const SHARED: &'static [&'static str] = &["files", "phases", "bs", "preset", "scale"];
     const TIMED: bool = false;
     type Options = Options;
     type Step = TrainStep;
 
     fn validate(own: &Options, s: &SharedOptions, run: &RunSettings) -> Result<TrainJob, ConfigError> {
-        let name = own.preset.as_deref().unwrap_or("unet3d");
+        let name = s.preset.as_deref().unwrap_or("unet3d");
         let p = profile(name).ok_or_else(|| {
             let names: Vec<&str> = PROFILES.iter().map(|p| p.name).collect();
             ConfigError::value("preset", format!("'{name}'"), format!("choose {}", names.join(", ")))
@@ -208,9 +195,9 @@ impl Kind for TrainJob {
             ));
         }
         let files = match s.files {
-            Some(_) if own.scale.is_some() => return Err("give either files or scale, not both".into()),
+            Some(_) if s.scale.is_some() => return Err("give either files or scale, not both".into()),
             Some(n) => count("files", Some(n), 1)?,
-            None => scaled_files(&p, own.scale)?,
+            None => scaled_files(&p, s.scale()?),
         };
         let size =
             |key, text: Option<&str>, default| text.map(|t| size_key(key, t)).transpose().map(|v| v.unwrap_or(default));
