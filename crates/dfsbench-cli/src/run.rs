@@ -11,7 +11,7 @@ use dfsbench_core::session::{execute, new_run_id, Outcome};
 use dfsbench_core::workloads::SharedOptions;
 use dfsbench_report::{
     accelerators_table, checkpoint_ranks_table, checkpoint_table, cpu_table, endpoints_table, faults_table,
-    groups_table, notes, phases_csv, phases_table, rate_table, stall_lines, train_table,
+    groups_table, notes, phases_csv, phases_table, rate_table, search_table, stall_lines, train_table,
 };
 use dfsbench_result::files::read_bounded;
 use dfsbench_result::{format_ns, NullTests, RunResult};
@@ -383,6 +383,7 @@ fn table_text(result: &RunResult) -> String {
         faults_table(result),
         train_table(result),
         accelerators_table(result),
+        search_table(result),
         checkpoint_table(result),
         checkpoint_ranks_table(result),
     ]

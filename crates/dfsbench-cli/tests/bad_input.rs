@@ -121,6 +121,22 @@ fn bad_flags_and_values() {
             &["-w", "train", "--duration", "10s"],
             &["'duration' does not apply to the train workload"],
         ),
+        (
+            &["-w", "train", "--accelerator-search"],
+            &["accelerator_search needs accelerators"],
+        ),
+        (
+            &[
+                "-w",
+                "train",
+                "--accelerator-search",
+                "--accelerators",
+                "2",
+                "--epochs",
+                "2",
+            ],
+            &["leave out epochs"],
+        ),
         (&["-w", "checkpoint"], &["--checkpoint-size SIZE", "--preset llama3-8b"]),
         (
             &["-w", "checkpoint", "--preset", "llama3-2t"],

@@ -177,3 +177,59 @@ fn the_shipped_workload_file_runs_a_preset() {
     assert_eq!(n(&e[0]["train"]["total"]["samples"]), 26);
     assert_eq!(e[0]["train"]["au_threshold"], 0.7);
 }
+
+/// An accelerator search runs an epoch with 1, 2 ... accelerators per rank, the others sitting
+/// it out, and names the most that every step up to it kept at the threshold.
+#[test]
+fn an_accelerator_search_steps_up_to_the_accelerators_given() {
+    let args = |threshold: &str| {
+        [
+            "-w",
+            "train",
+            "--files",
+            "36",
+            "--sample-size",
+            "4k",
+            "--batch-size",
+            "2",
+            "--compute-time",
+            "1ms",
+            "--accelerators",
+            "3",
+            "--accelerator-search",
+            "--au-threshold",
+            threshold,
+        ]
+        .map(str::to_string)
+    };
+    let a = args("0");
+    let r = run_ok(&Target::Mem, &a.iter().map(String::as_str).collect::<Vec<_>>());
+    let steps = phases(&r, "train");
+    assert_eq!(steps.len(), 3);
+    for (step, active) in steps.iter().zip([1u64, 2, 3]) {
+        assert_eq!(n(&step["params"]["active_accelerators"]), active);
+        let t = &step["train"];
+        assert_eq!(n(&t["accelerators"]), active, "{}", step["label"]);
+        // 36 samples in batches of 2 over `active` accelerators, the rest left out.
+        let read = 36 / (2 * active) * 2 * active;
+        assert_eq!(n(&t["total"]["samples"]), read, "{}", step["label"]);
+        let busy = step["workers_detail"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|w| w.get("accelerator").is_some());
+        assert_eq!(busy.count() as u64, active);
+    }
+    // The verdict line: every step holds at 0%, none at 100% (the first batch is always waited for).
+    for (threshold, line) in [
+        ("0", "the most accelerators per rank kept at AU >= 0.0%: 3"),
+        ("100", "no step kept AU >= 100.0%, not even 1 accelerator per rank"),
+    ] {
+        let a = args(threshold);
+        let mut cmd = vec!["run", "-t", "mem://"];
+        cmd.extend(a.iter().map(String::as_str));
+        let out = common::dfsbench(&cmd);
+        assert_eq!(out.code, Some(0), "{}", out.describe());
+        assert!(out.stdout.contains(line), "{}", out.stdout);
+    }
+}

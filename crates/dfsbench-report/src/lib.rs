@@ -41,4 +41,4 @@ pub use faults::{faults_table, stall_lines};
 pub use flags::notes;
 pub use run_table::{cpu_table, endpoints_table, groups_table, phases_table, rate_table};
 pub use table::{left, right, Column, Table};
-pub use train_table::{accelerators_table, train_table};
+pub use train_table::{accelerators_table, search_table, train_table};

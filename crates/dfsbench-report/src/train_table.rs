@@ -18,19 +18,71 @@ fn verdict(meets: bool) -> String {
     if meets { "yes" } else { "NO" }.to_string()
 }
 
-/// The train epochs of a run with their figures.
-fn epochs(result: &RunResult) -> Vec<(&PhaseResult, &TrainResult)> {
+/// The train epochs of a run with their figures: an accelerator search's steps (`search`) or
+/// the other epochs.
+fn epochs(result: &RunResult, search: bool) -> Vec<(&PhaseResult, &TrainResult)> {
     result
         .phases
         .iter()
-        .filter(|p| !p.prepare)
+        .filter(|p| !p.prepare && p.params.contains_key("active_accelerators") == search)
         .filter_map(|p| Some((p, p.train.as_ref()?)))
         .collect()
 }
 
+/// An accelerator search: each step's AU and throughput, and the most accelerators per rank
+/// that every step up to it kept at the threshold; None when the run searched nothing.
+pub fn search_table(result: &RunResult) -> Option<String> {
+    let steps = epochs(result, true);
+    let first = steps.first()?;
+    let mut t = Table::new(vec![
+        left("accelerator search"),
+        right("per rank"),
+        right("accel"),
+        right("samples/s"),
+        right("MiB/s"),
+        right("AU"),
+        right("AU min"),
+        right(format!("AU >= {}", pct(first.1.au_threshold))),
+    ]);
+    let mut held = None;
+    let mut failed = false;
+    for (p, tr) in &steps {
+        let per_rank = p
+            .params
+            .get("active_accelerators")
+            .and_then(|v| v.as_u64())
+            .unwrap_or(0);
+        failed |= !tr.meets_threshold;
+        if !failed {
+            held = Some(per_rank);
+        }
+        t.push(vec![
+            crate::runs::label(p),
+            per_rank.to_string(),
+            tr.accelerators.to_string(),
+            rate_si(tr.samples_per_sec),
+            format!("{:.1}", tr.bytes_per_sec / (1024.0 * 1024.0)),
+            pct(tr.au),
+            pct(tr.au_min),
+            verdict(tr.meets_threshold),
+        ]);
+    }
+    let verdict = match held {
+        Some(n) => format!(
+            "the most accelerators per rank kept at AU >= {}: {n}\n",
+            pct(first.1.au_threshold)
+        ),
+        None => format!(
+            "no step kept AU >= {}, not even 1 accelerator per rank\n",
+            pct(first.1.au_threshold)
+        ),
+    };
+    Some(t.text() + &verdict)
+}
+
 /// Per epoch and over all of them; None when the run trained nothing.
 pub fn train_table(result: &RunResult) -> Option<String> {
-    let epochs = epochs(result);
+    let epochs = epochs(result, false);
     let first = epochs.first()?;
     let mut t = Table::new(vec![
         left("train epoch"),
@@ -83,7 +135,7 @@ pub fn train_table(result: &RunResult) -> Option<String> {
 /// Each accelerator's AU over every epoch (the first [`LISTED`]); None when the run trained
 /// nothing.
 pub fn accelerators_table(result: &RunResult) -> Option<String> {
-    let epochs = epochs(result);
+    let epochs = epochs(result, false);
     let mut sums: Vec<(usize, Accelerator)> = Vec::new();
     for (p, _) in &epochs {
         for w in &p.workers_detail {

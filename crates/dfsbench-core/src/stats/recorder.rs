@@ -91,6 +91,9 @@ pub struct Recorder<'a> {
     stonewalled: bool,
     /// Whether recording did more than count since [`Recorder::took_long`] last asked.
     long: bool,
+    /// The worker has no part in the phase (a train search step it sits out): its end is no
+    /// stonewall.
+    sat_out: bool,
 }
 
 impl<'a> Recorder<'a> {
@@ -122,6 +125,7 @@ impl<'a> Recorder<'a> {
             live_bytes: 0,
             stonewalled: false,
             long: false,
+            sat_out: false,
         }
     }
 
@@ -244,6 +248,11 @@ impl<'a> Recorder<'a> {
         self.out.accelerator = Some(figures);
     }
 
+    /// The worker has no part in this phase: its early end does not set the stonewall.
+    pub fn sit_out(&mut self) {
+        self.sat_out = true;
+    }
+
     /// Note the I/O engine the worker's file runs on and the requests it keeps in flight.
     pub fn note_engine(&mut self, engine: IoEngine, depth: usize) {
         self.out.engine = Some((engine, depth));
@@ -317,7 +326,9 @@ impl<'a> Recorder<'a> {
     /// End of this worker's phase: mark the stonewall if it is the first to finish.
     pub fn finish(mut self) -> WorkerPhase {
         let end = self.out.last_end.unwrap_or_else(Instant::now);
-        self.ctl.mark_done(end);
+        if !self.sat_out {
+            self.ctl.mark_done(end);
+        }
         if !self.stonewalled {
             self.snapshot_stonewall();
         }

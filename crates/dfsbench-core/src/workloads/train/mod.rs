@@ -81,6 +81,11 @@ pub struct Options {
     #[arg(long, value_name = "N", help_heading = "train")]
     pub prefetch: Option<u64>,
 
+    /// Find the most accelerators per rank the storage keeps busy: one epoch with 1, 2, 4 ...
+    /// and --accelerators of them, each with its AU (--accelerator-search or =1).
+    #[arg(long, value_name = "0|1", num_args = 0..=1, default_missing_value = "1", value_parser = crate::workloads::parse_flag, help_heading = "train")]
+    pub accelerator_search: Option<bool>,
+
     /// Least accelerator utilization for a pass, in percent [default: the profile's].
     #[arg(long, value_name = "PCT", help_heading = "train")]
     pub au_threshold: Option<f64>,
@@ -107,6 +112,9 @@ pub struct TrainJob {
     /// A fraction, 0.9 for 90 %.
     pub au_threshold: f64,
     pub phases: Vec<TrainPhase>,
+    /// One epoch per step of accelerators per rank (1, 2, 4 ... accelerators) instead of the
+    /// epochs.
+    pub accelerator_search: bool,
     /// Bytes per write call when generating, and per read call of a ranged read.
     pub bs: usize,
 }
@@ -131,17 +139,26 @@ impl TrainPhase {
 }
 
 /// What a worker does in a phase: write its share of the dataset, or be an accelerator for
-/// epoch N.
+/// an epoch, in a search only when it is among the first `active` of its rank.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum TrainStep {
     Generate,
-    Epoch(u64),
+    Epoch { epoch: u64, active: Option<u64> },
 }
 
 impl Step for TrainStep {
     fn reads_data(self) -> bool {
-        matches!(self, TrainStep::Epoch(_))
+        matches!(self, TrainStep::Epoch { .. })
     }
+}
+
+/// The accelerators per rank a search tries: 1, 2, 4 ... and `most`.
+pub(crate) fn search_steps(most: u64) -> Vec<u64> {
+    let mut steps: Vec<u64> = std::iter::successors(Some(1u64), |a| a.checked_mul(2))
+        .take_while(|&a| a < most)
+        .collect();
+    steps.push(most);
+    steps
 }
 
 /// A count key's value, at least 1.
@@ -233,6 +250,15 @@ impl Kind for TrainJob {
                 "train reads the dataset its generate phase wrote in the same run: keep the generate phase".into(),
             );
         }
+        let accelerator_search = own.accelerator_search.unwrap_or(false);
+        if accelerator_search && own.accelerators.is_none() {
+            return Err(
+                "accelerator_search needs accelerators: give --accelerators N, the most per rank it tries".into(),
+            );
+        }
+        if accelerator_search && own.epochs.is_some() {
+            return Err("accelerator_search runs one epoch per step: leave out epochs".into());
+        }
         Ok(TrainJob {
             preset: p.name,
             accelerator,
@@ -252,6 +278,7 @@ impl Kind for TrainJob {
             prefetch: count("prefetch", own.prefetch, p.prefetch)?,
             au_threshold,
             phases,
+            accelerator_search,
             bs: s.block_size(1 << 20)?,
         })
     }
@@ -270,9 +297,19 @@ impl Kind for TrainJob {
             let label = format!("generate {} files of {} samples", self.files, self.samples_per_file);
             out.push(Phase::new(index, job, TrainStep::Generate, "generate", label, RW_CLASSES, params).untimed());
         }
+        // A search's steps, each an epoch with that many accelerators per rank; else the epochs
+        // with all of them.
+        let steps: Vec<(u64, Option<u64>)> = match (self.accelerator_search, self.accelerators) {
+            (true, Some(most)) => search_steps(most as u64)
+                .into_iter()
+                .enumerate()
+                .map(|(e, a)| (e as u64, Some(a)))
+                .collect(),
+            _ => (0..self.epochs).map(|e| (e, None)).collect(),
+        };
         if self.phases.contains(&TrainPhase::Train) {
-            for e in 0..self.epochs {
-                let params = vec![
+            for (e, active) in steps {
+                let mut params = vec![
                     ("preset", json!(self.preset)),
                     ("accelerator", json!(self.accelerator)),
                     ("epoch", json!(e)),
@@ -285,12 +322,17 @@ impl Kind for TrainJob {
                     ("prefetch", json!(self.prefetch)),
                     ("au_threshold", json!(self.au_threshold)),
                 ];
-                let label = format!(
-                    "epoch {e} {} {}",
-                    self.preset,
-                    json!(self.accelerator).as_str().unwrap_or("?")
-                );
-                out.push(Phase::new(index, job, TrainStep::Epoch(e), "train", label, RW_CLASSES, params).untimed());
+                let accel = json!(self.accelerator);
+                let accel = accel.as_str().unwrap_or("?");
+                let label = match active {
+                    Some(a) => {
+                        params.push(("active_accelerators", json!(a)));
+                        format!("search {a} x {} {accel}", self.preset)
+                    }
+                    None => format!("epoch {e} {} {accel}", self.preset),
+                };
+                let step = TrainStep::Epoch { epoch: e, active };
+                out.push(Phase::new(index, job, step, "train", label, RW_CLASSES, params).untimed());
             }
         }
         out
@@ -332,7 +374,7 @@ impl Kind for TrainJob {
     ) {
         match step {
             TrainStep::Generate => worker.generate(ctx, self, rec).await,
-            TrainStep::Epoch(e) => worker.epoch(ctx, self, e, rec).await,
+            TrainStep::Epoch { epoch, active } => worker.epoch(ctx, self, epoch, active, rec).await,
         }
     }
 

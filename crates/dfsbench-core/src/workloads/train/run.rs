@@ -56,6 +56,25 @@ pub(crate) fn epoch_samples(
     (s.first..s.first + s.steps * t.batch_size).map(move |i| order.at(i))
 }
 
+/// Which accelerator worker `id` of `workers` over all ranks is, and how many there are: with
+/// `active` per rank (of `per_rank`), the first `active` workers of each rank; None when it
+/// sits the step out.
+pub(crate) fn accelerator_of(
+    id: u64,
+    workers: u64,
+    per_rank: Option<usize>,
+    active: Option<u64>,
+) -> Option<(u64, u64)> {
+    match (active, per_rank) {
+        (Some(a), Some(m)) => {
+            let m = m as u64;
+            let (rank, local) = (id / m, id % m);
+            (local < a).then_some((a * (workers / m), rank * a + local))
+        }
+        _ => Some((workers, id)),
+    }
+}
+
 impl<C: Client> Worker<C> {
     /// Write files `id`, `id + workers`, ... of the dataset.
     pub(super) async fn generate(&mut self, ctx: &JobContext, t: &TrainJob, rec: &mut Recorder<'_>) {
@@ -96,13 +115,24 @@ impl<C: Client> Worker<C> {
         }
     }
 
-    /// Be accelerator `id` for epoch `e`: load each batch of its share (one sample at a time,
-    /// at most `depth` batches ahead of it) while it computes the ones loaded before.
-    pub(super) async fn epoch(&mut self, ctx: &JobContext, t: &TrainJob, e: u64, rec: &mut Recorder<'_>) {
+    /// Be an accelerator for epoch `e`: load each batch of its share (one sample at a time,
+    /// at most `depth` batches ahead of it) while it computes the ones loaded before. In a
+    /// search step with `active` accelerators per rank, the others sit it out.
+    pub(super) async fn epoch(
+        &mut self,
+        ctx: &JobContext,
+        t: &TrainJob,
+        e: u64,
+        active: Option<u64>,
+        rec: &mut Recorder<'_>,
+    ) {
         let d = t.dataset(dataset_seed(ctx));
-        let accelerators = ctx.total_workers as u64;
-        let mut samples = epoch_samples(&d, t, epoch_seed(ctx, e), accelerators, self.id as u64);
-        let steps = share(d.samples(), t.batch_size, accelerators, self.id as u64).steps;
+        let Some((accelerators, me)) = accelerator_of(self.id as u64, ctx.total_workers as u64, t.accelerators, active)
+        else {
+            return rec.sit_out();
+        };
+        let mut samples = epoch_samples(&d, t, epoch_seed(ctx, e), accelerators, me);
+        let steps = share(d.samples(), t.batch_size, accelerators, me).steps;
         let ctl = rec.ctl();
         let mut line = Timeline::new(Instant::now(), t.compute(), t.depth());
         let mut done = Vec::new();
@@ -242,6 +272,30 @@ mod tests {
             assert_eq!(bytes, d.bytes());
         }
         assert_ne!(orders[0], orders[1]);
+    }
+
+    #[test]
+    fn a_search_step_numbers_the_first_workers_of_every_rank() {
+        // 2 ranks of 4 workers, 2 active per rank: workers 0, 1, 4 and 5 are accelerators 0-3.
+        let of = |id| accelerator_of(id, 8, Some(4), Some(2));
+        let got: Vec<Option<(u64, u64)>> = (0..8).map(of).collect();
+        assert_eq!(
+            got,
+            [
+                Some((4, 0)),
+                Some((4, 1)),
+                None,
+                None,
+                Some((4, 2)),
+                Some((4, 3)),
+                None,
+                None
+            ]
+        );
+        assert_eq!(accelerator_of(5, 8, Some(4), None), Some((8, 5)));
+        assert_eq!(super::super::search_steps(6), [1, 2, 4, 6]);
+        assert_eq!(super::super::search_steps(4), [1, 2, 4]);
+        assert_eq!(super::super::search_steps(1), [1]);
     }
 
     #[test]
