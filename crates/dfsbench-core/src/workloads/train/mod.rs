@@ -60,7 +60,8 @@ pub struct Options {
     #[arg(long, value_name = "SIZE", help_heading = "train")]
     pub sample_size: Option<String>,
 
-    /// Standard deviation of the sample sizes (0: every sample is the mean).
+    /// Standard deviation of the sample sizes (0: every sample is the mean) [default: the
+    /// profile's, in proportion to --sample-size].
     #[arg(long, value_name = "SIZE", help_heading = "train")]
     pub sample_size_stdev: Option<String>,
 
@@ -267,10 +268,11 @@ impl Kind for TrainJob {
             files,
             samples_per_file: count("samples_per_file", own.samples_per_file, p.samples_per_file)?,
             sample_size,
+            // A sample size of one's own keeps the profile's spread relative to the mean.
             sample_size_stdev: size(
                 "sample_size_stdev",
                 own.sample_size_stdev.as_deref(),
-                p.sample_size_stdev,
+                (p.sample_size_stdev as f64 * sample_size as f64 / p.sample_size as f64).round() as u64,
             )?,
             batch_size: count("batch_size", own.batch_size, p.batch_size)?,
             compute_time: compute.as_secs_f64(),
