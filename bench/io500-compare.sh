@@ -135,13 +135,19 @@ def load(name):
     return runs
 d, r = load("dfsbench"), load("ior")
 print(f"{'phase':<20}{'unit':>7}{'dfsbench':>11}{'IO500 tools':>13}{'ratio':>8}")
+# ior-rnd4K-easy-read is unscored and IO500's own command for it is not run here.
+UNSCORED = {"ior-rnd4K-easy-read"}
 for phase in d[0]:
     unit = "GiB/s" if phase.startswith("ior") else "kIOPS"
     a = statistics.median(x[phase] for x in d)
+    if phase not in r[0]:
+        print(f"{phase:<20}{unit:>7}{a:>11.3f}{'-':>13}{'-':>8}")
+        continue
     b = statistics.median(x[phase] for x in r)
     ratio = statistics.median(x[phase] / y[phase] for x, y in zip(d, r))
     print(f"{phase:<20}{unit:>7}{a:>11.3f}{b:>13.3f}{ratio:>8.2f}")
 def score(x):
+    x = {k: v for k, v in x.items() if k not in UNSCORED}
     bw = [v for k, v in x.items() if k.startswith("ior")]
     md = [v for k, v in x.items() if not k.startswith("ior")]
     g = lambda v: math.exp(sum(map(math.log, v)) / len(v))

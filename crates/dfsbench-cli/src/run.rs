@@ -10,7 +10,8 @@ use dfsbench_core::runner::Status;
 use dfsbench_core::session::{execute, new_run_id, Outcome};
 use dfsbench_core::workloads::SharedOptions;
 use dfsbench_report::{
-    cpu_table, endpoints_table, faults_table, groups_table, notes, phases_csv, phases_table, rate_table, stall_lines,
+    accelerators_table, checkpoint_ranks_table, checkpoint_table, cpu_table, endpoints_table, faults_table,
+    groups_table, notes, phases_csv, phases_table, rate_table, search_table, stall_lines, train_table,
 };
 use dfsbench_result::files::read_bounded;
 use dfsbench_result::{format_ns, NullTests, RunResult};
@@ -406,6 +407,11 @@ fn table_text(result: &RunResult) -> String {
         cpu_table(result),
         endpoints_table(result),
         faults_table(result),
+        train_table(result),
+        accelerators_table(result),
+        search_table(result),
+        checkpoint_table(result),
+        checkpoint_ranks_table(result),
     ]
     .into_iter()
     .flatten()

@@ -101,6 +101,67 @@ fn bad_flags_and_values() {
         (&["-w", "meta", "-j", "2", "--threads", "3"], &["threads = 3"]),
         (&["-w", "meta", "--max-errors", "many"], &["many"]),
         (&["--format", "xml"], &["xml"]),
+        (&["-w", "train", "--preset", "gpt"], &["preset = 'gpt'", "unet3d"]),
+        (
+            &["-w", "train", "--accelerator", "tpu"],
+            &["accelerator = 'tpu'", "h100"],
+        ),
+        (&["-w", "train", "--accelerators", "0"], &["accelerators = 0"]),
+        (
+            &["-w", "train", "--accelerators", "2", "--workers", "3"],
+            &["accelerators = 2", "not both"],
+        ),
+        (&["-w", "train", "--phases", "train"], &["keep the generate phase"]),
+        (&["-w", "train", "--files", "4", "--scale", "0.1"], &["files or scale"]),
+        (&["-w", "train", "--scale", "0"], &["scale = 0"]),
+        (&["-w", "train", "--batch-size", "0"], &["batch_size = 0"]),
+        (&["-w", "train", "--compute-time", "fast"], &["compute_time", "'fast'"]),
+        (&["-w", "train", "--au-threshold", "120"], &["au_threshold = 120"]),
+        (
+            &["-w", "train", "--duration", "10s"],
+            &["'duration' does not apply to the train workload"],
+        ),
+        (
+            &["-w", "train", "--accelerator-search"],
+            &["accelerator_search needs accelerators"],
+        ),
+        (
+            &[
+                "-w",
+                "train",
+                "--accelerator-search",
+                "--accelerators",
+                "2",
+                "--epochs",
+                "2",
+            ],
+            &["leave out epochs"],
+        ),
+        (&["-w", "checkpoint"], &["--checkpoint-size SIZE", "--preset llama3-8b"]),
+        (
+            &["-w", "checkpoint", "--preset", "llama3-2t"],
+            &["preset = 'llama3-2t'", "llama3-405b"],
+        ),
+        (
+            &["-w", "checkpoint", "--preset", "llama3-8b", "--checkpoint-size", "1m"],
+            &["not both"],
+        ),
+        (
+            &["-w", "checkpoint", "--checkpoint-size", "1m", "--scale", "2"],
+            &["scale applies to a preset"],
+        ),
+        (
+            &["-w", "checkpoint", "--checkpoint-size", "4", "--checkpoint-files", "5"],
+            &["checkpoint_files = 5"],
+        ),
+        (
+            &["-w", "checkpoint", "--checkpoint-size", "1m", "--checkpoints", "0"],
+            &["checkpoints = 0"],
+        ),
+        (
+            &["-w", "checkpoint", "--checkpoint-size", "1m", "--files", "3"],
+            &["'files' does not apply to the checkpoint workload"],
+        ),
     ];
     for (args, needles) in cases {
         let r = run("mem://", args);

@@ -117,6 +117,9 @@ pub(crate) struct RankPart {
     pub ttfb: Option<String>,
     /// Service time (actual start to end) of a paced phase.
     pub service: Option<String>,
+    /// The emulated accelerators' waits for their batches (train epochs).
+    #[serde(default)]
+    pub wait: Option<String>,
     /// When this rank's throughput became steady (seconds after its phase start).
     pub stable_at_s: Option<f64>,
     pub errors: Errors,
@@ -275,6 +278,7 @@ pub(crate) fn rank_part(
     // Serialized with the bounds of every other rank's (new_histogram's), not a growing one's.
     let ttfb = latencies.ttfb.as_ref().map(|h| serialize(&merge_histograms([h])));
     let service = latencies.service.as_ref().map(|h| serialize(&merge_histograms([h])));
+    let wait = latencies.wait.as_ref().map(|h| serialize(&merge_histograms([h])));
     let (series, fine_series) = collect_series(ctl, series);
     let start_s = clock(ctl.start);
     let quiet = workers
@@ -298,6 +302,7 @@ pub(crate) fn rank_part(
         classes,
         ttfb,
         service,
+        wait,
         stable_at_s,
         errors: Errors::default(),
         items: workers.iter().map(|w| w.items).sum(),
@@ -347,6 +352,7 @@ pub(crate) fn rank_part(
             max_ns: w.latency.max_ns,
             read_from: w.read_from,
             ioengine: w.engine.map(|(e, _)| e.name().to_string()),
+            accelerator: w.accelerator,
         });
         merge_errors(&mut errors, w.errors);
     }

@@ -7,6 +7,7 @@
 
 #![warn(unreachable_pub)]
 
+mod checkpoint_table;
 pub mod compare;
 mod csv;
 mod errors;
@@ -30,7 +31,9 @@ mod sweep;
 #[cfg(any(test, feature = "fixtures"))]
 pub mod synthetic;
 mod table;
+mod train_table;
 
+pub use checkpoint_table::{checkpoint_ranks_table, checkpoint_table};
 pub use csv::{long_csv, phases_csv};
 pub use dfsbench_result::units as fmt;
 pub use dfsbench_result::units::rate_si;
@@ -38,3 +41,4 @@ pub use faults::{faults_table, stall_lines};
 pub use flags::notes;
 pub use run_table::{cpu_table, endpoints_table, groups_table, phases_table, rate_table};
 pub use table::{left, right, Column, Table};
+pub use train_table::{accelerators_table, search_table, train_table};

@@ -185,6 +185,7 @@ fn phase(spec: &PhaseSpec, workers: usize, start_s: f64, rng: &mut Rng) -> Phase
                 max_ns: latency.max_ns,
                 read_from: None,
                 ioengine: None,
+                accelerator: None,
             }
         })
         .collect();

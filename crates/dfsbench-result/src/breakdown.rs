@@ -96,4 +96,7 @@ pub struct WorkerSummary {
     /// The I/O engine this worker's file ran on (io phases).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ioengine: Option<String>,
+    /// The emulated accelerator this worker is (train epochs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accelerator: Option<crate::Accelerator>,
 }

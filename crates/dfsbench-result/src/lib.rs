@@ -17,6 +17,7 @@ mod marks;
 mod measures;
 mod null_tests;
 mod origin;
+mod train;
 pub mod units;
 
 pub use breakdown::{Gather, NodeSummary, ProcessSummary, WorkerSummary};
@@ -29,6 +30,7 @@ pub use measures::{
 };
 pub use null_tests::{Bandwidth, LinkCapacity, NodeBandwidth, NodeNullTests, NullTests, RoundTrips};
 pub use origin::{Cluster, Host, LostRank, Member, Target, Tool};
+pub use train::{au, Accelerator, TrainResult};
 pub use units::format_ns;
 
 /// Schema identifier written into every result file.
@@ -169,6 +171,9 @@ pub struct PhaseResult {
     /// How the blocks were issued (io phases; absent in results written before it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub queue: Option<Queue>,
+    /// An epoch of the train workload: how busy its emulated accelerators were kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub train: Option<TrainResult>,
 }
 
 /// The engine an io phase ran on and the requests in flight per worker it really had

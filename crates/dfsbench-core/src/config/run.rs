@@ -285,6 +285,25 @@ fn validate_job(index: usize, s: &JobSpec, run: &RunSpec) -> Result<Job, ConfigE
     let workload = workloads::validate(name, &s.workloads, &s.shared, &run.settings())
         .unwrap_or_else(|| Err(format!("unknown workload '{name}'").into()))
         .map_err(&ctx)?;
+    // Workers the workload's own options ask for (train's accelerators) are the job's.
+    let workers = match workload.workers() {
+        Some(n) if j.workers.or(run.workers).is_some_and(|w| w != n) => {
+            return Err(ctx(ConfigError::value(
+                "accelerators",
+                n,
+                "each accelerator is a worker: give --accelerators or --workers, not both",
+            )))
+        }
+        Some(n) if threads.is_some_and(|t| t > n) => {
+            return Err(ctx(ConfigError::value(
+                "threads",
+                threads.unwrap_or_default(),
+                format!("give between 1 and the number of workers ({n})"),
+            )))
+        }
+        Some(n) => n,
+        None => workers,
+    };
     workload.check_workers(workers).map_err(&ctx)?;
     let (rate, rate_steps, arrival, until_stable) = validate_load(j, duration.is_some()).map_err(ctx)?;
     let start_delay = j.start_delay.as_deref().map(parse_duration).transpose();

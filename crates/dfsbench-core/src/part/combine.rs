@@ -12,8 +12,8 @@ use crate::plan::Phase;
 use crate::stats::{merge_errors, merge_histograms, SERIES_INTERVAL};
 use dfsbench_result::histogram::{latency, new_histogram};
 use dfsbench_result::{
-    Cpu, EndpointResult, Errors, NodeSummary, OpKind, PhaseResult, ProcessSummary, Queue, RateResult, Series, Steady,
-    Stonewall, Verify, WorkerSummary,
+    Accelerator, Cpu, EndpointResult, Errors, NodeSummary, OpKind, PhaseResult, ProcessSummary, Queue, RateResult,
+    Series, Steady, Stonewall, TrainResult, Verify, WorkerSummary,
 };
 
 use super::{probe_sums, quantile, rate, EndpointPart, Merger, RankLine, RankPart};
@@ -131,6 +131,7 @@ pub(crate) fn combine(
     let wall = (last_end - start).max(0.0);
     let mut detail: Vec<WorkerSummary> = parts.iter().flat_map(|p| p.workers.iter().cloned()).collect();
     detail.sort_by_key(|w| w.worker);
+    let train = train_result(phase, &detail, merger.wait.take(), duration);
 
     let (mut processes, mut nodes) = (Vec::new(), Nodes::default());
     if ranks > 1 {
@@ -175,7 +176,9 @@ pub(crate) fn combine(
         endpoints,
         series,
         fine_series,
-        stalls,
+        // An epoch's readers rest by design while their accelerator has its batches: gaps
+        // without a completion are the workload's, not the storage's.
+        stalls: stalls.filter(|_| train.is_none()),
         cpu: Cpu {
             user_s: cpu_user,
             sys_s: cpu_sys,
@@ -195,7 +198,43 @@ pub(crate) fn combine(
         cache_suspect: Vec::new(),
         validity: Vec::new(),
         queue,
+        train,
     }
+}
+
+/// An epoch's figures over its emulated accelerators, when the phase's workers were ones
+/// (train epochs): their sums, AU from the summed compute and wait times, and the exact
+/// histogram of their waits.
+fn train_result(
+    phase: &Phase,
+    detail: &[WorkerSummary],
+    wait: Option<Histogram<u64>>,
+    duration: f64,
+) -> Option<TrainResult> {
+    let accelerators: Vec<Accelerator> = detail.iter().filter_map(|w| w.accelerator).collect();
+    if accelerators.is_empty() {
+        return None;
+    }
+    let total = accelerators.iter().fold(Accelerator::default(), |a, b| a.plus(*b));
+    let aus = accelerators.iter().map(Accelerator::au);
+    let threshold = phase
+        .params
+        .get("au_threshold")
+        .and_then(serde_json::Value::as_f64)
+        .unwrap_or(0.0);
+    let au = total.au();
+    Some(TrainResult {
+        accelerators: accelerators.len() as u64,
+        total,
+        au,
+        au_min: aus.clone().fold(f64::INFINITY, f64::min),
+        au_max: aus.fold(0.0, f64::max),
+        samples_per_sec: rate(total.samples, duration),
+        bytes_per_sec: rate(total.bytes, duration),
+        au_threshold: threshold,
+        meets_threshold: au >= threshold,
+        wait: latency(&wait.unwrap_or_else(new_histogram)),
+    })
 }
 
 /// Figures per kind of operation, when more than one kind occurred.

@@ -45,6 +45,8 @@ pub(crate) struct Subtotal {
     pub classes: Vec<ClassPart>,
     pub ttfb: Option<String>,
     pub service: Option<String>,
+    #[serde(default)]
+    pub wait: Option<String>,
     pub endpoints: Vec<EndpointSum>,
     pub hosts: Vec<HostSum>,
     pub series: Series,
@@ -60,6 +62,7 @@ pub(crate) struct Merger {
     pub classes: Vec<(Histogram<u64>, u64, u64)>,
     pub ttfb: Option<Histogram<u64>>,
     pub service: Option<Histogram<u64>>,
+    pub wait: Option<Histogram<u64>>,
     pub endpoints: Vec<((usize, usize), EndpointPart, Histogram<u64>)>,
     pub hosts: Vec<(String, usize, Histogram<u64>)>,
     pub series: Series,
@@ -75,6 +78,7 @@ impl Default for Merger {
             classes: Vec::new(),
             ttfb: None,
             service: None,
+            wait: None,
             endpoints: Vec::new(),
             hosts: Vec::new(),
             series: Series::default(),
@@ -119,7 +123,7 @@ impl Merger {
     /// Add one rank's own part. `members` names its host.
     pub(crate) fn add_part(&mut self, mut part: RankPart, members: &[Member]) {
         // Decoded first: a part with one unreadable histogram adds nothing.
-        let (classes, ttfb, service, endpoints) = match decode_part(&part) {
+        let (classes, ttfb, service, wait, endpoints) = match decode_part(&part) {
             Ok(d) => d,
             Err(e) => return self.unreadable.push(format!("rank {}: {e}", part.rank)),
         };
@@ -135,6 +139,9 @@ impl Merger {
         if let Some(h) = &service {
             add_into(&mut self.service, h);
         }
+        if let Some(h) = &wait {
+            add_into(&mut self.wait, h);
+        }
         for (at, (e, hist)) in std::mem::take(&mut part.endpoints)
             .into_iter()
             .zip(&endpoints)
@@ -148,7 +155,7 @@ impl Merger {
         self.add_host(host, part.rank, &own);
         add_series(&mut self.series, &std::mem::take(&mut part.series));
         self.add_fine(part.fine_series.take().as_ref());
-        (part.ttfb, part.service) = (None, None);
+        (part.ttfb, part.service, part.wait) = (None, None, None);
         self.ranks.push(RankLine {
             part,
             p50_ns: quantile(&own, 0.5),
@@ -175,6 +182,7 @@ impl Merger {
             .map_err(at)?;
         let ttfb = sub.ttfb.as_deref().map(peer_histogram).transpose().map_err(at)?;
         let service = sub.service.as_deref().map(peer_histogram).transpose().map_err(at)?;
+        let wait = sub.wait.as_deref().map(peer_histogram).transpose().map_err(at)?;
         let endpoints = sub
             .endpoints
             .iter()
@@ -195,6 +203,9 @@ impl Merger {
         }
         if let Some(h) = &service {
             add_into(&mut self.service, h);
+        }
+        if let Some(h) = &wait {
+            add_into(&mut self.wait, h);
         }
         for (e, hist) in sub.endpoints.into_iter().zip(&endpoints) {
             self.add_endpoint(e.first, e.sums, hist);
@@ -276,6 +287,7 @@ impl Merger {
                 .collect(),
             ttfb: self.ttfb.as_ref().map(serialize),
             service: self.service.as_ref().map(serialize),
+            wait: self.wait.as_ref().map(serialize),
             endpoints: self
                 .endpoints
                 .into_iter()
@@ -308,10 +320,12 @@ type Decoded = (
     Vec<Histogram<u64>>,
     Option<Histogram<u64>>,
     Option<Histogram<u64>>,
+    Option<Histogram<u64>>,
     Vec<Histogram<u64>>,
 );
 
-/// A rank's histograms: per class, time to first byte, service time, per gateway.
+/// A rank's histograms: per class, time to first byte, service time, accelerator waits, per
+/// gateway.
 fn decode_part(part: &RankPart) -> Result<Decoded, String> {
     let classes = part
         .classes
@@ -320,12 +334,13 @@ fn decode_part(part: &RankPart) -> Result<Decoded, String> {
         .collect::<Result<Vec<_>, _>>()?;
     let ttfb = part.ttfb.as_deref().map(peer_histogram).transpose()?;
     let service = part.service.as_deref().map(peer_histogram).transpose()?;
+    let wait = part.wait.as_deref().map(peer_histogram).transpose()?;
     let endpoints = part
         .endpoints
         .iter()
         .map(|e| peer_histogram(&e.hist))
         .collect::<Result<Vec<_>, _>>()?;
-    Ok((classes, ttfb, service, endpoints))
+    Ok((classes, ttfb, service, wait, endpoints))
 }
 
 #[cfg(test)]

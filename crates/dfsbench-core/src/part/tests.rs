@@ -100,6 +100,7 @@ fn part(rank: usize, classes: usize, n: u64) -> (RankPart, Vec<Histogram<u64>>) 
             .collect(),
         ttfb: (rank % 2 == 1).then(|| serialize(&hists[0])),
         service: None,
+        wait: rank.is_multiple_of(3).then(|| serialize(&hists[0])),
         stable_at_s: None,
         errors: Errors::default(),
         items: 0,
@@ -228,6 +229,13 @@ fn the_merge_one_rank_at_a_time_and_up_a_tree_equals_the_flat_merge() {
     }
     let ttfb = merge_histograms(hists.iter().skip(1).step_by(2).map(|h| &h[0]));
     assert_eq!(deserialize(&result.ttfb.unwrap().histogram).unwrap(), ttfb);
+    // The accelerators' waits (train epochs) travel up the tree as exactly.
+    let waits = merge_histograms(hists.iter().step_by(3).map(|h| &h[0]));
+    for fanout in [1, 3] {
+        let tree = tree_merge(parts().map(|p| p.0).collect(), fanout, &members);
+        let wait = tree.wait.expect("ranks 0 and 3 waited");
+        assert_eq!(deserialize(&serialize(&wait)).unwrap(), waits, "fanout {fanout}");
+    }
     for (p, h) in result.processes.iter().zip(&hists) {
         let own = merge_histograms(h);
         assert_eq!(

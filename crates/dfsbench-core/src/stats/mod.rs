@@ -280,6 +280,8 @@ pub struct WorkerPhase {
     pub read_from: Option<usize>,
     /// Gaps between successful completions (`log_gaps`).
     pub gaps: Option<GapLog>,
+    /// The emulated accelerator this worker is (train epochs).
+    pub accelerator: Option<dfsbench_result::Accelerator>,
 }
 
 impl WorkerPhase {
@@ -303,6 +305,7 @@ impl WorkerPhase {
             existing: Vec::new(),
             read_from: None,
             gaps: log_gaps.then(GapLog::default),
+            accelerator: None,
         }
     }
 

@@ -25,6 +25,8 @@ pub struct Latencies {
     pub classes: Vec<Vec<Histogram<u64>>>,
     pub ttfb: Option<Histogram<u64>>,
     pub service: Option<Histogram<u64>>,
+    /// Each step's wait of an emulated accelerator for its batch (train epochs).
+    pub wait: Option<Histogram<u64>>,
 }
 
 impl Latencies {
@@ -35,6 +37,7 @@ impl Latencies {
                 .collect(),
             ttfb: None,
             service: None,
+            wait: None,
         }
     }
 
@@ -45,6 +48,7 @@ impl Latencies {
                 Slot::Class(c) => &mut self.classes[endpoint][c],
                 Slot::Ttfb => self.ttfb.get_or_insert_with(new_growing_histogram),
                 Slot::Service => self.service.get_or_insert_with(new_growing_histogram),
+                Slot::Wait => self.wait.get_or_insert_with(new_growing_histogram),
             };
             record_latency(hist, ns);
         }
@@ -60,6 +64,7 @@ enum Slot {
     Class(usize),
     Ttfb,
     Service,
+    Wait,
 }
 
 /// The recording side of a worker in one phase.
@@ -86,6 +91,9 @@ pub struct Recorder<'a> {
     stonewalled: bool,
     /// Whether recording did more than count since [`Recorder::took_long`] last asked.
     long: bool,
+    /// The worker has no part in the phase (a train search step it sits out): its end is no
+    /// stonewall.
+    sat_out: bool,
 }
 
 impl<'a> Recorder<'a> {
@@ -117,6 +125,7 @@ impl<'a> Recorder<'a> {
             live_bytes: 0,
             stonewalled: false,
             long: false,
+            sat_out: false,
         }
     }
 
@@ -228,6 +237,22 @@ impl<'a> Recorder<'a> {
         );
     }
 
+    /// Record how long an emulated accelerator waited for its next batch (train epochs): it
+    /// goes to the process's exact wait histogram, not to the operations.
+    pub fn record_wait(&mut self, ns: u64) {
+        self.hold(Slot::Wait, ns);
+    }
+
+    /// Note what the emulated accelerator this worker is did in the phase.
+    pub fn note_accelerator(&mut self, figures: dfsbench_result::Accelerator) {
+        self.out.accelerator = Some(figures);
+    }
+
+    /// The worker has no part in this phase: its early end does not set the stonewall.
+    pub fn sit_out(&mut self) {
+        self.sat_out = true;
+    }
+
     /// Note the I/O engine the worker's file runs on and the requests it keeps in flight.
     pub fn note_engine(&mut self, engine: IoEngine, depth: usize) {
         self.out.engine = Some((engine, depth));
@@ -301,7 +326,9 @@ impl<'a> Recorder<'a> {
     /// End of this worker's phase: mark the stonewall if it is the first to finish.
     pub fn finish(mut self) -> WorkerPhase {
         let end = self.out.last_end.unwrap_or_else(Instant::now);
-        self.ctl.mark_done(end);
+        if !self.sat_out {
+            self.ctl.mark_done(end);
+        }
         if !self.stonewalled {
             self.snapshot_stonewall();
         }

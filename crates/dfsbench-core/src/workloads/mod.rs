@@ -19,6 +19,7 @@ use crate::error::ConfigError;
 use crate::stats::Recorder;
 use crate::worker::{JobContext, Worker};
 
+pub mod checkpoint;
 pub mod files;
 pub mod io;
 pub mod io500;
@@ -31,6 +32,7 @@ mod shared;
 #[cfg(feature = "toy-workload")]
 #[path = "../../tests/toy/mod.rs"]
 pub mod toy;
+pub mod train;
 mod whole;
 
 pub use files::{FilePhase, FileSet, FilesJob};
@@ -43,6 +45,7 @@ pub use phase::Phase;
 pub use phase::Timing;
 pub(crate) use shared::parse_flag;
 pub use shared::SharedOptions;
+pub use train::TrainJob;
 
 /// The run-wide settings a workload's validation reads (from the run's flags or file).
 #[derive(Debug, Clone, Copy, Default)]
@@ -116,6 +119,10 @@ pub trait Kind: Sized + Clone + Debug + Serialize + Send + Sync {
     /// Refuse what the job cannot do with `workers` workers per rank.
     fn check_workers(&self, _workers: usize) -> Result<(), ConfigError> {
         Ok(())
+    }
+    /// Workers per rank the job's own options ask for (train's accelerators), when they do.
+    fn workers(&self) -> Option<usize> {
+        None
     }
     /// Adapt defaulted choices to the backend; returns a note on what was left out.
     fn fit(&mut self, _caps: Capabilities, _backend: &str) -> Option<String> {
@@ -334,6 +341,11 @@ macro_rules! registry {
                     $($(#[$attr])* Workload::$variant(w) => w.check_workers(workers)),*
                 }
             }
+            pub(crate) fn workers(&self) -> Option<usize> {
+                match self {
+                    $($(#[$attr])* Workload::$variant(w) => w.workers()),*
+                }
+            }
             pub(crate) fn fit(&mut self, caps: Capabilities, backend: &str) -> Option<String> {
                 match self {
                     $($(#[$attr])* Workload::$variant(w) => w.fit(caps, backend)),*
@@ -378,6 +390,8 @@ registry! {
     Mix => mix::MixJob,
     Iterate => iterate::IterateJob,
     Io500 => io500::Io500Job,
+    Train => train::TrainJob,
+    Checkpoint => checkpoint::CheckpointJob,
     #[cfg(feature = "toy-workload")]
     Toy => toy::ToyJob,
 }

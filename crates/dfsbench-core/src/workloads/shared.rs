@@ -58,6 +58,16 @@ pub struct SharedOptions {
     #[arg(long, value_name = "PCT", help_heading = "data and access")]
     pub dedupe_percentage: Option<u32>,
 
+    /// MLPerf Storage preset: train's unet3d, resnet50 or cosmoflow [default: unet3d];
+    /// checkpoint's llama3-8b, llama3-70b, llama3-405b or llama3-1t.
+    #[arg(long, value_name = "NAME", help_heading = "train and checkpoint")]
+    pub preset: Option<String>,
+
+    /// The preset's size times this factor, e.g. 0.01 (train: its dataset's files, at least
+    /// one; checkpoint: each rank's shard) [default: 1].
+    #[arg(long, value_name = "F", help_heading = "train and checkpoint")]
+    pub scale: Option<f64>,
+
     /// Random picks of blocks (io) and files (files reads, mix): random, zipf:THETA,
     /// pareto:H, normal[:DEV%] or zoned:60/10:40/90 (fio's random_distribution) [default:
     /// random].
@@ -121,6 +131,14 @@ impl SharedOptions {
             return Err("dedupe_percentage cannot go with verify: verified data names its file and offset in every sector, so no block repeats; leave out one of the two".into());
         }
         Ok(shape)
+    }
+
+    /// The preset's scale factor, checked [default: 1].
+    pub(crate) fn scale(&self) -> Result<f64, ConfigError> {
+        match self.scale.unwrap_or(1.0) {
+            f if f.is_finite() && f > 0.0 && f <= 1e6 => Ok(f),
+            f => Err(ConfigError::value("scale", f, "give a factor above 0, e.g. 0.01")),
+        }
     }
 
     /// The access distribution of random picks, when given.

@@ -1,0 +1,235 @@
+//! The train workload end to end: each epoch reads every sample of the dataset it generated
+//! once (counted in samples and bytes, per accelerator too), and its accelerator utilization
+//! is compute / (compute + wait) of what was recorded, lowered by a slower store.
+
+mod common;
+
+use common::{expect_ok, run, run_ok, Target};
+use serde_json::Value;
+
+fn phases<'a>(r: &'a Value, name: &str) -> Vec<&'a Value> {
+    r["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["name"] == name)
+        .collect()
+}
+
+fn n(v: &Value) -> u64 {
+    v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"))
+}
+
+/// AU as the result defines it, from the recorded compute and wait times.
+fn au_of(a: &Value) -> f64 {
+    let (c, w) = (n(&a["compute_ns"]) as f64, n(&a["wait_ns"]) as f64);
+    c / (c + w)
+}
+
+#[test]
+fn every_epoch_reads_the_generated_dataset_once_on_both_backends() {
+    for target in Target::both() {
+        // A file per sample (whole-file reads) and records of 4 samples (ranged reads).
+        for spf in [1u64, 4] {
+            let per_file = spf.to_string();
+            let args = [
+                "-w",
+                "train",
+                "--files",
+                "24",
+                "--samples-per-file",
+                &per_file,
+                "--sample-size",
+                "8k",
+                "--sample-size-stdev",
+                "2k",
+                "--batch-size",
+                "3",
+                "--accelerators",
+                "2",
+                "--epochs",
+                "2",
+                "--compute-time",
+                "1ms",
+            ];
+            let r = run_ok(&target, &args);
+            let generate = phases(&r, "generate");
+            assert_eq!(generate.len(), 1);
+            assert_eq!(n(&generate[0]["ops"]), 24);
+            let dataset = n(&generate[0]["bytes"]);
+            let samples = 24 * spf;
+            // Drawn sizes: not every sample is the mean.
+            assert_ne!(dataset, samples * 8192, "{}", target.uri());
+            let epochs = phases(&r, "train");
+            assert_eq!(epochs.len(), 2);
+            for e in epochs {
+                let at = format!("{} on {}", e["label"], target.uri());
+                assert_eq!((n(&e["ops"]), n(&e["bytes"])), (samples, dataset), "{at}");
+                let t = &e["train"];
+                assert_eq!(n(&t["accelerators"]), 2, "{at}");
+                let total = &t["total"];
+                assert_eq!((n(&total["samples"]), n(&total["bytes"])), (samples, dataset), "{at}");
+                assert_eq!(n(&total["steps"]), samples / 3, "{at}");
+                assert_eq!(n(&t["wait"]["count"]), samples / 3, "{at}: a wait per step");
+                let accels: Vec<&Value> = e["workers_detail"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|w| &w["accelerator"])
+                    .collect();
+                assert_eq!(accels.len(), 2);
+                for a in &accels {
+                    assert_eq!(n(&a["samples"]), samples / 2, "{at}: an even share");
+                }
+                let summed: u64 = accels.iter().map(|a| n(&a["bytes"])).sum();
+                assert_eq!(summed, dataset, "{at}");
+            }
+        }
+    }
+}
+
+#[test]
+fn au_is_compute_over_compute_and_wait_and_a_slower_store_lowers_it() {
+    // 32 samples, 2 accelerators of batches of 4: 4 steps each, 2 ms of compute per step, and
+    // one batch loaded ahead at most.
+    let args = [
+        "-w",
+        "train",
+        "--files",
+        "32",
+        "--sample-size",
+        "4k",
+        "--sample-size-stdev",
+        "0",
+        "--batch-size",
+        "4",
+        "--accelerators",
+        "2",
+        "--epochs",
+        "1",
+        "--compute-time",
+        "2ms",
+        "--read-threads",
+        "1",
+        "--prefetch",
+        "1",
+    ];
+    let fast = run_ok(&Target::Mem, &args);
+    // Every read takes at least 5 ms: a batch of 4 loads in 20 ms or more.
+    let slow = expect_ok(&Target::Mem, &args, run("mem://?latency=5ms", &args));
+    let mut aus = Vec::new();
+    for r in [&fast, &slow] {
+        let e = phases(r, "train")[0];
+        let t = &e["train"];
+        let total = &t["total"];
+        let steps = n(&total["steps"]);
+        assert_eq!(steps, 8);
+        assert_eq!(
+            n(&total["compute_ns"]),
+            steps * 2_000_000,
+            "compute is the steps' compute time"
+        );
+        let au = t["au"].as_f64().unwrap();
+        assert!((au - au_of(total)).abs() < 1e-12, "{au} against {}", au_of(total));
+        let (mut c, mut w) = (0, 0);
+        for d in e["workers_detail"].as_array().unwrap() {
+            let a = &d["accelerator"];
+            c += n(&a["compute_ns"]);
+            w += n(&a["wait_ns"]);
+            assert!(au_of(a) >= t["au_min"].as_f64().unwrap() - 1e-12);
+        }
+        assert_eq!((c, w), (n(&total["compute_ns"]), n(&total["wait_ns"])));
+        assert_eq!(t["meets_threshold"], au >= t["au_threshold"].as_f64().unwrap());
+        aus.push(au);
+    }
+    // The slow store: an accelerator's 4 steps (2 ms each) cannot end before its 16 reads of
+    // 5 ms and the last batch's compute, so compute + wait >= 4 * 20 ms + 2 ms per
+    // accelerator, and every step waits at least the 18 ms its batch takes beyond the
+    // previous compute (one batch ahead at most).
+    let t = &phases(&slow, "train")[0]["train"];
+    let bound = (8.0 * 2.0) / (2.0 * (4.0 * 20.0 + 2.0));
+    assert!(
+        aus[1] <= bound + 1e-9,
+        "AU {} above the latency's bound {bound}",
+        aus[1]
+    );
+    assert!(n(&t["wait"]["min_ns"]) >= 17_900_000, "{}", t["wait"]);
+    assert!(aus[1] < aus[0], "latency lowered AU: {} < {}", aus[1], aus[0]);
+    assert_eq!(t["meets_threshold"], false);
+}
+
+/// workloads/mlperf-train.toml runs as shipped, its preset and scale from the environment.
+#[test]
+fn the_shipped_workload_file_runs_a_preset() {
+    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/../../workloads/mlperf-train.toml");
+    let mut cmd = std::process::Command::new(common::bin());
+    cmd.envs([
+        ("PRESET", "cosmoflow"),
+        ("SCALE", "0.00005"),
+        ("ACCELERATORS", "2"),
+        ("EPOCHS", "1"),
+    ]);
+    let r = expect_ok(&Target::Mem, &[file], common::run_with(cmd, "mem://", &[file]));
+    // 524288 files x 0.00005 = 26 samples, batches of 1 over 2 accelerators.
+    let e = phases(&r, "train");
+    assert_eq!(e.len(), 1);
+    assert_eq!(e[0]["params"]["preset"], "cosmoflow");
+    assert_eq!(n(&e[0]["train"]["total"]["samples"]), 26);
+    assert_eq!(e[0]["train"]["au_threshold"], 0.7);
+}
+
+/// An accelerator search runs an epoch with 1, 2 ... accelerators per rank, the others sitting
+/// it out, and names the most that every step up to it kept at the threshold.
+#[test]
+fn an_accelerator_search_steps_up_to_the_accelerators_given() {
+    let args = |threshold: &str| {
+        [
+            "-w",
+            "train",
+            "--files",
+            "36",
+            "--sample-size",
+            "4k",
+            "--batch-size",
+            "2",
+            "--compute-time",
+            "1ms",
+            "--accelerators",
+            "3",
+            "--accelerator-search",
+            "--au-threshold",
+            threshold,
+        ]
+        .map(str::to_string)
+    };
+    let a = args("0");
+    let r = run_ok(&Target::Mem, &a.iter().map(String::as_str).collect::<Vec<_>>());
+    let steps = phases(&r, "train");
+    assert_eq!(steps.len(), 3);
+    for (step, active) in steps.iter().zip([1u64, 2, 3]) {
+        assert_eq!(n(&step["params"]["active_accelerators"]), active);
+        let t = &step["train"];
+        assert_eq!(n(&t["accelerators"]), active, "{}", step["label"]);
+        // 36 samples in batches of 2 over `active` accelerators, the rest left out.
+        let read = 36 / (2 * active) * 2 * active;
+        assert_eq!(n(&t["total"]["samples"]), read, "{}", step["label"]);
+        let busy = step["workers_detail"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|w| w.get("accelerator").is_some());
+        assert_eq!(busy.count() as u64, active);
+    }
+    // The verdict line: every step holds at 0%, none at 100% (the first batch is always waited for).
+    for (threshold, line) in [
+        ("0", "the most accelerators per rank kept at AU >= 0.0%: 3"),
+        ("100", "no step kept AU >= 100.0%, not even 1 accelerator per rank"),
+    ] {
+        let a = args(threshold);
+        let mut cmd = vec!["run", "-t", "mem://"];
+        cmd.extend(a.iter().map(String::as_str));
+        let out = common::dfsbench(&cmd);
+        assert_eq!(out.code, Some(0), "{}", out.describe());
+        assert!(out.stdout.contains(line), "{}", out.stdout);
+    }
+}
