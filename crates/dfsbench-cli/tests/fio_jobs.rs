@@ -12,9 +12,12 @@ use serde_json::Value;
 const EXAMPLES: &str = "/usr/share/doc/fio/examples";
 
 /// The examples dfsbench runs (README, "Coming from fio"); it refuses every other one.
-const RUNS: [&str; 15] = [
+const RUNS: [&str; 20] = [
     "1mbs_clients.fio",
     "aio-read.fio",
+    "backwards-read.fio",
+    "dedupe-global.fio",
+    "exitwhat.fio",
     "fio-rand-RW.fio",
     "fio-rand-read.fio",
     "fio-rand-write.fio",
@@ -22,12 +25,14 @@ const RUNS: [&str; 15] = [
     "fio-seq-read.fio",
     "fio-seq-write.fio",
     "fixed-rate-submission.fio",
+    "flow.fio",
     "fsx.fio",
     "iometer-file-access-server.fio",
     "poisson-rate-submission.fio",
     "rand-zones.fio",
     "ssd-test.fio",
     "tiobench-example.fio",
+    "waitfor.fio",
 ];
 
 /// Whether `what` is here; its absence fails the test under DFSBENCH_REQUIRE_LAB=1 (CI
@@ -95,8 +100,9 @@ fn fio_examples_run_or_name_what_they_lack() {
                 .lines()
                 .filter(|l| l.starts_with('[') && !l.starts_with("[global]"));
             assert_eq!(jobs.len(), sections.count(), "{name}: a job per section");
-            // Jobs with no stonewall between them ran at the same time, as one group.
-            if jobs.len() > 1 && !text.contains("stonewall") {
+            // Jobs with no stonewall (or wait_for) between them ran at the same time, as one
+            // group.
+            if jobs.len() > 1 && !text.contains("stonewall") && !text.contains("wait_for") {
                 assert!(jobs.iter().all(|j| j["group"] == jobs[0]["group"]), "{name}");
                 let groups = result["groups"].as_array().expect("a group total");
                 assert_eq!(groups[0]["jobs"].as_array().unwrap().len(), jobs.len(), "{name}");
@@ -104,8 +110,8 @@ fn fio_examples_run_or_name_what_they_lack() {
             // The file's own settings arrive: its first rw and bs, its engine (fio's default
             // is psync); the size and runtime are the test's.
             let value = |key: &str| text.lines().find_map(|l| l.strip_prefix(key)).unwrap();
-            // fio's rw=rw is readwrite.
-            let rw = match value("rw=") {
+            // fio's rw=rw is readwrite; a modifier (`read:-8k`) is seq_add.
+            let rw = match value("rw=").split(':').next().unwrap() {
                 "rw" => "readwrite",
                 other => other,
             };
@@ -137,8 +143,12 @@ fn fio_examples_run_or_name_what_they_lack() {
             } else {
                 "psync"
             };
-            for job in jobs {
-                assert_eq!(u(&job["bs"]), bs, "{name}");
+            // Jobs of their own block sizes (waitfor.fio): the first job's is the file's first.
+            let one_bs = text.lines().filter(|l| l.starts_with("bs=")).count() <= 1;
+            for (i, job) in jobs.iter().enumerate() {
+                if one_bs || i == 0 {
+                    assert_eq!(u(&job["bs"]), bs, "{name}");
+                }
                 if let Some(sizes) = &sizes {
                     assert_eq!(job["bssplit"].as_array().unwrap().len(), sizes.len(), "{name}");
                 }
@@ -147,7 +157,10 @@ fn fio_examples_run_or_name_what_they_lack() {
                     (256 << 10, &Value::from(1.0)),
                     "{name}"
                 );
-                assert_eq!(job["ioengine"], engine, "{name}");
+                // Jobs of their own engines (exitwhat.fio): each its section's.
+                if text.matches("ioengine=").count() <= 1 {
+                    assert_eq!(job["ioengine"], engine, "{name}");
+                }
                 // runtime without time_based cuts one pass short, as in fio.
                 let capped = !text.contains("time_based");
                 assert_eq!(job["time_based"] == false, capped, "{name}");
@@ -273,6 +286,31 @@ fn fio_and_dfsbench_agree_on_a_job_file() {
         "[verified]\ndirectory=${DIR}\nsize=${SIZE}\nbs=4k\nrw=randwrite\nnumjobs=2\nverify=crc32c\n",
         &[("verified", 2 * 2 * per_clone(4096))],
     );
+    // A file's size (filesize) and the bytes to move (size), holes between sequential
+    // writes (write:4k: fio ends at the end of the file), backwards reads after the writer
+    // ends (wait_for), with a path as filename; then random reads capped by number_ios,
+    // pausing after every two (thinktime).
+    let result = agree(
+        "[global]\ndirectory=${DIR}\nfilesize=${SIZE}\nbs=4k\nthreads=1\nnrfiles=1\n\n\
+         [writer]\nrw=write:4k\nfilename=${DIR}/data\n\n\
+         [backwards]\nwait_for=writer\nrw=read:-8k\nfilename=${DIR}/data\n\n\
+         [capped]\nstonewall\nrw=randread\nsize=512k\nnumber_ios=50\nthinktime=100\nthinktime_blocks=2\n",
+        &[
+            // Every other block to the end of the file.
+            ("writer", 122 * 4096),
+            // Backwards, round again from the end, until 10^6 bytes are done.
+            ("backwards", 245 * 4096),
+            ("capped", 50 * 4096),
+        ],
+    );
+    let jobs = result["config"]["jobs"].as_array().unwrap();
+    assert_eq!(jobs[0]["seq_add"], 4096);
+    assert_eq!(jobs[1]["seq_add"], -8192);
+    assert_eq!(jobs[1]["filename"], "data");
+    assert!(jobs[1]["fio_filename"].as_str().unwrap().ends_with("/data"));
+    assert_eq!((u(&jobs[2]["io_size"]), u(&jobs[2]["number_ios"])), (512 << 10, 50));
+    assert_eq!((u(&jobs[2]["thinktime_us"]), u(&jobs[2]["thinktime_blocks"])), (100, 2));
+    assert!(jobs.iter().all(|j| j["group"].is_null()), "one after another");
     // Two groups, three jobs: clones writing one shared file in bssplit's sizes beside a
     // paced random reader, then a sequential reader alone once both ended (its stonewall).
     let result = agree(
@@ -310,6 +348,185 @@ fn fio_and_dfsbench_agree_on_a_job_file() {
     // Its latencies are every operation of its jobs, merged.
     let ops: u64 = ["writers", "paced"].iter().map(|j| u(&phase(j)["ops"])).sum();
     assert_eq!(u(&groups[0]["latency"]["count"]), ops);
+}
+
+/// flow.fio's pacing, as fio does it: a writer of flow weight 1 beside a random reader of
+/// weight 8 (flow_sleep=1000) issue their I/Os about 1:8, in fio and in dfsbench, whichever
+/// is faster on its own.
+#[test]
+fn flow_weights_pace_jobs_against_each_other() {
+    if !fio_here() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let job = dir.path().join("flow.fio");
+    let work = tempfile::tempdir().unwrap();
+    std::fs::write(
+        &job,
+        format!(
+            "[global]\nnorandommap\nthread\ntime_based\nruntime=2\nsize=4m\nbs=8k\nfilename={}/testfile\nflow_sleep=1000\n\n\
+             [job2]\nrw=write\nflow=1\n\n[job1]\nrw=randread\nflow=8\n",
+            work.path().display()
+        ),
+    )
+    .unwrap();
+    let ratio = |ios: &dyn Fn(&str) -> u64| ios("job1") as f64 / ios("job2").max(1) as f64;
+    let out = Command::new("fio")
+        .args(["--output-format=json", job.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "fio: {}", String::from_utf8_lossy(&out.stderr));
+    let fio: Value = serde_json::from_slice(&out.stdout).expect("fio's JSON");
+    let fio_ios = |name: &str| -> u64 {
+        let j = fio["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|j| j["jobname"] == name)
+            .unwrap();
+        u(&j["read"]["total_ios"]) + u(&j["write"]["total_ios"])
+    };
+    let target = Target::temp();
+    let r = run_with(Command::new(bin()), &target.uri(), &[job.to_str().unwrap()]);
+    let result = expect_ok(&target, &[], r);
+    let ours = |name: &str| -> u64 {
+        let phase = measured(&result).into_iter().find(|p| p["job_name"] == name).unwrap();
+        u(&phase["ops"])
+    };
+    for (tool, r) in [("fio", ratio(&fio_ios)), ("dfsbench", ratio(&ours))] {
+        assert!((7.0..9.0).contains(&r), "{tool}: job1/job2 = {r}");
+    }
+    let jobs = result["config"]["jobs"].as_array().unwrap();
+    assert_eq!((u(&jobs[0]["flow"]), u(&jobs[1]["flow"])), (1, 8));
+    assert_eq!(u(&jobs[0]["flow_sleep_us"]), 1000);
+}
+
+/// dedupe-global.fio's data, as fio writes it: two jobs writing 50 % copies drawn from a
+/// working set of 50 % of the files' first unique blocks, shared by both jobs
+/// (dedupe_global). Each file alone and the two together have about the same share of
+/// distinct 4 KiB blocks in fio's files and in dfsbench's.
+#[test]
+fn the_dedupe_working_set_is_fios() {
+    if !fio_here() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let job = dir.path().join("dedupe.fio");
+    let text = std::fs::read_to_string(Path::new(EXAMPLES).join("dedupe-global.fio"))
+        .unwrap_or_else(|_| {
+            "[global]\nioengine=libaio\niodepth=256\nsize=100m\ndedupe_mode=working_set\ndedupe_global=1\n\
+             dedupe_percentage=50\nblocksize=4k\nrw=write\nbuffer_compress_percentage=50\n\
+             dedupe_working_set_percentage=50\n[a]\n[b]\n"
+                .into()
+        })
+        .replace("size=100m", "size=8m");
+    std::fs::write(&job, text).unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let out = Command::new("fio")
+        .args(["--directory", work.path().to_str().unwrap(), job.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "fio: {}", String::from_utf8_lossy(&out.stderr));
+    let target = Target::temp();
+    let r = run_with(Command::new(bin()), &target.uri(), &[job.to_str().unwrap(), "--keep"]);
+    let result = expect_ok(&target, &["--keep"], r);
+    let jobs = result["config"]["jobs"].as_array().unwrap();
+    assert_eq!(u(&jobs[0]["dedupe_working_set_blocks"]), 1024, "half of 2048 blocks");
+    assert_eq!(jobs[1]["dedupe_global"], true);
+    // The shares of distinct blocks in each file and in both.
+    let shares = |files: [std::path::PathBuf; 2]| -> [f64; 3] {
+        let blocks: Vec<Vec<Vec<u8>>> = files
+            .iter()
+            .map(|f| std::fs::read(f).unwrap().chunks(4096).map(<[u8]>::to_vec).collect())
+            .collect();
+        let distinct = |sets: &[&Vec<Vec<u8>>]| {
+            let all: Vec<&Vec<u8>> = sets.iter().flat_map(|s| s.iter()).collect();
+            let set: std::collections::HashSet<&&Vec<u8>> = all.iter().collect();
+            set.len() as f64 / all.len() as f64
+        };
+        [
+            distinct(&[&blocks[0]]),
+            distinct(&[&blocks[1]]),
+            distinct(&[&blocks[0], &blocks[1]]),
+        ]
+    };
+    let fio = shares([work.path().join("a.0.0"), work.path().join("b.0.0")]);
+    let run_dir = std::fs::read_dir(target.path().unwrap())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.join("j0-io").is_dir())
+        .expect("the kept run directory");
+    let ours = shares([run_dir.join("j0-io/w0.dat"), run_dir.join("j1-io/w0.dat")]);
+    for (f, o) in fio.iter().zip(ours) {
+        assert!((f - o).abs() < 0.08, "distinct blocks: fio {fio:?}, dfsbench {ours:?}");
+    }
+    // Together, the files repeat each other's blocks: fewer distinct than in each alone.
+    assert!(ours[2] < ours[0].min(ours[1]) - 0.1, "{ours:?}");
+}
+
+/// exitall: when the short writer ends, the time-based reader of 120 s beside it stops too,
+/// in fio and in dfsbench, which then ends its run complete.
+#[test]
+fn exitall_stops_the_jobs_beside_one_that_ended() {
+    if !fio_here() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let job = dir.path().join("exitall.fio");
+    let work = tempfile::tempdir().unwrap();
+    std::fs::write(
+        &job,
+        "[global]\nsize=1m\nbs=4k\nexitall\n\n[short]\nrw=write\n\n[long]\nrw=randread\ntime_based\nruntime=120\n",
+    )
+    .unwrap();
+    let out = Command::new("fio")
+        .args([
+            "--output-format=json",
+            "--directory",
+            work.path().to_str().unwrap(),
+            job.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "fio: {}", String::from_utf8_lossy(&out.stderr));
+    // fio may say it ended the other jobs ("terminating on signal 15") before its JSON.
+    let json = out.stdout.iter().position(|&b| b == b'{').expect("fio's JSON");
+    let fio: Value = serde_json::from_slice(&out.stdout[json..]).expect("fio's JSON");
+    let long = fio["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|j| j["jobname"] == "long")
+        .unwrap();
+    assert!(u(&long["job_runtime"]) < 60_000, "fio: {}", long["job_runtime"]);
+    let target = Target::temp();
+    let r = run_with(Command::new(bin()), &target.uri(), &[job.to_str().unwrap()]);
+    let result = expect_ok(&target, &[], r);
+    let phase = measured(&result).into_iter().find(|p| p["job_name"] == "long").unwrap();
+    assert!(phase["duration_s"].as_f64().unwrap() < 60.0, "{}", phase["duration_s"]);
+    let jobs = result["config"]["jobs"].as_array().unwrap();
+    assert!(jobs.iter().all(|j| j["exitall"] == true));
+}
+
+/// fill_device: a sequential writer goes on until the target is full (mem:// of 4 MiB
+/// here), which ends its phase complete and without an error, as fio ends at ENOSPC.
+#[test]
+fn fill_device_writes_until_the_target_is_full() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = dir.path().join("fill.fio");
+    std::fs::write(&job, "[fill]\nrw=write\nbs=64k\nfill_device=1\n").unwrap();
+    let r = run_with(Command::new(bin()), "mem://?size=4m", &[job.to_str().unwrap()]);
+    assert_eq!(r.code, Some(0), "{}", r.describe());
+    let result = r.result();
+    assert_eq!(result["status"], "complete");
+    let phase = &measured(result)[0];
+    assert_eq!(u(&phase["errors"]["total"]), 0);
+    let bytes = u(&phase["bytes"]);
+    assert!(
+        bytes <= 4 << 20 && bytes > (4 << 20) - 2 * 65536,
+        "{bytes} bytes written of 4 MiB"
+    );
+    assert_eq!(result["config"]["jobs"][0]["fill_device"], true);
 }
 
 /// Run job file `text` through fio and through dfsbench: each job of `jobs` moves the bytes
@@ -409,7 +626,7 @@ fn fio_command_lines_run_as_written() {
         "run",
         "--name=x",
         "--size=1m",
-        "--rw=read:8k",
+        "--rw=randread:8",
         "--verify_fatal=1",
         "-t",
         &dir,
@@ -417,7 +634,7 @@ fn fio_command_lines_run_as_written() {
     assert_eq!(r.code, Some(2), "{}", r.describe());
     assert!(
         r.stderr.contains("the fio command line")
-            && r.stderr.contains("[x] argument 3 `rw=read:8k` (")
+            && r.stderr.contains("[x] argument 3 `rw=randread:8` (")
             && r.stderr.contains("[x] argument 4 `verify_fatal=1`"),
         "{}",
         r.describe()

@@ -6,7 +6,10 @@
 //! squeeze. With them, the content of every byte is a function of the file and its offset,
 //! generated as it is written: each 512-byte segment (fio's `buffer_compress_chunk`) is random
 //! for (100 - C) % of its bytes and zeros after, and D % of the blocks of `bs` bytes are copies
-//! of one block of the job, the rest unique.
+//! of one block of the job, the rest unique; with a working set (fio's dedupe_mode=working_set),
+//! each copy is of one of the file's first W % of unique blocks, which are the first written
+//! (fio's initial unique write buffers), or with dedupe_global of any such block of the jobs
+//! that share their working sets.
 
 use serde::Serialize;
 
@@ -19,6 +22,23 @@ pub struct DataShape {
     pub compress_percentage: Option<u8>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dedupe_percentage: Option<u8>,
+    /// Blocks that copies are drawn from (fio's dedupe_working_set_percentage of the file);
+    /// None: every copy is of the job's one block.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dedupe_working_set_blocks: Option<u64>,
+    /// The working set is shared by every job's copies (fio's dedupe_global).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub dedupe_global: bool,
+    /// With dedupe_global, the jobs whose working sets are shared: bit j for job j (the
+    /// first 64 jobs of the run).
+    #[serde(skip)]
+    pub dedupe_peers: u64,
+}
+
+/// The seed of job `job`'s generated data in a run seeded with `run_seed`: the same on every
+/// rank, so that copies match across processes.
+pub(crate) fn job_seed(run_seed: u64, job: usize) -> u64 {
+    run_seed ^ ((job as u64) << 40)
 }
 
 impl DataShape {
@@ -52,29 +72,91 @@ pub(crate) struct Generator {
     dedupe: u8,
     /// Bytes of a dedupe block (the job's bs).
     block: u64,
+    /// Blocks of the working set copies are drawn from (0: the job's one block).
+    working_set: u64,
+    run_seed: u64,
+    /// The jobs whose working sets are shared (dedupe_global), bit j for job j; 0: the file's
+    /// own.
+    peers: u64,
 }
 
 const WORDS: usize = (SECTOR / 8) as usize;
 
 impl Generator {
-    pub(crate) fn new(shape: DataShape, block: usize, seed: u64) -> Self {
+    /// The generator of a job whose data is seeded with `seed`, in a run seeded with `run_seed`.
+    pub(crate) fn new(shape: DataShape, block: usize, seed: u64, run_seed: u64) -> Self {
         Generator {
             seed,
             random_bytes: shape.random_bytes(),
             dedupe: shape.dedupe_percentage.unwrap_or(0),
             block: (block as u64).max(1),
+            working_set: shape.dedupe_working_set_blocks.unwrap_or(0),
+            run_seed,
+            peers: if shape.dedupe_global { shape.dedupe_peers } else { 0 },
         }
+    }
+
+    /// Whether block `block` of `file`, made with `seed`, is a copy.
+    fn is_copy(&self, seed: u64, file: u64, block: u64) -> bool {
+        splitmix(seed ^ file.rotate_left(17) ^ block.wrapping_mul(0x9e37_79b9)) % 100 < u64::from(self.dedupe)
+    }
+
+    /// The base of the unique segment at `seg_off` of `file`, made with `seed`.
+    fn unique(seed: u64, file: u64, seg_off: u64) -> u64 {
+        splitmix(seed ^ file ^ seg_off.rotate_left(29))
+    }
+
+    /// The base of a copy at `within` a block of the working set, picked for block `block` of
+    /// `file`: one of the first `working_set` unique blocks of the file (or of a peer's file of
+    /// the same worker, with dedupe_global), which are the first written (fio: the initial
+    /// unique write buffers). A few tries find one; the blocks that are not copies among the
+    /// first working_set / (1 - D) are about working_set.
+    fn copy(&self, file: u64, block: u64, within: u64) -> u64 {
+        let mut pick = splitmix(self.seed ^ 0x5e7 ^ file.rotate_left(7) ^ block.wrapping_mul(0x2545_f491));
+        let (seed, file) = match self.peers {
+            0 => (self.seed, file),
+            peers => {
+                let mut nth = pick % u64::from(peers.count_ones());
+                pick = splitmix(pick);
+                let mut rest = peers;
+                while nth > 0 {
+                    rest &= rest - 1;
+                    nth -= 1;
+                }
+                let job = u64::from(rest.trailing_zeros());
+                (
+                    job_seed(self.run_seed, job as usize),
+                    (file & !(0xff << 56)) | (job << 56),
+                )
+            }
+        };
+        let span = match u64::from(self.dedupe) {
+            100 => self.working_set,
+            d => self.working_set * 100 / (100 - d),
+        }
+        .max(1);
+        let mut at = pick % span;
+        for _ in 0..64 {
+            if self.dedupe == 100 || !self.is_copy(seed, file, at) {
+                break;
+            }
+            pick = splitmix(pick);
+            at = pick % span;
+        }
+        Self::unique(seed, file, at * self.block + within)
     }
 
     /// The segment at `seg_off` of file `file`, whole.
     fn segment(&self, file: u64, seg_off: u64, out: &mut [u8; SECTOR as usize]) {
         let block = seg_off / self.block;
-        let dup = splitmix(self.seed ^ file.rotate_left(17) ^ block.wrapping_mul(0x9e37_79b9)) % 100;
-        // A duplicate block has the content of the job's one shared block at the same place.
-        let base = if dup < u64::from(self.dedupe) {
-            splitmix(self.seed ^ 0xd00d ^ (seg_off % self.block))
+        // A copy has the content of the job's one shared block at the same place, or of a
+        // block of the working set.
+        let base = if !self.is_copy(self.seed, file, block) {
+            Self::unique(self.seed, file, seg_off)
+        } else if self.working_set > 0 {
+            self.copy(file, block, seg_off % self.block)
         } else {
-            splitmix(self.seed ^ file ^ seg_off.rotate_left(29))
+            splitmix(self.seed ^ 0xd00d ^ (seg_off % self.block))
         };
         let words = self.random_bytes.div_ceil(8).min(WORDS);
         for (i, chunk) in out.chunks_exact_mut(8).take(words).enumerate() {
@@ -144,12 +226,13 @@ mod tests {
         DataShape {
             compress_percentage: c,
             dedupe_percentage: d,
+            ..DataShape::default()
         }
     }
 
     #[test]
     fn content_depends_on_file_and_offset_only() {
-        let g = Generator::new(shape(Some(30), None), 4096, 5);
+        let g = Generator::new(shape(Some(30), None), 4096, 5, 0);
         let mut whole = vec![0u8; 10_000];
         g.fill(key(3), 0, &mut whole);
         let mut pieces = vec![0u8; 10_000];
@@ -169,7 +252,7 @@ mod tests {
     fn dedupe_share_of_blocks_are_one_block() {
         let block = 4096usize;
         let distinct = |d: u8| {
-            let g = Generator::new(shape(None, Some(d)), block, 9);
+            let g = Generator::new(shape(None, Some(d)), block, 9, 0);
             let mut buf = vec![0u8; block];
             let mut seen = HashSet::new();
             for file in 0..10 {
@@ -184,5 +267,67 @@ mod tests {
         let half = distinct(50);
         assert!((450..560).contains(&half), "{half}");
         assert_eq!(distinct(100), 1);
+    }
+
+    /// With a working set, copies are of the file's first blocks as first written; with
+    /// dedupe_global, two jobs' copies come from one set.
+    #[test]
+    fn copies_come_from_the_working_set() {
+        let block = 4096usize;
+        let blocks = |g: &Generator, file: u64| -> Vec<Vec<u8>> {
+            (0..200u64)
+                .map(|b| {
+                    let mut buf = vec![0u8; block];
+                    g.fill(key(file), b * block as u64, &mut buf);
+                    buf
+                })
+                .collect()
+        };
+        let ws = DataShape {
+            dedupe_percentage: Some(50),
+            dedupe_working_set_blocks: Some(20),
+            ..DataShape::default()
+        };
+        let g = Generator::new(ws, block, 9, 1);
+        let file = blocks(&g, 1);
+        // Every copy among the later blocks is of one of the first unique blocks, written in
+        // the file's first 40 blocks.
+        let first: HashSet<&Vec<u8>> = file[..40].iter().collect();
+        let copies = file[40..].iter().filter(|b| first.contains(b)).count();
+        assert!((60..100).contains(&copies), "{copies} of 160 blocks are copies");
+        let distinct: HashSet<&Vec<u8>> = file.iter().collect();
+        assert!(distinct.len() <= 200 - copies, "copies are of blocks written");
+        // With dedupe_global, jobs 0 and 1 (their seeds) draw their copies from both files'
+        // first unique blocks; without it, each from its own.
+        let global = DataShape {
+            dedupe_global: true,
+            dedupe_peers: 0b11,
+            ..ws
+        };
+        let job = |shape, j: u16| {
+            let g = Generator::new(shape, block, job_seed(1, j as usize), 1);
+            (0..200u64)
+                .map(|b| {
+                    let mut buf = vec![0u8; block];
+                    let k = FileKey {
+                        job: j,
+                        set: 0,
+                        worker: 0,
+                        index: 0,
+                    };
+                    g.fill(k, b * block as u64, &mut buf);
+                    buf
+                })
+                .collect::<Vec<_>>()
+        };
+        let shared = |shape| {
+            let a: HashSet<Vec<u8>> = job(shape, 0).into_iter().collect();
+            job(shape, 1).iter().filter(|b| a.contains(*b)).count()
+        };
+        // Half of each job's copies are of the other's first unique blocks: job 1's copies of
+        // job 0's blocks, its first blocks that job 0 copied, and its copies of those.
+        let n = shared(global);
+        assert!((60..160).contains(&n), "{n} of job 1's blocks are in job 0's file");
+        assert_eq!(shared(ws), 0);
     }
 }

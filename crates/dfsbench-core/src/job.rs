@@ -37,6 +37,11 @@ pub struct Job {
     /// Jobs with the same group run at the same time (see `JobSettings::group`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub group: Option<String>,
+    /// When the job ends (or, with exitall_on_error, fails), the other jobs of its group stop.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub exitall: bool,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub exitall_on_error: bool,
     /// How long after its group's start the job starts.
     #[serde(with = "secs", skip_serializing_if = "Duration::is_zero")]
     pub start_delay: Duration,

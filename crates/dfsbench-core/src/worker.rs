@@ -101,8 +101,8 @@ impl<C: Client> Worker<C> {
             ))
         } else if w.shape.generated() {
             // The same seed on every rank: duplicate blocks match across processes.
-            let seed = ctx.seed ^ ((ctx.job_index as u64) << 40);
-            Some(Content::Generated(Generator::new(w.shape, w.block, seed)))
+            let seed = crate::data::job_seed(ctx.seed, ctx.job_index);
+            Some(Content::Generated(Generator::new(w.shape, w.block, seed, ctx.seed)))
         } else {
             None
         };

@@ -153,8 +153,9 @@ pub fn validate(run: &RunSpec, jobs: &[JobSpec]) -> Result<RunConfig, ConfigErro
     };
     let op_timeout = time("op_timeout", &run.op_timeout)?;
     let stall_threshold = time("stall_threshold", &run.stall_threshold)?.unwrap_or(faults::DEFAULT_STALL_THRESHOLD);
-    let jobs: Vec<Job> = jobs.into_iter().map(|(j, _)| j).collect();
+    let mut jobs: Vec<Job> = jobs.into_iter().map(|(j, _)| j).collect();
     check_groups(&jobs)?;
+    share_between_jobs(&mut jobs);
     Ok(RunConfig {
         faults,
         op_timeout,
@@ -328,6 +329,8 @@ fn validate_job(index: usize, s: &JobSpec, run: &RunSpec) -> Result<Job, ConfigE
         arrival,
         until_stable,
         group: j.group.clone(),
+        exitall: j.exitall.unwrap_or(false),
+        exitall_on_error: j.exitall_on_error.unwrap_or(false),
         start_delay,
         workload,
     })
@@ -400,6 +403,20 @@ fn validate_load(s: &JobSettings, time_based: bool) -> Result<Load, ConfigError>
 
 /// A group's jobs run together, so they must be next to each other: a job between them would
 /// have to run both before and during the group.
+/// What io jobs share with each other: fio's flows (per group) and dedupe working sets.
+fn share_between_jobs(jobs: &mut [Job]) {
+    let mut io: Vec<workloads::io::Placed<'_>> = jobs
+        .iter_mut()
+        .enumerate()
+        .filter_map(|(i, j)| match &mut j.workload {
+            workloads::Workload::Io(io) => Some((i, j.group.as_deref(), j.workers, io)),
+            _ => None,
+        })
+        .collect();
+    workloads::io::share_flows(&mut io);
+    workloads::io::share_dedupe(&mut io);
+}
+
 fn check_groups(jobs: &[Job]) -> Result<(), ConfigError> {
     for (i, job) in jobs.iter().enumerate() {
         let Some(g) = &job.group else { continue };

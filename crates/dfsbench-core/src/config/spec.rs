@@ -244,6 +244,16 @@ pub struct JobSettings {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group: Option<String>,
 
+    /// When this job ends, the other jobs of its group stop (fio: exitall).
+    #[arg(skip)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exitall: Option<bool>,
+
+    /// When this job fails, the other jobs of its group stop (fio: exitall_on_error).
+    #[arg(skip)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exitall_on_error: Option<bool>,
+
     /// Start the job this long after its group started, e.g. 5s (fio: startdelay).
     #[arg(long, visible_alias = "startdelay", value_name = "TIME", help_heading = "Workload")]
     pub start_delay: Option<String>,

@@ -173,6 +173,7 @@ impl<S: Storage> JobRun<'_, S> {
         );
         ctl.fine_series = self.config.fine_series();
         ctl.log_gaps = !phase.prepare;
+        ctl.group_ended = self.group_end.cloned();
         let ctl = Arc::new(ctl);
         if let Some(t) = self.timeline {
             t.phase_started(self.index, phase, ctl.start);

@@ -7,7 +7,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::mpsc;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use dfsbench_backends::clock::Instant;
@@ -198,6 +198,7 @@ pub(crate) fn run<S: Storage>(
         run_start: group.clock(run.origin),
         timeline: run.timeline,
         together: None,
+        group_end: None,
     };
     group.watch_interrupt(run.interrupt);
     let mut results = Vec::new();
@@ -250,6 +251,8 @@ pub(super) struct JobStart<'a> {
     run_start: f64,
     timeline: Option<&'a Timeline>,
     together: Option<(&'a Gate, &'a AtomicBool)>,
+    /// Set once a job of its group ended with exitall: its phases stop.
+    group_end: Option<&'a Arc<AtomicBool>>,
 }
 
 /// One job's directories hold many files; the mem and posix backends need them made, object
@@ -318,6 +321,8 @@ struct JobRun<'a, S: Storage> {
     /// The gate the jobs of its group meet at before their first measured phase, and whether
     /// this job came to it.
     together: Option<(&'a Gate, &'a AtomicBool)>,
+    /// Set once a job of its group ended with exitall.
+    group_end: Option<&'a Arc<AtomicBool>>,
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -357,6 +362,7 @@ fn run_job<S: Storage>(
         run_path: storage.info().run_path,
         timeline: start.timeline,
         together: start.together,
+        group_end: start.group_end,
     };
     let crew = Crew {
         lives: (0..job.workers).map(|_| Live::default()).collect(),

@@ -61,6 +61,10 @@ impl<S: Storage> JobRun<'_, S> {
         let mut seq = 0u64;
         let mut started = false;
         while let Some(phase) = queue.pop_front() {
+            // A job of the group ended with exitall: this one ends too, with what it did.
+            if self.group_end.is_some_and(|e| e.load(Relaxed)) {
+                return Status::Complete;
+            }
             if !phase.prepare && !started {
                 started = true;
                 if let Err(stop) = self.start_measuring() {

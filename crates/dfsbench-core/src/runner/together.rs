@@ -10,7 +10,7 @@ use std::convert::Infallible;
 use std::ops::Range;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
-use std::sync::mpsc;
+use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 use dfsbench_backends::Storage;
@@ -81,6 +81,8 @@ pub(super) fn run<S: Storage>(
     results: &mut Vec<PhaseResult>,
 ) -> Status {
     let gate = Gate::new(stage.len());
+    // Set when a job with exitall ends (or with exitall_on_error fails): the others stop.
+    let ended = Arc::new(AtomicBool::new(false));
     let (tx, rx) = mpsc::channel();
     // Each job's results, in job order.
     let mut outcomes: Vec<Vec<PhaseResult>> = vec![Vec::new(); stage.len()];
@@ -88,7 +90,7 @@ pub(super) fn run<S: Storage>(
     std::thread::scope(|scope| {
         let mut running = 0;
         for (slot, index) in stage.clone().enumerate() {
-            let (tx, gate, alone) = (tx.clone(), &gate, group.alone());
+            let (tx, gate, alone, ended) = (tx.clone(), &gate, group.alone(), &ended);
             let hang_on = abandon.is_some();
             let spawned = std::thread::Builder::new()
                 .name(format!("dfsbench-job{index}"))
@@ -97,6 +99,7 @@ pub(super) fn run<S: Storage>(
                     let arrived = AtomicBool::new(false);
                     let start = JobStart {
                         together: Some((gate, &arrived)),
+                        group_end: Some(ended),
                         ..*start
                     };
                     // Threads stuck in the storage cannot be joined: the job hands its results
@@ -118,10 +121,14 @@ pub(super) fn run<S: Storage>(
                         )
                     }))
                     .unwrap_or_else(|p| Status::Failed(crate::panics::internal_error(Some(p.as_ref()))));
-                    let ended = status == Status::Complete;
+                    let complete = status == Status::Complete;
+                    let job = &config.jobs[index];
+                    if (complete && job.exitall) || (!complete && job.exitall_on_error) {
+                        ended.store(true, Relaxed);
+                    }
                     // Told before the gate breaks, so that the first stop reported is the cause.
                     let _ = tx.send(Report::Done(slot, mine, status, false));
-                    if !ended {
+                    if !complete {
                         gate.break_open();
                     } else if !arrived.load(Relaxed) {
                         // A job with nothing to measure still lets the others start.

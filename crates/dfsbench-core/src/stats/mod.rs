@@ -7,7 +7,7 @@
 //! line.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use dfsbench_backends::clock::Instant;
@@ -68,6 +68,8 @@ pub struct PhaseControl {
     steady: AtomicBool,
     /// Set when another thread of the run failed: the phase ends at once.
     halted: AtomicBool,
+    /// Set when a job of the group this job runs in ended with exitall: the phase ends at once.
+    pub group_ended: Option<Arc<AtomicBool>>,
     /// Keep the 100 ms series with errors by kind (runs with faults).
     pub fine_series: bool,
     /// Log each worker's gaps between completions (closed-loop measured phases).
@@ -95,6 +97,7 @@ impl PhaseControl {
             first_done_at: Mutex::new(None),
             steady: AtomicBool::new(false),
             halted: AtomicBool::new(false),
+            group_ended: None,
             fine_series: false,
             log_gaps: false,
         }
@@ -108,6 +111,7 @@ impl PhaseControl {
             || self.aborted.load(Relaxed)
             || self.steady.load(Relaxed)
             || self.halted.load(Relaxed)
+            || self.group_ended.as_ref().is_some_and(|e| e.load(Relaxed))
     }
 
     /// The control of a worker's private run from now until `end` (a trial of the io engine

@@ -125,6 +125,7 @@ impl SharedOptions {
         let shape = DataShape {
             compress_percentage: pct("compress_percentage", self.compress_percentage)?,
             dedupe_percentage: pct("dedupe_percentage", self.dedupe_percentage)?,
+            ..DataShape::default()
         };
         if shape.dedupe_percentage.unwrap_or(0) > 0 && run.verify == Some(true) {
             return Err("dedupe_percentage cannot go with verify: verified data names its file and offset in every sector, so no block repeats; leave out one of the two".into());

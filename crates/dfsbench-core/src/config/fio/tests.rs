@@ -1,5 +1,6 @@
 //! The fio job-file reader's tests.
 
+use super::values::size_bytes;
 use super::*;
 
 /// Every key of [`KEYS`] is one the reader knows, whatever its value: refused, if at all,
@@ -64,10 +65,107 @@ fn a_device_is_refused_as_one() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("`filename=/dev/sdb` (a device: "), "{e}");
-    let e = parse("t.fio", "[a]\nsize=1m\nfilename=/tmp/x\n", no_vars)
+    let e = parse("t.fio", "[a]\nsize=1m\nfilename=a:b\n", no_vars)
         .unwrap_err()
         .to_string();
-    assert!(e.contains("`filename=/tmp/x` (a path or several files"), "{e}");
+    assert!(e.contains("`filename=a:b` (several files"), "{e}");
+}
+
+/// A path as filename: the file is made in the job's directory under its base name, and the
+/// path is recorded; filesize gives the file's size, and size beside it the bytes to move.
+#[test]
+fn a_path_is_a_file_of_the_run_and_filesize_its_size() {
+    let text = "[global]\nfilename=/tmp/testfile\nfilesize=1m\nthreads=1\nnrfiles=1\n[a]\n[b]\nsize=4m\n";
+    let f = parse("t.fio", text, no_vars).unwrap();
+    let io = |j: usize| &f.jobs[j].workloads.io;
+    assert_eq!(io(0).filename.as_deref(), Some("testfile"));
+    assert_eq!(io(0).fio_filename.as_deref(), Some("/tmp/testfile"));
+    assert_eq!(
+        (io(0).size.as_deref(), io(0).io_size.as_deref()),
+        (Some("1048576"), None)
+    );
+    assert_eq!(io(1).size.as_deref(), Some("1048576"));
+    assert_eq!(
+        io(1).io_size.as_deref(),
+        Some("4194304"),
+        "size beside filesize is io_size"
+    );
+    validate(&f.run, &f.jobs).unwrap();
+    let e = parse("t.fio", "[a]\nsize=1m\nnrfiles=2\nfilesize=1k-2k\n", no_vars)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("`nrfiles=2` (several files per clone"), "{e}");
+    assert!(e.contains("`filesize=1k-2k` (a range of file sizes"), "{e}");
+}
+
+/// fio's rw modifier: an offset added after every I/O of a sequential pattern.
+#[test]
+fn rw_modifiers_are_holes_between_sequential_ios() {
+    let f = parse(
+        "t.fio",
+        "[a]\nsize=1m\nrw=read:-8k\n[b]\nsize=1m\nrw=write:112k\n",
+        no_vars,
+    )
+    .unwrap();
+    assert_eq!(f.jobs[0].workloads.io.rw.as_deref(), Some("read"));
+    assert_eq!(f.jobs[0].workloads.io.seq_add.as_deref(), Some("-8192"));
+    assert_eq!(f.jobs[1].workloads.io.seq_add.as_deref(), Some("114688"));
+    validate(&f.run, &f.jobs).unwrap();
+    let e = parse(
+        "t.fio",
+        "[a]\nsize=1m\nrw=randread:8\n[b]\nsize=1m\nrw=randtrim\n",
+        no_vars,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("`rw=randread:8` (dfsbench has"), "{e}");
+    assert!(e.contains("`rw=randtrim` (trims are for a device"), "{e}");
+}
+
+/// wait_for the only job running is a stonewall; for a job beside others it cannot be kept.
+#[test]
+fn wait_for_orders_jobs_as_fio_does() {
+    let text = "[global]\nsize=1m\n[w]\nrw=write\n[r]\nwait_for=w\nrw=read\n[r2]\nwait_for=r\n";
+    let f = parse("t.fio", text, no_vars).unwrap();
+    assert!(f.jobs.iter().all(|j| j.settings.group.is_none()), "one after another");
+    let e = parse("t.fio", "[global]\nsize=1m\n[a]\n[b]\n[c]\nwait_for=a\n", no_vars)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("line 6 `wait_for=a` ('a' runs beside other jobs"), "{e}");
+    let e = parse("t.fio", "[global]\nsize=1m\n[a]\n[b]\nwait_for=a\n[c]\n", no_vars)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("`wait_for=a` (in fio, job 'c' after it"), "{e}");
+    let e = parse("t.fio", "[a]\nsize=1m\nwait_for=z\n", no_vars)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("no job before it is named 'z'"), "{e}");
+}
+
+/// thinktime (microseconds without a unit), number_ios, blockalign of the block size,
+/// fallocate=none.
+#[test]
+fn thinktime_and_number_ios_are_read() {
+    let text = "[a]\nsize=1m\nthinktime=2000\nthinktime_spin=10ms\nthinktime_blocks=4\nnumber_ios=100\nblockalign=4k\nfallocate=none\n";
+    let f = parse("t.fio", text, no_vars).unwrap();
+    let io = &f.jobs[0].workloads.io;
+    assert_eq!(io.thinktime.as_deref(), Some("2000us"));
+    assert_eq!(io.thinktime_spin.as_deref(), Some("10ms"));
+    assert_eq!((io.thinktime_blocks, io.number_ios), (Some(4), Some(100)));
+    let e = validate(&f.run, &f.jobs).unwrap_err().to_string();
+    assert!(
+        e.contains("thinktime_spin = 10000 us is longer than thinktime = 2000 us"),
+        "{e}"
+    );
+    let e = parse(
+        "t.fio",
+        "[a]\nsize=1m\nbs=8k\nblockalign=4k\nfallocate=posix\n",
+        no_vars,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("`blockalign=4k` (offsets aligned otherwise"), "{e}");
+    assert!(e.contains("`fallocate=posix` (dfsbench does not preallocate"), "{e}");
 }
 
 #[test]
@@ -163,11 +261,11 @@ fn pre_read_needs_invalidate_off() {
 
 #[test]
 fn every_unsupported_option_is_named_with_its_line() {
-    let text = "[global]\nsize=1m\nexitall\n[a]\nrw=trim\n[b]\nbssplit=4k/50:8k/60\n";
+    let text = "[global]\nsize=1m\nzonemode=zbd\n[a]\nrw=trim\n[b]\nbssplit=4k/50:8k/60\n";
     let e = parse("t.fio", text, no_vars).unwrap_err().to_string();
     assert!(e.starts_with("t.fio: fio options dfsbench cannot run:"), "{e}");
     for part in [
-        "[global] line 3 `exitall`",
+        "[global] line 3 `zonemode=zbd`",
         "[a] line 5 `rw=trim`",
         "[b] line 7 `bssplit=4k/50:8k/60` (the shares make 110%, not 100%)",
     ] {
@@ -336,14 +434,14 @@ fn a_command_line_is_read_as_fio_reads_it() {
         &[
             arg(1, "name", Some("x")),
             arg(2, "size", Some("1m")),
-            arg(3, "exitall", None),
+            arg(3, "zonemode", Some("zbd")),
         ],
         None,
     )
     .unwrap_err()
     .to_string();
     assert!(
-        e.starts_with("the fio command line: ") && e.contains("[x] argument 3 `exitall`"),
+        e.starts_with("the fio command line: ") && e.contains("[x] argument 3 `zonemode=zbd`"),
         "{e}"
     );
 }
@@ -390,4 +488,89 @@ fn detects_job_files() {
     assert!(is_job_file("job", "; c\n[global]\nbs=4k\n"));
     assert!(!is_job_file("w", "[[job]]\nworkload = \"io\"\n"));
     assert!(!is_job_file("w.toml", "[global]\n"));
+}
+
+/// fio's flow, flow_id and flow_sleep (microseconds) are the io options of the same names.
+#[test]
+fn flow_is_read() {
+    let f = parse(
+        "t.fio",
+        "[global]\nsize=1m\nflow_sleep=1000\n[a]\nflow=1\n[b]\nflow=8\nflow_id=2\n",
+        no_vars,
+    )
+    .unwrap();
+    let io = |j: usize| &f.jobs[j].workloads.io;
+    assert_eq!((io(0).flow, io(0).flow_sleep.as_deref()), (Some(1), Some("1000us")));
+    assert_eq!((io(1).flow, io(1).flow_id), (Some(8), Some(2)));
+    validate(&f.run, &f.jobs).unwrap();
+}
+
+/// fio's dedupe_mode=working_set with its percentage, and dedupe_global.
+#[test]
+fn the_dedupe_working_set_is_read() {
+    let text = "[global]\nsize=1m\nrw=write\ndedupe_percentage=50\ndedupe_mode=working_set\ndedupe_global=1\ndedupe_working_set_percentage=50\n[a]\n[b]\ndedupe_mode=repeat\ndedupe_global=0\n";
+    let f = parse("t.fio", text, no_vars).unwrap();
+    let io = |j: usize| &f.jobs[j].workloads.io;
+    assert_eq!((io(0).dedupe_working_set, io(0).dedupe_global), (Some(50), Some(true)));
+    assert_eq!((io(1).dedupe_working_set, io(1).dedupe_global), (None, Some(false)));
+    let config = validate(&f.run, &f.jobs).unwrap();
+    let crate::workloads::Workload::Io(io) = &config.jobs[0].workload else {
+        unreachable!("an io job")
+    };
+    assert_eq!(io.data.dedupe_working_set_blocks, Some(128), "half of 256 blocks");
+    assert!(io.data.dedupe_global);
+}
+
+/// exitall and exitall_on_error are the job's; exit_what=all only in the last group.
+#[test]
+fn exitall_stops_the_group() {
+    let text = "[global]\nsize=1m\nexitall\n[a]\nexitall_on_error=1\n[b]\nexit_what=stonewall\n[c]\nstonewall\nexit_what=all\n";
+    let f = parse("t.fio", text, no_vars).unwrap();
+    let s = |j: usize| &f.jobs[j].settings;
+    assert_eq!((s(0).exitall, s(0).exitall_on_error), (Some(true), Some(true)));
+    assert_eq!((s(2).exitall, s(2).exitall_on_error), (Some(true), None));
+    let config = validate(&f.run, &f.jobs).unwrap();
+    assert!(config.jobs[1].exitall && !config.jobs[1].exitall_on_error);
+    let e = parse(
+        "t.fio",
+        "[global]\nsize=1m\nexitall\nexit_what=all\n[a]\n[b]\nstonewall\n",
+        no_vars,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("[global] line 4 `exit_what=all` (with exitall, fio stops"),
+        "{e}"
+    );
+    assert_eq!(e.matches("exit_what=all").count(), 1, "named once: {e}");
+}
+
+/// verify_interval of dfsbench's 512-byte sector, verify_pattern (dfsbench's data),
+/// create_serialize, error_dump and continue_on_error other than none.
+#[test]
+fn verify_and_error_options_are_read() {
+    let text = "[a]\nsize=1m\nrw=write\nverify=meta\nverify_pattern=0xaa555aa5\nverify_interval=512\ncreate_serialize=0\nerror_dump=0\ncontinue_on_error=write\n";
+    let f = parse("t.fio", text, no_vars).unwrap();
+    assert_eq!(f.run.verify, Some(true));
+    validate(&f.run, &f.jobs).unwrap();
+    let e = parse(
+        "t.fio",
+        "[a]\nsize=1m\nverify_interval=4k\ncontinue_on_error=none\n",
+        no_vars,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("`verify_interval=4k` (dfsbench's verify header"), "{e}");
+    assert!(e.contains("`continue_on_error=none` (dfsbench records an error"), "{e}");
+}
+
+/// fill_device needs no size (the target's space is the size) and writes only.
+#[test]
+fn fill_device_needs_no_size() {
+    let f = parse("t.fio", "[a]\nrw=write\nfill_device=1\n", no_vars).unwrap();
+    assert_eq!(f.jobs[0].workloads.io.fill_device, Some(true));
+    validate(&f.run, &f.jobs).unwrap();
+    let f = parse("t.fio", "[a]\nrw=read\nfill_fs=1\n", no_vars).unwrap();
+    let e = validate(&f.run, &f.jobs).unwrap_err().to_string();
+    assert!(e.contains("fill_device writes until the target is full"), "{e}");
 }

@@ -9,6 +9,7 @@ use dfsbench_backends::{AlignedBuf, BlockIo, BlockOp, BlockOpts, Client, FileOpt
 
 use crate::cache::drop_again;
 use crate::dist::Picker;
+use crate::load::sleep_until;
 use crate::pattern::FileKey;
 use crate::stats::{Recorder, Reread};
 use crate::worker::{JobContext, Worker};
@@ -16,6 +17,7 @@ use crate::workloads::shared::{READ, SYNC, WRITE};
 use crate::workloads::Kind;
 
 use super::floor::Floor;
+use super::span::Holes;
 use super::{file_and_region, file_key, io_file, IoJob, Rw, Stint};
 
 /// A worker's file opened for an io run, its write buffers filled: what is set up before the
@@ -209,11 +211,18 @@ pub(super) async fn run_io<C: Client>(
     rec.note_engine(file.engine(), file.depth());
     let depth = file.depth();
     let time_based = matches!(stint, Stint::Timed);
-    let total = if time_based {
-        u64::MAX
-    } else {
-        region_len.saturating_mul(io.loops)
-    };
+    let mut total = if time_based { u64::MAX } else { io.bytes_per_pattern() };
+    // number_ios: the most operations, whichever ends first.
+    let max_ops = io.number_ios.unwrap_or(u64::MAX);
+    let mut ops = 0u64;
+    // thinktime: after every thinktime_blocks operations, once they are in, a pause.
+    let think = io.think.as_deref().copied();
+    let mut since_think = 0u64;
+    // flow: this worker's share of its flow's I/Os, held to its share of the weights.
+    let mut member = io.flow.as_ref().map(|f| f.join());
+    let mut held_back = false;
+    // The rw modifier: holes (or steps back) between sequential operations.
+    let mut holes = (io.seq_add != 0 && !rw.random()).then(|| Holes::new(io.seq_add));
     let mut order = BlockOrder::new(blocks, rw.random(), w.rng.next_u64());
     // norandommap: each random offset drawn on its own, not from the pass's permutation; so
     // are bssplit's, whose operations of mixed sizes cover no permutation of blocks.
@@ -265,12 +274,35 @@ pub(super) async fn run_io<C: Client>(
             }
             (unsynced, sync_due) = (0, false);
         }
-        while inflight < depth && issued < total && !stopping && !sync_due {
+        let more = |issued: u64, ops: u64| issued < total && ops < max_ops;
+        let due = |since: u64| think.is_some_and(|t| since >= t.thinktime_blocks);
+        if let Some(t) = think.filter(|_| due(since_think) && inflight == 0 && more(issued, ops) && !stopping) {
+            stopping |= !t.pause(ctl, w.alone).await;
+            since_think = 0;
+            now = Instant::now();
+        }
+        // Held back by the flow: once the I/Os in flight are in, a sleep, then another try.
+        if let Some(m) = member.as_ref().filter(|_| held_back && inflight == 0 && !stopping) {
+            let until = Instant::now() + std::time::Duration::from_micros(m.sleep_us());
+            stopping |= !sleep_until(until, ctl, w.alone).await;
+            held_back = false;
+            now = Instant::now();
+        }
+        while inflight < depth && more(issued, ops) && !stopping && !sync_due && !due(since_think) && !held_back {
+            if let Some(m) = &mut member {
+                if !m.admit() {
+                    held_back = true;
+                    break;
+                }
+            }
             // Before the first block of every pass after the first, whose clock starts after
             // the drop (at depth 1 the previous pass's last block is in by then).
             if pass_left == 0 {
                 pass_left = region_len;
                 cursor = 0;
+                if let Some(h) = &mut holes {
+                    h.restart();
+                }
                 if rereads {
                     // Read-only: nothing to write back.
                     let r = drop_again(&mut w.client, &path, evict_each_pass, false).await;
@@ -303,18 +335,38 @@ pub(super) async fn run_io<C: Client>(
                 now
             };
             let slot = free.pop().expect("a free slot when fewer than depth are in flight");
-            let at = match &picker {
-                Some(p) => p.pick(&mut w.rng) * unit,
-                None if independent => w.rng.gen_range(0..blocks) * unit,
-                None if mixed_sizes => cursor,
-                None => order.next() * unit,
+            // The size first when the rw modifier places the operation after the last one;
+            // the end of the file ends the pattern, or its pass when it goes round.
+            let held = holes.is_some().then(|| io.pick_len(&mut w.rng));
+            let hole = match (&mut holes, held) {
+                (Some(h), Some(len)) => match h.next(len, region_len, io.size) {
+                    Some(at) => Some(at),
+                    None if time_based || io.loops > 1 => {
+                        h.restart();
+                        h.next(len, region_len, io.size)
+                    }
+                    None => None,
+                },
+                _ => None,
+            };
+            if held.is_some() && hole.is_none() {
+                free.push(slot);
+                total = issued;
+                break;
+            }
+            let at = match (&picker, hole) {
+                (Some(p), _) => p.pick(&mut w.rng) * unit,
+                (None, Some(at)) => at,
+                (None, None) if independent => w.rng.gen_range(0..blocks) * unit,
+                (None, None) if mixed_sizes => cursor,
+                (None, None) => order.next() * unit,
             };
             // The last operation of a pass (or of the region) is cut to what is left of it,
             // so that a pass moves the region's bytes, as fio's passes move size.
-            let len = if mixed_sizes {
-                io.pick_len(&mut w.rng).min(region_len - at).min(pass_left)
-            } else {
-                unit
+            let len = match held {
+                Some(len) => len,
+                None if mixed_sizes => io.pick_len(&mut w.rng).min(region_len - at).min(pass_left),
+                None => unit,
             };
             if mixed_sizes {
                 // len never passes the region's end: wrap there without a division per block.
@@ -339,6 +391,10 @@ pub(super) async fn run_io<C: Client>(
             }
             if let Err(e) = file.submit(slot, op, offset, len as usize) {
                 free.push(slot);
+                if io.fill_device && e.is_no_space() {
+                    stopping = true;
+                    break;
+                }
                 rec.error(class(op), now, &e, &path, Some(offset));
                 stopping = true;
                 break;
@@ -350,9 +406,14 @@ pub(super) async fn run_io<C: Client>(
             slot_op[slot] = op;
             inflight += 1;
             issued += len;
-            pass_left -= len;
+            pass_left = pass_left.saturating_sub(len);
+            ops += 1;
+            since_think += u64::from(think.is_some());
         }
         if inflight == 0 {
+            if held_back && !stopping {
+                continue;
+            }
             break;
         }
         w.completions.clear();
@@ -400,6 +461,13 @@ pub(super) async fn run_io<C: Client>(
                         }
                     }
                 }
+                // fill_device: the target is full, the pattern's end (a short write is the
+                // last one that fitted).
+                Ok(n) if io.fill_device => {
+                    rec.record_op(class(op), slot_intended[c.slot], slot_start[c.slot], now, n as u64);
+                    stopping = true;
+                }
+                Err(e) if io.fill_device && e.is_no_space() => stopping = true,
                 Ok(n) => {
                     let e = OpError::new("short_io", format!("moved {n} of {len} bytes"));
                     rec.error(class(op), now, &e, &path, Some(offset));

@@ -1,12 +1,12 @@
 //! fio-style block I/O: sequential or random reads and writes with a real queue depth.
 //!
-//! This file holds the workload's options, their validation and its phases; `engine.rs` its
-//! file work and hot loop; `probe.rs` the engine probe of `--ioengine auto`.
+//! This file holds the workload's validation and its phases; `options.rs` its options, `rw.rs`
+//! its patterns, `span.rs` where operations go, `think.rs` the pauses between them, `engine.rs`
+//! its file work and hot loop, `probe.rs` the engine probe of `--ioengine auto`.
 
 use dfsbench_backends::{Capabilities, Capability, Client, IoEngine};
 use dfsbench_result::PhaseResult;
-use serde::{Deserialize, Serialize};
-use serde_json::json;
+use serde::Serialize;
 
 use crate::data::{DataShape, Written};
 use crate::dist::Access;
@@ -15,122 +15,34 @@ use crate::pattern::FileKey;
 use crate::stats::Recorder;
 use crate::units::format_size;
 use crate::worker::{JobContext, Worker};
-use crate::workloads::shared::{size_key, size_or, RW_CLASSES, RW_SYNC_CLASSES};
+use crate::workloads::shared::{size_key, size_or};
 use crate::workloads::whole::chunk_for;
-use crate::workloads::{Kind, Phase, RunSettings, SharedOptions, Step, Timing};
+use crate::workloads::{Kind, Phase, RunSettings, SharedOptions, Timing};
 
 use engine::{OpenedIo, LAYOUT_CHUNK};
 
 mod engine;
 mod floor;
+mod flow;
+mod options;
+mod phases;
 mod probe;
+mod rw;
 mod span;
+mod think;
 
+pub(crate) use options::share_dedupe;
+pub use options::Options;
+pub use rw::{IoStep, Rw};
+
+pub(crate) use flow::share as share_flows;
+
+/// An io job of the run: its index, group, workers, and the job (what the run's jobs share
+/// between them is set after each is validated).
+pub(crate) type Placed<'a> = (usize, Option<&'a str>, usize, &'a mut IoJob);
+use flow::Flow;
 use span::Span;
-
-/// The io workload's own flags and workload-file keys (fio's names).
-#[derive(clap::Args, Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-#[group(id = "io-options")]
-pub struct Options {
-    /// Access pattern: read, write, randread, randwrite, readwrite, randrw (io).
-    #[arg(long, visible_alias = "readwrite", value_name = "PATTERN", help_heading = "io")]
-    pub rw: Option<String>,
-
-    /// Patterns to run after rw on the same files, in order: `--rw write --then read` writes
-    /// each worker's file and reads it back, as IOR does (io).
-    #[arg(long, value_delimiter = ',', value_name = "LIST", help_heading = "io")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub then: Option<Vec<String>>,
-
-    /// Name of the file in the job's directory (fio's filename): one worker's file, or the
-    /// shared file (io) [default: w<worker>.dat, shared.dat].
-    #[arg(long, value_name = "NAME", help_heading = "io")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub filename: Option<String>,
-
-    /// File size per worker (io) [default: 64m].
-    #[arg(long, value_name = "SIZE", help_heading = "io")]
-    pub size: Option<String>,
-
-    /// Operations in flight per worker (io) [default: 1].
-    #[arg(long, value_name = "N", help_heading = "io")]
-    pub iodepth: Option<usize>,
-
-    /// Percentage of reads in readwrite/randrw [default: 50].
-    #[arg(long, value_name = "PCT", help_heading = "io")]
-    pub rwmixread: Option<u32>,
-
-    /// All workers use one file, each its own region (IOR's shared file) (io).
-    #[arg(long, value_name = "0|1", num_args = 0..=1, default_missing_value = "1", value_parser = super::shared::parse_flag, help_heading = "io")]
-    pub shared_file: Option<bool>,
-
-    /// All workers use one file, each over all of it (fio's numjobs clones of a job with
-    /// filename=) (io).
-    #[arg(long, value_name = "0|1", num_args = 0..=1, default_missing_value = "1", value_parser = super::shared::parse_flag, conflicts_with = "shared_file", help_heading = "io")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub same_file: Option<bool>,
-
-    /// I/O engine: auto, io_uring, libaio, posixaio, psync or mmap (io) [default: auto: the fastest
-    /// of io_uring, libaio and psync by a short probe on the run's own file before each
-    /// pattern].
-    #[arg(long, value_name = "ENGINE", help_heading = "io")]
-    pub ioengine: Option<String>,
-
-    /// Read each worker's file once, unmeasured, before every pattern that reads it (fio's
-    /// pre_read), so that cached reads start from a warm page cache; needs --invalidate 0 (io).
-    #[arg(long, value_name = "0|1", num_args = 0..=1, default_missing_value = "1", value_parser = super::shared::parse_flag, help_heading = "io")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pre_read: Option<bool>,
-
-    /// Random offsets drawn independently, each block as likely every time: some repeat and
-    /// some are missed in a pass (fio's norandommap) [default: every block once per pass] (io).
-    #[arg(long, value_name = "0|1", num_args = 0..=1, default_missing_value = "1", value_parser = super::shared::parse_flag, help_heading = "io")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub norandommap: Option<bool>,
-
-    /// fsync the file after every N writes, timed as operations of their own kind, `sync`
-    /// (fio's fsync=N) (io).
-    #[arg(long, value_name = "N", conflicts_with = "fdatasync_every", help_heading = "io")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fsync_every: Option<u64>,
-
-    /// fdatasync the file after every N writes, timed as `sync` operations (fio's
-    /// fdatasync=N; the etcd disk check) (io).
-    #[arg(long, value_name = "N", help_heading = "io")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fdatasync_every: Option<u64>,
-
-    /// Block sizes and their shares of the operations, e.g. 4k/50:64k/50, instead of bs; a
-    /// pass still moves size bytes (fio's bssplit) (io).
-    #[arg(long, value_name = "SPLIT", help_heading = "io")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bssplit: Option<String>,
-
-    /// Where each worker's I/O starts in its file; the file reaches offset + size (fio's
-    /// offset) (io) [default: 0].
-    #[arg(long, value_name = "SIZE", help_heading = "io")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub offset: Option<String>,
-
-    /// Each worker starts this much further into its file than the worker before, e.g. one
-    /// region each in a same_file (fio's offset_increment) (io) [default: 0].
-    #[arg(long, value_name = "SIZE", help_heading = "io")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub offset_increment: Option<String>,
-
-    /// The least bytes per second each worker must keep over every second of a phase, or it
-    /// stops with an error of kind ratemin (fio's ratemin) (io).
-    #[arg(long, value_name = "SIZE", help_heading = "io")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rate_min: Option<String>,
-
-    /// Passes over the file of a phase that is not time-based, each read pass from the
-    /// storage (fio's loops) [default: 1] (io).
-    #[arg(long, value_name = "N", help_heading = "io")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub loops: Option<u64>,
-}
+use think::Think;
 
 /// A sync every so many writes (`fsync=N`, `fdatasync=N`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -194,6 +106,27 @@ pub struct IoJob {
     /// Bytes per second each worker keeps at least, over every second.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rate_min: Option<u64>,
+    /// Bytes each worker moves in a pattern that is not time-based, instead of size x loops.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub io_size: Option<u64>,
+    /// Bytes added to the offset after every sequential operation (fio's rw modifier).
+    #[serde(skip_serializing_if = "is_zero_i")]
+    pub seq_add: i64,
+    /// A pause after every so many operations (fio's thinktime).
+    #[serde(flatten)]
+    pub think: Option<Box<Think>>,
+    /// The most operations each worker issues in a pattern.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub number_ios: Option<u64>,
+    /// The job's weight in its flow (fio's flow).
+    #[serde(flatten)]
+    pub flow: Option<Box<Flow>>,
+    /// Write until the target is full, which ends the pattern without an error.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub fill_device: bool,
+    /// The path a fio job gave as filename; the file is `filename`, its base name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fio_filename: Option<String>,
     /// Whether `size` was given: on a device, without it, the job spans the device.
     #[serde(skip)]
     pub size_given: bool,
@@ -205,6 +138,10 @@ pub struct IoJob {
     pub on_device: bool,
 }
 
+fn is_zero_i(v: &i64) -> bool {
+    *v == 0
+}
+
 fn is_zero(v: &u64) -> bool {
     *v == 0
 }
@@ -214,82 +151,6 @@ impl IoJob {
     /// out, and its data is worker 0's.
     pub(super) fn one_file(&self) -> bool {
         self.shared_file || self.same_file
-    }
-}
-
-/// Access pattern, named as fio's `rw`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Rw {
-    Read,
-    Write,
-    Randread,
-    Randwrite,
-    Readwrite,
-    Randrw,
-}
-
-impl Rw {
-    const ALL: [Rw; 6] = [
-        Rw::Read,
-        Rw::Write,
-        Rw::Randread,
-        Rw::Randwrite,
-        Rw::Readwrite,
-        Rw::Randrw,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Rw::Read => "read",
-            Rw::Write => "write",
-            Rw::Randread => "randread",
-            Rw::Randwrite => "randwrite",
-            Rw::Readwrite => "readwrite",
-            Rw::Randrw => "randrw",
-        }
-    }
-    /// The pattern named `name` (fio's `rw` is `readwrite`), for key `key`.
-    fn parse(key: &'static str, name: &str) -> Result<Rw, ConfigError> {
-        match name {
-            "rw" => Ok(Rw::Readwrite),
-            name => Rw::ALL.into_iter().find(|rw| rw.name() == name).ok_or_else(|| {
-                ConfigError::value(
-                    key,
-                    format!("'{name}'"),
-                    "use read, write, randread, randwrite, readwrite or randrw",
-                )
-            }),
-        }
-    }
-    pub fn random(self) -> bool {
-        matches!(self, Rw::Randread | Rw::Randwrite | Rw::Randrw)
-    }
-    pub fn reads(self) -> bool {
-        !matches!(self, Rw::Write | Rw::Randwrite)
-    }
-    pub fn writes(self) -> bool {
-        !matches!(self, Rw::Read | Rw::Randread)
-    }
-}
-
-/// The unmeasured layout of the files (before reads), the unmeasured pre-read (`pre_read`) and
-/// engine probe (`auto`), then the pattern.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum IoStep {
-    Layout,
-    PreRead(Rw),
-    Probe(Rw),
-    Run(Rw),
-}
-
-impl Step for IoStep {
-    /// The pre-read reads the file its pattern will read: another rank's with --shuffle.
-    fn reads_shuffled(self) -> bool {
-        matches!(self, IoStep::Run(rw) | IoStep::PreRead(rw) if !rw.writes())
-    }
-    fn reads_data(self) -> bool {
-        matches!(self, IoStep::Run(rw) if rw.reads())
     }
 }
 
@@ -334,7 +195,16 @@ impl Kind for IoJob {
             None => s.block_size(4096)?,
         };
         let unit = span.bssplit.iter().map(|(bs, _)| *bs).min().unwrap_or(bs);
-        let size = size_or("size", own.size.as_deref(), 64 << 20)?;
+        let fill_device = own.fill_device.unwrap_or(false);
+        if fill_device && (rw != Rw::Write || !then.is_empty()) {
+            return Err("fill_device writes until the target is full: give rw = write alone".into());
+        }
+        // Filling: size bounds the writes when given, else the target's space does (1 PiB).
+        let size = size_or(
+            "size",
+            own.size.as_deref(),
+            if fill_device { 1 << 50 } else { 64 << 20 },
+        )?;
         if size < unit as u64 {
             return Err(ConfigError::value(
                 "size",
@@ -439,7 +309,47 @@ impl Kind for IoJob {
         if loops == 0 {
             return Err(ConfigError::value("loops", 0, "give 1 or more passes over the file"));
         }
+        let sequential = !rw.random() || then.iter().any(|t| !t.random());
+        if span.seq_add != 0 && !sequential {
+            return Err(format!(
+                "seq_add leaves holes between sequential operations, and rw = {} is random: use read, write or readwrite, or leave seq_add out",
+                rw.name()
+            )
+            .into());
+        }
+        if span.seq_add < 0 && span.seq_add.unsigned_abs() > size {
+            return Err(ConfigError::value(
+                "seq_add",
+                span.seq_add,
+                "go back at most the file's size",
+            ));
+        }
+        if direct && span.seq_add % 512 != 0 {
+            return Err(format!(
+                "direct I/O needs seq_add in whole 512-byte sectors, got {}",
+                span.seq_add
+            )
+            .into());
+        }
+        let io_size = own
+            .io_size
+            .as_deref()
+            .map(|t| size_key("io_size", t))
+            .transpose()?
+            .filter(|b| *b > 0);
+        if own.number_ios == Some(0) {
+            return Err(ConfigError::value("number_ios", 0, "give 1 or more operations"));
+        }
         Ok(IoJob {
+            io_size,
+            seq_add: span.seq_add,
+            // Boxed: the io job is the largest workload, which these rarely used options would
+            // make larger still.
+            think: Think::validate(own)?.map(Box::new),
+            flow: Flow::validate(own)?.map(Box::new),
+            number_ios: own.number_ios,
+            fio_filename: own.fio_filename.clone(),
+            fill_device,
             loops,
             rate_min: own
                 .rate_min
@@ -452,7 +362,7 @@ impl Kind for IoJob {
             bssplit: span.bssplit,
             norandommap,
             sync_every,
-            data: s.data_shape(run)?,
+            data: own.dedupe_working_set(s.data_shape(run)?, size, bs)?,
             random_distribution,
             rw,
             then,
@@ -475,103 +385,7 @@ impl Kind for IoJob {
     }
 
     fn phases(&self, index: usize, job: &Timing) -> Vec<Phase> {
-        let params = vec![
-            ("rw", json!(self.rw.name())),
-            ("bs", json!(self.bs)),
-            ("size", json!(self.size)),
-            ("iodepth", json!(self.iodepth)),
-            ("direct", json!(self.direct)),
-            ("shared_file", json!(self.shared_file)),
-        ];
-        let mut out = Vec::new();
-        // Reads need the file laid out, unless an earlier pattern wrote all of it: one pass by
-        // count writes every block, a time-limited one may not.
-        let later_reads = job.duration.is_some() && self.then.iter().any(|rw| rw.reads());
-        // A device is read as it is, as fio reads one; what a run verifies it writes first.
-        let lay_out = !self.on_device || self.verify;
-        if (self.rw.reads() || later_reads) && lay_out {
-            let label = format!("layout {}", format_size(self.size));
-            let layout = Phase::new(index, job, IoStep::Layout, "layout", label, RW_CLASSES, params.clone());
-            out.push(layout.preparation());
-        }
-        for rw in std::iter::once(self.rw).chain(self.then.iter().copied()) {
-            if self.pre_read && rw.reads() {
-                let label = format!("pre-read {}", format_size(self.size));
-                let step = IoStep::PreRead(rw);
-                let pre_read = Phase::new(index, job, step, "pre-read", label, RW_CLASSES, params.clone());
-                out.push(pre_read.preparation());
-            }
-            if self.probe {
-                let label = format!("probe engines: {} {}", rw.name(), format_size(self.bs as u64));
-                let probe = Phase::new(
-                    index,
-                    job,
-                    IoStep::Probe(rw),
-                    "probe",
-                    label,
-                    RW_CLASSES,
-                    params.clone(),
-                );
-                out.push(probe.preparation());
-            }
-            let mut params = params.clone();
-            if matches!(rw, Rw::Readwrite | Rw::Randrw) {
-                params.push(("rwmixread", json!(self.rwmixread)));
-            }
-            if self.pre_read && rw.reads() {
-                params.push(("pre_read", json!(true)));
-            }
-            if let Some(sync) = self.sync_every.filter(|_| rw.writes()) {
-                let call = if sync.data_only {
-                    "fdatasync_every"
-                } else {
-                    "fsync_every"
-                };
-                params.push((call, json!(sync.writes)));
-            }
-            if self.norandommap && rw.random() {
-                params.push(("norandommap", json!(true)));
-            }
-            if self.loops > 1 {
-                params.push(("loops", json!(self.loops)));
-            }
-            if self.same_file {
-                params.push(("same_file", json!(true)));
-            }
-            if !self.bssplit.is_empty() {
-                params.push(("bssplit", json!(self.bssplit)));
-            }
-            if self.offset > 0 || self.offset_increment > 0 {
-                params.push(("offset", json!(self.offset)));
-                params.push(("offset_increment", json!(self.offset_increment)));
-            }
-            params[0].1 = json!(rw.name());
-            let bs = if self.bssplit.is_empty() {
-                format_size(self.bs as u64)
-            } else {
-                let sizes: Vec<String> = self
-                    .bssplit
-                    .iter()
-                    .map(|(b, p)| format!("{}/{p}", format_size(*b as u64)))
-                    .collect();
-                sizes.join(":")
-            };
-            let name = rw.name();
-            let label = format!("{name} {bs} qd{}", self.iodepth);
-            let classes = if self.sync_every.is_some() && rw.writes() {
-                RW_SYNC_CLASSES
-            } else {
-                RW_CLASSES
-            };
-            let phase = Phase::new(index, job, IoStep::Run(rw), name, label, classes, params);
-            // One pass over the worker's file (or region) in whole blocks: the progress line's
-            // total, when the blocks are all one size.
-            out.push(match self.ops_per_pass() {
-                Some(n) => phase.counted(n.saturating_mul(self.loops)),
-                None => phase,
-            });
-        }
-        out
+        phases::of(self, index, job)
     }
 
     fn needs(&self) -> Vec<Capability> {

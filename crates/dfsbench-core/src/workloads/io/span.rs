@@ -14,6 +14,8 @@ pub(super) struct Span {
     pub(super) offset: u64,
     pub(super) offset_increment: u64,
     pub(super) bssplit: Vec<(usize, u32)>,
+    /// Bytes added to the offset after every sequential operation (fio's rw modifier).
+    pub(super) seq_add: i64,
 }
 
 impl Span {
@@ -30,7 +32,15 @@ impl Span {
         if !bssplit.is_empty() && bs_given {
             return Err("bssplit gives the block sizes, and so does bs: leave one of them out".into());
         }
+        let seq_add = match own.seq_add.as_deref().map(str::trim) {
+            None => 0,
+            Some(t) => match t.strip_prefix('-') {
+                Some(back) => -(size_key("seq_add", back)?.min(i64::MAX as u64) as i64),
+                None => size_key("seq_add", t)?.min(i64::MAX as u64) as i64,
+            },
+        };
         Ok(Span {
+            seq_add,
             offset: size("offset", &own.offset)?.unwrap_or(0),
             offset_increment: size("offset_increment", &own.offset_increment)?.unwrap_or(0),
             bssplit,
@@ -109,6 +119,79 @@ impl IoJob {
         let blocks = self.region_len().checked_div(self.unit()).unwrap_or(0);
         self.bssplit.is_empty().then_some(blocks)
     }
+
+    /// Operations of a pattern that is not time-based, when every one is the same size:
+    /// io_size's (or loops passes'), at most number_ios.
+    pub(super) fn ops_per_pattern(&self) -> Option<u64> {
+        let per_pass = self.ops_per_pass()?;
+        let ops = match self.io_size {
+            Some(bytes) => bytes / self.unit(),
+            None => per_pass.saturating_mul(self.loops),
+        };
+        Some(self.number_ios.map_or(ops, |n| n.min(ops)))
+    }
+
+    /// Bytes a worker moves in a pattern that is not time-based: with the rw modifier, as fio,
+    /// until size bytes are done (the last operation may pass it) or the file ends.
+    pub(super) fn bytes_per_pattern(&self) -> u64 {
+        let pass = if self.seq_add != 0 {
+            self.size
+        } else {
+            self.region_len()
+        };
+        self.io_size.unwrap_or_else(|| pass.saturating_mul(self.loops))
+    }
+}
+
+/// Sequential offsets with fio's rw modifier: after every operation the next starts `add`
+/// bytes past the end of the last (before it when negative). As fio's (io_u.c,
+/// get_next_seq_offset and fill_io_u): the first starts at 0, or at the region's end plus
+/// `add` when going backwards, whence a start before 0 goes back there; forwards, a start at
+/// or past the file's `size` wraps to 0, and an operation that would pass the region's end,
+/// or one after the last reached the file's end, ends the pass (fio's end of file).
+pub(super) struct Holes {
+    add: i64,
+    /// Where the last operation ended in the region (0: none yet this pass).
+    last_end: u64,
+}
+
+impl Holes {
+    pub(super) fn new(add: i64) -> Holes {
+        Holes { add, last_end: 0 }
+    }
+
+    /// A new pass starts from the beginning again (fio resets its file's position).
+    pub(super) fn restart(&mut self) {
+        self.last_end = 0;
+    }
+
+    /// Where the next operation of `len` bytes starts in a region of `region_len` bytes of a
+    /// file of `size`, or None at the end of the pass.
+    pub(super) fn next(&mut self, len: u64, region_len: u64, size: u64) -> Option<u64> {
+        let back_start = region_len.saturating_sub(self.add.unsigned_abs());
+        let pos = match (self.last_end, self.add < 0) {
+            (0, true) => back_start,
+            (0, false) => 0,
+            // The last operation reached the end of the file: fio's end of file.
+            (last, _) if last >= size => return None,
+            (last, back) => match u64::try_from(last as i64 + self.add) {
+                Ok(p) if p < size => p,
+                _ if back => back_start,
+                _ => 0,
+            },
+        };
+        // A backwards start nearer to the end than one operation starts one before it.
+        let pos = if self.add < 0 {
+            pos.min(region_len.saturating_sub(len))
+        } else {
+            pos
+        };
+        if pos + len > region_len {
+            return None;
+        }
+        self.last_end = pos + len;
+        Some(pos)
+    }
 }
 
 #[cfg(test)]
@@ -177,6 +260,32 @@ mod tests {
             8192 + (3 << 20),
             "one file: the last region's end"
         );
+    }
+
+    #[test]
+    fn holes_follow_fio_forwards_and_backwards() {
+        // fio's backwards-read.fio: bs=4k, rw=read:-8k over 32k: from 24k down to 0, then
+        // from 24k again (the last block is never read, as in fio).
+        let mut back = Holes::new(-8192);
+        let got: Vec<u64> = (0..9).map(|_| back.next(4096, 32768, 32768).unwrap() / 4096).collect();
+        assert_eq!(got, [6, 5, 4, 3, 2, 1, 0, 6, 5]);
+        // rw=write:4k: every other block; a start at the file's size wraps to 0.
+        let mut skip = Holes::new(4096);
+        let got: Vec<Option<u64>> = (0..3).map(|_| skip.next(4096, 16384, 16384)).collect();
+        assert_eq!(got, [Some(0), Some(8192), Some(0)]);
+        // An operation that reached the end ends the pass (fio's end of file); the next pass
+        // starts from 0 again.
+        let mut end = Holes::new(8192);
+        let got: Vec<Option<u64>> = (0..3).map(|_| end.next(4096, 16384, 16384)).collect();
+        assert_eq!(got, [Some(0), Some(12288), None]);
+        end.restart();
+        assert_eq!(end.next(4096, 16384, 16384), Some(0));
+        // fio's 1 MiB (10^6 bytes) with rw=write:4k: the operation at 999,424 would pass the
+        // end of the file's whole blocks.
+        let mut million = Holes::new(4096);
+        let region = 1_000_000 / 4096 * 4096;
+        let n = std::iter::from_fn(|| million.next(4096, region, 1_000_000)).count();
+        assert_eq!(n, 122, "as many writes as fio's");
     }
 
     #[test]

@@ -1,0 +1,233 @@
+//! The io workload's own flags and workload-file keys, in fio's names.
+
+use serde::{Deserialize, Serialize};
+
+use crate::data::DataShape;
+use crate::error::ConfigError;
+
+use super::Placed;
+
+/// The io workload's own flags and workload-file keys (fio's names).
+#[derive(clap::Args, Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[group(id = "io-options")]
+pub struct Options {
+    /// Access pattern: read, write, randread, randwrite, readwrite, randrw (io).
+    #[arg(long, visible_alias = "readwrite", value_name = "PATTERN", help_heading = "io")]
+    pub rw: Option<String>,
+
+    /// Patterns to run after rw on the same files, in order: `--rw write --then read` writes
+    /// each worker's file and reads it back, as IOR does (io).
+    #[arg(long, value_delimiter = ',', value_name = "LIST", help_heading = "io")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub then: Option<Vec<String>>,
+
+    /// Name of the file in the job's directory (fio's filename): one worker's file, or the
+    /// shared file (io) [default: w<worker>.dat, shared.dat].
+    #[arg(long, value_name = "NAME", help_heading = "io")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filename: Option<String>,
+
+    /// File size per worker (io) [default: 64m].
+    #[arg(long, value_name = "SIZE", help_heading = "io")]
+    pub size: Option<String>,
+
+    /// Operations in flight per worker (io) [default: 1].
+    #[arg(long, value_name = "N", help_heading = "io")]
+    pub iodepth: Option<usize>,
+
+    /// Percentage of reads in readwrite/randrw [default: 50].
+    #[arg(long, value_name = "PCT", help_heading = "io")]
+    pub rwmixread: Option<u32>,
+
+    /// All workers use one file, each its own region (IOR's shared file) (io).
+    #[arg(long, value_name = "0|1", num_args = 0..=1, default_missing_value = "1", value_parser = crate::workloads::shared::parse_flag, help_heading = "io")]
+    pub shared_file: Option<bool>,
+
+    /// All workers use one file, each over all of it (fio's numjobs clones of a job with
+    /// filename=) (io).
+    #[arg(long, value_name = "0|1", num_args = 0..=1, default_missing_value = "1", value_parser = crate::workloads::shared::parse_flag, conflicts_with = "shared_file", help_heading = "io")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub same_file: Option<bool>,
+
+    /// I/O engine: auto, io_uring, libaio, posixaio, psync or mmap (io) [default: auto: the fastest
+    /// of io_uring, libaio and psync by a short probe on the run's own file before each
+    /// pattern].
+    #[arg(long, value_name = "ENGINE", help_heading = "io")]
+    pub ioengine: Option<String>,
+
+    /// Read each worker's file once, unmeasured, before every pattern that reads it (fio's
+    /// pre_read), so that cached reads start from a warm page cache; needs --invalidate 0 (io).
+    #[arg(long, value_name = "0|1", num_args = 0..=1, default_missing_value = "1", value_parser = crate::workloads::shared::parse_flag, help_heading = "io")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pre_read: Option<bool>,
+
+    /// Random offsets drawn independently, each block as likely every time: some repeat and
+    /// some are missed in a pass (fio's norandommap) [default: every block once per pass] (io).
+    #[arg(long, value_name = "0|1", num_args = 0..=1, default_missing_value = "1", value_parser = crate::workloads::shared::parse_flag, help_heading = "io")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub norandommap: Option<bool>,
+
+    /// fsync the file after every N writes, timed as operations of their own kind, `sync`
+    /// (fio's fsync=N) (io).
+    #[arg(long, value_name = "N", conflicts_with = "fdatasync_every", help_heading = "io")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fsync_every: Option<u64>,
+
+    /// fdatasync the file after every N writes, timed as `sync` operations (fio's
+    /// fdatasync=N; the etcd disk check) (io).
+    #[arg(long, value_name = "N", help_heading = "io")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fdatasync_every: Option<u64>,
+
+    /// Block sizes and their shares of the operations, e.g. 4k/50:64k/50, instead of bs; a
+    /// pass still moves size bytes (fio's bssplit) (io).
+    #[arg(long, value_name = "SPLIT", help_heading = "io")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bssplit: Option<String>,
+
+    /// Where each worker's I/O starts in its file; the file reaches offset + size (fio's
+    /// offset) (io) [default: 0].
+    #[arg(long, value_name = "SIZE", help_heading = "io")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset: Option<String>,
+
+    /// Each worker starts this much further into its file than the worker before, e.g. one
+    /// region each in a same_file (fio's offset_increment) (io) [default: 0].
+    #[arg(long, value_name = "SIZE", help_heading = "io")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset_increment: Option<String>,
+
+    /// The least bytes per second each worker must keep over every second of a phase, or it
+    /// stops with an error of kind ratemin (fio's ratemin) (io).
+    #[arg(long, value_name = "SIZE", help_heading = "io")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_min: Option<String>,
+
+    /// Passes over the file of a phase that is not time-based, each read pass from the
+    /// storage (fio's loops) [default: 1] (io).
+    #[arg(long, value_name = "N", help_heading = "io")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loops: Option<u64>,
+    /// Bytes each worker moves in a pattern that is not time-based, in passes over its file
+    /// (fio's io_size; its filesize with size) [default: size x loops] (io).
+    #[arg(long, value_name = "SIZE", help_heading = "io")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io_size: Option<String>,
+
+    /// Bytes added to the offset after every operation of a sequential pattern, which leaves
+    /// holes; negative goes backwards, from the end (fio's `rw=read:-8k`) (io).
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true, help_heading = "io")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seq_add: Option<String>,
+
+    /// A pause after every thinktime_blocks operations, once they are in (fio's thinktime:
+    /// an application's processing between I/Os) (io).
+    #[arg(long, value_name = "TIME", help_heading = "io")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinktime: Option<String>,
+
+    /// The first part of thinktime spent spinning on the CPU instead of sleeping (fio's
+    /// thinktime_spin) (io).
+    #[arg(long, value_name = "TIME", help_heading = "io")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinktime_spin: Option<String>,
+
+    /// Operations between two thinktime pauses (fio's thinktime_blocks) [default: 1] (io).
+    #[arg(long, value_name = "N", help_heading = "io")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinktime_blocks: Option<u64>,
+
+    /// The most operations each worker issues in a pattern (fio's number_ios) (io).
+    #[arg(long, value_name = "N", help_heading = "io")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub number_ios: Option<u64>,
+
+    /// This job's weight in its flow: the jobs of a group with the same flow_id issue their
+    /// I/Os in the ratio of their weights, per worker (fio's flow) (io).
+    #[arg(long, value_name = "N", help_heading = "io")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flow: Option<u64>,
+
+    /// Which flow of the group the job is in (fio's flow_id) [default: 0] (io).
+    #[arg(long, value_name = "N", help_heading = "io")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flow_id: Option<u64>,
+
+    /// How long a worker ahead of its flow share sleeps before it tries again (fio's
+    /// flow_sleep) [default: 0] (io).
+    #[arg(long, value_name = "TIME", help_heading = "io")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flow_sleep: Option<String>,
+
+    /// Copies of dedupe_percentage's blocks are drawn from the file's first PCT % of blocks as
+    /// first written, not one block (fio's dedupe_mode=working_set with
+    /// dedupe_working_set_percentage) (io).
+    #[arg(long, value_name = "PCT", help_heading = "io")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dedupe_working_set: Option<u32>,
+
+    /// The working set's blocks are shared by every job's copies (fio's dedupe_global) (io).
+    #[arg(long, value_name = "0|1", num_args = 0..=1, default_missing_value = "1", value_parser = crate::workloads::shared::parse_flag, help_heading = "io")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dedupe_global: Option<bool>,
+
+    /// Write until the target is full (ENOSPC or EDQUOT), which ends the pattern without an
+    /// error; size, when given, is the most to write (fio's fill_device, fill_fs; sequential
+    /// writes only) (io).
+    #[arg(long, value_name = "0|1", num_args = 0..=1, default_missing_value = "1", value_parser = crate::workloads::shared::parse_flag, help_heading = "io")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fill_device: Option<bool>,
+
+    /// The path a fio job gave as filename, kept for the record: the file is made in the
+    /// job's directory under its base name, `filename` (io).
+    #[arg(skip)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fio_filename: Option<String>,
+}
+
+impl Options {
+    /// The data shape with the working set of dedupe's copies (of a file of `size` bytes in
+    /// blocks of `bs`), when given.
+    pub(super) fn dedupe_working_set(
+        &self,
+        mut shape: DataShape,
+        size: u64,
+        bs: usize,
+    ) -> Result<DataShape, ConfigError> {
+        if let Some(pct) = self.dedupe_working_set {
+            if pct == 0 || pct > 100 {
+                return Err(ConfigError::value(
+                    "dedupe_working_set",
+                    pct,
+                    "give a percentage from 1 to 100",
+                ));
+            }
+            if shape.dedupe_percentage.unwrap_or(0) == 0 {
+                return Err(
+                    "dedupe_working_set is where dedupe_percentage's copies come from: give dedupe_percentage too"
+                        .into(),
+                );
+            }
+            let blocks = size / bs as u64 * u64::from(pct) / 100;
+            shape.dedupe_working_set_blocks = Some(blocks.max(1));
+        }
+        shape.dedupe_global = self.dedupe_global.unwrap_or(false);
+        if shape.dedupe_global && shape.dedupe_working_set_blocks.is_none() {
+            return Err("dedupe_global shares the working set of dedupe's copies: give dedupe_working_set too".into());
+        }
+        Ok(shape)
+    }
+}
+
+/// Tell the io jobs with dedupe_global which jobs share their working sets: all such jobs of
+/// the run among its first 64 (fio: every job with the option set).
+pub(crate) fn share_dedupe(jobs: &mut [Placed<'_>]) {
+    let peers = jobs
+        .iter()
+        .filter(|(index, _, _, io)| *index < 64 && io.data.dedupe_global)
+        .fold(0u64, |all, (index, ..)| all | 1 << index);
+    for (_, _, _, io) in jobs.iter_mut().filter(|(.., io)| io.data.dedupe_global) {
+        io.data.dedupe_peers = peers;
+    }
+}
