@@ -147,6 +147,12 @@ impl PosixBlock {
                         match ring.submitter().submit_with_args(1, &args) {
                             Ok(_) => {}
                             Err(e) if matches!(e.raw_os_error(), Some(libc::ETIME | libc::EINTR)) => {}
+                            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
+                                return Err(OpError::new(
+                                    "EINVAL",
+                                    "io_uring's wait with a time limit needs Linux 5.11: pace this job on --ioengine libaio or posixaio",
+                                ))
+                            }
                             Err(e) => return Err(e.into()),
                         }
                     }

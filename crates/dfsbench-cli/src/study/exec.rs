@@ -149,17 +149,27 @@ fn backend_name<'u>(t: &Target, uri: &'u str) -> &'u str {
 
 /// The variables lab targets set, with the values they had before, so that each system's
 /// points see its own credentials and a lab's never leak into another target's points.
-struct LabEnv(Vec<(&'static str, Option<std::ffi::OsString>)>);
+pub(super) struct LabEnv(Vec<(&'static str, Option<std::ffi::OsString>)>);
 
 impl LabEnv {
-    fn of(systems: &[System]) -> LabEnv {
+    pub(super) fn of(systems: &[System]) -> LabEnv {
         let mut keys: Vec<&'static str> = systems.iter().flat_map(|s| s.env.iter().map(|(k, _)| *k)).collect();
         keys.sort_unstable();
         keys.dedup();
         LabEnv(keys.into_iter().map(|k| (k, std::env::var_os(k))).collect())
     }
 
-    fn switch_to(&self, sys: &System) {
+    /// The variables as they were before any lab target's.
+    pub(super) fn restore(&self) {
+        for (key, before) in &self.0 {
+            match before {
+                Some(v) => std::env::set_var(key, v),
+                None => std::env::remove_var(key),
+            }
+        }
+    }
+
+    pub(super) fn switch_to(&self, sys: &System) {
         for (key, before) in &self.0 {
             match (sys.env.iter().find(|(k, _)| k == key), before) {
                 (Some((_, v)), _) => std::env::set_var(key, v),

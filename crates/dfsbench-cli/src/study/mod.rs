@@ -9,6 +9,7 @@ mod exec;
 mod launch;
 pub(crate) mod manifest;
 mod model;
+mod preflight;
 mod reasons;
 mod render;
 mod scale;
@@ -200,6 +201,7 @@ pub fn study(a: &StudyArgs) -> Result<(), Failure> {
         }
     }
     let systems = exec::systems(&a.targets, study.localfs_baseline).map_err(Failure::usage)?;
+    preflight::check_targets(&systems, a)?;
     let (manifest, dir, outcome) = exec::execute(&study, scale, systems, a, launcher.as_ref())?;
     crate::history::record_study(&dir);
     show(&manifest, &dir, a.format, true)?;
