@@ -296,7 +296,10 @@ impl Kind for TrainJob {
                 ("sample_size", json!(self.sample_size)),
                 ("sample_size_stdev", json!(self.sample_size_stdev)),
             ];
-            let label = format!("generate {} files of {} samples", self.files, self.samples_per_file);
+            let label = match self.samples_per_file {
+                1 => format!("generate {} files of 1 sample", self.files),
+                n => format!("generate {} files of {n} samples", self.files),
+            };
             out.push(Phase::new(index, job, TrainStep::Generate, "generate", label, RW_CLASSES, params).untimed());
         }
         // A search's steps, each an epoch with that many accelerators per rank; else the epochs
