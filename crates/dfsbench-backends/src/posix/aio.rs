@@ -133,10 +133,7 @@ impl Aio {
         self.queued.drain(..sent);
         self.inflight += sent;
         let min = min.min(self.inflight);
-        let mut ts = timeout.map(|t| libc::timespec {
-            tv_sec: t.as_secs() as libc::time_t,
-            tv_nsec: t.subsec_nanos() as libc::c_long,
-        });
+        let mut ts = timeout.map(super::timespec);
         let ts_ptr = ts.as_mut().map_or(std::ptr::null_mut(), |t| t as *mut libc::timespec);
         loop {
             // SAFETY: events has room for every request in flight; ts_ptr is null or a timespec.

@@ -68,19 +68,8 @@ impl Device {
         }
         // SAFETY: fd was just opened and is owned by nobody else.
         let fd = unsafe { OwnedFd::from_raw_fd(fd) };
-        // A block device's end is its size.
-        // SAFETY: lseek on an open descriptor.
-        let end = unsafe { libc::lseek(fd.as_raw_fd(), 0, libc::SEEK_END) };
-        if end < 0 {
-            return Err(OpError::last_os_error());
-        }
-        Ok((
-            Device {
-                path: c,
-                bytes: end as u64,
-            },
-            fd,
-        ))
+        let bytes = super::end_of(fd.as_raw_fd())?;
+        Ok((Device { path: c, bytes }, fd))
     }
 
     /// Open the device with `flags`: never created, truncated or made exclusively, whatever
@@ -88,12 +77,7 @@ impl Device {
     pub(crate) fn open_with(&self, flags: libc::c_int) -> OpResult<libc::c_int> {
         let flags = flags & !(libc::O_CREAT | libc::O_EXCL | libc::O_TRUNC | libc::O_DIRECTORY);
         // SAFETY: path is a valid C string.
-        let fd = unsafe { libc::open(self.path.as_ptr(), flags | libc::O_CLOEXEC) };
-        if fd < 0 {
-            Err(OpError::last_os_error())
-        } else {
-            Ok(fd)
-        }
+        super::check(unsafe { libc::open(self.path.as_ptr(), flags | libc::O_CLOEXEC) })
     }
 }
 

@@ -18,24 +18,12 @@ pub(crate) struct Mapped {
     len: usize,
     random: bool,
     direct: bool,
+    /// The page size, for `direct`'s writeback of whole pages.
+    page: usize,
 }
 
 fn check(ret: libc::c_int) -> OpResult<()> {
-    if ret < 0 {
-        Err(OpError::last_os_error())
-    } else {
-        Ok(())
-    }
-}
-
-/// The file's length: its end, which for a block device is its size too.
-fn length(fd: RawFd) -> OpResult<u64> {
-    // SAFETY: lseek on an open descriptor; positions do not matter to positional I/O.
-    let end = unsafe { libc::lseek(fd, 0, libc::SEEK_END) };
-    if end < 0 {
-        return Err(OpError::last_os_error());
-    }
-    Ok(end as u64)
+    super::check(ret).map(|_| ())
 }
 
 impl Mapped {
@@ -46,6 +34,8 @@ impl Mapped {
             len: 0,
             random,
             direct,
+            // SAFETY: sysconf has no preconditions.
+            page: unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(1) as usize,
         };
         m.map(fd, len)?;
         Ok(m)
@@ -53,7 +43,7 @@ impl Mapped {
 
     /// (Re)map the file at `want` bytes or more (what it holds, when longer).
     fn map(&mut self, fd: RawFd, want: u64) -> OpResult<()> {
-        let have = length(fd)?;
+        let have = super::end_of(fd)?;
         if have < want {
             // SAFETY: ftruncate on an open descriptor; it only grows the file here.
             check(unsafe { libc::ftruncate(fd, want as libc::off_t) })?;
@@ -129,8 +119,7 @@ impl Mapped {
 
     /// Write back and drop the pages of [start, start + n): fio's `direct` for mmap.
     fn drop_pages(&self, start: usize, n: usize) -> OpResult<()> {
-        // SAFETY: sysconf has no preconditions.
-        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(1) as usize;
+        let page = self.page;
         let first = start / page * page;
         let len = (start + n).div_ceil(page) * page - first;
         let len = len.min(self.len - first);

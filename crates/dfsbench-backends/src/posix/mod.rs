@@ -333,6 +333,24 @@ fn check(ret: libc::c_int) -> OpResult<libc::c_int> {
     }
 }
 
+/// The end of an open file: its length, and a block device's size.
+fn end_of(fd: RawFd) -> OpResult<u64> {
+    // SAFETY: lseek on an open descriptor; positional I/O does not use the position.
+    let end = unsafe { libc::lseek(fd, 0, libc::SEEK_END) };
+    if end < 0 {
+        return Err(OpError::last_os_error());
+    }
+    Ok(end as u64)
+}
+
+/// A time limit as the C calls take it (aio_suspend, io_getevents).
+fn timespec(t: std::time::Duration) -> libc::timespec {
+    libc::timespec {
+        tv_sec: t.as_secs() as libc::time_t,
+        tv_nsec: t.subsec_nanos() as libc::c_long,
+    }
+}
+
 fn close(fd: RawFd) -> OpResult<()> {
     // SAFETY: fd is open and owned by the caller, which never uses it again.
     check(unsafe { libc::close(fd) }).map(|_| ())

@@ -109,10 +109,7 @@ impl PosixAio {
             .filter(|&s| self.inflight[s])
             .map(|s| &self.cbs[s] as *const libc::aiocb)
             .collect();
-        let ts = timeout.map(|t| libc::timespec {
-            tv_sec: t.as_secs() as libc::time_t,
-            tv_nsec: t.subsec_nanos() as libc::c_long,
-        });
+        let ts = timeout.map(super::timespec);
         let ts_ptr = ts.as_ref().map_or(std::ptr::null(), |t| t as *const libc::timespec);
         // SAFETY: pointers to control blocks of requests in flight, `list.len()` of them.
         let r = unsafe { libc::aio_suspend(list.as_ptr(), list.len() as i32, ts_ptr) };
