@@ -229,6 +229,14 @@ pub trait Storage: Sync {
     /// Remove the run directory and everything in it. Only the run directory this storage
     /// created is ever removed.
     fn remove_run(&self) -> OpResult<()>;
+    /// Write back the dirty cached pages of the whole run in one call, so that dropping each
+    /// file's cache needs no write-back of its own ([`Client::invalidate_clean`]): an fsync,
+    /// even of a clean file, flushes the disk's write cache (ext4: ~1 ms on a virtio disk,
+    /// 30 s for 28,000 small files), where one syncfs of them all took 0.4 s. Whether it
+    /// did; false where the backend cannot (each file is then written back on its own).
+    fn write_back(&self) -> bool {
+        false
+    }
 }
 
 /// Sets the content of a chunk about to be written at a file offset.

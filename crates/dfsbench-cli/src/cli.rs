@@ -100,6 +100,11 @@ pub struct RunArgs {
     #[arg(long, value_name = "DEVICE", help_heading = "Run")]
     pub overwrite_device: Option<String>,
 
+    /// Without a workload: the 2-second smoke run (4 workers x 1000 empty files, 1000 x 4 KiB
+    /// and 4 x 16 MiB files; every phase too short to trust) instead of the 30-60 s first run.
+    #[arg(long, help_heading = "Run")]
+    pub quick: bool,
+
     #[command(flatten)]
     pub job: JobSettings,
 

@@ -6,6 +6,7 @@ mod clean;
 mod cli;
 mod failure;
 mod fio_args;
+mod first_run;
 #[cfg(test)]
 mod fuzz;
 mod group;

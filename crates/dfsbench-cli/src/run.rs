@@ -8,7 +8,6 @@ use dfsbench_core::config::{
 };
 use dfsbench_core::runner::Status;
 use dfsbench_core::session::{execute, new_run_id, Outcome};
-use dfsbench_core::workloads::SharedOptions;
 use dfsbench_report::{
     accelerators_table, checkpoint_ranks_table, checkpoint_table, cpu_table, endpoints_table, faults_table,
     groups_table, notes, phases_csv, phases_table, rate_table, search_table, stall_lines, train_table,
@@ -18,6 +17,7 @@ use dfsbench_result::{format_ns, NullTests, RunResult};
 
 use crate::cli::{Format, RunArgs};
 use crate::failure::Failure;
+use crate::first_run;
 use crate::interrupt::{on_interrupt, INTERRUPT};
 use crate::output::{result_path, save};
 use crate::progress::Progress;
@@ -31,33 +31,10 @@ fn job_flags(a: &RunArgs) -> JobSpec {
     }
 }
 
-/// `dfsbench run` without a workload: a short mix of metadata, small and large files.
-fn default_mix(flags: &JobSpec) -> Vec<JobSpec> {
-    let job = |name: &str, workload: &str, shared: SharedOptions| JobSpec {
-        settings: JobSettings {
-            name: Some(name.into()),
-            workload: Some(workload.into()),
-            workers: flags.settings.workers,
-            threads: flags.settings.threads,
-            ..Default::default()
-        },
-        shared,
-        ..Default::default()
-    };
-    let meta = SharedOptions {
-        files: Some(1000),
-        ..Default::default()
-    };
-    let files = SharedOptions {
-        sizes: Some(vec!["1000x4k".into(), "4x16m".into()]),
-        ..Default::default()
-    };
-    vec![job("metadata", "meta", meta), job("files", "files", files)]
-}
-
 /// Build the run from a workload file and/or flags.
 pub(crate) fn build_config(a: &RunArgs) -> Result<(RunConfig, Option<String>), Failure> {
     let flags = job_flags(a);
+    let first_run = first_run::without_workload(a);
     let file = match (&a.workload_file, &a.fio_args) {
         (Some(_), Some(_)) => {
             return Err(Failure::usage(
@@ -120,11 +97,20 @@ pub(crate) fn build_config(a: &RunArgs) -> Result<(RunConfig, Option<String>), F
                     dfsbench_core::workloads::names().join("|")
                 )));
             }
-            (None, RunSpec::default(), default_mix(&flags))
+            (None, first_run::run_spec(a.quick), first_run::jobs(&flags, a.quick))
         }
     };
+    if a.quick && !first_run {
+        return Err(Failure::usage(
+            "--quick is the smoke run of `dfsbench run` without a workload: leave it out, or leave out the workload"
+                .to_string(),
+        ));
+    }
     let run = run.merge(&a.run);
-    let config = validate(&run, &jobs)?;
+    let mut config = validate(&run, &jobs)?;
+    if first_run {
+        first_run::mark_optional(&mut config);
+    }
     Ok((config, file_target))
 }
 
@@ -338,7 +324,15 @@ fn save_and_print(a: &RunArgs, outcome: &Outcome, group: Option<&mut Group>) -> 
         let saved = save(result, &result_path(a.out.as_deref(), &result.run_id))?;
         crate::history::record_run(result, &saved.path, result.tag.as_deref());
         crate::stdout::print(&human, "the result table")?;
-        (saved.path.display().to_string(), saved.fallback)
+        let path = saved.path.display().to_string();
+        if a.format == Format::Table && first_run::without_workload(a) && !a.quick {
+            let target = a
+                .target
+                .clone()
+                .unwrap_or_else(|| std::env::temp_dir().display().to_string());
+            crate::stdout::print(first_run::footer(result, &target, &path), "the result table")?;
+        }
+        (path, saved.fallback)
     };
     if !a.quiet && !to_stdout {
         eprintln!("results: {path}");

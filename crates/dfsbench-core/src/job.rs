@@ -45,6 +45,10 @@ pub struct Job {
     /// How long after its group's start the job starts.
     #[serde(with = "secs", skip_serializing_if = "Duration::is_zero")]
     pub start_delay: Duration,
+    /// Left out, with a note, where the backend lacks what it needs (the first run's block
+    /// phases on an object store), instead of failing the run.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub optional: bool,
     #[serde(flatten)]
     pub workload: Workload,
 }

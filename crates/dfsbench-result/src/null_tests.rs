@@ -13,6 +13,10 @@ pub struct NullTests {
     /// dropped from the page cache.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub local_disk: Option<Bandwidth>,
+    /// A copy from one buffer in memory to another, larger than the CPU's caches: what no
+    /// read or write of this client can beat, since each moves its data through memory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_copy: Option<NodeBandwidth>,
     /// TCP connect time to a network target's endpoint.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connect: Option<RoundTrips>,

@@ -297,6 +297,14 @@ impl Storage for PosixStorage {
         })
     }
 
+    fn write_back(&self) -> bool {
+        // syncfs writes back and waits for every dirty page of the file system's inodes (the
+        // VFS does that part for every file system, FUSE and NFS included). A device's pages
+        // are not on the run directory's file system.
+        // SAFETY: run_fd is an open directory of the file system the run writes to.
+        self.device.is_none() && unsafe { libc::syncfs(self.run_fd.as_raw_fd()) } == 0
+    }
+
     fn remove_run(&self) -> OpResult<()> {
         if self.device.is_some() {
             // The run made nothing on the device.

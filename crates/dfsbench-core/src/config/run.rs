@@ -331,6 +331,7 @@ fn validate_job(index: usize, s: &JobSpec, run: &RunSpec) -> Result<Job, ConfigE
         group: j.group.clone(),
         exitall: j.exitall.unwrap_or(false),
         exitall_on_error: j.exitall_on_error.unwrap_or(false),
+        optional: false,
         start_delay,
         workload,
     })

@@ -20,7 +20,7 @@ use rand::RngCore;
 use dfsbench_backends::{AlignedBuf, Client, FileOpts, SharedData, Source, Storage};
 
 use crate::executor::Executor;
-use dfsbench_result::{Bandwidth, NullTests, RoundTrips};
+use dfsbench_result::{Bandwidth, NodeBandwidth, NullTests, RoundTrips};
 use nodes::KnownNodes;
 
 mod icmp;
@@ -30,6 +30,9 @@ pub mod nodes;
 const LOCAL_BYTES: usize = 16 << 20;
 const BLOB_BYTES: u64 = 8 << 20;
 const CHUNK: usize = 1 << 20;
+/// The memory copy: each buffer 64 MiB, copied for this long.
+const MEMORY_BYTES: usize = 64 << 20;
+const MEMORY_TIME: Duration = Duration::from_millis(250);
 /// Round trips measured.
 const STATS: usize = 20;
 /// The round trip to the target: the stat of a name it does not have.
@@ -51,6 +54,7 @@ pub(crate) fn run<S: Storage>(
         Err(e) => out.errors.push(format!("local disk in {}: {e}", tmp.display())),
     }
     let _ = std::fs::remove_file(&tmp);
+    out.memory_copy = Some(memory_copy());
     if let Some((host, port)) = endpoint {
         match connect_times(&host, port) {
             Ok(c) => out.connect = Some(c),
@@ -72,6 +76,26 @@ pub(crate) fn run<S: Storage>(
 
 fn per_sec(bytes: u64, d: Duration) -> f64 {
     bytes as f64 / d.as_secs_f64().max(1e-9)
+}
+
+/// Copy a buffer larger than the CPU's caches into another until a quarter of a second has
+/// passed (after one unmeasured copy that maps the pages).
+fn memory_copy() -> NodeBandwidth {
+    let mut src = vec![0u8; MEMORY_BYTES];
+    rand::thread_rng().fill_bytes(&mut src);
+    let mut dst = vec![0u8; MEMORY_BYTES];
+    dst.copy_from_slice(&src);
+    let (start, mut copies) = (Instant::now(), 0u64);
+    while copies == 0 || start.elapsed() < MEMORY_TIME {
+        dst.copy_from_slice(std::hint::black_box(&src));
+        std::hint::black_box(&mut dst);
+        copies += 1;
+    }
+    let bytes = copies * MEMORY_BYTES as u64;
+    NodeBandwidth {
+        bytes,
+        bytes_per_sec: per_sec(bytes, start.elapsed()),
+    }
 }
 
 fn local_disk(path: &Path) -> std::io::Result<Bandwidth> {

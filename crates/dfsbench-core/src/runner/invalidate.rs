@@ -58,6 +58,7 @@ pub(super) fn prepare_read<S: Storage>(
 /// Invalidate every file in `paths` through one client, counting what worked and what failed.
 fn invalidate_all<S: Storage>(storage: &S, paths: &BTreeSet<String>, out: &mut PhaseCache) {
     out.policy = PhaseCache::INVALIDATED.into();
+    let written_back = storage.write_back();
     let mut client = match storage.client(0, 1) {
         Ok(c) => c,
         Err(e) => {
@@ -69,7 +70,12 @@ fn invalidate_all<S: Storage>(storage: &S, paths: &BTreeSet<String>, out: &mut P
     };
     Executor::for_backend(storage.capabilities()).block_on(async {
         for p in paths {
-            match client.invalidate(p).await {
+            let r = if written_back {
+                client.invalidate_clean(p).await
+            } else {
+                client.invalidate(p).await
+            };
+            match r {
                 Ok(()) => out.files += 1,
                 // A file that is not there has nothing cached (a mix slot whose fill failed).
                 Err(e) if e.kind == "ENOENT" => {}

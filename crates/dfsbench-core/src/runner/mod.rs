@@ -100,6 +100,17 @@ pub enum FitError {
 /// Returns notes on what was skipped.
 pub fn fit_to_backend(config: &mut RunConfig, caps: Capabilities, backend: &str) -> Result<Vec<String>, FitError> {
     let mut notes = Vec::new();
+    config.jobs.retain(|job| {
+        let missing = caps.missing(&job.workload.needs()).filter(|_| job.optional);
+        if let Some(missing) = missing {
+            notes.push(format!(
+                "job '{}' left out: it needs {}, which the {backend} backend has not",
+                job.name,
+                missing.name()
+            ));
+        }
+        missing.is_none()
+    });
     for job in &mut config.jobs {
         if let Some(note) = job.workload.fit(caps, backend) {
             notes.push(format!("job '{}': {note}", job.name));
@@ -472,6 +483,34 @@ mod tests {
                 clock_rtt_s: None,
             })
             .collect()
+    }
+
+    #[test]
+    fn an_optional_job_the_backend_cannot_run_is_left_out_with_a_note_and_others_fail() {
+        let s3 = dfsbench_backends::BACKENDS
+            .iter()
+            .find(|b| b.name == "s3")
+            .unwrap()
+            .capabilities;
+        let mut write = JobSpec::new("block", "io");
+        write.workloads.io.rw = Some("write".into());
+        let jobs = [JobSpec::new("metadata", "meta"), write];
+        let mut config = validate(&RunSpec::default(), &jobs).unwrap();
+        assert!(matches!(
+            fit_to_backend(&mut config.clone(), s3, "s3"),
+            Err(FitError::Unsupported { ref job, .. }) if job == "block"
+        ));
+        config.jobs[1].optional = true;
+        let notes = fit_to_backend(&mut config, s3, "s3").unwrap();
+        assert_eq!(
+            config.jobs.iter().map(|j| j.name.as_str()).collect::<Vec<_>>(),
+            ["metadata"]
+        );
+        assert!(
+            notes
+                .contains(&"job 'block' left out: it needs positional write, which the s3 backend has not".to_string()),
+            "{notes:?}"
+        );
     }
 
     #[test]

@@ -92,6 +92,12 @@ impl MetaPhase {
         self.class()[0]
     }
 
+    /// A phase that only looks at the files, so a time-based job repeats it over them until
+    /// its duration is over.
+    fn loops(self) -> bool {
+        matches!(self, MetaPhase::Stat | MetaPhase::Open | MetaPhase::List)
+    }
+
     /// The phase's one recorder class.
     fn class(self) -> &'static [&'static str] {
         match self {
@@ -176,9 +182,10 @@ impl Kind for MetaJob {
                 let params = vec![("items_per_worker", json!(count)), ("layout", json!(self.layout))];
                 let ops = if p == MetaPhase::List { 1 } else { count };
                 let phase = Phase::new(index, job, p, p.name(), p.name().to_string(), p.class(), params).counted(ops);
-                // Only create is time-limited, as in mdtest's stonewall option: later phases
-                // work on the files that exist.
-                if p == MetaPhase::Create {
+                // Create is time-limited, as in mdtest's stonewall option, and the reads go
+                // round the files that exist for as long (as the files workload's reads do);
+                // the phases that change the files work on each once.
+                if p == MetaPhase::Create || p.loops() {
                     phase
                 } else {
                     phase.untimed()
@@ -341,10 +348,17 @@ impl<C: Client> Worker<C> {
                     m.files
                 }
             }
+            _ if reads && ctx.duration.is_some() => u64::MAX,
             MetaPhase::List => 1,
             _ if reads => self.src_existing.first().copied().unwrap_or(0),
             _ => self.existing[0],
         };
+        // A time-based read goes round the files that exist (none: nothing to look at).
+        let looped = reads && phase != MetaPhase::List && count == u64::MAX;
+        let files = self.src_existing.first().copied().unwrap_or(0);
+        if looped && files == 0 {
+            return;
+        }
         // The files of a phase differ only in their index: the common prefix is built once.
         file_prefix(&mut self.path, job, layout, w);
         let prefix = self.path.len();
@@ -360,7 +374,7 @@ impl<C: Client> Worker<C> {
         };
         let mut done = 0u64;
         while done < count {
-            let i = first + done;
+            let i = if looped { done % files } else { first + done };
             // Directories are removed deepest first.
             let node = if phase == MetaPhase::Rmdir { count - 1 - i } else { i };
             match phase {
