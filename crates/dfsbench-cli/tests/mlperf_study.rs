@@ -83,6 +83,7 @@ fn mlperf_storage_tables_are_their_result_files() {
             .collect();
         assert_eq!(tried, [1, 2], "{profile}: the search at this scale");
         let accelerators = num(&cell(&doc, 0, i, 0)["value"]);
+        assert_eq!(cell(&doc, 0, i, 0)["text"], format!("{accelerators:.0}"), "a count");
         match largest_held(&steps) {
             Some(held) => {
                 let t = &held["train"];

@@ -274,6 +274,11 @@ impl Metric {
         }
     }
 
+    /// A count of things, shown without decimals.
+    pub fn is_count(self) -> bool {
+        self == Metric::SearchAccelerators
+    }
+
     pub fn unit(self) -> &'static str {
         match self {
             Metric::MibPerSec => "MiB/s",
