@@ -393,7 +393,8 @@ fn list_and_bad_input() {
             "dfsperf",
             "surfnet",
             "fio-matrix",
-            "io500"
+            "io500",
+            "mlperf-storage"
         ]
     );
     let dir = tempfile::tempdir().unwrap();

@@ -261,6 +261,10 @@ pub fn render(runs: &[Run], page: &Page) -> Result<String, RenderError> {
     let latency = figures::latency(runs, &keys, ambiguous)?;
     let sweeps = sweep::figures(runs)?;
     let rate_steps = figures::rate_steps(runs)?;
+    let mut training = Vec::new();
+    for r in runs {
+        training.extend(crate::train_figures::train(r)?);
+    }
     let mut timelines = Vec::new();
     let mut workers = Vec::new();
     for r in runs {
@@ -303,6 +307,7 @@ pub fn render(runs: &[Run], page: &Page) -> Result<String, RenderError> {
                         a href="#runs" { "runs" } a href="#summary" { "summary" }
                         a href="#throughput" { "throughput" } a href="#latency" { "latency" }
                         @if !rate_steps.is_empty() { a href="#rate-steps" { "rate steps" } }
+                        @if !training.is_empty() { a href="#training" { "training" } }
                         @if !sweeps.is_empty() { a href="#comparison" { "comparison" } }
                         @if errors { a href="#errors" { "errors" } }
                         a href="#timeline" { "over time" } a href="#workers" { "per worker" }
@@ -349,6 +354,16 @@ pub fn render(runs: &[Run], page: &Page) -> Result<String, RenderError> {
                     (NL)
                     (html_tables::rate_steps(runs))
                     (grid(&rate_steps, &mut id))
+                }
+                @if !training.is_empty() {
+                    h2 #training { "Training: accelerator utilization" } (NL)
+                    p.note {
+                        "Emulated accelerators of the train workload (MLPerf Storage): how busy the storage kept \
+                         them (AU) epoch by epoch, how long a step waited for its data, and the accelerator \
+                         search's answer."
+                    }
+                    (NL)
+                    (grid(&training, &mut id))
                 }
                 @if !sweeps.is_empty() {
                     h2 #comparison { "Comparison" } (NL)

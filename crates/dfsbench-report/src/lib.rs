@@ -31,6 +31,7 @@ mod sweep;
 #[cfg(any(test, feature = "fixtures"))]
 pub mod synthetic;
 mod table;
+mod train_figures;
 mod train_table;
 
 pub use checkpoint_table::{checkpoint_ranks_table, checkpoint_table};
@@ -41,4 +42,4 @@ pub use faults::{faults_table, stall_lines};
 pub use flags::notes;
 pub use run_table::{cpu_table, endpoints_table, groups_table, phases_table, rate_table};
 pub use table::{left, right, Column, Table};
-pub use train_table::{accelerators_table, search_table, train_table};
+pub use train_table::{accelerator_search, accelerators_table, largest_held, search_table, train_table, SearchStep};

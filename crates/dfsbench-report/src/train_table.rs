@@ -29,10 +29,40 @@ fn epochs(result: &RunResult, search: bool) -> Vec<(&PhaseResult, &TrainResult)>
         .collect()
 }
 
+/// One step of an accelerator search: its accelerators per rank and its epoch's figures.
+pub struct SearchStep<'r> {
+    pub per_rank: u64,
+    pub phase: &'r PhaseResult,
+    pub train: &'r TrainResult,
+}
+
+/// The steps of a run's accelerator search, in the order they ran (1, 2, 4 ... per rank);
+/// empty when the run searched nothing.
+pub fn accelerator_search(result: &RunResult) -> Vec<SearchStep<'_>> {
+    epochs(result, true)
+        .into_iter()
+        .map(|(phase, train)| SearchStep {
+            per_rank: phase
+                .params
+                .get("active_accelerators")
+                .and_then(|v| v.as_u64())
+                .unwrap_or(0),
+            phase,
+            train,
+        })
+        .collect()
+}
+
+/// The search's answer, as MLPerf Storage's: the last step of the unbroken run of steps from
+/// the first that kept AU at the threshold; None when even the first did not.
+pub fn largest_held<'a, 'r>(steps: &'a [SearchStep<'r>]) -> Option<&'a SearchStep<'r>> {
+    steps.iter().take_while(|s| s.train.meets_threshold).last()
+}
+
 /// An accelerator search: each step's AU and throughput, and the most accelerators per rank
 /// that every step up to it kept at the threshold; None when the run searched nothing.
 pub fn search_table(result: &RunResult) -> Option<String> {
-    let steps = epochs(result, true);
+    let steps = accelerator_search(result);
     let first = steps.first()?;
     let mut t = Table::new(vec![
         left("accelerator search"),
@@ -42,23 +72,13 @@ pub fn search_table(result: &RunResult) -> Option<String> {
         right("MiB/s"),
         right("AU"),
         right("AU min"),
-        right(format!("AU >= {}", pct(first.1.au_threshold))),
+        right(format!("AU >= {}", pct(first.train.au_threshold))),
     ]);
-    let mut held = None;
-    let mut failed = false;
-    for (p, tr) in &steps {
-        let per_rank = p
-            .params
-            .get("active_accelerators")
-            .and_then(|v| v.as_u64())
-            .unwrap_or(0);
-        failed |= !tr.meets_threshold;
-        if !failed {
-            held = Some(per_rank);
-        }
+    for s in &steps {
+        let tr = s.train;
         t.push(vec![
-            crate::runs::label(p),
-            per_rank.to_string(),
+            crate::runs::label(s.phase),
+            s.per_rank.to_string(),
             tr.accelerators.to_string(),
             rate_si(tr.samples_per_sec),
             format!("{:.1}", tr.bytes_per_sec / (1024.0 * 1024.0)),
@@ -67,15 +87,11 @@ pub fn search_table(result: &RunResult) -> Option<String> {
             verdict(tr.meets_threshold),
         ]);
     }
+    let held = largest_held(&steps).map(|s| s.per_rank);
+    let threshold = pct(first.train.au_threshold);
     let verdict = match held {
-        Some(n) => format!(
-            "the most accelerators per rank kept at AU >= {}: {n}\n",
-            pct(first.1.au_threshold)
-        ),
-        None => format!(
-            "no step kept AU >= {}, not even 1 accelerator per rank\n",
-            pct(first.1.au_threshold)
-        ),
+        Some(n) => format!("the most accelerators per rank kept at AU >= {threshold}: {n}\n"),
+        None => format!("no step kept AU >= {threshold}, not even 1 accelerator per rank\n"),
     };
     Some(t.text() + &verdict)
 }

@@ -132,7 +132,17 @@ pub(super) fn raw(p: &PhaseResult, metric: Metric) -> Option<(f64, f64)> {
         ),
         Metric::AchievedOps => (p.rate.as_ref()?.achieved_ops_per_sec, 1.0),
         Metric::MeanLatencyMs => (p.latency.mean_ns, 1e-6),
-        Metric::Null(_) | Metric::RecoverySecs | Metric::FaultOutcome => return None,
+        Metric::TrainAu => (p.train.as_ref()?.au, 100.0),
+        Metric::TrainAuThreshold => (p.train.as_ref()?.au_threshold, 100.0),
+        Metric::Null(_)
+        | Metric::RecoverySecs
+        | Metric::FaultOutcome
+        | Metric::SearchAccelerators
+        | Metric::SearchAu
+        | Metric::SearchSamplesPerSec
+        | Metric::SearchMibPerSec
+        | Metric::CheckpointGbPerSec
+        | Metric::CheckpointSecs => return None,
         Metric::GibPerSec | Metric::KiloOpsPerSec | Metric::KiloItemsPerSec => return io500_raw(&[p], metric),
     })
 }
@@ -209,6 +219,17 @@ pub(super) fn source(loaded: &Loaded, point: &str, system: &str, cell: &Cell) ->
             },
             factor,
         ));
+    }
+    if let Some(found) = super::run_cells::figure(r, cell.metric, &cell.phase) {
+        return found.map(|f| {
+            let src = Source {
+                file: file.clone(),
+                phase: f.phase,
+                raw: f.raw,
+                suspect: f.suspect,
+            };
+            (src, f.factor)
+        });
     }
     let what = match &cell.phase.job {
         Some(j) => format!("{} phase in job {j}", cell.phase.name),

@@ -12,6 +12,7 @@ mod model;
 mod preflight;
 mod reasons;
 mod render;
+mod run_cells;
 mod scale;
 mod score;
 

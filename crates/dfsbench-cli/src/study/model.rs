@@ -185,6 +185,20 @@ pub enum Metric {
     GibPerSec,
     KiloOpsPerSec,
     KiloItemsPerSec,
+    /// A train run's accelerator search, as MLPerf Storage answers it: the accelerators of
+    /// its largest step held (every step up to it kept AU at the threshold), 0 when none did;
+    /// and that step's AU in percent, samples/s and MiB/s.
+    SearchAccelerators,
+    SearchAu,
+    SearchSamplesPerSec,
+    SearchMibPerSec,
+    /// A train epoch's AU and its profile's threshold, in percent.
+    TrainAu,
+    TrainAuThreshold,
+    /// A checkpoint job's write or read (the phase's name), as the mean over its checkpoints:
+    /// GB/s (the checkpoint's bytes over its slowest rank's time) and that time in seconds.
+    CheckpointGbPerSec,
+    CheckpointSecs,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -249,7 +263,20 @@ impl Metric {
             Metric::GibPerSec => "bytes / duration_s, with the wear-out".into(),
             Metric::KiloOpsPerSec => "ops / duration_s, with the wear-out".into(),
             Metric::KiloItemsPerSec => "items / duration_s".into(),
+            Metric::SearchAccelerators => "train.accelerators of the largest search step held".into(),
+            Metric::SearchAu => "train.au of the largest search step held".into(),
+            Metric::SearchSamplesPerSec => "train.samples_per_sec of the largest search step held".into(),
+            Metric::SearchMibPerSec => "train.bytes_per_sec of the largest search step held".into(),
+            Metric::TrainAu => "train.au".into(),
+            Metric::TrainAuThreshold => "train.au_threshold".into(),
+            Metric::CheckpointGbPerSec => "bytes_per_sec, mean over the checkpoints".into(),
+            Metric::CheckpointSecs => "duration_s, mean over the checkpoints".into(),
         }
+    }
+
+    /// A count of things, shown without decimals.
+    pub fn is_count(self) -> bool {
+        self == Metric::SearchAccelerators
     }
 
     pub fn unit(self) -> &'static str {
@@ -266,6 +293,12 @@ impl Metric {
             Metric::FaultOutcome => "",
             Metric::GibPerSec => "GiB/s",
             Metric::KiloOpsPerSec | Metric::KiloItemsPerSec => "kIOPS",
+            Metric::SearchAccelerators => "accelerators",
+            Metric::SearchAu | Metric::TrainAu | Metric::TrainAuThreshold => "%",
+            Metric::SearchSamplesPerSec => "samples/s",
+            Metric::SearchMibPerSec => "MiB/s",
+            Metric::CheckpointGbPerSec => "GB/s",
+            Metric::CheckpointSecs => "s",
         }
     }
 }

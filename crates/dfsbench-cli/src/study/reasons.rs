@@ -35,6 +35,8 @@ pub fn short(why: &str) -> String {
         Some(format!("no {what}"))
     } else if rest.starts_with("no single endpoint") {
         Some("no single endpoint".into())
+    } else if rest.starts_with("no step kept AU") {
+        Some("no count held".into())
     } else if rest.starts_with("needs a lab target") {
         Some("needs a lab target".into())
     } else if rest.starts_with("mem:// lives in one process") {
@@ -102,6 +104,10 @@ mod tests {
             (
                 "n/a: needs a lab target (-t lab:NAME): only a lab's nodes are known",
                 "n/a: needs a lab target",
+            ),
+            (
+                "n/a: no step kept AU >= 90%, not even 1 accelerator per client (AU 23.4%)",
+                "n/a: no count held",
             ),
         ] {
             assert_eq!(short(full), code, "{full}");

@@ -77,8 +77,8 @@ impl Footnotes {
     }
 }
 
-/// A cell for people and its line of the long CSV.
-fn cell_doc(v: &Value, ratio: bool, unit: &str, notes: &mut Footnotes) -> (CellDoc, Vec<String>) {
+/// A cell for people and its line of the long CSV; `whole`: a count, shown without decimals.
+fn cell_doc(v: &Value, ratio: bool, whole: bool, unit: &str, notes: &mut Footnotes) -> (CellDoc, Vec<String>) {
     let mut doc = CellDoc {
         unit: unit.to_string(),
         ..Default::default()
@@ -91,7 +91,11 @@ fn cell_doc(v: &Value, ratio: bool, unit: &str, notes: &mut Footnotes) -> (CellD
             baseline,
         } => {
             doc.value = Some(*value);
-            doc.text = short(*value, ratio);
+            doc.text = if whole {
+                format!("{value:.0}")
+            } else {
+                short(*value, ratio)
+            };
             doc.result = Some(src.file.clone());
             // A number its own phase doubts (or its baseline's) keeps the run report's mark.
             let suspect = src
@@ -170,7 +174,7 @@ fn tables(study: &Study, m: &Manifest, dir: &Path) -> (StudyTables, String) {
                 let mut per_system = Vec::new();
                 for s in &m.systems {
                     let v = value(&loaded, &s.label, cell);
-                    let (doc, mut long) = cell_doc(&v, ratio, unit, &mut notes);
+                    let (doc, mut long) = cell_doc(&v, ratio, cell.metric.is_count(), unit, &mut notes);
                     if !long[2].is_empty() {
                         long[4] = cell.metric.field();
                     }

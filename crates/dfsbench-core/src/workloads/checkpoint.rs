@@ -58,6 +58,11 @@ const MODELS: [Model; 4] = [
     },
 ];
 
+/// The ranks that write a preset's whole checkpoint; None for an unknown preset.
+pub fn preset_ranks(name: &str) -> Option<u64> {
+    MODELS.iter().find(|m| m.name == name).map(|m| m.ranks)
+}
+
 /// Checkpoints written and read by the presets (num_checkpoints_write/read).
 const MODEL_REPEATS: u64 = 10;
 

@@ -5,6 +5,7 @@ mod common;
 mod dfsperf;
 mod fio_matrix;
 pub(super) mod io500;
+mod mlperf_storage;
 mod size_sweep;
 mod surfnet;
 
@@ -12,7 +13,7 @@ use super::model::Study;
 use super::scale::Scale;
 
 /// Name and one line of every study, in `dfsbench study list` order.
-pub const STUDIES: [(&str, &str); 6] = [
+pub const STUDIES: [(&str, &str); 7] = [
     (
         "size-sweep",
         "write/read N files of size S, 10000 x 0 B to 1 x 10 GB, and metadata ops/s (CS597 report)",
@@ -37,6 +38,10 @@ pub const STUDIES: [(&str, &str); 6] = [
         "io500",
         "IO500: ior-easy/hard write/read, mdtest-easy/hard, find, in IO500's order with its rules and score",
     ),
+    (
+        "mlperf-storage",
+        "MLPerf Storage: accelerators kept at AU for unet3d/resnet50/cosmoflow, llama3 checkpoint write/read GB/s",
+    ),
 ];
 
 /// The study `name` at `scale`; `nodes` are the client node counts of the studies with a node
@@ -49,6 +54,7 @@ pub fn build(name: &str, scale: Scale, nodes: &[usize]) -> Option<Study> {
         "surfnet" => surfnet::surfnet(scale),
         "fio-matrix" => fio_matrix::fio_matrix(scale),
         "io500" => io500::io500(scale, nodes),
+        "mlperf-storage" => mlperf_storage::mlperf_storage(scale),
         _ => return None,
     })
 }

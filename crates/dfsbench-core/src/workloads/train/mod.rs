@@ -162,6 +162,13 @@ pub(crate) fn search_steps(most: u64) -> Vec<u64> {
     steps
 }
 
+/// A preset's batch size, samples per file and compute time per batch on `accelerator`, for
+/// callers that size a dataset in batches (the mlperf-storage study); None for an unknown
+/// preset.
+pub fn preset_batch(name: &str, accelerator: Accelerator) -> Option<(u64, u64, Duration)> {
+    profile(name).map(|p| (p.batch_size, p.samples_per_file, p.compute(accelerator)))
+}
+
 /// A count key's value, at least 1.
 fn count(key: &'static str, given: Option<u64>, default: u64) -> Result<u64, ConfigError> {
     match given.unwrap_or(default) {
