@@ -328,11 +328,11 @@ fn wear_out_brings_every_worker_to_the_busiest_ones_count() {
         .map(|w| u(&w["ops"]))
         .collect();
     let most = *counts.iter().max().unwrap();
-    let stat = common::phase(&result, "stat");
+    let delete = common::phase(&result, "delete");
     assert_eq!(
-        u(&stat["ops"]),
+        u(&delete["ops"]),
         4 * most,
-        "every worker stats as many files as the busiest created"
+        "every worker deletes as many files as the busiest created"
     );
     let wear = by_label("wear-out create");
     if counts.iter().any(|&c| c != most) {
