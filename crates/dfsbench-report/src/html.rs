@@ -22,7 +22,7 @@ pub struct Page {
     pub generated_at: String,
 }
 
-const CSS: &str = r#"
+pub(crate) const CSS: &str = r#"
 :root { --fg: #1f2328; --muted: #5f6670; --line: #e1e4e8; --soft: #f6f8fa; --alert: #d62728; }
 * { box-sizing: border-box; }
 body { margin: 0; background: #eef0f3; color: var(--fg);
