@@ -187,8 +187,7 @@ fn study_all_writes_every_study_and_one_report_and_resumes() {
     std::fs::write(&manifest, serde_json::to_vec_pretty(&m).unwrap()).unwrap();
     std::fs::remove_dir_all(dir.join("surfnet")).unwrap();
     let kept = files(&dir);
-    let out = run_all(target.path(), &dir, &["--resume"]);
-    ok(&out);
+    ok(&run_all(target.path(), &dir, &["--resume"]));
     let after = files(&dir);
     let rerun: Vec<String> = dropped["runs"]
         .as_array()
@@ -219,6 +218,21 @@ fn study_all_writes_every_study_and_one_report_and_resumes() {
     assert!(dir.join("surfnet/tables.json").is_file());
     let page = std::fs::read_to_string(dir.join("report.html")).unwrap();
     assert!(page.contains("id=\"surfnet\""));
+
+    // `dfsbench report DIR` draws the same page, linking to the studies' folders from where
+    // it is written.
+    let elsewhere = out.path().join("page.html");
+    let r = Command::new(bin())
+        .args(["report", dir.to_str().unwrap(), "-o", elsewhere.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let other = std::fs::read_to_string(&elsewhere).unwrap();
+    assert!(other.contains("<section id=\"contents\">"));
+    for name in STUDIES {
+        let link = format!("href=\"{}/tables.md\"", dir.join(name).display());
+        assert!(other.contains(&link), "{name}: {link}");
+    }
 
     // Another scale is not the same run: refused with one line, nothing touched.
     let before = files(&dir);

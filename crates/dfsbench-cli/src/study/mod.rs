@@ -64,6 +64,12 @@ fn show(m: &Manifest, dir: &Path, format: Option<StudyFormat>, write: bool) -> R
     }
 }
 
+/// The page of the seed studies in the folder of a `study all` (None for another folder), for
+/// `dfsbench report DIR -o FILE`: links to the studies relative to `page_dir`.
+pub fn seeds_page(dir: &Path, page_dir: &Path) -> Result<Option<String>, Failure> {
+    Ok(seeds::page(dir, page_dir)?.map(|(html, _)| html))
+}
+
 /// The tables of the study folder `dir` as data, for `dfsbench report DIR`: its tables.json,
 /// or, when it has none (a study still running or from before tables.json), rendered from its
 /// manifest and result files. None when `dir` holds no study manifest (a folder of results).

@@ -75,8 +75,19 @@ fn complete(a: &StudyArgs, name: &str, scale: Scale) -> Result<bool, Failure> {
     Ok(super::resumed(a, &study, scale, &systems)?.is_some_and(|m| m.status == "complete"))
 }
 
-/// The page of the studies in `dir`; returns a line per study for stdout.
-fn report(dir: &Path) -> Result<String, Failure> {
+/// The page of the seed studies in `dir` (None when it holds none, or is one study's folder),
+/// with its links to the studies' folders relative to `page_dir`, the folder the page goes
+/// to; and a line per study for stdout.
+pub fn page(dir: &Path, page_dir: &Path) -> Result<Option<(String, String)>, Failure> {
+    if dir.join(manifest::FILE).exists() {
+        return Ok(None);
+    }
+    let same = |a: &Path, b: &Path| {
+        a.canonicalize()
+            .ok()
+            .zip(b.canonicalize().ok())
+            .is_some_and(|(a, b)| a == b)
+    };
     let mut sections = Vec::new();
     for name in STUDIES {
         let sub = dir.join(name);
@@ -88,16 +99,15 @@ fn report(dir: &Path) -> Result<String, Failure> {
         };
         sections.push(Section {
             doc,
-            folder: name.to_string(),
+            folder: match same(dir, page_dir) {
+                true => name.to_string(),
+                false => std::path::absolute(&sub).unwrap_or(sub).display().to_string(),
+            },
             published: published::of(name)?,
         });
     }
     if sections.is_empty() {
-        return Err(Failure::usage(format!(
-            "{} holds none of the seed studies ({}): give the --out of a `dfsbench study all`",
-            dir.display(),
-            STUDIES.join(", ")
-        )));
+        return Ok(None);
     }
     let page = dfsbench_report::html::Page {
         title: None,
@@ -105,9 +115,6 @@ fn report(dir: &Path) -> Result<String, Failure> {
         generated_at: humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
     };
     let html = seeds_page::render(&sections, &page)?;
-    let path = dir.join(REPORT);
-    dfsbench_result::files::write_output(&path, html.as_bytes())
-        .map_err(|e| Failure::runtime(format!("cannot write {}: {e}", path.display())))?;
     let mut text = String::new();
     for s in &sections {
         let n = seeds_page::counts(&s.doc);
@@ -122,6 +129,21 @@ fn report(dir: &Path) -> Result<String, Failure> {
             n.failed
         ));
     }
+    Ok(Some((html, text)))
+}
+
+/// Write `DIR/report.html`; returns a line per study and the page's path, for stdout.
+fn report(dir: &Path) -> Result<String, Failure> {
+    let Some((html, mut text)) = page(dir, dir)? else {
+        return Err(Failure::usage(format!(
+            "{} holds none of the seed studies ({}): give the --out of a `dfsbench study all`",
+            dir.display(),
+            STUDIES.join(", ")
+        )));
+    };
+    let path = dir.join(REPORT);
+    dfsbench_result::files::write_output(&path, html.as_bytes())
+        .map_err(|e| Failure::runtime(format!("cannot write {}: {e}", path.display())))?;
     text.push_str(&format!("report: {}\n", path.display()));
     Ok(text)
 }
