@@ -174,10 +174,7 @@ fn section(s: &Section, all: &[String]) -> Result<String, RenderError> {
         folder = esc(&s.folder),
     );
     let p = &s.published;
-    let mut body = study_page::figures(d, &at)?;
-    body.push_str(&study_page::tables(d, &at, &|i| published::block(p, d, Some(i))));
-    out.push_str(&demote(&body));
-    let rest = published::block(p, d, None);
+    // Said first: a reader looks for the publication's numbers beside the tables.
     if let Some(why) = &p.none {
         let _ = writeln!(
             out,
@@ -185,7 +182,10 @@ fn section(s: &Section, all: &[String]) -> Result<String, RenderError> {
             esc(why)
         );
     }
-    out.push_str(&rest);
+    let mut body = study_page::figures(d, &at)?;
+    body.push_str(&study_page::tables(d, &at, &|i| published::block(p, d, Some(i))));
+    out.push_str(&demote(&body));
+    out.push_str(&published::block(p, d, None));
     if !p.notes.is_empty() {
         out.push_str("<ul class=\"note\">");
         for n in &p.notes {
