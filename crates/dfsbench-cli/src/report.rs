@@ -206,7 +206,8 @@ pub fn report(args: &ReportArgs) -> Result<(), Failure> {
             let text = match study_folder(&args.paths)? {
                 Some((dir, doc)) => {
                     let system_of = systems_of(&runs, &dir, &doc);
-                    dfsbench_report::study_page::render(&doc, &mut runs, &system_of, &page)?
+                    let published = crate::study::published_of(&doc.study)?;
+                    dfsbench_report::study_page::render(&doc, &published, &mut runs, &system_of, &page)?
                 }
                 None => html::render(&runs, &page)?,
             };

@@ -234,6 +234,25 @@ fn study_all_writes_every_study_and_one_report_and_resumes() {
         assert!(other.contains(&link), "{name}: {link}");
     }
 
+    // One study's own page has the publication's figures beside its tables too.
+    let one = out.path().join("surfnet.html");
+    let r = Command::new(bin())
+        .args([
+            "report",
+            dir.join("surfnet").to_str().unwrap(),
+            "-o",
+            one.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let one = std::fs::read_to_string(&one).unwrap();
+    let (tables, published) = (
+        one.find("<section id=\"tables\">"),
+        one.find("Published (their hardware"),
+    );
+    assert!(tables.is_some() && published > tables, "beside the tables");
+
     // Another scale is not the same run: refused with one line, nothing touched.
     let before = files(&dir);
     let disk = format!("disk={}", target.path().display());

@@ -10,7 +10,7 @@
 
 use std::fmt::Write as _;
 
-use crate::study_page::{esc, StudyTables};
+use crate::html::esc;
 
 /// The columns of a figure's line, in order.
 pub const COLUMNS: [&str; 8] = ["seed", "where", "beside", "row", "column", "system", "value", "unit"];
@@ -115,6 +115,29 @@ pub fn parse(text: &str) -> Result<Published, String> {
     Ok(p)
 }
 
+/// The style of the blocks of published figures.
+pub(crate) const CSS: &str = r#"
+div.published { border-left: 4px solid #c9ced4; background: var(--soft); padding: 4px 12px 8px; margin: 10px 0 22px; }
+div.published h5 { font-size: 14px; margin: 8px 0 2px; }
+p.published-from { font-size: 13px; margin: 10px 0 0; }
+.published-grid { display: grid; grid-template-columns: repeat(auto-fit, minmax(420px, 1fr)); gap: 0 18px; }
+.published-grid > div.wide { grid-column: 1 / -1; }
+.published-grid table.study { min-width: 0; }
+.published-grid table.study th { white-space: normal; }
+"#;
+
+/// A study whose publication gives no numbers in text form says so (said first: a reader looks
+/// for them beside the tables); empty otherwise.
+pub(crate) fn none(p: &Published) -> String {
+    match &p.none {
+        Some(why) => format!(
+            "<div class=\"published\"><h5>Published figures</h5><p class=\"note\">None in text form: {}</p></div>\n",
+            esc(why)
+        ),
+        None => String::new(),
+    }
+}
+
 /// Distinct values in the order they first appear.
 fn distinct<'a>(items: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
     let mut out: Vec<&str> = Vec::new();
@@ -172,20 +195,20 @@ fn table(out: &mut String, figs: &[&Figure]) {
     out.push_str("</tbody></table></div>\n");
 }
 
-/// The index of the dfsbench table each figure goes beside: the first whose title has its
-/// `beside` words (case aside); None: after the tables.
-pub fn table_of(doc: &StudyTables, f: &Figure) -> Option<usize> {
+/// The index of the dfsbench table each figure goes beside, of the study's table `titles`: the
+/// first with its `beside` words (case aside); None: after the tables.
+pub fn table_of(titles: &[&str], f: &Figure) -> Option<usize> {
     let words = f.beside.trim().to_lowercase();
     if words.is_empty() {
         return None;
     }
-    doc.tables.iter().position(|t| t.title.to_lowercase().contains(&words))
+    titles.iter().position(|t| t.to_lowercase().contains(&words))
 }
 
-/// The block of the publication's figures that go beside `table` (None: after the tables), or
-/// nothing when none do.
-pub fn block(p: &Published, doc: &StudyTables, table_at: Option<usize>) -> String {
-    let figs: Vec<&Figure> = p.figures.iter().filter(|f| table_of(doc, f) == table_at).collect();
+/// The block of the publication's figures that go beside table `table_at` of the study's
+/// `titles` (None: after the tables), or nothing when none do.
+pub fn block(p: &Published, titles: &[&str], table_at: Option<usize>) -> String {
+    let figs: Vec<&Figure> = p.figures.iter().filter(|f| table_of(titles, f) == table_at).collect();
     if figs.is_empty() {
         return String::new();
     }
@@ -198,7 +221,10 @@ pub fn block(p: &Published, doc: &StudyTables, table_at: Option<usize>) -> Strin
     out.push_str("<div class=\"published-grid\">\n");
     for place in distinct(figs.iter().map(|f| f.place.as_str())) {
         let group: Vec<&Figure> = figs.iter().copied().filter(|f| f.place == place).collect();
-        out.push_str("<div>");
+        // More value columns than half the page holds: the whole width.
+        let cells = distinct(group.iter().map(|f| f.column.as_str())).len()
+            * distinct(group.iter().map(|f| f.system.as_str())).len();
+        out.push_str(if cells > 7 { "<div class=\"wide\">" } else { "<div>" });
         table(&mut out, &group);
         out.push_str("</div>\n");
     }

@@ -5,9 +5,9 @@
 
 use std::fmt::Write as _;
 
-use crate::html;
+use crate::html::{self, esc};
 use crate::published::{self, Published};
-use crate::study_page::{self, esc, CellDoc, Place, StudyTables};
+use crate::study_page::{self, CellDoc, Place, StudyTables};
 use crate::svg::RenderError;
 
 /// One study of the page.
@@ -82,12 +82,6 @@ table.contents td.l, table.contents th.l { text-align: left; white-space: normal
 table.contents td.none { color: var(--muted); }
 section.seed { margin-top: 56px; }
 section.seed > h2 { font-size: 23px; border-bottom-width: 3px; }
-div.published { border-left: 4px solid #c9ced4; background: var(--soft); padding: 4px 12px 8px; margin: 10px 0 22px; }
-div.published h5 { font-size: 14px; margin: 8px 0 2px; }
-p.published-from { font-size: 13px; margin: 10px 0 0; }
-.published-grid { display: grid; grid-template-columns: repeat(auto-fit, minmax(420px, 1fr)); gap: 0 18px; }
-.published-grid table.study { min-width: 0; }
-.published-grid table.study th { white-space: normal; }
 "#;
 
 fn swatches(labels: &[String], all: &[String]) -> String {
@@ -174,18 +168,12 @@ fn section(s: &Section, all: &[String]) -> Result<String, RenderError> {
         folder = esc(&s.folder),
     );
     let p = &s.published;
-    // Said first: a reader looks for the publication's numbers beside the tables.
-    if let Some(why) = &p.none {
-        let _ = writeln!(
-            out,
-            "<div class=\"published\"><h5>Published figures</h5><p class=\"note\">None in text form: {}</p></div>",
-            esc(why)
-        );
-    }
+    out.push_str(&published::none(p));
     let mut body = study_page::figures(d, &at)?;
-    body.push_str(&study_page::tables(d, &at, &|i| published::block(p, d, Some(i))));
+    let titles = study_page::titles(d);
+    body.push_str(&study_page::tables(d, &at, &|i| published::block(p, &titles, Some(i))));
     out.push_str(&demote(&body));
-    out.push_str(&published::block(p, d, None));
+    out.push_str(&published::block(p, &titles, None));
     if !p.notes.is_empty() {
         out.push_str("<ul class=\"note\">");
         for n in &p.notes {
@@ -207,10 +195,11 @@ pub fn render(sections: &[Section], page: &html::Page) -> Result<String, RenderE
     let mut out = String::with_capacity(256 * 1024);
     let _ = writeln!(
         out,
-        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>{}</title><style>{}{}{CSS}</style></head><body><main>",
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>{}</title><style>{}{}{}{CSS}</style></head><body><main>",
         esc(&title),
         html::CSS,
-        study_page::CSS
+        study_page::CSS,
+        published::CSS
     );
     let scales: Vec<String> = {
         let mut v: Vec<String> = sections.iter().map(|s| s.doc.scale.to_string()).collect();

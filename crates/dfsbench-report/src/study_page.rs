@@ -8,17 +8,10 @@ use std::fmt::Write as _;
 use serde::{Deserialize, Serialize};
 
 use crate::fmt;
-use crate::html;
+use crate::html::{self, esc};
+use crate::published::Published;
 use crate::runs::Run;
 use crate::svg::{self, Axis, BarChart, BarGroup, LineChart, RenderError, Series, Ticks, HALF, WIDE};
-
-/// `&`, `<`, `>`, `"` escaped for text and attributes, by maud's escaper (the page is still
-/// put together from strings here).
-pub(crate) fn esc(s: &str) -> String {
-    let mut o = String::with_capacity(s.len());
-    let _ = maud::Escaper::new(&mut o).write_str(s);
-    o
-}
 
 /// Schema of `tables.json`.
 pub const SCHEMA: &str = "dfsbench.study-tables/1";
@@ -160,6 +153,11 @@ impl StudyTables {
     fn value(&self, s: &SeriesSpec, row: usize, system: usize) -> Option<f64> {
         self.cell(s, row, system)?.value.filter(|v| v.is_finite())
     }
+}
+
+/// The titles of the study's tables, which the publication's figures name to go beside.
+pub(crate) fn titles(doc: &StudyTables) -> Vec<&str> {
+    doc.tables.iter().map(|t| t.title.as_str()).collect()
 }
 
 /// The colour of system `i` in every chart and swatch of the page.
@@ -501,9 +499,11 @@ fn fold_run_charts(data: &str) -> String {
 }
 
 /// The study page: the per-run report of `runs` (coloured by system) around the study's
-/// figures and tables. `system_of[i]` is the index of run i's system.
+/// figures and tables, with the publication's own figures beside them. `system_of[i]` is the
+/// index of run i's system.
 pub fn render(
     doc: &StudyTables,
+    published: &Published,
     runs: &mut [Run],
     system_of: &[usize],
     page: &html::Page,
@@ -529,7 +529,11 @@ pub fn render(
     let (data, footer) = cut(rest, FOOTER)?;
 
     let mut out = String::with_capacity(report.len() + 64 * 1024);
-    out.push_str(&head.replacen("</head>", &format!("<style>{CSS}</style></head>"), 1));
+    out.push_str(&head.replacen(
+        "</head>",
+        &format!("<style>{CSS}{}</style></head>", crate::published::CSS),
+        1,
+    ));
     out.push_str(BODY);
     let _ = writeln!(out, "<header><h1>{}</h1>", esc(&title));
     let _ = writeln!(
@@ -550,8 +554,12 @@ pub fn render(
         prefix: "",
         colours: &colours,
     };
+    out.push_str(&crate::published::none(published));
     out.push_str(&figures(doc, &at)?);
-    out.push_str(&tables(doc, &at, &|_| String::new()));
+    out.push_str(&tables(doc, &at, &|i| {
+        crate::published::block(published, &titles(doc), Some(i))
+    }));
+    out.push_str(&crate::published::block(published, &titles(doc), None));
     out.push_str(warnings);
     out.push_str("<section id=\"per-run\"><h2>dfsbench's data per run</h2>\n<p class=\"note\">What the tables are made of: every run's phases, latency and time lines.</p>\n");
     out.push_str(&fold_run_charts(data));

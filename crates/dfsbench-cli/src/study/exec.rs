@@ -432,6 +432,7 @@ pub fn execute(
         dir.display(),
         match kept.len() {
             0 => String::new(),
+            1 => " (resumed: 1 point kept)".to_string(),
             n => format!(" (resumed: {n} points kept)"),
         }
     ));

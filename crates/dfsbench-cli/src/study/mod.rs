@@ -70,6 +70,11 @@ pub fn seeds_page(dir: &Path, page_dir: &Path) -> Result<Option<String>, Failure
     Ok(seeds::page(dir, page_dir)?.map(|(html, _)| html))
 }
 
+/// The publication's own figures of the study `name` (none for a study without a seed text).
+pub fn published_of(name: &str) -> Result<dfsbench_report::published::Published, Failure> {
+    seeds::published::of(name)
+}
+
 /// The tables of the study folder `dir` as data, for `dfsbench report DIR`: its tables.json,
 /// or, when it has none (a study still running or from before tables.json), rendered from its
 /// manifest and result files. None when `dir` holds no study manifest (a folder of results).

@@ -3,7 +3,7 @@
 //! `DIR/report.html`. `--resume` keeps the studies that are complete and goes on with the others
 //! where they stopped, as `dfsbench study NAME --resume` does.
 
-mod published;
+pub(super) mod published;
 
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
