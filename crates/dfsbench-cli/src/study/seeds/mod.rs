@@ -23,6 +23,7 @@ pub const STUDIES: [&str; 5] = ["size-sweep", "clients-sweep", "dfsperf", "surfn
 /// The page, in the folder of the studies.
 pub const REPORT: &str = "report.html";
 
+/// `all`, or its other name `seeds`.
 pub fn is_all(name: &str) -> bool {
     name == "all" || name == "seeds"
 }
