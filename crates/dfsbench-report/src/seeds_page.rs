@@ -79,7 +79,8 @@ pub fn systems(sections: &[Section]) -> Vec<String> {
 const CSS: &str = r#"
 table.contents td, table.contents th { text-align: right; }
 table.contents td.l, table.contents th.l { text-align: left; white-space: normal; }
-table.contents td.none { color: var(--muted); }
+table.contents td.l:first-child { white-space: nowrap; }
+table.contents span.sys { white-space: nowrap; margin-right: 6px; }
 section.seed { margin-top: 56px; }
 section.seed > h2 { font-size: 23px; border-bottom-width: 3px; }
 "#;
