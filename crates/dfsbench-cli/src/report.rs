@@ -185,14 +185,32 @@ pub fn report(args: &ReportArgs) -> Result<(), Failure> {
                 command: command_line(),
                 generated_at: humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
             };
+            let path = out.unwrap_or(Path::new("report.html"));
+            // The folder of `study all`: its page of every seed study.
+            if let [dir] = &args.paths[..] {
+                let page_dir = path
+                    .parent()
+                    .filter(|p| !p.as_os_str().is_empty())
+                    .unwrap_or(Path::new("."));
+                if let Some(text) = crate::study::seeds_page(dir, page_dir)? {
+                    write_out(Some(path), &text)?;
+                    if path == Path::new("-") {
+                        return Ok(());
+                    }
+                    return crate::stdout::print(
+                        format!("report: {} (the seed studies of {})\n", path.display(), dir.display()),
+                        "where the report went",
+                    );
+                }
+            }
             let text = match study_folder(&args.paths)? {
                 Some((dir, doc)) => {
                     let system_of = systems_of(&runs, &dir, &doc);
-                    dfsbench_report::study_page::render(&doc, &mut runs, &system_of, &page)?
+                    let published = crate::study::published_of(&doc.study)?;
+                    dfsbench_report::study_page::render(&doc, &published, &mut runs, &system_of, &page)?
                 }
                 None => html::render(&runs, &page)?,
             };
-            let path = out.unwrap_or(Path::new("report.html"));
             write_out(Some(path), &text)?;
             if path != Path::new("-") {
                 crate::stdout::print(

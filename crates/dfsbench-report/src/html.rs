@@ -12,6 +12,15 @@ use crate::runs::{self, Run};
 use crate::svg::RenderError;
 use crate::sweep;
 
+/// `&`, `<`, `>`, `"` escaped for text and attributes, by maud's escaper, for the pages put
+/// together from strings (the study pages).
+pub(crate) fn esc(s: &str) -> String {
+    use std::fmt::Write as _;
+    let mut o = String::with_capacity(s.len());
+    let _ = maud::Escaper::new(&mut o).write_str(s);
+    o
+}
+
 /// Page-level facts the result files do not hold.
 pub struct Page {
     /// The page title; default: from the runs.
@@ -22,7 +31,7 @@ pub struct Page {
     pub generated_at: String,
 }
 
-const CSS: &str = r#"
+pub(crate) const CSS: &str = r#"
 :root { --fg: #1f2328; --muted: #5f6670; --line: #e1e4e8; --soft: #f6f8fa; --alert: #d62728; }
 * { box-sizing: border-box; }
 body { margin: 0; background: #eef0f3; color: var(--fg);

@@ -8,17 +8,10 @@ use std::fmt::Write as _;
 use serde::{Deserialize, Serialize};
 
 use crate::fmt;
-use crate::html;
+use crate::html::{self, esc};
+use crate::published::Published;
 use crate::runs::Run;
 use crate::svg::{self, Axis, BarChart, BarGroup, LineChart, RenderError, Series, Ticks, HALF, WIDE};
-
-/// `&`, `<`, `>`, `"` escaped for text and attributes, by maud's escaper (the page is still
-/// put together from strings here).
-fn esc(s: &str) -> String {
-    let mut o = String::with_capacity(s.len());
-    let _ = maud::Escaper::new(&mut o).write_str(s);
-    o
-}
 
 /// Schema of `tables.json`.
 pub const SCHEMA: &str = "dfsbench.study-tables/1";
@@ -162,13 +155,36 @@ impl StudyTables {
     }
 }
 
+/// The titles of the study's tables, which the publication's figures name to go beside.
+pub(crate) fn titles(doc: &StudyTables) -> Vec<&str> {
+    doc.tables.iter().map(|t| t.title.as_str()).collect()
+}
+
 /// The colour of system `i` in every chart and swatch of the page.
 pub(crate) fn system_colour(i: usize) -> String {
     svg::hex(svg::colour(i))
 }
 
+/// Where a study's figures and tables go: ids prefixed with `prefix` (so that several studies
+/// share one page), and system k drawn in palette colour `colours[k]` (so that a system keeps
+/// its colour across the studies of a page).
+pub(crate) struct Place<'a> {
+    pub(crate) prefix: &'a str,
+    pub(crate) colours: &'a [usize],
+}
+
+impl Place<'_> {
+    fn colour(&self, k: usize) -> usize {
+        self.colours.get(k).copied().unwrap_or(k)
+    }
+
+    fn id(&self, name: &str) -> String {
+        format!("{}{name}", self.prefix)
+    }
+}
+
 /// One figure as SVG, or None when no system has a number in it.
-fn draw(doc: &StudyTables, f: &FigureSpec) -> Result<Option<String>, RenderError> {
+fn draw(doc: &StudyTables, f: &FigureSpec, at: &Place) -> Result<Option<String>, RenderError> {
     let values = || {
         f.series.iter().flat_map(move |s| {
             s.rows
@@ -203,7 +219,7 @@ fn draw(doc: &StudyTables, f: &FigureSpec) -> Result<Option<String>, RenderError
                         (None, true) => String::new(),
                         (_, false) => sys.label.clone(),
                     };
-                    let line = Series::line(name, svg::colour(k), pts).with_marker(svg::Marker::Circle);
+                    let line = Series::line(name, svg::colour(at.colour(k)), pts).with_marker(svg::Marker::Circle);
                     c.series.push(if s.dashed { line.dashed() } else { line });
                 }
             }
@@ -222,7 +238,7 @@ fn draw(doc: &StudyTables, f: &FigureSpec) -> Result<Option<String>, RenderError
                 .enumerate()
                 .map(|(k, sys)| BarGroup {
                     name: sys.label.clone(),
-                    colour: svg::colour(k),
+                    colour: svg::colour(at.colour(k)),
                     values: s.rows.iter().map(|&r| doc.value(s, r, k)).collect(),
                 })
                 .collect();
@@ -265,7 +281,7 @@ pub fn with_mark(c: &CellDoc) -> String {
     }
 }
 
-const CSS: &str = r#"
+pub(crate) const CSS: &str = r#"
 .legend { display: flex; flex-wrap: wrap; gap: 4px 18px; margin: 10px 0 4px; font-size: 13px; }
 .study-figures figure svg { max-width: 100%; }
 table.study { width: auto; min-width: 50%; }
@@ -285,14 +301,14 @@ fn swatch(k: usize) -> String {
     )
 }
 
-fn legend(doc: &StudyTables) -> String {
-    let mut out = String::from("<div class=\"legend\" id=\"systems\">");
+fn legend(doc: &StudyTables, at: &Place) -> String {
+    let mut out = format!("<div class=\"legend\" id=\"{}\">", at.id("systems"));
     for (k, s) in doc.systems.iter().enumerate() {
         let _ = write!(
             out,
             r#"<span class="system" data-colour="{}">{}<b>{}</b> <code>{}</code></span>"#,
-            system_colour(k),
-            swatch(k),
+            system_colour(at.colour(k)),
+            swatch(at.colour(k)),
             esc(&s.label),
             esc(&s.target)
         );
@@ -301,10 +317,13 @@ fn legend(doc: &StudyTables) -> String {
     out
 }
 
-fn figures(doc: &StudyTables) -> Result<String, RenderError> {
-    let mut out = String::from("<section id=\"figures\" class=\"study-figures\"><h2>Figures</h2>\n");
-    out.push_str(&legend(doc));
-    let colours: Vec<String> = (0..doc.systems.len()).map(system_colour).collect();
+pub(crate) fn figures(doc: &StudyTables, at: &Place) -> Result<String, RenderError> {
+    let mut out = format!(
+        "<section id=\"{}\" class=\"study-figures\"><h2>Figures</h2>\n",
+        at.id("figures")
+    );
+    out.push_str(&legend(doc, at));
+    let colours: Vec<String> = (0..doc.systems.len()).map(|k| system_colour(at.colour(k))).collect();
     let systems_attr = serde_json::to_string(
         &doc.systems
             .iter()
@@ -317,7 +336,7 @@ fn figures(doc: &StudyTables) -> Result<String, RenderError> {
     let mut drawn = 0;
     let mut empty = Vec::new();
     for (i, f) in doc.figures.iter().enumerate() {
-        let Some(svg) = draw(doc, f)? else {
+        let Some(svg) = draw(doc, f, at)? else {
             empty.push(f.title.clone());
             continue;
         };
@@ -325,8 +344,9 @@ fn figures(doc: &StudyTables) -> Result<String, RenderError> {
         let wide = f.kind == FigureKind::Bars;
         let _ = write!(
             out,
-            r#"<figure class="chart study{}" id="study-figure-{i}" data-kind="study-{}" data-title="{}" data-systems="{}">"#,
+            r#"<figure class="chart study{}" id="{}study-figure-{i}" data-kind="study-{}" data-title="{}" data-systems="{}">"#,
             if wide { " wide" } else { "" },
+            at.prefix,
             if wide { "bars" } else { "line" },
             esc(&f.title),
             esc(&systems_attr)
@@ -362,9 +382,9 @@ fn figures(doc: &StudyTables) -> Result<String, RenderError> {
     Ok(out)
 }
 
-fn table(out: &mut String, doc: &StudyTables, t: &TableDoc, i: usize) {
+fn table(out: &mut String, doc: &StudyTables, t: &TableDoc, i: usize, at: &Place) {
     let n = doc.systems.len();
-    let _ = writeln!(out, "<h3 id=\"table-{}\">{}</h3>", i + 1, esc(&t.title));
+    let _ = writeln!(out, "<h3 id=\"{}table-{}\">{}</h3>", at.prefix, i + 1, esc(&t.title));
     out.push_str("<div class=\"scroll\"><table class=\"study\"><thead><tr>");
     let span = if n > 1 { 2 } else { 1 };
     for h in &t.row_header {
@@ -378,7 +398,7 @@ fn table(out: &mut String, doc: &StudyTables, t: &TableDoc, i: usize) {
         out.push_str("<tr>");
         for _ in &t.columns {
             for (k, s) in doc.systems.iter().enumerate() {
-                let _ = write!(out, "<th>{}{}</th>", swatch(k), esc(&s.label));
+                let _ = write!(out, "<th>{}{}</th>", swatch(at.colour(k)), esc(&s.label));
             }
         }
         out.push_str("</tr>");
@@ -394,7 +414,7 @@ fn table(out: &mut String, doc: &StudyTables, t: &TableDoc, i: usize) {
                 let class = if c.value.is_none() { " class=\"gap\"" } else { "" };
                 let mark = c
                     .footnote
-                    .map(|f| format!("<sup><a href=\"#note-{f}\">[{f}]</a></sup>"))
+                    .map(|f| format!("<sup><a href=\"#{}note-{f}\">[{f}]</a></sup>", at.prefix))
                     .unwrap_or_default();
                 let _ = write!(out, "<td{class}>{}{mark}</td>", esc(&c.text));
             }
@@ -404,15 +424,22 @@ fn table(out: &mut String, doc: &StudyTables, t: &TableDoc, i: usize) {
     out.push_str("</tbody></table></div>\n");
 }
 
-fn tables(doc: &StudyTables) -> String {
-    let mut out = String::from("<section id=\"tables\"><h2>Tables</h2>\n");
+/// The study's tables; `beside(i)` is what goes after table i (the publication's own figures
+/// on a page of several studies).
+pub(crate) fn tables(doc: &StudyTables, at: &Place, beside: &dyn Fn(usize) -> String) -> String {
+    let mut out = format!("<section id=\"{}\"><h2>Tables</h2>\n", at.id("tables"));
     for (i, t) in doc.tables.iter().enumerate() {
-        table(&mut out, doc, t, i);
+        table(&mut out, doc, t, i, at);
+        out.push_str(&beside(i));
     }
     if !doc.footnotes.is_empty() {
-        out.push_str("<h3 id=\"notes\">Notes on cells</h3>\n<ol class=\"footnotes\">\n");
+        let _ = writeln!(
+            out,
+            "<h3 id=\"{}\">Notes on cells</h3>\n<ol class=\"footnotes\">",
+            at.id("notes")
+        );
         for (i, f) in doc.footnotes.iter().enumerate() {
-            let _ = writeln!(out, "<li id=\"note-{}\">{}</li>", i + 1, esc(f));
+            let _ = writeln!(out, "<li id=\"{}note-{}\">{}</li>", at.prefix, i + 1, esc(f));
         }
         out.push_str("</ol>\n");
     }
@@ -427,7 +454,8 @@ fn tables(doc: &StudyTables) -> String {
     }
     let _ = writeln!(
         out,
-        "<details id=\"points\"><summary>Points: the parameters that ran at scale {}</summary><ul class=\"note\">",
+        "<details id=\"{}\"><summary>Points: the parameters that ran at scale {}</summary><ul class=\"note\">",
+        at.id("points"),
         doc.scale
     );
     for p in &doc.points {
@@ -471,9 +499,11 @@ fn fold_run_charts(data: &str) -> String {
 }
 
 /// The study page: the per-run report of `runs` (coloured by system) around the study's
-/// figures and tables. `system_of[i]` is the index of run i's system.
+/// figures and tables, with the publication's own figures beside them. `system_of[i]` is the
+/// index of run i's system.
 pub fn render(
     doc: &StudyTables,
+    published: &Published,
     runs: &mut [Run],
     system_of: &[usize],
     page: &html::Page,
@@ -499,7 +529,11 @@ pub fn render(
     let (data, footer) = cut(rest, FOOTER)?;
 
     let mut out = String::with_capacity(report.len() + 64 * 1024);
-    out.push_str(&head.replacen("</head>", &format!("<style>{CSS}</style></head>"), 1));
+    out.push_str(&head.replacen(
+        "</head>",
+        &format!("<style>{CSS}{}</style></head>", crate::published::CSS),
+        1,
+    ));
     out.push_str(BODY);
     let _ = writeln!(out, "<header><h1>{}</h1>", esc(&title));
     let _ = writeln!(
@@ -515,8 +549,17 @@ pub fn render(
         env!("CARGO_PKG_VERSION")
     );
     out.push_str("<nav><a href=\"#figures\">figures</a><a href=\"#tables\">tables</a><a href=\"#summary\">per run</a><a href=\"#run-cards\">run cards</a></nav></header>\n");
-    out.push_str(&figures(doc)?);
-    out.push_str(&tables(doc));
+    let colours: Vec<usize> = (0..doc.systems.len()).collect();
+    let at = Place {
+        prefix: "",
+        colours: &colours,
+    };
+    out.push_str(&crate::published::none(published));
+    out.push_str(&figures(doc, &at)?);
+    out.push_str(&tables(doc, &at, &|i| {
+        crate::published::block(published, &titles(doc), Some(i))
+    }));
+    out.push_str(&crate::published::block(published, &titles(doc), None));
     out.push_str(warnings);
     out.push_str("<section id=\"per-run\"><h2>dfsbench's data per run</h2>\n<p class=\"note\">What the tables are made of: every run's phases, latency and time lines.</p>\n");
     out.push_str(&fold_run_charts(data));
@@ -533,134 +576,4 @@ pub fn render(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn num(v: f64) -> CellDoc {
-        CellDoc {
-            value: Some(v),
-            text: v.to_string(),
-            unit: "MiB/s".into(),
-            ..Default::default()
-        }
-    }
-
-    fn gap() -> CellDoc {
-        CellDoc {
-            text: "n/a: no positional writes on s3".into(),
-            unit: "MiB/s".into(),
-            footnote: Some(1),
-            ..Default::default()
-        }
-    }
-
-    /// Two systems, one of them without numbers; a figure over both rows of column 0 and one
-    /// over column 1, which has none.
-    fn doc() -> StudyTables {
-        let row = |t: &str, a: f64| RowDoc {
-            labels: vec![t.into()],
-            cells: vec![vec![num(a), gap()], vec![gap(), gap()]],
-        };
-        let fig = |column: usize| FigureSpec {
-            kind: FigureKind::Line,
-            title: format!("column {column}"),
-            x_label: "threads".into(),
-            x_axis: XAxis::Count,
-            y_label: "MiB/s".into(),
-            series: vec![SeriesSpec {
-                table: 0,
-                column,
-                rows: vec![0, 1],
-                x: vec![1.0, 2.0],
-                dashed: false,
-                dashed_label: None,
-            }],
-            caption: None,
-            categories: Vec::new(),
-        };
-        StudyTables {
-            schema: SCHEMA.into(),
-            study: "fio-matrix".into(),
-            title: "t".into(),
-            publication: "p".into(),
-            study_id: "id".into(),
-            status: "complete".into(),
-            scale: 0.01,
-            systems: ["disk", "s3"]
-                .map(|l| SystemColumn {
-                    label: l.into(),
-                    target: format!("{l}://x"),
-                })
-                .into(),
-            tables: vec![TableDoc {
-                title: "write".into(),
-                row_header: vec!["threads".into()],
-                columns: vec!["4K".into(), "128K".into()],
-                rows: vec![row("1", 10.0), row("2", 20.0)],
-            }],
-            figures: vec![fig(0), fig(1)],
-            footnotes: vec!["n/a: job 'write' needs positional writes but the s3 backend does not support it".into()],
-            notes: Vec::new(),
-            warnings: Vec::new(),
-            points: Vec::new(),
-        }
-    }
-
-    #[test]
-    fn a_figure_names_every_system_once_and_the_ones_without_numbers() {
-        let d = doc();
-        let svg = draw(&d, &d.figures[0]).unwrap().expect("disk has numbers");
-        // The legend: one entry per system, each in its colour.
-        for (k, l) in ["disk", "s3"].iter().enumerate() {
-            assert!(
-                svg.contains(&format!(">\n{l}\n</text>")) || svg.contains(&format!(">{l}</text>")),
-                "{svg}"
-            );
-            assert!(svg.contains(&system_colour(k).to_uppercase()[1..]), "{l}'s colour");
-        }
-        assert_eq!(gaps(&d, &d.figures[0]), ["s3: n/a: no positional writes on s3 [1]"]);
-        assert!(draw(&d, &d.figures[1]).unwrap().is_none(), "no numbers, no figure");
-        let html = figures(&d).unwrap();
-        assert_eq!(html.matches("<figure").count(), 1);
-        assert!(html.contains("Not drawn, no system has a number in them: column 1."));
-    }
-
-    /// surfnet's shape: sizes on x, a solid and a dashed series 1000x apart. The y axis is log
-    /// (and says so), the dashed series has a legend entry, the ticks are the sizes measured.
-    #[test]
-    fn lines_far_apart_get_a_log_axis_and_dashes_a_legend_entry() {
-        let mut d = doc();
-        d.tables[0].rows[1].cells[0][0] = num(0.02);
-        let sizes = vec![8192.0, 8.0 * 1024.0 * 1024.0];
-        let series = |column: usize, dashed: bool| SeriesSpec {
-            table: 0,
-            column,
-            rows: vec![if dashed { 1 } else { 0 }, if dashed { 1 } else { 0 }],
-            x: sizes.clone(),
-            dashed,
-            dashed_label: dashed.then(|| "+20 ms RTT".to_string()),
-        };
-        let mut f = d.figures[0].clone();
-        f.x_axis = XAxis::Bytes;
-        f.series = vec![series(0, false), series(0, true)];
-        let svg = draw(&d, &f).unwrap().expect("numbers");
-        assert!(svg.contains("MiB/s (log scale)"), "{svg}");
-        assert!(svg.contains("disk +20 ms RTT"), "{svg}");
-        for tick in ["8 KiB", "8 MiB"] {
-            assert!(svg.contains(tick), "{tick}: {svg}");
-        }
-        assert!(
-            !svg.contains("16 KiB") && !svg.contains("4 MiB"),
-            "no ticks between the sizes"
-        );
-        // 37x apart (GlusterFS's seq writes, 106 and 2.86 MiB/s) is still log: linear, the
-        // small line would lie within a tenth of the height.
-        d.tables[0].rows[1].cells[0][0] = num(10.0 / 37.0);
-        let svg = draw(&d, &f).unwrap().expect("numbers");
-        assert!(svg.contains("MiB/s (log scale)"), "{svg}");
-        // Close values keep the linear axis from zero.
-        d.tables[0].rows[1].cells[0][0] = num(5.0);
-        let svg = draw(&d, &f).unwrap().expect("numbers");
-        assert!(!svg.contains("log scale"), "{svg}");
-    }
-}
+mod tests;

@@ -13,16 +13,18 @@ pub enum StudyFormat {
     Csv,
 }
 
-#[derive(Args, Debug)]
+#[derive(Args, Debug, Clone)]
 #[command(
-    after_help = "Studies: size-sweep, clients-sweep, dfsperf, surfnet, fio-matrix (`dfsbench study list`).\n\
+    after_help = "Studies: size-sweep, clients-sweep, dfsperf, surfnet, fio-matrix (`dfsbench study list`); `all` runs\n\
+those five into one folder with one report.html.\n\
 Examples:\n  dfsbench study size-sweep --target /mnt/cephfs/bench --scale 0.01\n  \
+dfsbench study all -t cephfs=/mnt/cephfs/bench -t minio=s3://bench --scale 0.01 -o seeds\n  \
 dfsbench study fio-matrix --target plain=/mnt/plain --target ec=/mnt/ec42\n  \
 dfsbench study size-sweep -t /mnt/cephfs/bench --nodes 4,16,64 --launcher 'mpirun --hostfile hosts --map-by ppr:{ppn}:node -np {np}'\n  \
 dfsbench study size-sweep --from dfsbench-study-size-sweep-20261122-050000-1a2b3c"
 )]
 pub struct StudyArgs {
-    /// The study to run, or `list`.
+    /// The study to run, `all` (or `seeds`: the five seed studies, one report), or `list`.
     #[arg(value_name = "NAME")]
     pub name: String,
 
@@ -66,6 +68,11 @@ pub struct StudyArgs {
     /// lab target (`dfsbench lab up NAME --clients N`).
     #[arg(long, value_name = "COMMAND", requires = "nodes", conflicts_with = "from")]
     pub launcher: Option<String>,
+
+    /// Go on with the study in --out where it stopped: its complete points are kept, the rest
+    /// run (with `all`: complete studies are kept whole).
+    #[arg(long, requires = "out", conflicts_with = "from")]
+    pub resume: bool,
 
     /// What to print on stdout.
     #[arg(long, value_enum, default_value_t = StudyFormat::Md)]

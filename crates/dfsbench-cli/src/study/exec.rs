@@ -100,12 +100,12 @@ pub fn systems(targets: &[String], localfs: bool) -> Result<Vec<System>, String>
     Ok(out)
 }
 
-fn out_dir(a: &StudyArgs, study: &str, id: &str) -> Result<PathBuf, Failure> {
+fn out_dir(a: &StudyArgs, study: &str, id: &str, resume: bool) -> Result<PathBuf, Failure> {
     let dir = a
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from(format!("dfsbench-study-{study}-{id}")));
-    if dir.join(super::manifest::FILE).exists() {
+    if dir.join(super::manifest::FILE).exists() && !resume {
         return Err(Failure::usage(format!(
             "{} already holds a study: give another --out (or re-render it with --from)",
             dir.display()
@@ -362,16 +362,44 @@ fn run_child(
     Ok((rec, status_of(&r)))
 }
 
-/// Run every point; returns the manifest, the directory and how the study ended.
+/// The points of an earlier run of the study in `dir` to keep: all of a complete one; of one
+/// that stopped, those that ran on every system without a run cut short by Ctrl-C.
+fn kept(before: Manifest, systems: usize, dir: &Path) -> Vec<PointRecord> {
+    if before.status == "complete" {
+        return before.points;
+    }
+    let interrupted = |r: &RunRecord| {
+        let status = r.result.as_ref().and_then(|f| {
+            let text = std::fs::read(dir.join(f)).ok()?;
+            let v: serde_json::Value = serde_json::from_slice(&text).ok()?;
+            v["status"].as_str().map(str::to_string)
+        });
+        r.error.as_deref() == Some("interrupted") || status.as_deref() == Some("interrupted")
+    };
+    let mut points = before.points;
+    points.retain(|p| p.runs.len() == systems && !p.runs.iter().any(interrupted));
+    points
+}
+
+/// Run every point (with `before`, an earlier run of it to go on with: only the points it
+/// lacks); returns the manifest, the directory and how the study ended.
 pub fn execute(
     study: &Study,
     scale: Scale,
     systems: Vec<System>,
     a: &StudyArgs,
     launcher: Option<&Launcher>,
+    before: Option<Manifest>,
 ) -> Result<(Manifest, PathBuf, Result<(), Failure>), Failure> {
-    let study_id = new_run_id();
-    let dir = out_dir(a, study.name, &study_id)?;
+    let (study_id, started_at) = match &before {
+        Some(b) => (b.study_id.clone(), b.started_at.clone()),
+        None => (
+            new_run_id(),
+            humantime::format_rfc3339_millis(SystemTime::now()).to_string(),
+        ),
+    };
+    let dir = out_dir(a, study.name, &study_id, before.is_some())?;
+    let kept = before.map(|b| kept(b, systems.len(), &dir)).unwrap_or_default();
     let mut m = Manifest {
         schema: SCHEMA.into(),
         study: study.name.into(),
@@ -379,7 +407,7 @@ pub fn execute(
         scale: scale.factor(),
         nodes: a.nodes.clone().unwrap_or_default(),
         launcher: a.launcher.clone(),
-        started_at: humantime::format_rfc3339_millis(SystemTime::now()).to_string(),
+        started_at,
         status: "running".into(),
         systems: systems.clone(),
         points: Vec::new(),
@@ -396,12 +424,17 @@ pub fn execute(
         }
     };
     say(format!(
-        "study {} ({}) at scale {scale}: {} points x {} systems -> {}",
+        "study {} ({}) at scale {scale}: {} points x {} systems -> {}{}",
         study.name,
         study.title,
         study.points.len(),
         systems.len(),
-        dir.display()
+        dir.display(),
+        match kept.len() {
+            0 => String::new(),
+            1 => " (resumed: 1 point kept)".to_string(),
+            n => format!(" (resumed: {n} points kept)"),
+        }
     ));
     let run_spec = RunSpec {
         create_bucket: a.create_bucket.then_some(true),
@@ -424,7 +457,15 @@ pub fn execute(
         .collect();
     // What each lab system's null tests measured its client's link to carry.
     let mut measured_links: BTreeMap<String, LinkCapacity> = BTreeMap::new();
+    // The kept points, in the study's order as the others run: a later Ctrl-C keeps them too.
+    let order = |id: &str| study.points.iter().position(|p| p.id == id);
+    m.points = kept;
+    m.points.sort_by_key(|p| order(&p.id));
     'points: for point in &study.points {
+        if m.points.iter().any(|p| p.id == point.id) {
+            done += systems.len();
+            continue;
+        }
         let mut record = PointRecord {
             id: point.id.clone(),
             params: point.params.clone(),
@@ -562,6 +603,7 @@ pub fn execute(
             record.runs.push(run);
         }
         m.points.push(record);
+        m.points.sort_by_key(|p| order(&p.id));
         save_manifest(&m)?;
     }
     let interrupted = INTERRUPT.load(Ordering::SeqCst);

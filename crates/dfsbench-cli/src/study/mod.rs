@@ -15,8 +15,9 @@ mod render;
 mod run_cells;
 mod scale;
 mod score;
+mod seeds;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::failure::Failure;
 use args::{StudyArgs, StudyFormat};
@@ -39,8 +40,8 @@ fn unknown(name: &str) -> Failure {
     ))
 }
 
-/// Render the tables of `dir`, write them there, and print the chosen format.
-fn show(m: &Manifest, dir: &Path, format: StudyFormat, write: bool) -> Result<(), Failure> {
+/// Render the tables of `dir`, write them there, and print the chosen format (if any).
+fn show(m: &Manifest, dir: &Path, format: Option<StudyFormat>, write: bool) -> Result<(), Failure> {
     let scale = Scale::parse(&m.scale.to_string()).map_err(Failure::usage)?;
     let study = catalog::build(&m.study, scale, &m.nodes).ok_or_else(|| unknown(&m.study))?;
     let r = render::render(&study, m, dir);
@@ -58,9 +59,21 @@ fn show(m: &Manifest, dir: &Path, format: StudyFormat, write: bool) -> Result<()
         }
     }
     match format {
-        StudyFormat::Md => crate::stdout::print(&r.markdown, "the tables"),
-        StudyFormat::Csv => crate::stdout::print(&r.cells_csv, "the tables"),
+        Some(StudyFormat::Md) => crate::stdout::print(&r.markdown, "the tables"),
+        Some(StudyFormat::Csv) => crate::stdout::print(&r.cells_csv, "the tables"),
+        None => Ok(()),
     }
+}
+
+/// The page of the seed studies in the folder of a `study all` (None for another folder), for
+/// `dfsbench report DIR -o FILE`: links to the studies relative to `page_dir`.
+pub fn seeds_page(dir: &Path, page_dir: &Path) -> Result<Option<String>, Failure> {
+    Ok(seeds::page(dir, page_dir)?.map(|(html, _)| html))
+}
+
+/// The publication's own figures of the study `name` (none for a study without a seed text).
+pub fn published_of(name: &str) -> Result<dfsbench_report::published::Published, Failure> {
+    seeds::published::of(name)
 }
 
 /// The tables of the study folder `dir` as data, for `dfsbench report DIR`: its tables.json,
@@ -151,6 +164,9 @@ pub fn study(a: &StudyArgs) -> Result<(), Failure> {
         list()?;
         return Ok(());
     }
+    if seeds::is_all(&a.name) {
+        return seeds::all(a);
+    }
     if let Some(dir) = &a.from {
         let m = Manifest::load(dir).map_err(Failure::usage)?;
         if m.study != a.name {
@@ -161,8 +177,52 @@ pub fn study(a: &StudyArgs) -> Result<(), Failure> {
                 a.name
             )));
         }
-        return show(&m, dir, a.format, false);
+        return show(&m, dir, Some(a.format), false);
     }
+    let (dir, outcome) = run(a, Some(a.format))?;
+    if !a.quiet {
+        eprintln!("study: {}", dir.display());
+    }
+    outcome
+}
+
+/// `--resume`: the manifest of the study in --out, when it is this study at this scale on
+/// these systems (else one line saying what differs).
+fn resumed(
+    a: &StudyArgs,
+    study: &model::Study,
+    scale: Scale,
+    systems: &[manifest::System],
+) -> Result<Option<Manifest>, Failure> {
+    let Some(dir) = a.out.as_ref().filter(|d| a.resume && d.join(manifest::FILE).exists()) else {
+        return Ok(None);
+    };
+    let m = Manifest::load(dir).map_err(Failure::usage)?;
+    let labels = |s: &[manifest::System]| s.iter().map(|s| s.label.clone()).collect::<Vec<_>>();
+    let differs = if m.study != study.name {
+        Some(format!("holds a {} study, not {}", m.study, study.name))
+    } else if m.scale != scale.factor() {
+        Some(format!("ran at --scale {}, not {}", m.scale, scale.factor()))
+    } else if labels(&m.systems) != labels(systems) {
+        Some(format!(
+            "ran on {}, not {}",
+            labels(&m.systems).join(", "),
+            labels(systems).join(", ")
+        ))
+    } else {
+        None
+    };
+    match differs {
+        Some(what) => Err(Failure::usage(format!(
+            "--resume: {} {what}: give the same study, --scale and --target as before, or another --out",
+            dir.display()
+        ))),
+        None => Ok(Some(m)),
+    }
+}
+
+/// Run the study `a` names; returns its folder and how it ended (Err: it could not start).
+fn run(a: &StudyArgs, print: Option<StudyFormat>) -> Result<(PathBuf, Result<(), Failure>), Failure> {
     let scale = Scale::parse(&a.scale).map_err(Failure::usage)?;
     let nodes = a.nodes.clone().unwrap_or_default();
     if let Some(bad) = nodes.iter().find(|&&n| n == 0) {
@@ -202,14 +262,12 @@ pub fn study(a: &StudyArgs) -> Result<(), Failure> {
         }
     }
     let systems = exec::systems(&a.targets, study.localfs_baseline).map_err(Failure::usage)?;
+    let before = resumed(a, &study, scale, &systems)?;
     preflight::check_targets(&systems, a)?;
-    let (manifest, dir, outcome) = exec::execute(&study, scale, systems, a, launcher.as_ref())?;
+    let (manifest, dir, outcome) = exec::execute(&study, scale, systems, a, launcher.as_ref(), before)?;
     crate::history::record_study(&dir);
-    show(&manifest, &dir, a.format, true)?;
-    if !a.quiet {
-        eprintln!("study: {}", dir.display());
-    }
-    outcome
+    show(&manifest, &dir, print, true)?;
+    Ok((dir, outcome))
 }
 
 #[cfg(test)]
