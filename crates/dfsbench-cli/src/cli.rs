@@ -36,8 +36,9 @@ pub enum Command {
     Report(crate::report::ReportArgs),
     /// Compare two result files metric by metric, with the change and whether it is noise.
     Compare(crate::report::CompareArgs),
-    /// Run a published evaluation (size-sweep, clients-sweep, dfsperf, surfnet, fio-matrix) and
-    /// print its tables in the publication's shape; `dfsbench study list` lists them.
+    /// Run a published evaluation (size-sweep, clients-sweep, dfsperf, surfnet, fio-matrix) or a
+    /// suite (io500, mlperf-storage) and print its tables in the publication's shape; `dfsbench
+    /// study list` lists them, `dfsbench study all` runs the five seed studies into one report.
     Study(Box<crate::study::args::StudyArgs>),
     /// Multi-node storage clusters on this machine, with faults and delay (docs/lab.md).
     Lab(crate::lab::LabArgs),

@@ -15,8 +15,8 @@ pub enum StudyFormat {
 
 #[derive(Args, Debug, Clone)]
 #[command(
-    after_help = "Studies: size-sweep, clients-sweep, dfsperf, surfnet, fio-matrix (`dfsbench study list`); `all` runs\n\
-those five into one folder with one report.html.\n\
+    after_help = "Studies: the seed studies size-sweep, clients-sweep, dfsperf, surfnet, fio-matrix, and the suites io500,\n\
+mlperf-storage (`dfsbench study list`); `all` runs the five seed studies into one folder with one report.html.\n\
 Examples:\n  dfsbench study size-sweep --target /mnt/cephfs/bench --scale 0.01\n  \
 dfsbench study all -t cephfs=/mnt/cephfs/bench -t minio=s3://bench --scale 0.01 -o seeds\n  \
 dfsbench study fio-matrix --target plain=/mnt/plain --target ec=/mnt/ec42\n  \
