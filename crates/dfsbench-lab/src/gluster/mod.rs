@@ -249,17 +249,15 @@ impl Cluster for Gluster {
         let n = state.node(node)?.clone();
         // glusterd restarts the node's brick and self-heal daemon for the started volume.
         start_glusterd(&n)?;
+        // A wiped brick has no volume id and cannot start until reset-brick re-adds it
+        // (rejoin_wiped, which needs the peers connected). Waiting for it to come online
+        // spent the whole minute a fault command may take, so the reset never ran.
+        if fs::read_dir(brick(&n)).is_ok_and(|mut d| d.next().is_none()) {
+            return wait_peers(state);
+        }
         let want = state.nodes.len();
         wait_for(&format!("the brick of {node} online"), Duration::from_secs(60), || {
             (bricks_online(&n) == want).then_some(())
-        })
-        .or_else(|e| {
-            // A wiped brick has no volume id and cannot start until reset-brick re-adds it.
-            if fs::read_dir(brick(&n)).is_ok_and(|mut d| d.next().is_none()) {
-                Ok(())
-            } else {
-                Err(e)
-            }
         })
     }
 
