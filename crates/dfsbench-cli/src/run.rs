@@ -4,7 +4,7 @@ use std::convert::Infallible;
 
 use dfsbench_core::cluster::Group;
 use dfsbench_core::config::{
-    load_workload_file, parse_fio_args, validate, JobSettings, JobSpec, RunConfig, RunSpec, MAX_WORKLOAD_FILE,
+    load_workload_file, parse_fio_args, validate, FioGiven, JobSettings, JobSpec, RunConfig, RunSpec, MAX_WORKLOAD_FILE,
 };
 use dfsbench_core::runner::Status;
 use dfsbench_core::session::{execute, new_run_id, Outcome};
@@ -47,11 +47,11 @@ pub(crate) fn build_config(a: &RunArgs) -> Result<(RunConfig, Option<String>), F
                 read_bounded(path, MAX_WORKLOAD_FILE).map_err(|e| Failure::usage(format!("workload file: {e}")))?;
             let text = String::from_utf8(bytes)
                 .map_err(|_| Failure::usage(format!("workload file {} is not UTF-8 text", path.display())))?;
-            Some(load_workload_file(
-                &path.display().to_string(),
-                &text,
-                a.overwrite_device.as_deref(),
-            )?)
+            let given = FioGiven {
+                device: a.overwrite_device.as_deref(),
+                sized: flags.workloads.io.size.is_some(),
+            };
+            Some(load_workload_file(&path.display().to_string(), &text, given)?)
         }
         (None, Some(fio)) => Some(parse_fio_args(fio, a.overwrite_device.as_deref())?),
         (None, None) => None,

@@ -4,11 +4,12 @@ use crate::error::ConfigError;
 
 use super::{fio, vars, WorkloadFile};
 
-/// Read a workload file: a fio job file (see [`fio`]) or TOML; `device` is the block device
-/// `--overwrite-device` names, which a fio job file's `filename=` may then name.
-pub fn load_workload_file(name: &str, text: &str, device: Option<&str>) -> Result<WorkloadFile, ConfigError> {
+/// Read a workload file: a fio job file (see [`fio`]) or TOML; `given` is what the command
+/// line gives a fio job file (the device `--overwrite-device` names, which its `filename=` may
+/// then name, and whether `--size` sizes its jobs).
+pub fn load_workload_file(name: &str, text: &str, given: fio::Given<'_>) -> Result<WorkloadFile, ConfigError> {
     if fio::is_job_file(name, text) {
-        fio::parse_on_device(name, text, vars::env, device)
+        fio::parse_on_device(name, text, vars::env, given)
     } else {
         parse_workload_file(name, text)
     }

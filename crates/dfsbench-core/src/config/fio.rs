@@ -18,6 +18,7 @@ use job::Job;
 pub use options::KEYS;
 
 mod job;
+mod names;
 mod options;
 mod values;
 
@@ -45,6 +46,10 @@ struct Opt {
     key: String,
     value: Option<String>,
     line: usize,
+    /// Why the value could not be read: a variable it names is not set. The option is then
+    /// refused with that reason, unless its job's engine is not dfsbench's (which is named
+    /// instead: the engine is why such a file cannot run).
+    unset: Option<String>,
 }
 
 impl Opt {
@@ -69,6 +74,22 @@ struct Refused {
     line: usize,
     shown: String,
     why: Option<String>,
+    /// Why its job cannot run whatever its other options say: an engine that is not
+    /// dfsbench's, or a zoned device. Such a job is refused for it alone.
+    whole: bool,
+}
+
+impl Refused {
+    /// Option `o` refused for `why`.
+    fn of(o: &Opt, why: Option<String>) -> Refused {
+        Refused {
+            section: o.section.clone(),
+            line: o.line,
+            shown: o.shown(),
+            why,
+            whole: false,
+        }
+    }
 }
 
 /// The most refused options one error names: a line, not a listing of a generated file.
@@ -76,23 +97,32 @@ const MAX_LISTED: usize = 50;
 
 /// Read fio job file `name`; `lookup` gives the variables' values.
 pub fn parse(name: &str, text: &str, lookup: impl Fn(&str) -> Option<String>) -> Result<WorkloadFile, ConfigError> {
-    parse_on_device(name, text, lookup, None)
+    parse_on_device(name, text, lookup, Given::default())
 }
 
-/// [`parse`], where `device` is the block device the user let the run overwrite
-/// (`--overwrite-device`): a `filename=` may then name it.
+/// What the command line gives a job file besides its own options.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Given<'a> {
+    /// The block device the user let the run overwrite (`--overwrite-device`): a `filename=`
+    /// may then name it.
+    pub device: Option<&'a str>,
+    /// `--size` gives every job its size: a job of the file needs none of its own.
+    pub sized: bool,
+}
+
+/// [`parse`], with what the command line gives.
 pub(super) fn parse_on_device(
     name: &str,
     text: &str,
     lookup: impl Fn(&str) -> Option<String>,
-    device: Option<&str>,
+    given: Given<'_>,
 ) -> Result<WorkloadFile, ConfigError> {
     let sections = sections(text, &lookup).map_err(|(line, m)| ConfigError::File {
         file: dfsbench_backends::one_line(name),
         line: Some(line),
         message: dfsbench_backends::one_line(&m),
     })?;
-    read(name, &sections, "line", device)
+    read(name, &sections, "line", given)
 }
 
 /// One option of a fio command line: its position among the arguments, its name (without
@@ -106,6 +136,7 @@ pub const COMMAND_LINE: &str = "the fio command line";
 /// globals, and each `--name` starts a job. Without `--directory` the files go in the working
 /// directory, as fio's do. `device` may be named as in [`parse_on_device`].
 pub fn parse_args(args: &[Arg], device: Option<&str>) -> Result<WorkloadFile, ConfigError> {
+    let given = Given { device, sized: false };
     let mut sections = vec![Section {
         name: "global".into(),
         line: 0,
@@ -125,9 +156,10 @@ pub fn parse_args(args: &[Arg], device: Option<&str>) -> Result<WorkloadFile, Co
             key: key.clone(),
             value: value.clone(),
             line: *at,
+            unset: None,
         });
     }
-    let mut file = read(COMMAND_LINE, &sections, "argument", device)?;
+    let mut file = read(COMMAND_LINE, &sections, "argument", given)?;
     // The working directory by name, so that the result says where the run was.
     file.target
         .get_or_insert_with(|| std::env::current_dir().map_or_else(|_| ".".into(), |d| d.display().to_string()));
@@ -135,21 +167,28 @@ pub fn parse_args(args: &[Arg], device: Option<&str>) -> Result<WorkloadFile, Co
 }
 
 /// The workload of `sections`; a refusal names each option's `unit` (line, argument).
-fn read(name: &str, sections: &[Section], unit: &str, device: Option<&str>) -> Result<WorkloadFile, ConfigError> {
+fn read(name: &str, sections: &[Section], unit: &str, given: Given<'_>) -> Result<WorkloadFile, ConfigError> {
     let file_error = |line: usize, message: String| ConfigError::File {
         file: dfsbench_backends::one_line(name),
         line: Some(line),
         message: dfsbench_backends::one_line(&message),
     };
     let mut refused = Vec::new();
+    // What the [global] sections refuse: named unless every job's engine is not dfsbench's.
+    let mut global_refused = Vec::new();
     let mut file = WorkloadFile::default();
     // [global] options are applied once, to the defaults every later job starts from: a file of
     // many sections is read in linear time.
     let mut defaults = Job {
-        device,
+        device: given.device,
+        sized: given.sized,
         ..Job::default()
     };
     let mut jobs = 0;
+    // The clones of the jobs so far.
+    let mut threads = 0;
+    // Jobs whose engine is dfsbench's.
+    let mut native = 0;
     // Whether the jobs so far verify (all alike).
     let mut verified = None;
     // The jobs between stonewalls, by index.
@@ -158,19 +197,40 @@ fn read(name: &str, sections: &[Section], unit: &str, device: Option<&str>) -> R
     let mut waiter: Option<&Opt> = None;
     // exit_what=all of a job with exitall, and its group.
     let mut exit_all: Vec<(usize, &Opt)> = Vec::new();
+    // The files named by filename=, as fio names them, and their names in the run.
+    let mut names = names::Names::default();
     for s in sections {
         if s.name == "global" {
             for o in &s.opts {
-                defaults.apply(o, &mut file, &mut refused);
+                defaults.apply(o, &mut file, &mut global_refused);
             }
             continue;
         }
         let mut job = defaults.clone();
         job.spec.settings.name.get_or_insert_with(|| s.name.clone());
+        let mut own = Vec::new();
         for o in &s.opts {
-            job.apply(o, &mut file, &mut refused);
+            job.apply(o, &mut file, &mut own);
         }
-        let job = job.finish(s, &mut refused);
+        let whole = job.whole;
+        let clones = job.workers;
+        let mut job = job.finish(s, &mut own);
+        jobs += 1;
+        // fio numbers its clones from 1 over the file's jobs: the logs' names hold it.
+        let io = &mut job.spec.workloads.io;
+        if io.write_bw_log.is_some() || io.write_lat_log.is_some() || io.write_iops_log.is_some() {
+            io.log_number = Some(threads + 1);
+        }
+        threads += clones;
+        if whole {
+            // Another engine's job (or a zoned device's): its options are that engine's, and
+            // the engine is why it cannot run (named where it is written, here or in [global]).
+            own.retain(|r| r.whole);
+            refused.append(&mut own);
+            continue;
+        }
+        native += 1;
+        refused.append(&mut own);
         // dfsbench checks the data of the whole run or of none of it.
         let verifies = job.verify.is_some();
         match verified {
@@ -183,6 +243,7 @@ fn read(name: &str, sections: &[Section], unit: &str, device: Option<&str>) -> R
                     if verifies { "it verifies" } else { "it does not verify" },
                     if earlier { "does" } else { "does not" }
                 )),
+                whole: false,
             }),
             _ => verified = Some(verifies),
         }
@@ -195,52 +256,65 @@ fn read(name: &str, sections: &[Section], unit: &str, device: Option<&str>) -> R
             .wait_for
             .map(|o| waits(o, &file.jobs, groups.last().map_or(&[][..], Vec::as_slice)));
         let stonewall = job.stonewall || after == Some(Ok(true));
-        if let Some(Err(why)) = &after {
-            refused.push(Refused {
-                section: s.name.clone(),
-                line: job.wait_for.map_or(s.line, |o| o.line),
-                shown: job.wait_for.map_or_else(String::new, Opt::shown),
-                why: Some(why.clone()),
-            });
+        if let (Some(Err(why)), Some(o)) = (&after, job.wait_for) {
+            refused.push(Refused::of(o, Some(why.clone())));
         }
         match waiter.take() {
-            Some(o) if !stonewall => refused.push(Refused {
-                section: o.section.clone(),
-                line: o.line,
-                shown: o.shown(),
-                why: Some(format!(
+            Some(o) if !stonewall => refused.push(Refused::of(
+                o,
+                Some(format!(
                     "in fio, job '{}' after it starts beside the job it waits for, and in dfsbench with it: put stonewall (or wait_for) in '{}'",
                     s.name, s.name
                 )),
-            }),
+            )),
             _ => {}
         }
         if after == Some(Ok(true)) && !job.stonewall {
             waiter = job.wait_for;
         }
         // fio starts a job at the same time as the ones before it, back to the last stonewall.
-        if jobs == 0 || stonewall {
+        if file.jobs.is_empty() || stonewall {
             groups.push(Vec::new());
         }
         groups.last_mut().expect("a group per job").push(file.jobs.len());
+        // Jobs that name the same file share it, as in fio; one without a size takes the
+        // file's: as an earlier group left it, or as it is at the path given.
+        let group = groups.len() - 1;
+        if let Some(path) = job.file_sized {
+            let existing = std::fs::metadata(path).ok().filter(std::fs::Metadata::is_file);
+            let io = &mut job.spec.workloads.io;
+            match existing {
+                _ if names.named_before(path, group) => io.size_from_file = Some(true),
+                Some(m) => io.size = Some(m.len().to_string()),
+                None => refused.push(Refused {
+                    section: s.name.clone(),
+                    line: s.line,
+                    shown: format!("[{}]", s.name),
+                    why: Some(format!(
+                        "no size, and no file at {path} nor a job before its group that names it: fio takes an existing file's size; give size="
+                    )),
+                    whole: false,
+                }),
+            }
+        }
+        names.name(&mut job.spec.workloads.io, group);
         if let Some(o) = job.exit_all {
             exit_all.push((groups.len(), o));
         }
-        jobs += 1;
         file.jobs.push(job.spec);
     }
+    global_refused.retain(|r| native > 0 || jobs == 0 || r.whole);
+    refused.append(&mut global_refused);
     name_groups(&mut file.jobs, &groups);
     // exit_what=all ends the whole run in fio: in dfsbench it stops the job's group, which
     // is the same in the last group.
     for (_, o) in exit_all.into_iter().filter(|(g, _)| *g < groups.len()) {
-        refused.push(Refused {
-            section: o.section.clone(),
-            line: o.line,
-            shown: o.shown(),
-            why: Some(
+        refused.push(Refused::of(
+            o,
+            Some(
                 "with exitall, fio stops the jobs after its group too, and dfsbench only its group: use exit_what=group, or make it the last group".into(),
             ),
-        });
+        ));
     }
     if !refused.is_empty() {
         // A [global] option a job's own check refuses (time_based without runtime) is named
@@ -342,10 +416,20 @@ fn sections(text: &str, lookup: &impl Fn(&str) -> Option<String>) -> Result<Vec<
                 format!("`{body}` is outside a section: put it under [global] or a job's [name]"),
             ));
         };
+        let mut unset = None;
         let (key, value) = match body.split_once('=') {
             Some((k, v)) => {
                 let room = vars::MAX_EXPANDED.saturating_sub(expanded);
-                let v = vars::expand(v.trim(), false, room, lookup).map_err(|e| (line, e.to_string()))?;
+                let v = match vars::expand(v.trim(), false, room, lookup) {
+                    Ok(v) => v,
+                    // Named with the option, unless the job's engine is another's: the engine
+                    // is then why the file cannot run, whatever its variables.
+                    Err(e @ vars::VarError::Unset { .. }) => {
+                        unset = Some(e.to_string());
+                        v.trim().to_string()
+                    }
+                    Err(e) => return Err((line, e.to_string())),
+                };
                 expanded += v.len();
                 (k.trim(), Some(v))
             }
@@ -356,6 +440,7 @@ fn sections(text: &str, lookup: &impl Fn(&str) -> Option<String>) -> Result<Vec<
             key: key.to_string(),
             value,
             line,
+            unset,
         });
     }
     Ok(out)

@@ -19,8 +19,8 @@ pub use crate::error::{ConfigError, JobLabel};
 pub use crate::job::Job;
 pub use file::{load_workload_file, parse_workload_file};
 pub use fio::{
-    parse as parse_fio_job_file, parse_args as parse_fio_args, Arg as FioArg, COMMAND_LINE as FIO_COMMAND_LINE,
-    KEYS as FIO_KEYS,
+    parse as parse_fio_job_file, parse_args as parse_fio_args, Arg as FioArg, Given as FioGiven,
+    COMMAND_LINE as FIO_COMMAND_LINE, KEYS as FIO_KEYS,
 };
 pub use run::{validate, RunConfig, ServerPids};
 pub use spec::{job_keys, run_keys, JobSettings, JobSpec, RunSpec};

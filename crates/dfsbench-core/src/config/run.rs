@@ -404,7 +404,8 @@ fn validate_load(s: &JobSettings, time_based: bool) -> Result<Load, ConfigError>
 
 /// A group's jobs run together, so they must be next to each other: a job between them would
 /// have to run both before and during the group.
-/// What io jobs share with each other: fio's flows (per group) and dedupe working sets.
+/// What io jobs share with each other: fio's flows (per group), dedupe working sets and the
+/// files they name.
 fn share_between_jobs(jobs: &mut [Job]) {
     let mut io: Vec<workloads::io::Placed<'_>> = jobs
         .iter_mut()
@@ -416,6 +417,7 @@ fn share_between_jobs(jobs: &mut [Job]) {
         .collect();
     workloads::io::share_flows(&mut io);
     workloads::io::share_dedupe(&mut io);
+    workloads::io::share_files(&mut io);
 }
 
 fn check_groups(jobs: &[Job]) -> Result<(), ConfigError> {

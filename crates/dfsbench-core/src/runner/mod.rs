@@ -213,7 +213,19 @@ pub(crate) fn run<S: Storage>(
     };
     group.watch_interrupt(run.interrupt);
     let mut results = Vec::new();
+    // Jobs that take their size from a file an earlier job made, when they start.
+    let mut sized: Option<RunConfig> = None;
     for stage in config.stages() {
+        if stage
+            .clone()
+            .any(|i| config.jobs[i].workload.sized_by_file(i).is_some())
+        {
+            let owned = sized.get_or_insert_with(|| config.clone());
+            if let Err(e) = sizes_from_files(storage, owned, stage.clone()) {
+                return (results, Status::Failed(e));
+            }
+        }
+        let config = sized.as_ref().unwrap_or(config);
         let status = if stage.len() == 1 {
             run_job(
                 storage,
@@ -244,6 +256,33 @@ pub(crate) fn run<S: Storage>(
         }
     }
     (results, Status::Complete)
+}
+
+/// The jobs of `stage` without a size take their file's, as it is when they start (fio sets
+/// a job's files up when it starts, taking an existing file's size). Every rank reads it.
+fn sizes_from_files<S: Storage>(
+    storage: &S,
+    config: &mut RunConfig,
+    stage: std::ops::Range<usize>,
+) -> Result<(), String> {
+    let mut client = storage.client(0, 1).map_err(|e| format!("cannot open a client: {e}"))?;
+    for i in stage {
+        let job = &mut config.jobs[i];
+        let Some(path) = job.workload.sized_by_file(i) else {
+            continue;
+        };
+        let stat = Executor::for_backend(storage.capabilities()).block_on(client.stat(&path));
+        let bytes = stat.map_err(|e| {
+            format!(
+                "job '{}' has no size, and its file {path} is not there when it starts ({e}): fio takes an existing file's size; give size",
+                job.name
+            )
+        })?;
+        job.workload
+            .take_file_size(bytes, job.workers)
+            .map_err(|why| format!("job '{}': {why}", job.name))?;
+    }
+    Ok(())
 }
 
 /// Why `config` cannot run as several processes: the jobs of a group run at the same time
@@ -277,10 +316,11 @@ fn setup<S: Storage>(storage: &S, index: usize, job: &Job, workers: usize) -> Re
     Executor::for_backend(storage.capabilities()).block_on(async {
         // Directories for the workers of every rank, made one at a time.
         for d in job.workload.setup_dirs(index, workers) {
-            client
-                .mkdir(&d)
-                .await
-                .map_err(|e| format!("cannot create directory {d} in the run directory: {e}"))?;
+            match client.mkdir(&d).await {
+                // The run's directory of named files, made by an earlier job.
+                Err(e) if e.kind == "EEXIST" && d == crate::workloads::RUN_FILES => {}
+                other => other.map_err(|e| format!("cannot create directory {d} in the run directory: {e}"))?,
+            }
         }
         Ok(())
     })

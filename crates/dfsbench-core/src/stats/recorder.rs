@@ -258,6 +258,14 @@ impl<'a> Recorder<'a> {
         self.out.engine = Some((engine, depth));
     }
 
+    /// The requests the engine kept in flight were `depth` at most, below what it was opened
+    /// for (io's latency target: the depth it found).
+    pub fn note_depth(&mut self, depth: usize) {
+        if let Some((_, d)) = &mut self.out.engine {
+            *d = depth;
+        }
+    }
+
     /// Note what the io engine probe measured, blocks per second by engine.
     pub fn note_probe(&mut self, figures: &[(IoEngine, f64)]) {
         self.out.probe = figures.to_vec();

@@ -47,6 +47,10 @@ pub(crate) use shared::parse_flag;
 pub use shared::SharedOptions;
 pub use train::TrainJob;
 
+/// The run directory's directory of the files jobs name (io's `filename`): one for the run,
+/// which every job naming a file makes if it is not there yet.
+pub(crate) const RUN_FILES: &str = "files";
+
 /// The run-wide settings a workload's validation reads (from the run's flags or file).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RunSettings {
@@ -132,6 +136,15 @@ pub trait Kind: Sized + Clone + Debug + Serialize + Send + Sync {
     /// `workers` workers; only workloads of positional I/O on one file can.
     fn on_device(&mut self, _bytes: u64, _workers: usize) -> Result<(), String> {
         Err("only io jobs run on a block device".into())
+    }
+    /// The file (in the run directory) whose size, when job `index` starts, is its size: one
+    /// an earlier job made (fio's job without size on an existing file).
+    fn sized_by_file(&self, _index: usize) -> Option<String> {
+        None
+    }
+    /// Take the size of [`Kind::sized_by_file`]'s file, `bytes`, which `workers` workers share.
+    fn take_file_size(&mut self, _bytes: u64, _workers: usize) -> Result<(), String> {
+        Ok(())
     }
     /// What every worker of every rank must run alike in the next phase, which rank 0 reads
     /// from the merged `result` of this one and hands to all ranks with the phase's end (io's
@@ -354,6 +367,16 @@ macro_rules! registry {
             pub(crate) fn on_device(&mut self, bytes: u64, workers: usize) -> Result<(), String> {
                 match self {
                     $($(#[$attr])* Workload::$variant(w) => w.on_device(bytes, workers)),*
+                }
+            }
+            pub(crate) fn sized_by_file(&self, index: usize) -> Option<String> {
+                match self {
+                    $($(#[$attr])* Workload::$variant(w) => w.sized_by_file(index)),*
+                }
+            }
+            pub(crate) fn take_file_size(&mut self, bytes: u64, workers: usize) -> Result<(), String> {
+                match self {
+                    $($(#[$attr])* Workload::$variant(w) => w.take_file_size(bytes, workers)),*
                 }
             }
             pub(crate) fn agreed(&self, result: &PhaseResult) -> Option<serde_json::Value> {

@@ -42,6 +42,20 @@ pub(super) struct Job<'a> {
     /// The block device `--overwrite-device` names, and whether `filename=` is that device.
     pub(super) device: Option<&'a str>,
     pub(super) on_device: bool,
+    /// `filename=` names a device, the one named or another (refused): its size is the job's.
+    pub(super) names_device: bool,
+    /// `--size` on the command line sizes the job.
+    pub(super) sized: bool,
+    /// It is refused for one option alone (another engine, a zoned device): its others are
+    /// that engine's or that device's.
+    pub(super) whole: bool,
+    /// `zonemode`: strided (true) or none; and the zone options, applied by strided only.
+    pub(super) zonemode: Option<bool>,
+    pub(super) zonesize: Option<(u64, &'a Opt)>,
+    pub(super) zoneskip: Option<(u64, &'a Opt)>,
+    pub(super) zonerange: Option<(u64, &'a Opt)>,
+    /// `allow_file_create`: 0 lets fio open only files that exist.
+    pub(super) allow_file_create: Option<(bool, &'a Opt)>,
 }
 
 /// fio's rate limits, per clone.
@@ -81,6 +95,14 @@ impl Default for Job<'_> {
             fill: false,
             device: None,
             on_device: false,
+            names_device: false,
+            sized: false,
+            whole: false,
+            zonemode: None,
+            zonesize: None,
+            zoneskip: None,
+            zonerange: None,
+            allow_file_create: None,
         }
     }
 }
@@ -95,19 +117,15 @@ pub(super) struct ReadJob<'a> {
     pub(super) wait_for: Option<&'a Opt>,
     /// Its `exit_what=all`, when it has exitall.
     pub(super) exit_all: Option<&'a Opt>,
+    /// The path of its file, when it has no size: the file's is its size.
+    pub(super) file_sized: Option<&'a str>,
 }
 
 impl<'a> Job<'a> {
     /// The job once all its options are applied: what holds only for options together.
+    /// `names` are the files earlier jobs named.
     pub(super) fn finish(mut self, s: &Section, refused: &mut Vec<Refused>) -> ReadJob<'a> {
-        let mut refuse = |o: &Opt, why: &str| {
-            refused.push(Refused {
-                section: o.section.clone(),
-                line: o.line,
-                shown: o.shown(),
-                why: Some(why.into()),
-            })
-        };
+        let mut refuse = |o: &Opt, why: &str| refused.push(Refused::of(o, Some(why.into())));
         match (self.time_based, self.runtime) {
             (Some(o), None) => refuse(o, "time_based needs runtime"),
             // One pass over size, cut short at runtime: also a runtime given on dfsbench's
@@ -152,8 +170,9 @@ impl<'a> Job<'a> {
             io.size = Some(bytes.to_string());
             self.size = Some(o);
         }
-        // Random offsets align to the (smallest) block size in dfsbench, fio's default.
-        if let Some((align, o)) = self.blockalign {
+        // Random offsets align to the (smallest) block size by default, as in fio's; another
+        // alignment is io's blockalign.
+        if let Some((align, _)) = self.blockalign {
             let io = &self.spec.workloads.io;
             let smallest = match &io.bssplit {
                 Some(split) => split
@@ -163,17 +182,50 @@ impl<'a> Job<'a> {
                 None => self.spec.shared.bs.as_deref().and_then(|b| b.parse().ok()),
             };
             if align != smallest.unwrap_or(4096) {
-                refuse(o, "offsets aligned otherwise than to the block size (the smallest of bssplit's): dfsbench aligns them to it, fio's default; give that or leave blockalign out");
+                self.spec.workloads.io.blockalign = Some(align.to_string());
             }
         }
-        // A device's size is the job's without one, as in fio.
-        if self.size.is_none() && !self.on_device && !self.fill {
+        // Strided zones: zonesize bytes in each zone, zoneskip between them (zonerange, the
+        // zone's size, as zonesize: dfsbench's zones are the bytes moved in them). fio ignores
+        // the zone options without zonemode=strided.
+        if self.zonemode == Some(true) {
+            match (self.zonesize, self.zonerange) {
+                (Some((size, _)), Some((range, o))) if range != size => refuse(o, "zones larger than the bytes moved in each (zonerange above zonesize): dfsbench's zone is zonesize; give zonerange=zonesize or leave it out"),
+                (None, Some((range, _))) => self.spec.workloads.io.zonesize = Some(range.to_string()),
+                (Some((size, _)), _) => self.spec.workloads.io.zonesize = Some(size.to_string()),
+                (None, None) => {}
+            }
+            if let Some((skip, _)) = self.zoneskip.filter(|(b, _)| *b > 0) {
+                self.spec.workloads.io.zoneskip = Some(skip.to_string());
+            }
+        }
+        // fio opens only existing files: a device, or a file the run cannot have made.
+        if let Some((false, o)) = self.allow_file_create.filter(|_| !self.names_device) {
+            refuse(o, "fio then runs only on files that exist already, and dfsbench's files are new ones of its run: this job is for a device given on fio's command line (--filename=/dev/...); put it in filename= and pass --overwrite-device");
+        }
+        // A device's size is the job's without one, as in fio, and so is an existing file's
+        // (read() finds which).
+        let unsized_file = self.size.is_none() && !self.names_device && !self.fill && !self.sized;
+        let file_sized = match self.filename {
+            Some(o) if unsized_file => o.value.as_deref(),
+            _ => None,
+        };
+        if unsized_file && self.filename.is_none() {
             refused.push(Refused {
                 section: s.name.clone(),
                 line: s.line,
                 shown: format!("[{}]", s.name),
                 why: Some("no size: give size= (fio needs it for a regular file too)".into()),
+                whole: false,
             });
+        }
+        // A log without a prefix is named after the job, as fio names it.
+        let name = self.spec.settings.name.clone().unwrap_or_else(|| s.name.clone());
+        let io = &mut self.spec.workloads.io;
+        for log in [&mut io.write_bw_log, &mut io.write_lat_log, &mut io.write_iops_log] {
+            if log.as_deref() == Some("") {
+                *log = Some(name.clone());
+            }
         }
         // The working set of dedupe's copies, in working_set mode only.
         if self.working_set {
@@ -188,7 +240,18 @@ impl<'a> Job<'a> {
         // counting those reads as the job's reads: dfsbench's read after the write.
         let io = &mut self.spec.workloads.io;
         let writes_only = matches!(io.rw.as_deref(), Some("write" | "randwrite"));
-        if self.verify.is_some() && self.do_verify && writes_only && io.then.is_none() {
+        // verify_backlog is fio's way of checking, for a job that checks, writing.
+        if self.verify.is_none()
+            || !self.do_verify
+            || !matches!(
+                io.rw.as_deref(),
+                Some("write" | "randwrite" | "readwrite" | "rw" | "randrw")
+            )
+        {
+            io.verify_backlog = None;
+        }
+        // With verify_backlog, the checks are among the writes.
+        if self.verify.is_some() && self.do_verify && writes_only && io.then.is_none() && io.verify_backlog.is_none() {
             io.then = Some(vec!["read".into()]);
         }
         let exit_all = self.exit_all.filter(|_| self.spec.settings.exitall == Some(true));
@@ -198,6 +261,7 @@ impl<'a> Job<'a> {
             verify: self.verify,
             wait_for: self.wait_for,
             exit_all,
+            file_sized,
         }
     }
 }

@@ -98,7 +98,34 @@ pub const KEYS: &[&str] = &[
     "continue_on_error",
     "fill_device",
     "fill_fs",
+    "write_bw_log",
+    "write_lat_log",
+    "write_iops_log",
+    "log_offset",
+    "log_prio",
+    "per_job_logs",
+    "zonemode",
+    "zonesize",
+    "zoneskip",
+    "zonerange",
+    "allow_file_create",
+    "latency_target",
+    "latency_window",
+    "latency_percentile",
+    "latency_run",
+    "random_generator",
+    "verify_backlog",
+    "verify_dump",
+    "verify_fatal",
+    "verify_async",
+    "create_on_open",
 ];
+
+/// Why a job of a zoned block device is refused: a device reason.
+pub(super) const ZONED_DEVICE: &str = "the target must be a zoned block device (host-managed or host-aware, zones with write pointers), and dfsbench does not drive zones: a device dfsbench cannot run on";
+
+/// Why a job of another engine is refused.
+pub(super) const FOREIGN_ENGINE: &str = "dfsbench's engines are psync/sync, io_uring, libaio, posixaio and mmap";
 
 /// fio's checksum kinds (and `meta`): dfsbench's check of every byte against its own data
 /// finds whatever they find.
@@ -124,14 +151,12 @@ const VERIFY_KINDS: &[&str] = &[
 impl<'a> Job<'a> {
     /// Apply option `o`, or say in `refused` why it cannot be.
     pub(super) fn apply(&mut self, o: &'a Opt, file: &mut WorkloadFile, refused: &mut Vec<Refused>) {
-        let mut refuse = |why: Option<String>| {
-            refused.push(Refused {
-                section: o.section.clone(),
-                line: o.line,
-                shown: o.shown(),
-                why,
-            })
-        };
+        if let Some(why) = &o.unset {
+            // Its value is unknown: whatever the option, this is all there is to say.
+            refused.push(Refused::of(o, Some(why.clone())));
+            return;
+        }
+        let mut refuse = |why: Option<String>| refused.push(Refused::of(o, why));
         let v = o.value.as_deref();
         match (o.key.as_str(), v) {
             ("name", Some(n)) => self.spec.settings.name = Some(n.to_string()),
@@ -219,11 +244,20 @@ impl<'a> Job<'a> {
                 Some(b) => self.spec.shared.fsync = Some(b),
                 None => refuse(Some("give 0 or 1".into())),
             },
-            ("ioengine", Some(e)) => match e {
-                "psync" | "sync" | "pvsync" => self.spec.workloads.io.ioengine = Some("psync".into()),
-                "io_uring" | "libaio" | "posixaio" | "mmap" => self.spec.workloads.io.ioengine = Some(e.to_string()),
-                _ => refuse(Some("dfsbench's engines are psync/sync, io_uring, libaio, posixaio and mmap".into())),
-            },
+            ("ioengine", Some(e)) => {
+                self.whole = false;
+                match e {
+                    "psync" | "sync" | "pvsync" => self.spec.workloads.io.ioengine = Some("psync".into()),
+                    "io_uring" | "libaio" | "posixaio" | "mmap" => self.spec.workloads.io.ioengine = Some(e.to_string()),
+                    _ => {
+                        self.whole = true;
+                        refused.push(Refused {
+                            whole: true,
+                            ..Refused::of(o, Some(FOREIGN_ENGINE.into()))
+                        });
+                    }
+                }
+            }
             ("time_based", _) => match flag(v) {
                 Some(true) => self.time_based = Some(o),
                 Some(false) => self.time_based = None,
@@ -241,7 +275,9 @@ impl<'a> Job<'a> {
                 Err(e) => refuse(Some(e)),
             },
             ("filename", Some(f)) => {
+                self.names_device = false;
                 if f.starts_with("/dev/") || dfsbench_backends::is_block_device(std::path::Path::new(f)) {
+                    self.names_device = true;
                     if self.device.is_some_and(|d| std::path::Path::new(d) == std::path::Path::new(f)) {
                         if file.target.as_deref().is_some_and(|t| t != f) {
                             refuse(Some("another target than an earlier job's: dfsbench runs in one target".into()));
@@ -257,8 +293,9 @@ impl<'a> Job<'a> {
                 } else if f.contains(':') {
                     refuse(Some("several files: dfsbench's io job has one file (shared by numjobs clones)".into()));
                 } else {
-                    // A path: the file is made in the job's directory under its base name, as
-                    // dfsbench writes nowhere else; the path is kept in the result.
+                    // A path: the file is made in the run's directory under its base name, as
+                    // dfsbench writes nowhere else, and shared by the jobs that name it (as
+                    // fio's); the path is kept in the result.
                     let base = f.rsplit('/').next().unwrap_or_default();
                     if base.is_empty() || base == "." || base == ".." {
                         refuse(Some("a directory: name a file".into()));
@@ -552,6 +589,117 @@ impl<'a> Job<'a> {
                 }
                 None => refuse(Some("give 0 or 1".into())),
             },
+            // Per-I/O logs in fio's format and names; without a prefix, the job's name.
+            ("write_bw_log" | "write_lat_log" | "write_iops_log", _) => {
+                let prefix = v.filter(|p| !p.is_empty()).map(str::to_string);
+                let io = &mut self.spec.workloads.io;
+                let slot = match o.key.as_str() {
+                    "write_bw_log" => &mut io.write_bw_log,
+                    "write_lat_log" => &mut io.write_lat_log,
+                    _ => &mut io.write_iops_log,
+                };
+                *slot = Some(prefix.unwrap_or_default());
+            }
+            ("log_offset" | "log_prio", _) => match flag(v) {
+                Some(b) if o.key == "log_offset" => self.spec.workloads.io.log_offset = Some(b),
+                Some(b) => self.spec.workloads.io.log_prio = Some(b),
+                None => refuse(Some("give 0 or 1".into())),
+            },
+            ("per_job_logs", _) => match flag(v) {
+                Some(true) => {}
+                Some(false) => refuse(Some(
+                    "dfsbench writes a log per clone, fio's default: give 1 or leave it out".into(),
+                )),
+                None => refuse(Some("give 0 or 1".into())),
+            },
+            // Zones: strided ones are io's; a zoned block device's (zbd) are not dfsbench's.
+            ("zonemode", Some(m)) => match m {
+                "none" | "strided" => self.zonemode = Some(m == "strided"),
+                "zbd" => {
+                    self.whole = true;
+                    refused.push(Refused {
+                        whole: true,
+                        ..Refused::of(o, Some(ZONED_DEVICE.into()))
+                    });
+                }
+                _ => refuse(Some("fio's zonemode is none, strided or zbd".into())),
+            },
+            ("zonesize" | "zoneskip" | "zonerange", Some(t)) => match size_bytes(t, self.kb_base) {
+                Ok(b) => {
+                    let slot = match o.key.as_str() {
+                        "zonesize" => &mut self.zonesize,
+                        "zoneskip" => &mut self.zoneskip,
+                        _ => &mut self.zonerange,
+                    };
+                    *slot = Some((b, o));
+                }
+                Err(_) if t.ends_with('%') => refuse(Some("a share of the file: give a byte count".into())),
+                Err(why) => refuse(Some(why)),
+            },
+            (
+                "max_open_zones" | "job_max_open_zones" | "read_beyond_wp" | "zonecapacity" | "zone_reset_threshold"
+                | "zone_reset_frequency" | "ignore_zone_limits",
+                _,
+            ) => refuse(Some(format!("zonemode=zbd's: {ZONED_DEVICE}"))),
+            // fio refuses to create a file: the file must exist, which dfsbench's (its run's
+            // own) never do before the run; a device does (read() checks).
+            ("allow_file_create", _) => match flag(v) {
+                Some(b) => self.allow_file_create = Some((b, o)),
+                None => refuse(Some("give 0 or 1".into())),
+            },
+            // fio's latency-target search of the queue depth.
+            ("latency_target" | "latency_window", Some(t)) => {
+                let t = t.trim();
+                let time = if t.bytes().all(|b| b.is_ascii_digit()) { format!("{t}us") } else { t.to_string() };
+                match parse_duration(&time) {
+                    Ok(_) if o.key == "latency_target" => self.spec.workloads.io.latency_target = Some(time),
+                    Ok(_) => self.spec.workloads.io.latency_window = Some(time),
+                    Err(e) => refuse(Some(e)),
+                }
+            }
+            ("latency_percentile", Some(p)) => match p.trim().parse::<f64>() {
+                Ok(p) if p > 0.0 && p <= 100.0 => self.spec.workloads.io.latency_percentile = Some(p),
+                _ => refuse(Some("give a percentage above 0 and at most 100".into())),
+            },
+            ("latency_run", _) => match flag(v) {
+                Some(false) => {}
+                Some(true) => refuse(Some(
+                    "dfsbench ends the search at the depth found and measures a window there, fio's default: give 0 or leave it out".into(),
+                )),
+                None => refuse(Some("give 0 or 1".into())),
+            },
+            // Each generator makes random offsets; dfsbench's visit every block once per pass
+            // (as lfsr's and the random map's do) or, with norandommap, draw each anew.
+            ("random_generator", Some(g)) => {
+                if !matches!(g, "tausworthe" | "lfsr" | "tausworthe64") {
+                    refuse(Some("fio's random_generator is tausworthe, lfsr or tausworthe64".into()));
+                }
+            }
+            // Checks of written blocks as fio's verify options make them.
+            ("verify_backlog", Some(n)) => match n.parse::<u64>() {
+                Ok(0) => {}
+                Ok(n) => self.spec.workloads.io.verify_backlog = Some(n),
+                Err(_) => refuse(Some("give a number of blocks".into())),
+            },
+            ("verify_dump" | "verify_fatal", _) => match flag(v) {
+                Some(b) if o.key == "verify_dump" => self.spec.workloads.io.verify_dump = Some(b),
+                Some(b) => self.spec.workloads.io.verify_fatal = Some(b),
+                None => refuse(Some("give 0 or 1".into())),
+            },
+            // fio checks in N threads of its own: the same checks, of the same blocks; dfsbench
+            // checks each block in its worker as it completes.
+            ("verify_async", Some(n)) => {
+                if n.parse::<u32>().is_err() {
+                    refuse(Some("give a number of threads".into()));
+                }
+            }
+            // fio creates a job's file when it opens it for I/O, not at setup: dfsbench's jobs
+            // make theirs when they first open them too.
+            ("create_on_open", _) => {
+                if flag(v).is_none() {
+                    refuse(Some("give 0 or 1".into()));
+                }
+            }
             ("thinktime_blocks", Some(n)) => match n.parse::<u64>() {
                 Ok(n) if n > 0 => self.spec.workloads.io.thinktime_blocks = Some(n),
                 _ => refuse(Some("give a number of I/Os, 1 or more".into())),

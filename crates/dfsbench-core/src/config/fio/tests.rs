@@ -13,6 +13,7 @@ fn the_known_keys_are_the_ones_read() {
             key: key.into(),
             value: Some(value.into()),
             line: 1,
+            unset: None,
         };
         let mut refused = Vec::new();
         Job::default().apply(&o, &mut WorkloadFile::default(), &mut refused);
@@ -23,7 +24,7 @@ fn the_known_keys_are_the_ones_read() {
             assert!(known(key, value), "{key}={value}");
         }
     }
-    assert!(!known("verify_fatal", "1"));
+    assert!(!known("iodepth_batch", "1"));
 }
 
 use crate::config::validate;
@@ -164,8 +165,11 @@ fn thinktime_and_number_ios_are_read() {
     )
     .unwrap_err()
     .to_string();
-    assert!(e.contains("`blockalign=4k` (offsets aligned otherwise"), "{e}");
+    assert!(!e.contains("blockalign"), "another alignment is io's blockalign: {e}");
     assert!(e.contains("`fallocate=posix` (dfsbench does not preallocate"), "{e}");
+    let f = parse("t.fio", "[a]\nsize=1m\nrw=randread\nbs=8k\nblockalign=4k\n", no_vars).unwrap();
+    assert_eq!(f.jobs[0].workloads.io.blockalign.as_deref(), Some("4096"));
+    validate(&f.run, &f.jobs).unwrap();
 }
 
 #[test]
@@ -261,11 +265,11 @@ fn pre_read_needs_invalidate_off() {
 
 #[test]
 fn every_unsupported_option_is_named_with_its_line() {
-    let text = "[global]\nsize=1m\nzonemode=zbd\n[a]\nrw=trim\n[b]\nbssplit=4k/50:8k/60\n";
+    let text = "[global]\nsize=1m\niodepth_batch=4\n[a]\nrw=trim\n[b]\nbssplit=4k/50:8k/60\n";
     let e = parse("t.fio", text, no_vars).unwrap_err().to_string();
     assert!(e.starts_with("t.fio: fio options dfsbench cannot run:"), "{e}");
     for part in [
-        "[global] line 3 `zonemode=zbd`",
+        "[global] line 3 `iodepth_batch=4`",
         "[a] line 5 `rw=trim`",
         "[b] line 7 `bssplit=4k/50:8k/60` (the shares make 110%, not 100%)",
     ] {
@@ -284,7 +288,17 @@ fn fio_semantics_dfsbench_lacks_are_refused() {
     assert_eq!(clones.jobs[0].workloads.io.same_file, Some(true));
     validate(&clones.run, &clones.jobs).unwrap();
     assert!(e("[a]\nrw=read\n").contains("no size"));
-    assert!(e("[a]\nsize=${NOPE}\n").contains("variable NOPE is not set"));
+    assert!(e("[a]\nsize=${NOPE}\n").contains("[a] line 2 `size=${NOPE}` (variable NOPE is not set"));
+    // A job of another engine is refused for its engine, whatever its variables and options.
+    let other = e("[global]\nioengine=http\nhttp_host=${HOST}\n[a]\nsize=${NOPE}\nrw=trim\n");
+    assert!(
+        other.contains("[global] line 2 `ioengine=http` (dfsbench's engines are"),
+        "{other}"
+    );
+    assert!(
+        !other.contains("line 3") && !other.contains("line 5") && !other.contains("line 6"),
+        "{other}"
+    );
     assert!(e("size=1m\n").contains("outside a section"));
 }
 

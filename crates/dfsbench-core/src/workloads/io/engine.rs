@@ -17,7 +17,9 @@ use crate::workloads::shared::{READ, SYNC, WRITE};
 use crate::workloads::Kind;
 
 use super::floor::Floor;
-use super::span::Holes;
+use super::latency::Search;
+use super::log::IoLog;
+use super::span::{Holes, ZoneCursor};
 use super::{file_and_region, file_key, io_file, IoJob, Rw, Stint};
 
 /// A worker's file opened for an io run, its write buffers filled: what is set up before the
@@ -77,6 +79,9 @@ impl BlockOrder {
     }
 }
 
+/// Held while a named file is laid out (see [`run_layout`]).
+static NAMED_LAYOUT: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// Bytes per write call when laying a file out.
 pub(super) const LAYOUT_CHUNK: usize = 1 << 20;
 
@@ -88,6 +93,18 @@ pub(super) async fn run_layout<C: Client>(w: &mut Worker<C>, ctx: &JobContext, i
     }
     let (path, _) = file_and_region(ctx, io, w.id);
     let size = io.file_len(w.id, ctx.total_workers);
+    // A named file is the run's: laid out only when missing or short, as fio lays out a file
+    // an earlier job left (its data, keyed by the file, is what the job then reads). Jobs at
+    // the same time lay theirs out one at a time, so that one lays a shared file out and the
+    // others find it (only worker 0 of a job lays a named file out, and each job has threads
+    // of its own: the lock is never waited for on the thread that holds it).
+    let _one_at_a_time = io
+        .filename
+        .as_ref()
+        .map(|_| NAMED_LAYOUT.lock().unwrap_or_else(|e| e.into_inner()));
+    if io.filename.is_some() && w.client.stat(&path).await.is_ok_and(|len| len >= size) {
+        return;
+    }
     let key = file_key(ctx, io, w.id);
     let content = w.content;
     let mut buf = AlignedBuf::new(if content.is_some() { LAYOUT_CHUNK } else { 0 });
@@ -191,13 +208,33 @@ pub(super) async fn run_io<C: Client>(
     rw: Rw,
     opened: OpenedIo<C::Block>,
     stint: Stint,
+    x: Extras<'_>,
     rec: &mut Recorder<'_>,
-) {
+) -> u64 {
+    let Extras {
+        mut log,
+        mut search,
+        budget,
+        until,
+        depth: cap,
+    } = x;
+    if let Some(l) = &mut log {
+        l.begin();
+    }
     // Offsets are in units of the smallest operation; every count below is in bytes, as a
     // pass of bssplit's mixed sizes moves the region's bytes, not a number of blocks.
     let unit = io.unit();
     let region_len = io.region_len();
     let blocks = region_len / unit;
+    // Random offsets are multiples of the block alignment (fio's blockalign; by default the
+    // smallest block), each with room for the smallest block before the region's end; in
+    // order, blocks follow each other.
+    let (slots, step) = if rw.random() {
+        let grain = io.grain();
+        ((region_len - unit) / grain + 1, grain)
+    } else {
+        (blocks, unit)
+    };
     let OpenedIo {
         path,
         region,
@@ -206,12 +243,15 @@ pub(super) async fn run_io<C: Client>(
     } = opened;
     let mut file = match file {
         Ok(f) => f,
-        Err(e) => return rec.error(0, Instant::now(), &e, &path, None),
+        Err(e) => {
+            rec.error(0, Instant::now(), &e, &path, None);
+            return 0;
+        }
     };
     rec.note_engine(file.engine(), file.depth());
     let depth = file.depth();
     let time_based = matches!(stint, Stint::Timed);
-    let mut total = if time_based { u64::MAX } else { io.bytes_per_pattern() };
+    let mut total = if time_based { u64::MAX } else { io.bytes_per_pattern() }.min(budget.unwrap_or(u64::MAX));
     // number_ios: the most operations, whichever ends first.
     let max_ops = io.number_ios.unwrap_or(u64::MAX);
     let mut ops = 0u64;
@@ -223,7 +263,7 @@ pub(super) async fn run_io<C: Client>(
     let mut held_back = false;
     // The rw modifier: holes (or steps back) between sequential operations.
     let mut holes = (io.seq_add != 0 && !rw.random()).then(|| Holes::new(io.seq_add));
-    let mut order = BlockOrder::new(blocks, rw.random(), w.rng.next_u64());
+    let mut order = BlockOrder::new(slots, rw.random(), w.rng.next_u64());
     // norandommap: each random offset drawn on its own, not from the pass's permutation; so
     // are bssplit's, whose operations of mixed sizes cover no permutation of blocks.
     let mixed_sizes = !io.bssplit.is_empty();
@@ -235,7 +275,7 @@ pub(super) async fn run_io<C: Client>(
         .random_distribution
         .as_ref()
         .filter(|a| rw.random() && !a.is_random())
-        .map(|a| Picker::new(a.clone(), blocks, w.rng.next_u64()));
+        .map(|a| Picker::new(a.clone(), slots, w.rng.next_u64()));
     // A time-based read phase (or one of several loops) reads its blocks again once every
     // block was read (the order is a permutation): drop the cached pages at each such pass,
     // as fio does when it loops, or every pass after the first reads the client's memory.
@@ -243,14 +283,27 @@ pub(super) async fn run_io<C: Client>(
     let passes = time_based || io.loops > 1;
     let rereads = passes && !rw.writes() && ctx.page_cache && !io.direct && blocks > 0;
     let mut evict_each_pass = rereads && ctx.invalidate;
+    // fio's strided zones: a pass is one round over them.
+    let mut zones = io.zones.map(|z| ZoneCursor::new(z, region_len));
+    let pass_len = zones.as_ref().map_or(region_len, ZoneCursor::round);
     // Bytes left in this pass: a countdown, not a division per block.
-    let mut pass_left = region_len;
+    let mut pass_left = pass_len;
     let mut free: Vec<usize> = (0..depth).rev().collect();
     let mut slot_start = vec![Instant::now(); depth];
     let mut slot_intended = slot_start.clone();
     let mut slot_offset = vec![0u64; depth];
     let mut slot_len = vec![0usize; depth];
     let mut slot_op = vec![BlockOp::Read; depth];
+    // With a log: when each submission call returned, and each I/O's priority.
+    let mut slot_submitted = vec![slot_start[0]; if log.is_some() { depth } else { 0 }];
+    let slot_prio = vec![0u16; depth];
+    // verify_backlog: the blocks written since the last check are read back and checked once
+    // there are N of them (and at the pattern's end), as fio's; those reads are the job's
+    // too, and not the pattern's bytes.
+    let backlog = io.verify_backlog.filter(|_| w.pattern.is_some() && rw.writes());
+    let mut written: Vec<(u64, usize)> = Vec::with_capacity(backlog.map_or(0, |n| n.min(1 << 20) as usize + depth));
+    let (mut checking, mut checks_inflight, mut check_due) = (0usize, 0usize, false);
+    let mut slot_check = vec![false; if backlog.is_some() { depth } else { 0 }];
     let (mut issued, mut inflight) = (0u64, 0usize);
     let ctl = rec.ctl();
     let mut now = Instant::now();
@@ -288,7 +341,51 @@ pub(super) async fn run_io<C: Client>(
             held_back = false;
             now = Instant::now();
         }
-        while inflight < depth && more(issued, ops) && !stopping && !sync_due && !due(since_think) && !held_back {
+        // The latency target's search: the depth it allows now, and nothing new while the
+        // I/Os of a higher depth complete; once it found the depth, the search run ends.
+        let allowed = match &mut search {
+            Some(s) if s.quiesce && inflight > 0 => 0,
+            Some(s) => {
+                s.quiesce = false;
+                if s.found {
+                    break;
+                }
+                s.qd.min(depth)
+            }
+            None => cap.unwrap_or(depth).min(depth),
+        };
+        if until.is_some_and(|u| now >= u) {
+            stopping = true;
+        }
+        // The backlog's reads back, before any new write.
+        while check_due && inflight < allowed && checking < written.len() && !stopping {
+            let slot = free.pop().expect("a free slot when fewer than depth are in flight");
+            let (offset, len) = written[checking];
+            checking += 1;
+            if let Err(e) = file.submit(slot, BlockOp::Read, offset, len) {
+                free.push(slot);
+                rec.error(READ, now, &e, &path, Some(offset));
+                stopping = true;
+                break;
+            }
+            slot_start[slot] = now;
+            if let Some(t) = slot_submitted.get_mut(slot) {
+                *t = Instant::now();
+            }
+            slot_intended[slot] = now;
+            (slot_offset[slot], slot_len[slot], slot_op[slot]) = (offset, len, BlockOp::Read);
+            slot_check[slot] = true;
+            inflight += 1;
+            checks_inflight += 1;
+        }
+        while inflight < allowed
+            && more(issued, ops)
+            && !stopping
+            && !sync_due
+            && !due(since_think)
+            && !held_back
+            && !check_due
+        {
             if let Some(m) = &mut member {
                 if !m.admit() {
                     held_back = true;
@@ -298,7 +395,7 @@ pub(super) async fn run_io<C: Client>(
             // Before the first block of every pass after the first, whose clock starts after
             // the drop (at depth 1 the previous pass's last block is in by then).
             if pass_left == 0 {
-                pass_left = region_len;
+                pass_left = pass_len;
                 cursor = 0;
                 if let Some(h) = &mut holes {
                     h.restart();
@@ -354,19 +451,29 @@ pub(super) async fn run_io<C: Client>(
                 total = issued;
                 break;
             }
-            let at = match (&picker, hole) {
-                (Some(p), _) => p.pick(&mut w.rng) * unit,
-                (None, Some(at)) => at,
-                (None, None) if independent => w.rng.gen_range(0..blocks) * unit,
-                (None, None) if mixed_sizes => cursor,
-                (None, None) => order.next() * unit,
+            // Strided zones: the zone gives the place, and cuts the length to its end.
+            let zoned = zones.as_mut().map(|z| {
+                let want = if mixed_sizes { io.pick_len(&mut w.rng) } else { unit };
+                z.next(want, rw.random().then_some((step, unit)), &mut w.rng)
+            });
+            let at = match (&picker, hole, zoned) {
+                (_, _, Some((at, _))) => at,
+                (Some(p), _, _) => p.pick(&mut w.rng) * step,
+                (None, Some(at), _) => at,
+                (None, None, _) if independent => w.rng.gen_range(0..slots) * step,
+                (None, None, _) if mixed_sizes => cursor,
+                (None, None, _) => order.next() * step,
             };
-            // The last operation of a pass (or of the region) is cut to what is left of it,
-            // so that a pass moves the region's bytes, as fio's passes move size.
-            let len = match held {
-                Some(len) => len,
-                None if mixed_sizes => io.pick_len(&mut w.rng).min(region_len - at).min(pass_left),
-                None => unit,
+            // The last operation of a sequential pass (or of the region) is cut to what is
+            // left of it, so that a pass moves the region's bytes, as fio's passes move size;
+            // a random one only fits in the region, and the last may pass size, as fio's
+            // (io_u_fits: it stops once the bytes issued reach size).
+            let len = match (held, zoned) {
+                (_, Some((_, len))) => len,
+                (Some(len), _) => len,
+                (None, _) if mixed_sizes && rw.random() => io.pick_len(&mut w.rng).min(region_len - at),
+                (None, _) if mixed_sizes => io.pick_len(&mut w.rng).min(region_len - at).min(pass_left),
+                (None, _) => unit,
             };
             if mixed_sizes {
                 // len never passes the region's end: wrap there without a division per block.
@@ -400,6 +507,9 @@ pub(super) async fn run_io<C: Client>(
                 break;
             }
             slot_start[slot] = now;
+            if let Some(t) = slot_submitted.get_mut(slot) {
+                *t = Instant::now();
+            }
             slot_intended[slot] = intended;
             slot_offset[slot] = offset;
             slot_len[slot] = len as usize;
@@ -414,10 +524,15 @@ pub(super) async fn run_io<C: Client>(
             if held_back && !stopping {
                 continue;
             }
+            // The pattern's last writes, checked before it ends.
+            if !written.is_empty() && !stopping && !check_due {
+                check_due = true;
+                continue;
+            }
             break;
         }
         w.completions.clear();
-        let more = inflight < depth && issued < total && !stopping && !sync_due;
+        let more = inflight < allowed && issued < total && !stopping && !sync_due;
         let reaped = match w.pacer.as_ref().filter(|_| more) {
             Some(p) => {
                 let wait = p.peek().saturating_duration_since(Instant::now());
@@ -434,22 +549,46 @@ pub(super) async fn run_io<C: Client>(
             inflight -= 1;
             free.push(c.slot);
             let (op, offset, len) = (slot_op[c.slot], slot_offset[c.slot], slot_len[c.slot]);
+            if let Some(check) = slot_check.get_mut(c.slot) {
+                if std::mem::take(check) {
+                    checks_inflight -= 1;
+                } else if op == BlockOp::Write && matches!(c.result, Ok(n) if n == len) {
+                    written.push((offset, len));
+                    check_due |= written.len() as u64 >= backlog.unwrap_or(u64::MAX);
+                }
+            }
             match c.result {
                 Ok(n) if n == len => {
                     if op == BlockOp::Read {
                         if let Some(p) = &w.pattern {
                             if let Err(m) = p.check(key, offset, &file.buffer(c.slot)[..n]) {
-                                let e = OpError::new(
-                                    "verify",
-                                    format!("wrong data at offset {}: found {}", m.offset, m.found),
-                                );
+                                let mut message = format!("wrong data at offset {}: found {}", m.offset, m.found);
+                                // verify_dump: the block read and the one expected, in files
+                                // beside the job's logs (fio's NAME.OFFSET.received/.expected).
+                                if io.verify_dump {
+                                    let got = &file.buffer(c.slot)[..n];
+                                    match dump_block(&path, offset, got, |b| p.fill(key, offset, b)) {
+                                        Ok(names) => message += &format!(" (dumped as {names})"),
+                                        Err(e) => message += &format!(" (not dumped: {e})"),
+                                    }
+                                }
+                                let e = OpError::new("verify", message);
                                 rec.error(READ, now, &e, &path, Some(m.offset));
+                                // verify_fatal: the first wrong block ends the job's pattern.
+                                stopping |= io.verify_fatal;
                                 continue;
                             }
                             rec.add_verified(n as u64);
                         }
                     }
                     rec.record_op(class(op), slot_intended[c.slot], slot_start[c.slot], now, n as u64);
+                    if let Some(s) = &mut search {
+                        s.completed(now.saturating_duration_since(slot_start[c.slot]).as_nanos() as u64, now);
+                    }
+                    if let Some(l) = &mut log {
+                        let (start, sub) = (slot_start[c.slot], slot_submitted[c.slot]);
+                        l.add(start, sub, now, offset, n, op == BlockOp::Write, slot_prio[c.slot]);
+                    }
                     if let Some(e) = floor.as_mut().and_then(|f| f.add(n as u64, now)) {
                         rec.error(class(op), now, &e, &path, None);
                         stopping = true;
@@ -475,6 +614,22 @@ pub(super) async fn run_io<C: Client>(
                 Err(e) => rec.error(class(op), now, &e, &path, Some(offset)),
             }
         }
+        // The backlog is checked once all its reads are in.
+        if check_due && checking == written.len() && checks_inflight == 0 {
+            (check_due, checking) = (false, 0);
+            written.clear();
+        }
+        if let Some(s) = &mut search {
+            s.check(now);
+            if s.fatal && !stopping {
+                let e = OpError::new(
+                    "ETIMEDOUT",
+                    "max latency exceeded: an I/O took longer than latency_target at a queue depth of 1 (fio ends the job so)",
+                );
+                rec.error(READ, now, &e, &path, None);
+                stopping = true;
+            }
+        }
         // The next block starts at this completion time unless recording took long.
         if rec.took_long() {
             now = Instant::now();
@@ -485,6 +640,33 @@ pub(super) async fn run_io<C: Client>(
             rec.error(WRITE, Instant::now(), &e, &path, None);
         }
     }
+    issued
+}
+
+/// Write the block of `file` at `offset` that was read (`got`) and the one expected (which
+/// `expected` fills) to `NAME.OFFSET.received` and `.expected` in the working directory, as
+/// fio's verify_dump; the files' names.
+fn dump_block(file: &str, offset: u64, got: &[u8], expected: impl FnOnce(&mut [u8])) -> std::io::Result<String> {
+    let base = file.rsplit('/').next().unwrap_or("io");
+    let mut want = vec![0u8; got.len()];
+    expected(&mut want);
+    let received = format!("{base}.{offset}.received");
+    let wanted = format!("{base}.{offset}.expected");
+    std::fs::write(&received, got)?;
+    std::fs::write(&wanted, &want)?;
+    Ok(format!("{received} and {wanted}"))
+}
+
+/// What a run of [`run_io`] has besides the pattern: its log, the latency target's search,
+/// the most bytes it may issue (what a search left of the pattern) and when it stops.
+#[derive(Default)]
+pub(super) struct Extras<'l> {
+    pub(super) log: Option<&'l mut IoLog>,
+    pub(super) search: Option<&'l mut Search>,
+    pub(super) budget: Option<u64>,
+    pub(super) until: Option<Instant>,
+    /// The most in flight, below the job's queue depth (the depth a search found).
+    pub(super) depth: Option<usize>,
 }
 
 fn class(op: BlockOp) -> usize {

@@ -24,6 +24,8 @@ use engine::{OpenedIo, LAYOUT_CHUNK};
 mod engine;
 mod floor;
 mod flow;
+mod latency;
+mod log;
 mod options;
 mod phases;
 mod probe;
@@ -37,11 +39,30 @@ pub use rw::{IoStep, Rw};
 
 pub(crate) use flow::share as share_flows;
 
+/// Number the run's named files (see [`IoJob::file_id`]): the jobs naming one share it.
+pub(crate) fn share_files(jobs: &mut [Placed<'_>]) {
+    let mut names: Vec<String> = Vec::new();
+    for (.., io) in jobs.iter_mut() {
+        let Some(name) = &io.filename else { continue };
+        let id = match names.iter().position(|n| n == name) {
+            Some(id) => id,
+            None => {
+                names.push(name.clone());
+                names.len() - 1
+            }
+        };
+        io.file_id = Some(id as u32);
+    }
+}
+
 /// An io job of the run: its index, group, workers, and the job (what the run's jobs share
 /// between them is set after each is validated).
 pub(crate) type Placed<'a> = (usize, Option<&'a str>, usize, &'a mut IoJob);
 use flow::Flow;
+pub use latency::LatencyTarget;
+pub use log::Logs;
 use span::Span;
+pub use span::Zones;
 use think::Think;
 
 /// A sync every so many writes (`fsync=N`, `fdatasync=N`).
@@ -106,12 +127,18 @@ pub struct IoJob {
     /// Bytes per second each worker keeps at least, over every second.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rate_min: Option<u64>,
-    /// Bytes each worker moves in a pattern that is not time-based, instead of size x loops.
+    /// Bytes each worker moves in each loop of a pattern that is not time-based, instead of size.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub io_size: Option<u64>,
     /// Bytes added to the offset after every sequential operation (fio's rw modifier).
     #[serde(skip_serializing_if = "is_zero_i")]
     pub seq_add: i64,
+    /// What random offsets are multiples of, when not the smallest block (fio's blockalign).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub blockalign: u64,
+    /// fio's strided zones.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub zones: Option<Zones>,
     /// A pause after every so many operations (fio's thinktime).
     #[serde(flatten)]
     pub think: Option<Box<Think>>,
@@ -121,6 +148,20 @@ pub struct IoJob {
     /// The job's weight in its flow (fio's flow).
     #[serde(flatten)]
     pub flow: Option<Box<Flow>>,
+    /// fio's latency target: the queue depth is searched for first.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency_target: Option<LatencyTarget>,
+    /// Check the blocks written after every so many of them (fio's verify_backlog).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verify_backlog: Option<u64>,
+    /// Dump a block that fails its check to files; end the pattern at the first.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub verify_dump: bool,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub verify_fatal: bool,
+    /// fio's per-I/O logs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub logs: Option<Box<Logs>>,
     /// Write until the target is full, which ends the pattern without an error.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub fill_device: bool,
@@ -130,6 +171,14 @@ pub struct IoJob {
     /// Whether `size` was given: on a device, without it, the job spans the device.
     #[serde(skip)]
     pub size_given: bool,
+    /// The size is the named file's when the job starts (an earlier job made it): until then
+    /// `size` is 0.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub size_from_file: bool,
+    /// The named file's number among the run's named files, which its verify key holds: the
+    /// jobs that name a file share its data (set once the run's jobs are known).
+    #[serde(skip)]
+    pub file_id: Option<u32>,
     /// The run verifies what it reads: on a device, the layout then writes what is checked.
     #[serde(skip)]
     pub verify: bool,
@@ -200,12 +249,23 @@ impl Kind for IoJob {
             return Err("fill_device writes until the target is full: give rw = write alone".into());
         }
         // Filling: size bounds the writes when given, else the target's space does (1 PiB).
-        let size = size_or(
-            "size",
-            own.size.as_deref(),
-            if fill_device { 1 << 50 } else { 64 << 20 },
-        )?;
-        if size < unit as u64 {
+        let size_from_file = own.size_from_file == Some(true) && own.size.is_none();
+        if size_from_file && (filename.is_none() || fill_device || own.dedupe_working_set.is_some()) {
+            return Err(
+                "size_from_file takes the size of the job's named file: give filename, and no fill_device or dedupe_working_set (which need the size first)"
+                    .into(),
+            );
+        }
+        let size = if size_from_file {
+            0
+        } else {
+            size_or(
+                "size",
+                own.size.as_deref(),
+                if fill_device { 1 << 50 } else { 64 << 20 },
+            )?
+        };
+        if size < unit as u64 && !size_from_file {
             return Err(ConfigError::value(
                 "size",
                 format!(
@@ -248,7 +308,13 @@ impl Kind for IoJob {
             }
         };
         let direct = s.direct.unwrap_or(false);
-        let sizes = [bs, unit, span.offset as usize, span.offset_increment as usize];
+        let sizes = [
+            bs,
+            unit,
+            span.offset as usize,
+            span.offset_increment as usize,
+            span.blockalign as usize,
+        ];
         if let Some(odd) = sizes.iter().find(|b| direct && *b % 512 != 0) {
             return Err(
                 format!("direct I/O needs bs, bssplit and offsets in whole 512-byte sectors, got {odd}").into(),
@@ -317,7 +383,7 @@ impl Kind for IoJob {
             )
             .into());
         }
-        if span.seq_add < 0 && span.seq_add.unsigned_abs() > size {
+        if span.seq_add < 0 && span.seq_add.unsigned_abs() > size && !size_from_file {
             return Err(ConfigError::value(
                 "seq_add",
                 span.seq_add,
@@ -340,13 +406,49 @@ impl Kind for IoJob {
         if own.number_ios == Some(0) {
             return Err(ConfigError::value("number_ios", 0, "give 1 or more operations"));
         }
+        if span.blockalign > 0 && rw.random() && span.blockalign > size {
+            return Err(ConfigError::value(
+                "blockalign",
+                span.blockalign,
+                "align random offsets to at most the file's size",
+            ));
+        }
+        let zones = zones(own, unit as u64, direct)?;
+        if zones.is_some() && (span.seq_add != 0 || random_distribution.is_some()) {
+            return Err(
+                "zonesize places every operation in its zone: leave seq_add and random_distribution out".into(),
+            );
+        }
         Ok(IoJob {
             io_size,
             seq_add: span.seq_add,
+            blockalign: span.blockalign,
+            zones,
             // Boxed: the io job is the largest workload, which these rarely used options would
             // make larger still.
             think: Think::validate(own)?.map(Box::new),
             flow: Flow::validate(own)?.map(Box::new),
+            latency_target: LatencyTarget::validate(own)?,
+            verify_backlog: match own.verify_backlog {
+                Some(0) => return Err(ConfigError::value("verify_backlog", 0, "give 1 or more blocks")),
+                Some(_) if run.verify != Some(true) => {
+                    return Err(
+                        "verify_backlog checks written blocks: add --verify (workload file: verify = true)".into(),
+                    )
+                }
+                Some(_) if !rw.writes() => {
+                    return Err(
+                        "verify_backlog checks the blocks a pattern writes, and rw only reads: leave it out".into(),
+                    )
+                }
+                n => n,
+            },
+            verify_dump: own.verify_dump.unwrap_or(false),
+            verify_fatal: own.verify_fatal.unwrap_or(false),
+            logs: Logs::validate(own)?.map(|mut l| {
+                l.slat = !matches!(ioengine, IoEngine::Psync | IoEngine::Mmap);
+                Box::new(l)
+            }),
             number_ios: own.number_ios,
             fio_filename: own.fio_filename.clone(),
             fill_device,
@@ -379,6 +481,8 @@ impl Kind for IoJob {
             probe: ioengine == IoEngine::Auto,
             ioengine,
             size_given: own.size.is_some(),
+            size_from_file,
+            file_id: None,
             verify: run.verify == Some(true),
             on_device: false,
         })
@@ -403,7 +507,8 @@ impl Kind for IoJob {
     }
 
     fn setup_dirs(&self, index: usize, _: usize) -> Box<dyn Iterator<Item = String> + '_> {
-        Box::new(std::iter::once(io_dir(index)))
+        let named = self.filename.as_ref().map(|_| crate::workloads::RUN_FILES.to_string());
+        Box::new(std::iter::once(io_dir(index)).chain(named))
     }
 
     fn files_read(&self, index: usize, step: IoStep, owner: usize, _: &[u64]) -> Vec<String> {
@@ -426,10 +531,10 @@ impl Kind for IoJob {
             IoStep::PreRead(rw) => engine::pre_read(worker, ctx, self, rw, rec).await,
             IoStep::Probe(rw) => {
                 let figures = probe::probe_engines(worker, ctx, self, rw, rec).await;
-                worker.keep_state(IoState::<C::Block> {
-                    opened: None,
-                    probe_figures: figures,
-                });
+                let mut state: IoState<C::Block> = worker.take_state();
+                state.opened = None;
+                state.probe_figures = figures;
+                worker.keep_state(state);
             }
             IoStep::Run(rw) => {
                 let mut state: IoState<C::Block> = worker.take_state();
@@ -445,7 +550,52 @@ impl Kind for IoJob {
                     .opened
                     .take()
                     .expect("the runner prepares a phase before it runs it");
-                engine::run_io(worker, ctx, self, rw, opened, stint, rec).await
+                let mut log = state.log.take();
+                let mut x = engine::Extras {
+                    log: log.as_mut(),
+                    ..Default::default()
+                };
+                // The latency target: the depth is searched for first, unmeasured, and the
+                // phase is one window at the depth found, with what is left of its bytes.
+                let mut search = None;
+                let opened = match self.latency_target {
+                    Some(t) => {
+                        let mut s = latency::Search::new(t, self.iodepth);
+                        let (issued, samples) = latency_search(worker, ctx, self, rw, opened, stint, &mut s, rec).await;
+                        if let Some(l) = &mut x.log {
+                            l.absorb(&samples);
+                        }
+                        // fio ends the job when the target fails at a depth of 1.
+                        let left = if s.fatal {
+                            0
+                        } else {
+                            self.bytes_per_pattern().saturating_sub(issued)
+                        };
+                        x.budget = Some(left);
+                        x.until = Some(dfsbench_backends::clock::Instant::now() + t.window);
+                        search = Some(s);
+                        engine::open_io(worker, ctx, self, rw, opened_engine(worker, self)).await
+                    }
+                    None => opened,
+                };
+                let depth = search.as_ref().map(|s| s.qd);
+                if let Some(qd) = depth {
+                    x.depth = Some(qd);
+                }
+                engine::run_io(worker, ctx, self, rw, opened, stint, x, rec).await;
+                if let Some(qd) = depth {
+                    // The depth found: fio's latency_depth.
+                    rec.note_depth(qd);
+                }
+                // fio's logs, once the phase's I/O is done: in the working directory.
+                if let (Some(logs), Some(l)) = (&self.logs, &mut log) {
+                    if let Err(e) = l.flush(logs, worker.id, std::path::Path::new(".")) {
+                        let e = dfsbench_backends::OpError::new("log", format!("cannot write the job's logs: {e}"));
+                        rec.error(0, dfsbench_backends::clock::Instant::now(), &e, "", None);
+                    }
+                }
+                state.log = log;
+                worker.keep_state(state);
             }
         }
     }
@@ -454,18 +604,19 @@ impl Kind for IoJob {
     /// starts: 25-31 ms for 32 blocks of 1 MiB on io_uring here, 3 % of a 1 s run.
     async fn prepare<C: Client>(&self, worker: &mut Worker<C>, ctx: &JobContext, step: IoStep) {
         if let IoStep::Run(rw) = step {
-            let engine = match self.ioengine {
-                // The engine the probe picked on every rank; without a probe (a backend with
-                // nothing to choose) it stays auto.
-                IoEngine::Auto => worker
-                    .agreed
-                    .as_ref()
-                    .and_then(|e| serde_json::from_value(e.clone()).ok())
-                    .unwrap_or(IoEngine::Auto),
-                named => named,
-            };
+            // The engine the probe picked on every rank; without a probe (a backend with
+            // nothing to choose) it stays auto.
+            let engine = opened_engine(worker, self);
             let mut state: IoState<C::Block> = worker.take_state();
             state.opened = Some(engine::open_io(worker, ctx, self, rw, engine).await);
+            if self.logs.is_some() {
+                // Room for the pattern's samples before its clock starts.
+                let ops = self.ops_per_pattern().unwrap_or(1 << 16) as usize;
+                match &mut state.log {
+                    Some(l) => l.reserve(ops),
+                    None => state.log = Some(log::IoLog::new(ops)),
+                }
+            }
             worker.keep_state(state);
         }
     }
@@ -509,8 +660,11 @@ impl Kind for IoJob {
             self.same_file = true;
         }
         if !self.size_given {
+            // fio gives each clone the device from its offset on; dfsbench's clones have one
+            // size, the room the last one has (offset_increment puts it furthest).
             let per_worker = if self.shared_file { workers.max(1) as u64 } else { 1 };
-            self.size = bytes.saturating_sub(self.offset) / per_worker;
+            let last = self.offset + (workers.max(1) as u64 - 1) * self.offset_increment;
+            self.size = bytes.saturating_sub(last) / per_worker;
             if self.size < self.unit() {
                 return Err(format!(
                     "the device ({bytes} bytes) has no room for a block past offset {}",
@@ -522,6 +676,25 @@ impl Kind for IoJob {
         if end > bytes {
             return Err(format!(
                 "the job reaches byte {end}, past the device's end ({bytes} bytes): give a smaller size or offset"
+            ));
+        }
+        Ok(())
+    }
+
+    fn sized_by_file(&self, index: usize) -> Option<String> {
+        (self.size_from_file && self.size == 0).then(|| io_file(index, self, 0))
+    }
+
+    /// The file's size is each worker's (every clone over all of it, as fio's), or the
+    /// regions' of a shared file, from the offset on.
+    fn take_file_size(&mut self, bytes: u64, workers: usize) -> Result<(), String> {
+        let per_worker = if self.shared_file { workers.max(1) as u64 } else { 1 };
+        self.size = bytes.saturating_sub(self.offset) / per_worker;
+        if self.size < self.unit() {
+            return Err(format!(
+                "it has no size, and its file {} ({bytes} bytes) has no room for a block past offset {} (fio takes an existing file's size): give size",
+                io_file(0, self, 0),
+                self.offset
             ));
         }
         Ok(())
@@ -539,6 +712,101 @@ impl Kind for IoJob {
     }
 }
 
+/// fio's strided zones: zonesize, and zoneskip beside it.
+fn zones(own: &Options, unit: u64, direct: bool) -> Result<Option<Zones>, ConfigError> {
+    let size = own.zonesize.as_deref().map(|t| size_key("zonesize", t)).transpose()?;
+    let skip = own.zoneskip.as_deref().map(|t| size_key("zoneskip", t)).transpose()?;
+    match (size, skip) {
+        (None, Some(_)) => Err("zoneskip is the gap between zones of zonesize: give zonesize too".into()),
+        (None, None) => Ok(None),
+        (Some(size), _) if size < unit => Err(ConfigError::value(
+            "zonesize",
+            size,
+            format!("a zone holds at least one block ({unit} bytes)"),
+        )),
+        (Some(size), skip) if direct && (size % 512 != 0 || skip.unwrap_or(0) % 512 != 0) => Err(format!(
+            "direct I/O needs zonesize and zoneskip in whole 512-byte sectors, got {size} and {}",
+            skip.unwrap_or(0)
+        )
+        .into()),
+        (Some(size), skip) => Ok(Some(Zones {
+            size,
+            skip: skip.unwrap_or(0),
+        })),
+    }
+}
+
+/// The engine a pattern runs on: the job's, or the one the probe picked.
+fn opened_engine<C: Client>(worker: &Worker<C>, io: &IoJob) -> IoEngine {
+    match io.ioengine {
+        IoEngine::Auto => worker
+            .agreed
+            .as_ref()
+            .and_then(|e| serde_json::from_value(e.clone()).ok())
+            .unwrap_or(IoEngine::Auto),
+        named => named,
+    }
+}
+
+/// The latency target's search on `opened`, recorded apart: it ends once the depth is found,
+/// the pattern's bytes are moved or the phase's time is over. A search that found its depth
+/// is thrown away, as fio resets its statistics then (see latency.rs); one that did not is
+/// the phase's result, as fio's then is the whole job's. Returns the bytes it issued and its
+/// I/Os (for the job's own logs).
+#[allow(clippy::too_many_arguments)]
+async fn latency_search<C: Client>(
+    worker: &mut Worker<C>,
+    ctx: &JobContext,
+    io: &IoJob,
+    rw: Rw,
+    opened: OpenedIo<C::Block>,
+    stint: Stint,
+    search: &mut latency::Search,
+    rec: &mut Recorder<'_>,
+) -> (u64, log::IoLog) {
+    use crate::stats::{series_of, Latencies, Live};
+    use crate::workloads::shared::{READ, RW_CLASSES, WRITE};
+    let far = dfsbench_backends::clock::Instant::now() + std::time::Duration::from_secs(1 << 32);
+    let ctl = rec.ctl().private(rec.ctl().deadline.unwrap_or(far));
+    let live = Live::default();
+    let series = std::cell::RefCell::new(series_of(&ctl));
+    let latencies = std::sync::Mutex::new(Latencies::new(1, RW_CLASSES.len()));
+    let mut apart = Recorder::new(worker.id, RW_CLASSES, &ctl, &live, &series, &latencies);
+    let mut samples = log::IoLog::new(io.ops_per_pattern().unwrap_or(1 << 16) as usize);
+    let x = engine::Extras {
+        search: Some(search),
+        log: Some(&mut samples),
+        ..Default::default()
+    };
+    let issued = engine::run_io(worker, ctx, io, rw, opened, stint, x, &mut apart).await;
+    let out = apart.finish();
+    if !search.found {
+        for s in &samples.samples {
+            let (start, done) = samples.times(s);
+            rec.record_op(if s.write { WRITE } else { READ }, start, start, done, u64::from(s.len));
+        }
+    }
+    // Its errors are the phase's (an I/O over the target at a depth of 1 ends the job).
+    if let Some(first) = out.errors.samples.first() {
+        let kind = if search.fatal { "ETIMEDOUT" } else { "latency_search" };
+        let e = dfsbench_backends::OpError::new(
+            kind,
+            format!(
+                "in the latency_target search, {} errors; the first: {}",
+                out.errors.total, first.message
+            ),
+        );
+        rec.error(
+            0,
+            dfsbench_backends::clock::Instant::now(),
+            &e,
+            &first.path,
+            first.offset,
+        );
+    }
+    (issued, samples)
+}
+
 /// What a worker keeps of the io workload between phases.
 struct IoState<B> {
     /// The file the next phase runs on, opened before the phase starts.
@@ -546,6 +814,8 @@ struct IoState<B> {
     /// Blocks per second of each engine in this worker's own probe, recorded again by the
     /// measured phase after it.
     probe_figures: Vec<(IoEngine, f64)>,
+    /// fio's per-I/O logs of the worker, over the job's phases.
+    log: Option<log::IoLog>,
 }
 
 impl<B> Default for IoState<B> {
@@ -553,6 +823,7 @@ impl<B> Default for IoState<B> {
         IoState {
             opened: None,
             probe_figures: Vec::new(),
+            log: None,
         }
     }
 }
@@ -567,6 +838,10 @@ pub(super) enum Stint {
     Timed,
 }
 
+/// The highest verify key's worker: named files count down from it (a job's workers count up
+/// from 0, and a million of them in one job is not a run anyone gives).
+const NAMED_KEYS: u32 = 0xf_ffff;
+
 /// The job's directory.
 fn io_dir(job: usize) -> String {
     format!("j{job}-io")
@@ -577,10 +852,11 @@ fn file_and_region(ctx: &JobContext, io: &IoJob, worker: usize) -> (String, u64)
     (io_file(ctx.job_index, io, worker), io.region_start(worker))
 }
 
-/// The file worker `worker` of job `job` reads and writes.
+/// The file worker `worker` of job `job` reads and writes. A named file is the run's, shared
+/// by every job that names it (fio's jobs of one filename).
 pub(super) fn io_file(job: usize, io: &IoJob, worker: usize) -> String {
     if let Some(name) = &io.filename {
-        format!("{}/{name}", io_dir(job))
+        format!("{}/{name}", crate::workloads::RUN_FILES)
     } else if io.one_file() {
         format!("{}/shared.dat", io_dir(job))
     } else {
@@ -588,8 +864,17 @@ pub(super) fn io_file(job: usize, io: &IoJob, worker: usize) -> String {
     }
 }
 
-/// The verify key of an io file: a shared file is one file, written as worker 0's.
+/// The verify key of an io file: a shared file is one file, written as worker 0's; a named
+/// file is the run's, whichever job writes or reads it.
 fn file_key(ctx: &JobContext, io: &IoJob, worker: usize) -> FileKey {
+    if let Some(id) = io.file_id {
+        return FileKey {
+            job: 0,
+            set: 0,
+            worker: NAMED_KEYS - id,
+            index: 0,
+        };
+    }
     FileKey {
         job: ctx.job_index as u16,
         set: 0,

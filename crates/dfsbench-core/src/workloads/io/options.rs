@@ -109,11 +109,30 @@ pub struct Options {
     #[arg(long, value_name = "N", help_heading = "io")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loops: Option<u64>,
-    /// Bytes each worker moves in a pattern that is not time-based, in passes over its file
-    /// (fio's io_size; its filesize with size) [default: size x loops] (io).
+    /// Bytes each worker moves in a pattern that is not time-based, in passes over its file,
+    /// in each of its loops (fio's io_size; its filesize with size) [default: size] (io).
     #[arg(long, value_name = "SIZE", help_heading = "io")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub io_size: Option<String>,
+
+    /// What random offsets are multiples of (fio's blockalign) [default: the smallest block
+    /// size] (io).
+    #[arg(long, value_name = "SIZE", help_heading = "io")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blockalign: Option<String>,
+
+    /// I/O stays in a zone of this many bytes until it moved that many there, then goes on to
+    /// the next zone, zoneskip bytes further, and round again after the last (fio's
+    /// zonemode=strided with zonesize) (io).
+    #[arg(long, value_name = "SIZE", help_heading = "io")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zonesize: Option<String>,
+
+    /// Bytes between one zone's end and the next zone's start (fio's zoneskip) [default: 0]
+    /// (io).
+    #[arg(long, value_name = "SIZE", help_heading = "io")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zoneskip: Option<String>,
 
     /// Bytes added to the offset after every operation of a sequential pattern, which leaves
     /// holes; negative goes backwards, from the end (fio's `rw=read:-8k`) (io).
@@ -179,11 +198,87 @@ pub struct Options {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fill_device: Option<bool>,
 
+    /// Write a bandwidth log: a line per I/O, in fio's format, in the file PREFIX_bw.N.log
+    /// of the working directory, N the worker's number from 1 (fio's write_bw_log) (io).
+    #[arg(long, value_name = "PREFIX", help_heading = "io")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_bw_log: Option<String>,
+
+    /// Write latency logs (PREFIX_lat, _clat and _slat.N.log), as write_bw_log (fio's
+    /// write_lat_log) (io).
+    #[arg(long, value_name = "PREFIX", help_heading = "io")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_lat_log: Option<String>,
+
+    /// Write an IOPS log (PREFIX_iops.N.log), as write_bw_log (fio's write_iops_log) (io).
+    #[arg(long, value_name = "PREFIX", help_heading = "io")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_iops_log: Option<String>,
+
+    /// The logs' lines hold each I/O's offset (fio's log_offset) (io).
+    #[arg(long, value_name = "0|1", num_args = 0..=1, default_missing_value = "1", value_parser = crate::workloads::shared::parse_flag, help_heading = "io")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_offset: Option<bool>,
+
+    /// The logs' lines hold each I/O's priority value, not whether it was realtime (fio's
+    /// log_prio) (io).
+    #[arg(long, value_name = "0|1", num_args = 0..=1, default_missing_value = "1", value_parser = crate::workloads::shared::parse_flag, help_heading = "io")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_prio: Option<bool>,
+
+    /// The number of the job's first worker in its logs' names (fio's thread number of the
+    /// job's first clone) [default: 1] (io).
+    #[arg(long, value_name = "N", help_heading = "io")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_number: Option<usize>,
+
+    /// Find the highest queue depth (up to iodepth) at which I/Os take at most this long,
+    /// then measure one latency_window at it (fio's latency_target; microseconds without a
+    /// unit) (io).
+    #[arg(long, value_name = "TIME", help_heading = "io")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_target: Option<String>,
+
+    /// How long each queue depth of the latency_target search runs before it is judged
+    /// (fio's latency_window) [default: 0] (io).
+    #[arg(long, value_name = "TIME", help_heading = "io")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_window: Option<String>,
+
+    /// The percentage of a window's I/Os that must be under latency_target (fio's
+    /// latency_percentile) [default: 100] (io).
+    #[arg(long, value_name = "PCT", help_heading = "io")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_percentile: Option<f64>,
+
+    /// With --verify, read back and check the blocks written after every N of them, and the
+    /// last ones at the pattern's end, instead of in a later read (fio's verify_backlog) (io).
+    #[arg(long, value_name = "N", help_heading = "io")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify_backlog: Option<u64>,
+
+    /// A block that fails its check is written, as read and as expected, to NAME.OFFSET.received
+    /// and NAME.OFFSET.expected in the working directory (fio's verify_dump) (io).
+    #[arg(long, value_name = "0|1", num_args = 0..=1, default_missing_value = "1", value_parser = crate::workloads::shared::parse_flag, help_heading = "io")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify_dump: Option<bool>,
+
+    /// The first block that fails its check ends the pattern (fio's verify_fatal) (io).
+    #[arg(long, value_name = "0|1", num_args = 0..=1, default_missing_value = "1", value_parser = crate::workloads::shared::parse_flag, help_heading = "io")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify_fatal: Option<bool>,
+
     /// The path a fio job gave as filename, kept for the record: the file is made in the
     /// job's directory under its base name, `filename` (io).
     #[arg(skip)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fio_filename: Option<String>,
+
+    /// Without size, the job's size is its file's when the job starts: a file an earlier job
+    /// of the run made (fio's job without size on an existing file) (io).
+    #[arg(skip)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size_from_file: Option<bool>,
 }
 
 impl Options {

@@ -84,6 +84,21 @@ pub(super) fn of(io: &IoJob, index: usize, job: &Timing) -> Vec<Phase> {
         if io.seq_add != 0 && !rw.random() {
             params.push(("seq_add", json!(io.seq_add)));
         }
+        if let Some(z) = io.zones {
+            params.push(("zonesize", json!(z.size)));
+            params.push(("zoneskip", json!(z.skip)));
+        }
+        if let Some(n) = io.verify_backlog.filter(|_| rw.writes()) {
+            params.push(("verify_backlog", json!(n)));
+        }
+        if let Some(t) = &io.latency_target {
+            params.push(("latency_target_ns", json!(t.target_ns)));
+            params.push(("latency_window_s", json!(t.window.as_secs_f64())));
+            params.push(("latency_percentile", json!(t.percentile)));
+        }
+        if io.blockalign > 0 && rw.random() {
+            params.push(("blockalign", json!(io.blockalign)));
+        }
         if let Some(bytes) = io.io_size {
             params.push(("io_size", json!(bytes)));
         }

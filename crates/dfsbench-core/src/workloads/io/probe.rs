@@ -112,7 +112,7 @@ async fn probe_trial<C: Client>(
     // the phase starts; then it runs until the window closes.
     let opened = open_io(w, ctx, io, rw, engine).await;
     if sleep_until(opens, &ctl, w.alone).await {
-        run_io(w, ctx, io, rw, opened, Stint::Timed, &mut trial).await;
+        run_io(w, ctx, io, rw, opened, Stint::Timed, Default::default(), &mut trial).await;
     }
     let out = trial.finish();
     rec.busy_until(out.last_end.unwrap_or_else(Instant::now));

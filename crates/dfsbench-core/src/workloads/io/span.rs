@@ -16,6 +16,8 @@ pub(super) struct Span {
     pub(super) bssplit: Vec<(usize, u32)>,
     /// Bytes added to the offset after every sequential operation (fio's rw modifier).
     pub(super) seq_add: i64,
+    /// What random offsets are multiples of, when not the smallest block (fio's blockalign).
+    pub(super) blockalign: u64,
 }
 
 impl Span {
@@ -39,7 +41,9 @@ impl Span {
                 None => size_key("seq_add", t)?.min(i64::MAX as u64) as i64,
             },
         };
+        let blockalign = size("blockalign", &own.blockalign)?.unwrap_or(0);
         Ok(Span {
+            blockalign,
             seq_add,
             offset: size("offset", &own.offset)?.unwrap_or(0),
             offset_increment: size("offset_increment", &own.offset_increment)?.unwrap_or(0),
@@ -80,6 +84,16 @@ impl IoJob {
     /// The smallest operation: offsets are multiples of it.
     pub(super) fn unit(&self) -> u64 {
         self.bssplit.iter().map(|(bs, _)| *bs).min().unwrap_or(self.bs) as u64
+    }
+
+    /// What random offsets are multiples of: blockalign, or the smallest operation (fio's
+    /// default).
+    pub(super) fn grain(&self) -> u64 {
+        if self.blockalign > 0 {
+            self.blockalign
+        } else {
+            self.unit()
+        }
     }
 
     /// The bytes of a worker's region: its size in whole units.
@@ -125,7 +139,8 @@ impl IoJob {
     pub(super) fn ops_per_pattern(&self) -> Option<u64> {
         let per_pass = self.ops_per_pass()?;
         let ops = match self.io_size {
-            Some(bytes) => bytes / self.unit(),
+            // fio's loops repeat the job, io_size bytes each time.
+            Some(bytes) => (bytes / self.unit()).saturating_mul(self.loops),
             None => per_pass.saturating_mul(self.loops),
         };
         Some(self.number_ios.map_or(ops, |n| n.min(ops)))
@@ -139,7 +154,7 @@ impl IoJob {
         } else {
             self.region_len()
         };
-        self.io_size.unwrap_or_else(|| pass.saturating_mul(self.loops))
+        self.io_size.unwrap_or(pass).saturating_mul(self.loops)
     }
 }
 
@@ -191,6 +206,71 @@ impl Holes {
         }
         self.last_end = pos + len;
         Some(pos)
+    }
+}
+
+/// fio's strided zones (`zonemode=strided`): I/O stays in a zone of `size` bytes until that
+/// many bytes are moved in it, then goes on to the next zone, `skip` bytes after its end; after
+/// the last zone that starts in the region it goes round to the first. In a zone, sequential
+/// I/O goes in order from its start, random I/O anywhere in it (fio: io_u.c, the zone
+/// handling of get_next_offset).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct Zones {
+    /// Bytes moved in a zone before the next (fio's zonesize).
+    pub size: u64,
+    /// Bytes between a zone's end and the next zone's start (fio's zoneskip).
+    pub skip: u64,
+}
+
+/// Where a worker is in its zones.
+pub(super) struct ZoneCursor {
+    zones: Zones,
+    region_len: u64,
+    /// The current zone's start, and the bytes moved in it.
+    start: u64,
+    done: u64,
+}
+
+impl ZoneCursor {
+    pub(super) fn new(zones: Zones, region_len: u64) -> ZoneCursor {
+        ZoneCursor {
+            zones,
+            region_len,
+            start: 0,
+            done: 0,
+        }
+    }
+
+    /// The bytes of the zone starting at `start`: its size, or what is left of the region.
+    fn len_at(&self, start: u64) -> u64 {
+        self.zones.size.min(self.region_len - start)
+    }
+
+    /// The bytes of one round over every zone.
+    pub(super) fn round(&self) -> u64 {
+        let stride = self.zones.size + self.zones.skip;
+        let full = self.region_len / stride;
+        let last = self.region_len % stride;
+        full * self.zones.size + last.min(self.zones.size)
+    }
+
+    /// Where the next operation of (at most) `len` bytes goes, and its length (cut to its
+    /// zone's end): in order in the zone, or at a random multiple of `step` in it that leaves
+    /// room for `unit` bytes.
+    pub(super) fn next(&mut self, len: u64, random: Option<(u64, u64)>, rng: &mut impl Rng) -> (u64, u64) {
+        if self.done >= self.len_at(self.start) {
+            let next = self.start + self.zones.size + self.zones.skip;
+            self.start = if next < self.region_len { next } else { 0 };
+            self.done = 0;
+        }
+        let zone = self.len_at(self.start);
+        let at = match random {
+            Some((step, unit)) if zone >= unit => self.start + rng.gen_range(0..(zone - unit) / step + 1) * step,
+            _ => self.start + self.done.min(zone.saturating_sub(1)),
+        };
+        let len = len.min(self.start + zone - at);
+        self.done += len;
+        (at, len)
     }
 }
 
