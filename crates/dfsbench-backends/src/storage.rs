@@ -338,6 +338,12 @@ pub trait BlockIo {
     fn buffer(&mut self, slot: usize) -> &mut [u8];
     /// Queue an operation on `len` bytes of the slot's buffer at `offset`.
     fn submit(&mut self, slot: usize, op: BlockOp, offset: u64, len: usize) -> OpResult<()>;
+    /// Give the operations `submit` queues next on `slot` the I/O priority `ioprio` (the
+    /// value of ioprio_set(2): class << 13 | level; 0 is none): fio's cmdprio and prio of
+    /// the async engines. False where the engine has no priority per operation.
+    fn set_priority(&mut self, _slot: usize, _ioprio: u16) -> bool {
+        false
+    }
     /// Send queued operations and wait until at least `min` have finished; appends every
     /// finished one to `out`.
     async fn complete(&mut self, min: usize, out: &mut Vec<Completion>) -> OpResult<()>;

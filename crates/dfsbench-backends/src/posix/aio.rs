@@ -48,6 +48,8 @@ pub(super) struct IoEvent {
 
 const IOCB_CMD_PREAD: u16 = 0;
 const IOCB_CMD_PWRITE: u16 = 1;
+/// `aio_reqprio` holds the request's I/O priority (Linux 5.0).
+const IOCB_FLAG_IOPRIO: u32 = 1 << 1;
 
 /// One AIO context with a control block per slot. Control blocks stay at their address (the
 /// kernel reads them during io_submit only, but the slot's buffer until completion).
@@ -87,10 +89,14 @@ impl Aio {
         })
     }
 
-    /// Queue a read or write of `len` bytes at `buf` for `slot`; `complete` submits it.
-    pub(super) fn queue(&mut self, slot: usize, fd: i32, write: bool, buf: *mut u8, len: usize, offset: u64) {
+    /// Queue a read or write of `len` bytes at `buf` for `slot`, at I/O priority `prio` (0:
+    /// none); `complete` submits it.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn queue(&mut self, slot: usize, fd: i32, write: bool, buf: *mut u8, len: usize, offset: u64, prio: u16) {
         let cb = &mut self.iocbs[slot];
         *cb = Iocb {
+            aio_reqprio: prio as i16,
+            aio_flags: if prio != 0 { IOCB_FLAG_IOPRIO } else { 0 },
             aio_data: slot as u64,
             aio_lio_opcode: if write { IOCB_CMD_PWRITE } else { IOCB_CMD_PREAD },
             aio_fildes: fd as u32,

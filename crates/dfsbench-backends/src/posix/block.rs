@@ -25,6 +25,8 @@ pub(crate) const PSYNC_DEPTH: usize = 1;
 pub struct PosixBlock {
     engine: Engine,
     bufs: Vec<AlignedBuf>,
+    /// Each slot's I/O priority (io_uring and libaio only; 0: none).
+    prio: Vec<u16>,
     fd: OwnedFd,
 }
 
@@ -87,7 +89,12 @@ impl PosixBlock {
             Engine::Psync { .. } | Engine::Mmap { .. } => PSYNC_DEPTH,
         };
         let bufs = (0..slots).map(|_| AlignedBuf::new(opts.block_size)).collect();
-        Ok(PosixBlock { engine, bufs, fd })
+        Ok(PosixBlock {
+            engine,
+            bufs,
+            prio: vec![0; slots],
+            fd,
+        })
     }
 
     /// Cancel every request in flight and wait for all their completions. Returns how many
@@ -284,16 +291,26 @@ impl BlockIo for PosixBlock {
         &mut self.bufs[slot]
     }
 
+    fn set_priority(&mut self, slot: usize, ioprio: u16) -> bool {
+        self.prio[slot] = ioprio;
+        matches!(self.engine, Engine::Uring { .. } | Engine::Aio(_))
+    }
+
     fn submit(&mut self, slot: usize, op: BlockOp, offset: u64, len: usize) -> OpResult<()> {
         let fd = self.fd.as_raw_fd();
         let buf = &mut self.bufs[slot][..len];
+        let prio = self.prio[slot];
         match &mut self.engine {
             Engine::Uring { ring, inflight } => {
                 let ptr = buf.as_mut_ptr();
                 let entry = match op {
-                    BlockOp::Read => opcode::Read::new(types::Fd(fd), ptr, len as u32).offset(offset).build(),
+                    BlockOp::Read => opcode::Read::new(types::Fd(fd), ptr, len as u32)
+                        .offset(offset)
+                        .ioprio(prio)
+                        .build(),
                     BlockOp::Write => opcode::Write::new(types::Fd(fd), ptr, len as u32)
                         .offset(offset)
+                        .ioprio(prio)
                         .build(),
                 }
                 .user_data(slot as u64);
@@ -308,7 +325,7 @@ impl BlockIo for PosixBlock {
                 Ok(())
             }
             Engine::Aio(aio) => {
-                aio.queue(slot, fd, op == BlockOp::Write, buf.as_mut_ptr(), len, offset);
+                aio.queue(slot, fd, op == BlockOp::Write, buf.as_mut_ptr(), len, offset, prio);
                 Ok(())
             }
             Engine::Posix(aio) => aio.submit(slot, fd, op == BlockOp::Write, buf.as_mut_ptr(), len, offset),

@@ -189,8 +189,8 @@ fn read(name: &str, sections: &[Section], unit: &str, given: Given<'_>) -> Resul
     let mut threads = 0;
     // Jobs whose engine is dfsbench's.
     let mut native = 0;
-    // Whether the jobs so far verify (all alike).
-    let mut verified = None;
+    // Whether each job verifies.
+    let mut verifies: Vec<bool> = Vec::new();
     // The jobs between stonewalls, by index.
     let mut groups: Vec<Vec<usize>> = Vec::new();
     // A job whose wait_for started a group, while no later job joined that group.
@@ -212,9 +212,9 @@ fn read(name: &str, sections: &[Section], unit: &str, given: Given<'_>) -> Resul
         for o in &s.opts {
             job.apply(o, &mut file, &mut own);
         }
-        let whole = job.whole;
         let clones = job.workers;
         let mut job = job.finish(s, &mut own);
+        let whole = job.whole;
         jobs += 1;
         // fio numbers its clones from 1 over the file's jobs: the logs' names hold it.
         let io = &mut job.spec.workloads.io;
@@ -231,25 +231,11 @@ fn read(name: &str, sections: &[Section], unit: &str, given: Given<'_>) -> Resul
         }
         native += 1;
         refused.append(&mut own);
-        // dfsbench checks the data of the whole run or of none of it.
-        let verifies = job.verify.is_some();
-        match verified {
-            Some(earlier) if earlier != verifies => refused.push(Refused {
-                section: s.name.clone(),
-                line: job.verify.map_or(s.line, |o| o.line),
-                shown: job.verify.map_or_else(|| format!("[{}]", s.name), Opt::shown),
-                why: Some(format!(
-                    "{}, and an earlier job {}: dfsbench verifies the whole run or none of it",
-                    if verifies { "it verifies" } else { "it does not verify" },
-                    if earlier { "does" } else { "does not" }
-                )),
-                whole: false,
-            }),
-            _ => verified = Some(verifies),
-        }
-        if verifies {
+        // Jobs with verify beside jobs without: the run verifies, and those without skip it.
+        if job.verify.is_some() {
             file.run.verify = Some(true);
         }
+        verifies.push(job.verify.is_some());
         // wait_for the only job running now is a stonewall; for a job of an earlier group,
         // which ended before this group started, nothing.
         let after = job
@@ -302,6 +288,11 @@ fn read(name: &str, sections: &[Section], unit: &str, given: Given<'_>) -> Resul
             exit_all.push((groups.len(), o));
         }
         file.jobs.push(job.spec);
+    }
+    if verifies.contains(&true) {
+        for (job, _) in file.jobs.iter_mut().zip(&verifies).filter(|(_, v)| !**v) {
+            job.workloads.io.skip_verify = Some(true);
+        }
     }
     global_refused.retain(|r| native > 0 || jobs == 0 || r.whole);
     refused.append(&mut global_refused);

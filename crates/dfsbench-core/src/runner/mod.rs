@@ -458,18 +458,19 @@ fn run_job<S: Storage>(
 /// What every worker of job `index` reads of the run and the job.
 fn job_context(config: &RunConfig, (index, job): (usize, &Job), total_workers: usize, page_cache: bool) -> JobContext {
     let written = job.workload.written();
+    let verify = config.verify && job.workload.verifies();
     JobContext {
         job_index: index,
         total_workers,
         page_cache,
         invalidate: config.invalidate,
-        verify: config.verify,
+        verify,
         seed: config.seed,
         duration: job.duration,
         time_based: job.time_based,
         written,
         file_bs: job.workload.file_bs(),
-        data: JobContext::shared_data(config.verify, config.seed, index, &written),
+        data: JobContext::shared_data(verify, config.seed, index, &written),
     }
 }
 

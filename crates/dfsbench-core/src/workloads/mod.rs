@@ -120,6 +120,11 @@ pub trait Kind: Sized + Clone + Debug + Serialize + Send + Sync {
     fn shuffles(&self) -> bool {
         false
     }
+    /// Whether it writes the verify pattern and checks its reads, in a run that verifies
+    /// (io's skip_verify: fio's jobs without verify beside jobs with it).
+    fn verifies(&self) -> bool {
+        true
+    }
     /// Refuse what the job cannot do with `workers` workers per rank.
     fn check_workers(&self, _workers: usize) -> Result<(), ConfigError> {
         Ok(())
@@ -342,6 +347,11 @@ macro_rules! registry {
             pub(crate) fn written(&self) -> Written {
                 match self {
                     $($(#[$attr])* Workload::$variant(w) => w.written()),*
+                }
+            }
+            pub(crate) fn verifies(&self) -> bool {
+                match self {
+                    $($(#[$attr])* Workload::$variant(w) => w.verifies()),*
                 }
             }
             pub(crate) fn shuffles(&self) -> bool {

@@ -46,9 +46,10 @@ pub(super) struct Job<'a> {
     pub(super) names_device: bool,
     /// `--size` on the command line sizes the job.
     pub(super) sized: bool,
-    /// It is refused for one option alone (another engine, a zoned device): its others are
-    /// that engine's or that device's.
-    pub(super) whole: bool,
+    /// Its engine is not dfsbench's, or its target a zoned device (zonemode=zbd): it is
+    /// refused for that alone, its other options being that engine's or that device's.
+    pub(super) foreign_engine: bool,
+    pub(super) zoned: bool,
     /// `zonemode`: strided (true) or none; and the zone options, applied by strided only.
     pub(super) zonemode: Option<bool>,
     pub(super) zonesize: Option<(u64, &'a Opt)>,
@@ -97,7 +98,8 @@ impl Default for Job<'_> {
             on_device: false,
             names_device: false,
             sized: false,
-            whole: false,
+            foreign_engine: false,
+            zoned: false,
             zonemode: None,
             zonesize: None,
             zoneskip: None,
@@ -119,6 +121,8 @@ pub(super) struct ReadJob<'a> {
     pub(super) exit_all: Option<&'a Opt>,
     /// The path of its file, when it has no size: the file's is its size.
     pub(super) file_sized: Option<&'a str>,
+    /// It is refused for one reason alone (see [`Job::foreign_engine`]).
+    pub(super) whole: bool,
 }
 
 impl<'a> Job<'a> {
@@ -199,9 +203,15 @@ impl<'a> Job<'a> {
                 self.spec.workloads.io.zoneskip = Some(skip.to_string());
             }
         }
-        // fio opens only existing files: a device, or a file the run cannot have made.
+        // fio opens only existing files: a device, or a file the run cannot have made. Such
+        // a job is for a device: refused for that alone.
+        let mut whole = self.foreign_engine || self.zoned;
         if let Some((false, o)) = self.allow_file_create.filter(|_| !self.names_device) {
-            refuse(o, "fio then runs only on files that exist already, and dfsbench's files are new ones of its run: this job is for a device given on fio's command line (--filename=/dev/...); put it in filename= and pass --overwrite-device");
+            whole = true;
+            refused.push(Refused {
+                whole: true,
+                ..Refused::of(o, Some("fio then runs only on files that exist already, and dfsbench's files are new ones of its run: the job is for a device given on fio's command line (--filename=/dev/...); put the device in filename= and pass --overwrite-device".into()))
+            });
         }
         // A device's size is the job's without one, as in fio, and so is an existing file's
         // (read() finds which).
@@ -262,6 +272,7 @@ impl<'a> Job<'a> {
             wait_for: self.wait_for,
             exit_all,
             file_sized,
+            whole,
         }
     }
 }

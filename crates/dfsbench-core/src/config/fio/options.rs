@@ -5,7 +5,7 @@ use crate::units::parse_duration;
 
 use super::super::{RunSpec, WorkloadFile};
 use super::job::{Job, Rate};
-use super::values::{bssplit, bytes_pair, bytes_range, flag, one_rate, percentage, size_bytes};
+use super::values::{bssplit, bytes_pair, cmdprio_bssplit, bytes_range, flag, one_rate, percentage, size_bytes};
 use super::{Opt, Refused};
 
 /// The fio options this reader knows: it reads them (or takes them as fio's default and
@@ -119,6 +119,15 @@ pub const KEYS: &[&str] = &[
     "verify_fatal",
     "verify_async",
     "create_on_open",
+    "prioclass",
+    "prio",
+    "cmdprio_percentage",
+    "cmdprio_class",
+    "cmdprio",
+    "cmdprio_bssplit",
+    "numa_cpu_nodes",
+    "numa_mem_policy",
+    "ignore_error",
 ];
 
 /// Why a job of a zoned block device is refused: a device reason.
@@ -245,12 +254,12 @@ impl<'a> Job<'a> {
                 None => refuse(Some("give 0 or 1".into())),
             },
             ("ioengine", Some(e)) => {
-                self.whole = false;
+                self.foreign_engine = false;
                 match e {
                     "psync" | "sync" | "pvsync" => self.spec.workloads.io.ioengine = Some("psync".into()),
                     "io_uring" | "libaio" | "posixaio" | "mmap" => self.spec.workloads.io.ioengine = Some(e.to_string()),
                     _ => {
-                        self.whole = true;
+                        self.foreign_engine = true;
                         refused.push(Refused {
                             whole: true,
                             ..Refused::of(o, Some(FOREIGN_ENGINE.into()))
@@ -456,10 +465,45 @@ impl<'a> Job<'a> {
                 Err(why) => refuse(Some(why)),
             },
             ("bssplit", Some(t)) => match bssplit(t, self.kb_base) {
-                Ok(split) => {
-                    self.spec.workloads.io.bssplit = Some(split);
+                Ok((reads, writes)) => {
+                    self.spec.workloads.io.bssplit = Some(reads);
+                    self.spec.workloads.io.bssplit_write = writes;
                     self.bssplit = true;
                 }
+                Err(why) => refuse(Some(why)),
+            },
+            // I/O priorities: the job's, and per I/O on io_uring and libaio.
+            ("prioclass" | "prio", Some(n)) => match n.trim().parse::<u32>() {
+                Ok(n) if o.key == "prioclass" => self.spec.workloads.io.prioclass = Some(n),
+                Ok(n) => self.spec.workloads.io.prio = Some(n),
+                Err(_) => refuse(Some("give a number".into())),
+            },
+            ("cmdprio_percentage" | "cmdprio_class" | "cmdprio", Some(t)) => {
+                let io = &mut self.spec.workloads.io;
+                let slot = match o.key.as_str() {
+                    "cmdprio_percentage" => &mut io.cmdprio_percentage,
+                    "cmdprio_class" => &mut io.cmdprio_class,
+                    _ => &mut io.cmdprio,
+                };
+                *slot = Some(t.trim().to_string());
+            }
+            // Errors that are not errors: with dfsbench's way of going on after one (fio's
+            // continue_on_error), they are not counted either.
+            ("ignore_error", Some(t)) => self.spec.workloads.io.ignore_error = Some(t.trim().to_string()),
+            ("numa_cpu_nodes" | "numa_mem_policy", Some(t)) => {
+                if let Some(why) = crate::workloads::io::numa_refused(&o.key, t.trim()) {
+                    return refuse(Some(why));
+                }
+                let io = &mut self.spec.workloads.io;
+                let slot = if o.key == "numa_cpu_nodes" {
+                    &mut io.numa_cpu_nodes
+                } else {
+                    &mut io.numa_mem_policy
+                };
+                *slot = Some(t.trim().to_string());
+            }
+            ("cmdprio_bssplit", Some(t)) => match cmdprio_bssplit(t, self.kb_base) {
+                Ok(split) => self.spec.workloads.io.cmdprio_bssplit = Some(split),
                 Err(why) => refuse(Some(why)),
             },
             ("filesize", Some(t)) => {
@@ -614,9 +658,12 @@ impl<'a> Job<'a> {
             },
             // Zones: strided ones are io's; a zoned block device's (zbd) are not dfsbench's.
             ("zonemode", Some(m)) => match m {
-                "none" | "strided" => self.zonemode = Some(m == "strided"),
+                "none" | "strided" => {
+                    self.zonemode = Some(m == "strided");
+                    self.zoned = false;
+                }
                 "zbd" => {
-                    self.whole = true;
+                    self.zoned = true;
                     refused.push(Refused {
                         whole: true,
                         ..Refused::of(o, Some(ZONED_DEVICE.into()))

@@ -222,7 +222,14 @@ fn bssplit_and_offsets_map_onto_io_keys() {
     validate(&f.run, &f.jobs).unwrap();
     let e = |t: &str| parse("t.fio", t, no_vars).unwrap_err().to_string();
     assert!(e("[a]\nsize=1m\nbssplit=4k/50:8k/50\nrate=1m\n").contains("give rate_iops"));
-    assert!(e("[a]\nsize=1m\nbssplit=4k/50,8k/100\n").contains("one bssplit"));
+    // Reads and writes of their own sizes.
+    let two = parse("t.fio", "[a]\nsize=1m\nrw=randrw\nbssplit=4k/50:8k/50,8k/100\n", no_vars).unwrap();
+    let io = &two.jobs[0].workloads.io;
+    assert_eq!(
+        (io.bssplit.as_deref(), io.bssplit_write.as_deref()),
+        (Some("4096/50:8192/50"), Some("8192/100"))
+    );
+    validate(&two.run, &two.jobs).unwrap();
     assert!(e("[a]\nsize=1m\nbssplit=4k/70:8k/70\n").contains("not 100%"));
     assert!(e("[a]\nsize=1m\noffset=10%\n").contains("a share of the file"));
     assert!(e("[a]\nsize=1m\nstartdelay=1-5\n").contains("from a range"));
@@ -414,11 +421,12 @@ fn verify_keeps_fio_checksum_kinds() {
         pattern.contains("`verify=pattern` (") && pattern.contains("crc32c"),
         "{pattern}"
     );
-    let mixed = e("[a]\nsize=1m\nrw=write\nverify=md5\n[b]\nstonewall\nsize=1m\n");
-    assert!(
-        mixed.contains("[b] line 5 `[b]` (it does not verify, and an earlier job does"),
-        "{mixed}"
-    );
+    // Jobs that verify beside jobs that do not: the run verifies, and those skip it.
+    let mixed = parse("t.fio", "[a]\nsize=1m\nrw=write\n[b]\nsize=1m\nrw=write\nverify=md5\n", no_vars).unwrap();
+    assert_eq!(mixed.run.verify, Some(true));
+    let skip: Vec<_> = mixed.jobs.iter().map(|j| j.workloads.io.skip_verify).collect();
+    assert_eq!(skip, [Some(true), None]);
+    validate(&mixed.run, &mixed.jobs).unwrap();
 }
 
 /// The options of a fio command line, read as a job: the globals before the first

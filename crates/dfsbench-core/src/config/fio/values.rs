@@ -73,13 +73,21 @@ pub(super) fn bytes_range(text: &str, kb_base: u64) -> Result<u64, String> {
 
 /// `bssplit=4k/50:64k/30:1m/`: block sizes and their shares of the operations, in dfsbench's
 /// spelling `4096/50:65536/30:1048576/20`. A size without a share gets an equal part of what
-/// the others leave, as in fio; the shares make 100. The same split for reads and writes.
-pub(super) fn bssplit(text: &str, kb_base: u64) -> Result<String, String> {
+/// the others leave, as in fio; the shares make 100. `READS,WRITES` gives writes their own
+/// split (the second, when it differs; a third, for trims, is fio's only).
+pub(super) fn bssplit(text: &str, kb_base: u64) -> Result<(String, Option<String>), String> {
     let mut sides = text.split(',').map(str::trim).filter(|s| !s.is_empty());
     let first = sides.next().ok_or("give sizes and shares such as 4k/50:64k/50")?;
-    if sides.any(|s| s != first) {
-        return Err("a different split for reads and writes: dfsbench has one bssplit".into());
-    }
+    let reads = one_split(first, kb_base)?;
+    let writes = match sides.next() {
+        Some(w) => Some(one_split(w, kb_base)?).filter(|w| *w != reads),
+        None => None,
+    };
+    Ok((reads, writes))
+}
+
+/// One direction's split of [`bssplit`].
+fn one_split(first: &str, kb_base: u64) -> Result<String, String> {
     let mut sizes = Vec::new();
     for part in first.split(':') {
         let (bs, share) = part.split_once('/').unwrap_or((part, ""));
@@ -112,6 +120,26 @@ pub(super) fn bssplit(text: &str, kb_base: u64) -> Result<String, String> {
         })
         .collect();
     Ok(parts.join(":"))
+}
+
+/// `cmdprio_bssplit`'s sizes in bytes (`64k/25/1/1:1m/0,1m/0` is `65536/25/1/1:1048576/0,...`).
+pub(super) fn cmdprio_bssplit(text: &str, kb_base: u64) -> Result<String, String> {
+    let sides: Result<Vec<String>, String> = text
+        .split(',')
+        .map(|side| {
+            let entries: Result<Vec<String>, String> = side
+                .split(':')
+                .map(str::trim)
+                .filter(|e| !e.is_empty())
+                .map(|e| {
+                    let (bs, rest) = e.split_once('/').ok_or_else(|| format!("'{e}': write SIZE/PCT or SIZE/PCT/CLASS/LEVEL"))?;
+                    Ok(format!("{}/{rest}", size_bytes(bs, kb_base)?))
+                })
+                .collect();
+            Ok(entries?.join(":"))
+        })
+        .collect();
+    Ok(sides?.join(","))
 }
 
 /// A rate given once, or as the same figure for reads and writes (`500` or `500,500`); a

@@ -296,7 +296,7 @@ pub(super) async fn run_io<C: Client>(
     let mut slot_op = vec![BlockOp::Read; depth];
     // With a log: when each submission call returned, and each I/O's priority.
     let mut slot_submitted = vec![slot_start[0]; if log.is_some() { depth } else { 0 }];
-    let slot_prio = vec![0u16; depth];
+    let mut slot_prio = vec![0u16; depth];
     // verify_backlog: the blocks written since the last check are read back and checked once
     // there are N of them (and at the pattern's end), as fio's; those reads are the job's
     // too, and not the pattern's bytes.
@@ -432,9 +432,22 @@ pub(super) async fn run_io<C: Client>(
                 now
             };
             let slot = free.pop().expect("a free slot when fewer than depth are in flight");
+            // The direction first: reads and writes may have block sizes of their own.
+            let op = match rw {
+                Rw::Read | Rw::Randread => BlockOp::Read,
+                Rw::Write | Rw::Randwrite => BlockOp::Write,
+                Rw::Readwrite | Rw::Randrw => {
+                    if w.rng.gen_range(0..100) < io.rwmixread {
+                        BlockOp::Read
+                    } else {
+                        BlockOp::Write
+                    }
+                }
+            };
+            let write = op == BlockOp::Write;
             // The size first when the rw modifier places the operation after the last one;
             // the end of the file ends the pattern, or its pass when it goes round.
-            let held = holes.is_some().then(|| io.pick_len(&mut w.rng));
+            let held = holes.is_some().then(|| io.pick_len(write, &mut w.rng));
             let hole = match (&mut holes, held) {
                 (Some(h), Some(len)) => match h.next(len, region_len, io.size) {
                     Some(at) => Some(at),
@@ -453,7 +466,7 @@ pub(super) async fn run_io<C: Client>(
             }
             // Strided zones: the zone gives the place, and cuts the length to its end.
             let zoned = zones.as_mut().map(|z| {
-                let want = if mixed_sizes { io.pick_len(&mut w.rng) } else { unit };
+                let want = if mixed_sizes { io.pick_len(write, &mut w.rng) } else { unit };
                 z.next(want, rw.random().then_some((step, unit)), &mut w.rng)
             });
             let at = match (&picker, hole, zoned) {
@@ -471,8 +484,8 @@ pub(super) async fn run_io<C: Client>(
             let len = match (held, zoned) {
                 (_, Some((_, len))) => len,
                 (Some(len), _) => len,
-                (None, _) if mixed_sizes && rw.random() => io.pick_len(&mut w.rng).min(region_len - at),
-                (None, _) if mixed_sizes => io.pick_len(&mut w.rng).min(region_len - at).min(pass_left),
+                (None, _) if mixed_sizes && rw.random() => io.pick_len(write, &mut w.rng).min(region_len - at),
+                (None, _) if mixed_sizes => io.pick_len(write, &mut w.rng).min(region_len - at).min(pass_left),
                 (None, _) => unit,
             };
             if mixed_sizes {
@@ -480,27 +493,31 @@ pub(super) async fn run_io<C: Client>(
                 cursor = if at + len == region_len { 0 } else { at + len };
             }
             let offset = region + at;
-            let op = match rw {
-                Rw::Read | Rw::Randread => BlockOp::Read,
-                Rw::Write | Rw::Randwrite => BlockOp::Write,
-                Rw::Readwrite | Rw::Randrw => {
-                    if w.rng.gen_range(0..100) < io.rwmixread {
-                        BlockOp::Read
-                    } else {
-                        BlockOp::Write
-                    }
-                }
-            };
             if op == BlockOp::Write {
                 if let Some(c) = &w.content {
                     c.fill(key, offset, file.buffer(slot));
                 }
+            }
+            // fio's priorities: the job's, or cmdprio's for this I/O.
+            if let Some(p) = &io.prio {
+                let value = p.pick(write, len, &mut w.rng);
+                if p.per_io() || p.job.is_some() {
+                    file.set_priority(slot, value);
+                }
+                slot_prio[slot] = value;
             }
             if let Err(e) = file.submit(slot, op, offset, len as usize) {
                 free.push(slot);
                 if io.fill_device && e.is_no_space() {
                     stopping = true;
                     break;
+                }
+                if io.ignores(usize::from(write), e.kind) {
+                    // As done, not counted as an error (fio's ignore_error).
+                    issued += len;
+                    pass_left = pass_left.saturating_sub(len);
+                    ops += 1;
+                    continue;
                 }
                 rec.error(class(op), now, &e, &path, Some(offset));
                 stopping = true;
@@ -573,6 +590,10 @@ pub(super) async fn run_io<C: Client>(
                                     }
                                 }
                                 let e = OpError::new("verify", message);
+                                // fio's failed check is EILSEQ in its ignore_error lists.
+                                if io.ignores(2, "EILSEQ") {
+                                    continue;
+                                }
                                 rec.error(READ, now, &e, &path, Some(m.offset));
                                 // verify_fatal: the first wrong block ends the job's pattern.
                                 stopping |= io.verify_fatal;
@@ -611,6 +632,8 @@ pub(super) async fn run_io<C: Client>(
                     let e = OpError::new("short_io", format!("moved {n} of {len} bytes"));
                     rec.error(class(op), now, &e, &path, Some(offset));
                 }
+                // fio's ignore_error: not an error (nor moved bytes).
+                Err(e) if io.ignores(usize::from(op == BlockOp::Write), e.kind) => {}
                 Err(e) => rec.error(class(op), now, &e, &path, Some(offset)),
             }
         }

@@ -27,7 +27,9 @@ mod flow;
 mod latency;
 mod log;
 mod options;
+mod numa;
 mod phases;
+mod prio;
 mod probe;
 mod rw;
 mod span;
@@ -38,6 +40,20 @@ pub use options::Options;
 pub use rw::{IoStep, Rw};
 
 pub(crate) use flow::share as share_flows;
+
+/// Why io's `key` (numa_cpu_nodes or numa_mem_policy) cannot be `value` here, if it cannot:
+/// fio job files name the line.
+pub(crate) fn numa_refused(key: &str, value: &str) -> Option<String> {
+    let own = Options {
+        numa_cpu_nodes: (key == "numa_cpu_nodes").then(|| value.to_string()),
+        numa_mem_policy: (key == "numa_mem_policy").then(|| value.to_string()),
+        ..Options::default()
+    };
+    Numa::validate(&own).err().map(|e| match e {
+        ConfigError::Value { fix, .. } => fix,
+        other => other.to_string(),
+    })
+}
 
 /// Number the run's named files (see [`IoJob::file_id`]): the jobs naming one share it.
 pub(crate) fn share_files(jobs: &mut [Placed<'_>]) {
@@ -61,6 +77,8 @@ pub(crate) type Placed<'a> = (usize, Option<&'a str>, usize, &'a mut IoJob);
 use flow::Flow;
 pub use latency::LatencyTarget;
 pub use log::Logs;
+pub use numa::Numa;
+pub use prio::Prio;
 use span::Span;
 pub use span::Zones;
 use think::Think;
@@ -124,6 +142,15 @@ pub struct IoJob {
     /// Block sizes and their shares (bs is then the largest, the size of the buffers).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub bssplit: Vec<(usize, u32)>,
+    /// Writes' block sizes, when not bssplit's.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub bssplit_write: Vec<(usize, u32)>,
+    /// fio's NUMA placement of the workers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub numa: Option<Box<Numa>>,
+    /// fio's I/O priorities.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prio: Option<Box<Prio>>,
     /// Bytes per second each worker keeps at least, over every second.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rate_min: Option<u64>,
@@ -154,6 +181,13 @@ pub struct IoJob {
     /// Check the blocks written after every so many of them (fio's verify_backlog).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub verify_backlog: Option<u64>,
+    /// In a run that verifies, this job does not (its data is not the pattern, its reads are
+    /// not checked).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub skip_verify: bool,
+    /// Error kinds not counted, for reads, writes and checks (fio's ignore_error).
+    #[serde(skip_serializing_if = "is_none_ignored")]
+    pub ignore_error: [Vec<String>; 3],
     /// Dump a block that fails its check to files; end the pattern at the first.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub verify_dump: bool,
@@ -185,6 +219,39 @@ pub struct IoJob {
     /// The target is a block device: reads read what is on it, without a layout.
     #[serde(skip)]
     pub on_device: bool,
+}
+
+fn is_none_ignored(v: &[Vec<String>; 3]) -> bool {
+    v.iter().all(Vec::is_empty)
+}
+
+/// fio's ignore_error lists (`READS,WRITES,CHECKS`, kinds joined by `:`): errno names, or
+/// numbers as errno's names.
+fn ignore_lists(text: Option<&str>) -> Result<[Vec<String>; 3], ConfigError> {
+    let mut out: [Vec<String>; 3] = Default::default();
+    let Some(text) = text else { return Ok(out) };
+    for (i, list) in text.split(',').enumerate() {
+        if i > 2 {
+            return Err(ConfigError::value("ignore_error", format!("'{text}'"), "give at most three lists: reads, writes, checks"));
+        }
+        for kind in list.split(':').map(str::trim).filter(|k| !k.is_empty()) {
+            let name = match kind.parse::<i32>() {
+                Ok(n) => dfsbench_backends::OpError::from_errno(n).kind.to_string(),
+                Err(_) if kind.starts_with('E') && kind.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit()) => kind.to_string(),
+                Err(_) => return Err(ConfigError::value("ignore_error", format!("'{kind}'"), "give errno names such as ENOSPC, or numbers")),
+            };
+            out[i].push(name);
+        }
+    }
+    Ok(out)
+}
+
+impl IoJob {
+    /// Whether an error of `kind` of an operation (0 read, 1 write, 2 check) is not counted.
+    #[inline]
+    pub(super) fn ignores(&self, which: usize, kind: &str) -> bool {
+        self.ignore_error[which].iter().any(|k| k == kind)
+    }
 }
 
 fn is_zero_i(v: &i64) -> bool {
@@ -239,11 +306,12 @@ impl Kind for IoJob {
             ));
         }
         let span = Span::validate(own, s.bs.is_some())?;
-        let bs = match span.bssplit.iter().map(|(bs, _)| *bs).max() {
+        let sizes = || span.bssplit.iter().chain(&span.bssplit_write).map(|(bs, _)| *bs);
+        let bs = match sizes().max() {
             Some(largest) => largest,
             None => s.block_size(4096)?,
         };
-        let unit = span.bssplit.iter().map(|(bs, _)| *bs).min().unwrap_or(bs);
+        let unit = sizes().min().unwrap_or(bs);
         let fill_device = own.fill_device.unwrap_or(false);
         if fill_device && (rw != Rw::Write || !then.is_empty()) {
             return Err("fill_device writes until the target is full: give rw = write alone".into());
@@ -444,6 +512,8 @@ impl Kind for IoJob {
                 n => n,
             },
             verify_dump: own.verify_dump.unwrap_or(false),
+            skip_verify: own.skip_verify.unwrap_or(false),
+            ignore_error: ignore_lists(own.ignore_error.as_deref())?,
             verify_fatal: own.verify_fatal.unwrap_or(false),
             logs: Logs::validate(own)?.map(|mut l| {
                 l.slat = !matches!(ioengine, IoEngine::Psync | IoEngine::Mmap);
@@ -462,6 +532,17 @@ impl Kind for IoJob {
             offset: span.offset,
             offset_increment: span.offset_increment,
             bssplit: span.bssplit,
+            bssplit_write: span.bssplit_write,
+            numa: Numa::validate(own)?.map(Box::new),
+            prio: match prio::Prio::validate(own)? {
+                Some(p) if p.per_io() && !matches!(ioengine, IoEngine::IoUring | IoEngine::Libaio) => {
+                    return Err(
+                        "cmdprio_percentage and cmdprio_bssplit give I/Os priorities of their own, which io_uring and libaio carry: give ioengine = io_uring or libaio (as fio's options of those engines)"
+                            .into(),
+                    )
+                }
+                p => p.map(Box::new),
+            },
             norandommap,
             sync_every,
             data: own.dedupe_working_set(s.data_shape(run)?, size, bs)?,
@@ -550,6 +631,17 @@ impl Kind for IoJob {
                     .opened
                     .take()
                     .expect("the runner prepares a phase before it runs it");
+                if let Some(e) = state.numa_error.take() {
+                    let e = dfsbench_backends::OpError::new("numa", format!("cannot place the worker on its NUMA nodes: {e}"));
+                    rec.error(0, dfsbench_backends::clock::Instant::now(), &e, "", None);
+                }
+                // fio's prio/prioclass: the worker's thread's I/O priority.
+                if let Some(v) = self.prio.as_ref().and_then(|p| p.job) {
+                    if let Err(e) = prio::set_thread(v) {
+                        let e = dfsbench_backends::OpError::new("ioprio_set", format!("cannot set the I/O priority {v:#06x}: {e}"));
+                        rec.error(0, dfsbench_backends::clock::Instant::now(), &e, "", None);
+                    }
+                }
                 let mut log = state.log.take();
                 let mut x = engine::Extras {
                     log: log.as_mut(),
@@ -608,6 +700,10 @@ impl Kind for IoJob {
             // nothing to choose) it stays auto.
             let engine = opened_engine(worker, self);
             let mut state: IoState<C::Block> = worker.take_state();
+            // fio's NUMA placement, before the buffers are allocated.
+            if let Some(n) = &self.numa {
+                state.numa_error = n.place().err().map(|e| e.to_string());
+            }
             state.opened = Some(engine::open_io(worker, ctx, self, rw, engine).await);
             if self.logs.is_some() {
                 // Room for the pattern's samples before its clock starts.
@@ -679,6 +775,10 @@ impl Kind for IoJob {
             ));
         }
         Ok(())
+    }
+
+    fn verifies(&self) -> bool {
+        !self.skip_verify
     }
 
     fn sized_by_file(&self, index: usize) -> Option<String> {
@@ -816,6 +916,8 @@ struct IoState<B> {
     probe_figures: Vec<(IoEngine, f64)>,
     /// fio's per-I/O logs of the worker, over the job's phases.
     log: Option<log::IoLog>,
+    /// Why the worker could not be placed on its NUMA nodes.
+    numa_error: Option<String>,
 }
 
 impl<B> Default for IoState<B> {
@@ -824,6 +926,7 @@ impl<B> Default for IoState<B> {
             opened: None,
             probe_figures: Vec::new(),
             log: None,
+            numa_error: None,
         }
     }
 }

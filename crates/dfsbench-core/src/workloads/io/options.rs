@@ -86,6 +86,59 @@ pub struct Options {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bssplit: Option<String>,
 
+    /// Block sizes and their shares for writes, when not bssplit's (fio's bssplit=READS,WRITES)
+    /// (io).
+    #[arg(long, value_name = "SPLIT", help_heading = "io")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bssplit_write: Option<String>,
+
+    /// The I/O priority class of the job's I/Os: 1 realtime, 2 best effort, 3 idle (fio's
+    /// prioclass; ioprio_set(2) on each worker's thread) (io).
+    #[arg(long, value_name = "CLASS", help_heading = "io")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prioclass: Option<u32>,
+
+    /// The I/O priority level in the class, 0 (highest) to 7 (fio's prio) (io).
+    #[arg(long, value_name = "LEVEL", help_heading = "io")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prio: Option<u32>,
+
+    /// The percentage of I/Os issued with the priority of cmdprio_class and cmdprio, one
+    /// figure or one for reads and one for writes (fio's cmdprio_percentage; io_uring and
+    /// libaio) (io).
+    #[arg(long, value_name = "PCT[,PCT]", help_heading = "io")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cmdprio_percentage: Option<String>,
+
+    /// The class of cmdprio_percentage's I/Os [default: 1, realtime] (io).
+    #[arg(long, value_name = "CLASS[,CLASS]", help_heading = "io")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cmdprio_class: Option<String>,
+
+    /// The level of cmdprio_percentage's I/Os [default: 0] (io).
+    #[arg(long, value_name = "LEVEL[,LEVEL]", help_heading = "io")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cmdprio: Option<String>,
+
+    /// The shares of each block size's I/Os issued with a priority, BS/PCT (cmdprio_class's
+    /// and cmdprio's) or BS/PCT/CLASS/LEVEL, joined by `:`, reads then writes after a comma
+    /// (fio's cmdprio_bssplit) (io).
+    #[arg(long, value_name = "SPLIT", help_heading = "io")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cmdprio_bssplit: Option<String>,
+
+    /// Run each worker on the CPUs of these NUMA nodes, e.g. 0 or 0-1 (fio's
+    /// numa_cpu_nodes) (io).
+    #[arg(long, value_name = "NODES", help_heading = "io")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub numa_cpu_nodes: Option<String>,
+
+    /// Each worker's memory policy: default, local, prefer:NODE, bind:NODES or
+    /// interleave:NODES (fio's numa_mem_policy) (io).
+    #[arg(long, value_name = "POLICY", help_heading = "io")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub numa_mem_policy: Option<String>,
+
     /// Where each worker's I/O starts in its file; the file reaches offset + size (fio's
     /// offset) (io) [default: 0].
     #[arg(long, value_name = "SIZE", help_heading = "io")]
@@ -262,6 +315,19 @@ pub struct Options {
     #[arg(long, value_name = "0|1", num_args = 0..=1, default_missing_value = "1", value_parser = crate::workloads::shared::parse_flag, help_heading = "io")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify_dump: Option<bool>,
+
+    /// In a run that verifies, this job neither writes the verify pattern nor checks what it
+    /// reads (fio's job without verify beside jobs with it) (io).
+    #[arg(long, value_name = "0|1", num_args = 0..=1, default_missing_value = "1", value_parser = crate::workloads::shared::parse_flag, help_heading = "io")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skip_verify: Option<bool>,
+
+    /// Errors that are not counted, by kind (ENOSPC, or errno's number): for reads, writes
+    /// and checks, READS,WRITES,CHECKS with kinds joined by `:` (fio's ignore_error; a
+    /// failed check is EILSEQ) (io).
+    #[arg(long, value_name = "LISTS", help_heading = "io")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ignore_error: Option<String>,
 
     /// The first block that fails its check ends the pattern (fio's verify_fatal) (io).
     #[arg(long, value_name = "0|1", num_args = 0..=1, default_missing_value = "1", value_parser = crate::workloads::shared::parse_flag, help_heading = "io")]

@@ -77,6 +77,15 @@ pub(super) fn of(io: &IoJob, index: usize, job: &Timing) -> Vec<Phase> {
         if !io.bssplit.is_empty() {
             params.push(("bssplit", json!(io.bssplit)));
         }
+        if !io.bssplit_write.is_empty() && rw.writes() {
+            params.push(("bssplit_write", json!(io.bssplit_write)));
+        }
+        if let Some(n) = &io.numa {
+            params.push(("numa", json!(n)));
+        }
+        if let Some(p) = &io.prio {
+            params.push(("prio", json!(p)));
+        }
         if io.offset > 0 || io.offset_increment > 0 {
             params.push(("offset", json!(io.offset)));
             params.push(("offset_increment", json!(io.offset_increment)));

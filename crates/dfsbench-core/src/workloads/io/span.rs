@@ -14,6 +14,8 @@ pub(super) struct Span {
     pub(super) offset: u64,
     pub(super) offset_increment: u64,
     pub(super) bssplit: Vec<(usize, u32)>,
+    /// Writes' sizes, when not bssplit's.
+    pub(super) bssplit_write: Vec<(usize, u32)>,
     /// Bytes added to the offset after every sequential operation (fio's rw modifier).
     pub(super) seq_add: i64,
     /// What random offsets are multiples of, when not the smallest block (fio's blockalign).
@@ -31,6 +33,15 @@ impl Span {
             .map(parse_bssplit)
             .transpose()?
             .unwrap_or_default();
+        let bssplit_write = own
+            .bssplit_write
+            .as_deref()
+            .map(parse_bssplit)
+            .transpose()?
+            .unwrap_or_default();
+        if !bssplit_write.is_empty() && bssplit.is_empty() {
+            return Err("bssplit_write gives the writes' block sizes beside bssplit's: give bssplit too".into());
+        }
         if !bssplit.is_empty() && bs_given {
             return Err("bssplit gives the block sizes, and so does bs: leave one of them out".into());
         }
@@ -48,6 +59,7 @@ impl Span {
             offset: size("offset", &own.offset)?.unwrap_or(0),
             offset_increment: size("offset_increment", &own.offset_increment)?.unwrap_or(0),
             bssplit,
+            bssplit_write,
         })
     }
 }
@@ -83,7 +95,12 @@ fn parse_bssplit(text: &str) -> Result<Vec<(usize, u32)>, ConfigError> {
 impl IoJob {
     /// The smallest operation: offsets are multiples of it.
     pub(super) fn unit(&self) -> u64 {
-        self.bssplit.iter().map(|(bs, _)| *bs).min().unwrap_or(self.bs) as u64
+        self.bssplit
+            .iter()
+            .chain(&self.bssplit_write)
+            .map(|(bs, _)| *bs)
+            .min()
+            .unwrap_or(self.bs) as u64
     }
 
     /// What random offsets are multiples of: blockalign, or the smallest operation (fio's
@@ -116,10 +133,16 @@ impl IoJob {
         self.region_start(last) + self.region_len()
     }
 
-    /// The size of the next operation: bs, or one of bssplit's by its share.
-    pub(super) fn pick_len(&self, rng: &mut impl Rng) -> u64 {
+    /// The size of the next operation, a write or not: bs, or one of bssplit's (or
+    /// bssplit_write's) by its share.
+    pub(super) fn pick_len(&self, write: bool, rng: &mut impl Rng) -> u64 {
+        let split = if write && !self.bssplit_write.is_empty() {
+            &self.bssplit_write
+        } else {
+            &self.bssplit
+        };
         let mut roll = rng.gen_range(0..100u32);
-        for (bs, share) in &self.bssplit {
+        for (bs, share) in split {
             if roll < *share {
                 return *bs as u64;
             }
@@ -305,7 +328,7 @@ mod tests {
     fn sizes_come_in_their_shares() {
         let io = io(|s| s.workloads.io.bssplit = Some("4k/75:64k/25".into()));
         let mut rng = rand::rngs::SmallRng::seed_from_u64(7);
-        let small = (0..10_000).filter(|_| io.pick_len(&mut rng) == 4096).count();
+        let small = (0..10_000).filter(|_| io.pick_len(false, &mut rng) == 4096).count();
         assert!((7_000..8_000).contains(&small), "{small} of 10000 were 4 KiB");
         assert_eq!(
             (io.unit(), io.bs),
