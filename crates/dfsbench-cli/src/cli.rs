@@ -97,9 +97,11 @@ pub struct RunArgs {
     pub target: Option<String>,
 
     /// Let this run write to the block device DEVICE, destroying the data on it: the target
-    /// (or a fio job's filename=) must be this device. io jobs only.
+    /// (or a fio job's filename=) must be this device; or to a character device that holds no
+    /// data (/dev/null, /dev/zero, /dev/full) a fio job's filename= names. Once per device.
+    /// io jobs only.
     #[arg(long, value_name = "DEVICE", help_heading = "Run")]
-    pub overwrite_device: Option<String>,
+    pub overwrite_device: Vec<String>,
 
     /// Without a workload: the 2-second smoke run (4 workers x 1000 empty files, 1000 x 4 KiB
     /// and 4 x 16 MiB files; every phase too short to trust) instead of the 30-60 s first run.

@@ -48,12 +48,12 @@ pub(crate) fn build_config(a: &RunArgs) -> Result<(RunConfig, Option<String>), F
             let text = String::from_utf8(bytes)
                 .map_err(|_| Failure::usage(format!("workload file {} is not UTF-8 text", path.display())))?;
             let given = FioGiven {
-                device: a.overwrite_device.as_deref(),
+                devices: &a.overwrite_device,
                 sized: flags.workloads.io.size.is_some(),
             };
             Some(load_workload_file(&path.display().to_string(), &text, given)?)
         }
-        (None, Some(fio)) => Some(parse_fio_args(fio, a.overwrite_device.as_deref())?),
+        (None, Some(fio)) => Some(parse_fio_args(fio, &a.overwrite_device)?),
         (None, None) => None,
     };
     let (file_target, run, jobs) = match file {
@@ -114,25 +114,38 @@ pub(crate) fn build_config(a: &RunArgs) -> Result<(RunConfig, Option<String>), F
     Ok((config, file_target))
 }
 
-/// The device `--overwrite-device` names, when it is the target (a block device as the
-/// target without it is refused when the target opens).
-fn checked_device(device: Option<&str>, target: &str) -> Result<Option<String>, Failure> {
-    let Some(device) = device else { return Ok(None) };
-    let is_target = matches!(
-        dfsbench_backends::Target::parse(target),
-        Ok(dfsbench_backends::Target::Posix(path)) if path == std::path::Path::new(device)
-    );
-    if !is_target {
-        return Err(Failure::usage(format!(
-            "--overwrite-device names {device}, but the target is {target}: give the device as the target (-t {device}) or leave the flag out"
-        )));
+/// The block device `--overwrite-device` names, when it is the target (a block device as the
+/// target without it is refused when the target opens). The other devices it names must be
+/// character devices that hold no data, on a directory target (fio jobs' files).
+fn checked_device(devices: &[String], target: &str) -> Result<Option<String>, Failure> {
+    let posix = match dfsbench_backends::Target::parse(target) {
+        Ok(dfsbench_backends::Target::Posix(path)) => Some(path),
+        _ => None,
+    };
+    let mut block = None;
+    for device in devices {
+        let path = std::path::Path::new(device);
+        if dfsbench_backends::is_dataless_char_device(path) {
+            if posix.is_none() {
+                return Err(Failure::usage(format!(
+                    "--overwrite-device {device}: a fio job's file on this machine, and the target {target} is not a directory here"
+                )));
+            }
+            continue;
+        }
+        if posix.as_deref() != Some(path) {
+            return Err(Failure::usage(format!(
+                "--overwrite-device names {device}, but the target is {target}: give the device as the target (-t {device}) or leave the flag out"
+            )));
+        }
+        if !dfsbench_backends::is_block_device(path) {
+            return Err(Failure::usage(format!(
+                "--overwrite-device {device}: not a block device (dfsbench overwrites block devices, and character devices that hold no data: /dev/null, /dev/zero, /dev/full; for a file or a directory leave the flag out)"
+            )));
+        }
+        block = Some(device.clone());
     }
-    if !dfsbench_backends::is_block_device(std::path::Path::new(device)) {
-        return Err(Failure::usage(format!(
-            "--overwrite-device {device}: not a block device (dfsbench overwrites block devices only; for a file or a directory leave the flag out)"
-        )));
-    }
-    Ok(Some(device.to_string()))
+    Ok(block)
 }
 
 /// The null tests in a few lines above the table.
@@ -192,7 +205,7 @@ pub fn run(a: &RunArgs) -> Result<(), Failure> {
         .unwrap_or_else(|| std::env::temp_dir().display().to_string());
     let resolved = crate::lab::resolve_target(&target)?;
     let mut config = config;
-    config.overwrite_device = checked_device(a.overwrite_device.as_deref(), &resolved.uri)?;
+    config.overwrite_device = checked_device(&a.overwrite_device, &resolved.uri)?;
     config.nodes = resolved.nodes;
     let lab = resolved.lab.as_deref();
     if let Some(lab) = lab {

@@ -49,12 +49,54 @@ impl Arrival {
 }
 
 /// End a time-based phase once throughput is steady: every per-second sample of the last
-/// `window` within `band` (a fraction) of the window's mean.
+/// `window` within `band` (a fraction) of the window's mean; or, with `slope`, the slope of
+/// the least-squares line through them within `band` of the mean per second (fio's
+/// `ss=iops_slope:1%`). The samples are operations per second, or bytes with `bytes`, from
+/// `ramp` (and one second more, as fio's ss_ramp) after the phase's start.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Stable {
     pub band: f64,
     #[serde(serialize_with = "secs")]
     pub window: Duration,
+    /// Bytes per second instead of operations (fio's `bw`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub bytes: bool,
+    /// The slope's rule instead of the deviation's (fio's `*_slope`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub slope: bool,
+    #[serde(serialize_with = "secs", skip_serializing_if = "Duration::is_zero")]
+    pub ramp: Duration,
+}
+
+impl Stable {
+    /// The rule of every sample within `band` of the mean, over `window`.
+    pub fn band(band: f64, window: Duration) -> Stable {
+        Stable {
+            band,
+            window,
+            bytes: false,
+            slope: false,
+            ramp: Duration::ZERO,
+        }
+    }
+
+    /// `iops`, `bw`, `iops_slope` or `bw_slope` (fio's ss metrics): what the rule measures.
+    pub fn with_measure(mut self, text: &str) -> Result<Stable, ConfigError> {
+        (self.bytes, self.slope) = match text.trim() {
+            "iops" => (false, false),
+            "bw" => (true, false),
+            "iops_slope" => (false, true),
+            "bw_slope" => (true, true),
+            other => {
+                return Err(ConfigError::value(
+                    "stable_measure",
+                    format!("'{other}'"),
+                    "use iops, bw, iops_slope or bw_slope",
+                ))
+            }
+        };
+        Ok(self)
+    }
 }
 
 fn secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
@@ -81,7 +123,8 @@ pub(crate) fn parse_band(text: &str) -> Result<f64, ConfigError> {
 }
 
 impl Stable {
-    /// True when the last `window` samples (whole seconds) are within the band of their mean.
+    /// True when the last `window` samples (whole seconds) are within the band of their mean
+    /// (or, with `slope`, their slope is: fio's steadystate_slope, x the sample's number).
     pub fn holds(&self, samples: &[u64], interval: Duration) -> bool {
         let n = (self.window.as_secs_f64() / interval.as_secs_f64()).round().max(2.0) as usize;
         if samples.len() < n {
@@ -89,7 +132,18 @@ impl Stable {
         }
         let tail = &samples[samples.len() - n..];
         let mean = tail.iter().sum::<u64>() as f64 / n as f64;
-        mean > 0.0 && tail.iter().all(|&s| (s as f64 - mean).abs() <= self.band * mean)
+        if mean <= 0.0 {
+            return false;
+        }
+        if self.slope {
+            let nf = n as f64;
+            let (sx, sxx) = ((0..n).map(|x| x as f64).sum::<f64>(), (0..n).map(|x| (x * x) as f64).sum::<f64>());
+            let sxy: f64 = tail.iter().enumerate().map(|(x, &y)| x as f64 * y as f64).sum();
+            let sy = mean * nf;
+            let slope = (sxy - sx * sy / nf) / (sxx - sx * sx / nf);
+            return (slope / mean).abs() < self.band;
+        }
+        tail.iter().all(|&s| (s as f64 - mean).abs() <= self.band * mean)
     }
 }
 
@@ -197,15 +251,17 @@ mod tests {
 
     #[test]
     fn stability_needs_a_full_window_within_the_band() {
-        let s = Stable {
-            band: 0.05,
-            window: Duration::from_secs(3),
-        };
+        let s = Stable::band(0.05, Duration::from_secs(3));
         let i = Duration::from_secs(1);
         assert!(!s.holds(&[100, 100], i), "window not full");
         assert!(s.holds(&[10, 100, 103, 98], i));
         assert!(!s.holds(&[100, 100, 120], i));
         assert!(!s.holds(&[0, 0, 0], i), "no throughput is not a steady state");
+        // fio's bw_slope:1%: a rising series is not steady, a flat noisy one is.
+        let slope = Stable::band(0.01, Duration::from_secs(4)).with_measure("bw_slope").unwrap();
+        assert!(!slope.holds(&[100, 110, 120, 130], i));
+        assert!(slope.holds(&[100, 90, 110, 100], i));
+        assert!(Stable::band(0.1, i).with_measure("lat").is_err());
         assert_eq!(parse_band("5%").unwrap(), 0.05);
         assert!(parse_band("0%").is_err());
     }

@@ -42,6 +42,18 @@ pub fn is_block_device(path: &Path) -> bool {
     std::fs::metadata(path).is_ok_and(|m| m.file_type().is_block_device())
 }
 
+/// Whether `path` is a character device that holds no data, which a write cannot harm: the
+/// kernel's null, zero and full devices (major 1, minors 3, 5 and 7), through any node of
+/// them (fio's `filename=/dev/null`). Other character devices (SCSI generic, memory, ...) are
+/// not: a write to them is a command.
+pub fn is_dataless_char_device(path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).is_ok_and(|m| {
+        let rdev = m.rdev();
+        m.file_type().is_char_device() && libc::major(rdev) == 1 && matches!(libc::minor(rdev), 3 | 5 | 7)
+    })
+}
+
 impl Device {
     /// Open the block device at `path` and read its size; returns it with a descriptor kept
     /// open for the run.

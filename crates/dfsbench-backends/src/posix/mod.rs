@@ -26,7 +26,7 @@ use crate::{AlignedBuf, OpError};
 pub(crate) use block::PosixBlock;
 use device::Device;
 pub(crate) use device::CAPABILITIES as DEVICE_CAPABILITIES;
-pub use device::{is_block_device, BACKEND as DEVICE_BACKEND};
+pub use device::{is_block_device, is_dataless_char_device, BACKEND as DEVICE_BACKEND};
 
 /// Name of the marker file that proves a directory is a run directory made by dfsbench.
 pub(crate) const RUN_MARKER: &str = ".dfsbench-run";
@@ -372,6 +372,14 @@ impl PosixClient {
     fn open(&mut self, path: &str, flags: libc::c_int) -> OpResult<RawFd> {
         if let Some(d) = &self.device {
             return d.open_with(flags);
+        }
+        // Nothing outside the run directory, but a device that holds no data (a fio job's
+        // filename=/dev/null, which --overwrite-device named).
+        if path.starts_with('/') && !is_dataless_char_device(Path::new(path)) {
+            return Err(OpError::new(
+                "EPERM",
+                format!("{path}: dfsbench opens nothing outside its run directory but /dev/null, /dev/zero and /dev/full"),
+            ));
         }
         let p = c_path(&mut self.path, path);
         // SAFETY: p points at a NUL-terminated string in self.path.

@@ -103,9 +103,9 @@ pub fn parse(name: &str, text: &str, lookup: impl Fn(&str) -> Option<String>) ->
 /// What the command line gives a job file besides its own options.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Given<'a> {
-    /// The block device the user let the run overwrite (`--overwrite-device`): a `filename=`
-    /// may then name it.
-    pub device: Option<&'a str>,
+    /// The devices the user let the run overwrite (`--overwrite-device`): a `filename=` may
+    /// then name one.
+    pub devices: &'a [String],
     /// `--size` gives every job its size: a job of the file needs none of its own.
     pub sized: bool,
 }
@@ -135,8 +135,8 @@ pub const COMMAND_LINE: &str = "the fio command line";
 /// Read a fio command line as fio does: the options before the first `--name` are the
 /// globals, and each `--name` starts a job. Without `--directory` the files go in the working
 /// directory, as fio's do. `device` may be named as in [`parse_on_device`].
-pub fn parse_args(args: &[Arg], device: Option<&str>) -> Result<WorkloadFile, ConfigError> {
-    let given = Given { device, sized: false };
+pub fn parse_args(args: &[Arg], devices: &[String]) -> Result<WorkloadFile, ConfigError> {
+    let given = Given { devices, sized: false };
     let mut sections = vec![Section {
         name: "global".into(),
         line: 0,
@@ -180,7 +180,7 @@ fn read(name: &str, sections: &[Section], unit: &str, given: Given<'_>) -> Resul
     // [global] options are applied once, to the defaults every later job starts from: a file of
     // many sections is read in linear time.
     let mut defaults = Job {
-        device: given.device,
+        devices: given.devices,
         sized: given.sized,
         ..Job::default()
     };
@@ -288,6 +288,20 @@ fn read(name: &str, sections: &[Section], unit: &str, given: Given<'_>) -> Resul
             exit_all.push((groups.len(), o));
         }
         file.jobs.push(job.spec);
+    }
+    // A block device as the run's target is its one file: a character device cannot be
+    // beside it.
+    let char_jobs = file.jobs.iter().any(|j| j.workloads.io.device_file.is_some());
+    if char_jobs && file.target.as_deref().is_some_and(|t| dfsbench_backends::is_block_device(std::path::Path::new(t))) {
+        if let Some(s) = sections.iter().find(|s| s.name != "global") {
+            refused.push(Refused {
+                section: s.name.clone(),
+                line: s.line,
+                shown: format!("[{}]", s.name),
+                why: Some("jobs on a block device and on a character device in one run: a block device is the run's target and its one file; run them apart".into()),
+                whole: false,
+            });
+        }
     }
     if verifies.contains(&true) {
         for (job, _) in file.jobs.iter_mut().zip(&verifies).filter(|(_, v)| !**v) {

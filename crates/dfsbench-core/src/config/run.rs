@@ -389,13 +389,18 @@ fn validate_load(s: &JobSettings, time_based: bool) -> Result<Load, ConfigError>
         if window < Duration::from_secs(2) {
             return Err("stable_window must span at least two 1-second samples: give 2s or more".into());
         }
-        Some(Stable {
-            band: s.stable_band.as_deref().map(parse_band).transpose()?.unwrap_or(0.05),
-            window,
-        })
+        let band = s.stable_band.as_deref().map(parse_band).transpose()?.unwrap_or(0.05);
+        let mut rule = Stable::band(band, window);
+        if let Some(m) = &s.stable_measure {
+            rule = rule.with_measure(m)?;
+        }
+        if let Some(r) = &s.stable_ramp {
+            rule.ramp = parse_duration(r).map_err(|e| ConfigError::unreadable("stable_ramp", e))?;
+        }
+        Some(rule)
     } else {
-        if s.stable_band.is_some() || s.stable_window.is_some() {
-            return Err("stable_band and stable_window need until_stable: add --until-stable".into());
+        if s.stable_band.is_some() || s.stable_window.is_some() || s.stable_measure.is_some() || s.stable_ramp.is_some() {
+            return Err("stable_band, stable_window, stable_measure and stable_ramp need until_stable: add --until-stable".into());
         }
         None
     };

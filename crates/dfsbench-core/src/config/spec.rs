@@ -237,6 +237,19 @@ pub struct JobSettings {
     #[arg(long, value_name = "TIME", help_heading = "Load")]
     pub stable_window: Option<String>,
 
+    /// Steady in: iops (each sample's deviation from the mean), bw, iops_slope or bw_slope
+    /// (the slope of the window's line, per second, against its mean) (fio's ss) [default:
+    /// iops].
+    #[arg(long, value_name = "MEASURE", help_heading = "Load")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stable_measure: Option<String>,
+
+    /// Steady: samples count from this long (and one second more) after the phase starts
+    /// (fio's ss_ramp) [default: 0].
+    #[arg(long, value_name = "TIME", help_heading = "Load")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stable_ramp: Option<String>,
+
     /// Jobs of one group run at the same time: each lays out its files, then all start
     /// together, and the next job starts when the last of them ends (fio: jobs without
     /// stonewall). A group's jobs are next to each other in the file.

@@ -363,18 +363,26 @@ pub(super) fn sample(
         let Some(rule) = stable.filter(|_| stable_at.is_none() && now >= next_sample) else {
             continue;
         };
-        let ops = totals().0;
+        let (ops, bytes) = (totals().0, totals().1);
+        let count = if rule.bytes { bytes } else { ops };
         let elapsed = now.saturating_duration_since(last.0).as_secs_f64();
-        rates.push((ops.saturating_sub(last.1) as f64 * SERIES_INTERVAL.as_secs_f64() / elapsed).round() as u64);
-        last = (now, ops);
+        rates.push((count.saturating_sub(last.1) as f64 * SERIES_INTERVAL.as_secs_f64() / elapsed).round() as u64);
+        last = (now, count);
         next_sample = now + SERIES_INTERVAL;
-        // Samples of the ramp-up do not count towards a steady state.
+        // Samples of the ramp-up do not count towards a steady state, nor those of the rule's
+        // own ramp (and the second after it, as fio's ss_ramp).
         let ramp = ctl.ramp_end.map_or(0, |r| {
             r.saturating_duration_since(ctl.start)
                 .as_secs_f64()
                 .div_euclid(SERIES_INTERVAL.as_secs_f64()) as usize
                 + 1
         });
+        let ramp = ramp
+            + if rule.ramp.is_zero() {
+                0
+            } else {
+                (rule.ramp.as_secs_f64() / SERIES_INTERVAL.as_secs_f64()).ceil() as usize + 1
+            };
         if rates.len() > ramp && rule.holds(&rates[ramp..], SERIES_INTERVAL) {
             stable_at = Some(secs(now - ctl.start));
             ctl.stop_steady();

@@ -40,7 +40,7 @@ pub(super) struct Job<'a> {
     /// `fill_device`: the target's space is the size.
     pub(super) fill: bool,
     /// The block device `--overwrite-device` names, and whether `filename=` is that device.
-    pub(super) device: Option<&'a str>,
+    pub(super) devices: &'a [String],
     pub(super) on_device: bool,
     /// `filename=` names a device, the one named or another (refused): its size is the job's.
     pub(super) names_device: bool,
@@ -55,6 +55,11 @@ pub(super) struct Job<'a> {
     pub(super) zonesize: Option<(u64, &'a Opt)>,
     pub(super) zoneskip: Option<(u64, &'a Opt)>,
     pub(super) zonerange: Option<(u64, &'a Opt)>,
+    /// `ss`: steady-state detection, and whether ss_dur gave its window; whether clones are
+    /// reported (and judged steady) together.
+    pub(super) steady: Option<&'a Opt>,
+    pub(super) steady_dur: bool,
+    pub(super) group_reporting: bool,
     /// `allow_file_create`: 0 lets fio open only files that exist.
     pub(super) allow_file_create: Option<(bool, &'a Opt)>,
 }
@@ -94,7 +99,7 @@ impl Default for Job<'_> {
             working_set_percentage: 5,
             exit_all: None,
             fill: false,
-            device: None,
+            devices: &[],
             on_device: false,
             names_device: false,
             sized: false,
@@ -105,6 +110,9 @@ impl Default for Job<'_> {
             zoneskip: None,
             zonerange: None,
             allow_file_create: None,
+            steady: None,
+            steady_dur: false,
+            group_reporting: false,
         }
     }
 }
@@ -189,6 +197,15 @@ impl<'a> Job<'a> {
                 self.spec.workloads.io.blockalign = Some(align.to_string());
             }
         }
+        // fio judges a steady state over the job's clones with group_reporting, else each clone
+        // alone; dfsbench over the job.
+        if let Some(o) = self.steady {
+            if !self.steady_dur {
+                refuse(o, "a steady state over how long: give ss_dur too");
+            } else if self.workers > 1 && !self.group_reporting {
+                refuse(o, "without group_reporting fio judges each clone's steady state alone, and dfsbench the job's: add group_reporting");
+            }
+        }
         // Strided zones: zonesize bytes in each zone, zoneskip between them (zonerange, the
         // zone's size, as zonesize: dfsbench's zones are the bytes moved in them). fio ignores
         // the zone options without zonemode=strided.
@@ -220,6 +237,16 @@ impl<'a> Job<'a> {
             Some(o) if unsized_file => o.value.as_deref(),
             _ => None,
         };
+        // A character device (/dev/null) has no size of its own.
+        if let Some(o) = self.filename.filter(|_| self.size.is_none() && !self.sized && self.spec.workloads.io.device_file.is_some()) {
+            refused.push(Refused {
+                section: s.name.clone(),
+                line: o.line,
+                shown: o.shown(),
+                why: Some("a character device has no size: give size=".into()),
+                whole: false,
+            });
+        }
         if unsized_file && self.filename.is_none() {
             refused.push(Refused {
                 section: s.name.clone(),

@@ -128,6 +128,12 @@ pub const KEYS: &[&str] = &[
     "numa_cpu_nodes",
     "numa_mem_policy",
     "ignore_error",
+    "ss",
+    "steadystate",
+    "ss_dur",
+    "steadystate_duration",
+    "ss_ramp",
+    "steadystate_ramp_time",
 ];
 
 /// Why a job of a zoned block device is refused: a device reason.
@@ -169,7 +175,8 @@ impl<'a> Job<'a> {
         let v = o.value.as_deref();
         match (o.key.as_str(), v) {
             ("name", Some(n)) => self.spec.settings.name = Some(n.to_string()),
-            ("description" | "group_reporting" | "new_group" | "thread", _) => {}
+            ("group_reporting", _) => self.group_reporting = flag(v) != Some(false),
+            ("description" | "new_group" | "thread", _) => {}
             // fio's jobs as threads: dfsbench's workers are threads already. Not in KEYS: on a
             // command line `--threads` stays dfsbench's own flag (OS threads).
             ("threads", _) => match flag(v) {
@@ -285,19 +292,29 @@ impl<'a> Job<'a> {
             },
             ("filename", Some(f)) => {
                 self.names_device = false;
-                if f.starts_with("/dev/") || dfsbench_backends::is_block_device(std::path::Path::new(f)) {
+                self.spec.workloads.io.device_file = None;
+                let path = std::path::Path::new(f);
+                let char_device = dfsbench_backends::is_dataless_char_device(path);
+                if f.starts_with("/dev/") || dfsbench_backends::is_block_device(path) || char_device {
                     self.names_device = true;
-                    if self.device.is_some_and(|d| std::path::Path::new(d) == std::path::Path::new(f)) {
-                        if file.target.as_deref().is_some_and(|t| t != f) {
-                            refuse(Some("another target than an earlier job's: dfsbench runs in one target".into()));
-                        } else {
-                            file.target = Some(f.to_string());
-                            self.on_device = true;
-                        }
-                    } else {
+                    let named = self.devices.iter().any(|d| std::path::Path::new(d) == path);
+                    if !named {
                         refuse(Some(format!(
                             "a device: dfsbench overwrites a device only when --overwrite-device {f} names it"
                         )));
+                    } else if char_device {
+                        // A device that holds no data: the job's file, beside the run's.
+                        let io = &mut self.spec.workloads.io;
+                        (io.filename, io.fio_filename) = (None, None);
+                        io.device_file = Some(f.to_string());
+                        self.filename = Some(o);
+                    } else if file.target.as_deref().is_some_and(|t| t != f) {
+                        refuse(Some("another target than an earlier job's: dfsbench runs in one target".into()));
+                    } else {
+                        file.target = Some(f.to_string());
+                        self.on_device = true;
+                        let io = &mut self.spec.workloads.io;
+                        (io.filename, io.fio_filename) = (None, None);
                     }
                 } else if f.contains(':') {
                     refuse(Some("several files: dfsbench's io job has one file (shared by numjobs clones)".into()));
@@ -487,6 +504,31 @@ impl<'a> Job<'a> {
                 };
                 *slot = Some(t.trim().to_string());
             }
+            // fio's steady state: dfsbench's until_stable with fio's measure and ramp.
+            ("ss" | "steadystate", Some(t)) => {
+                let (measure, limit) = t.split_once(':').unwrap_or((t, ""));
+                let measure = measure.trim().to_ascii_lowercase();
+                match limit.trim().strip_suffix('%') {
+                    Some(pct) if pct.trim().parse::<f64>().is_ok_and(|p| p > 0.0 && p < 100.0) => {
+                        let settings = &mut self.spec.settings;
+                        settings.until_stable = Some(true);
+                        settings.stable_measure = Some(measure);
+                        settings.stable_band = Some(format!("{}%", pct.trim()));
+                        self.steady = Some(o);
+                    }
+                    _ => refuse(Some(
+                        "give the measure and its limit as a percentage, such as iops:10% or bw_slope:1% (an absolute limit is not dfsbench's)".into(),
+                    )),
+                }
+            }
+            ("ss_dur" | "steadystate_duration" | "ss_ramp" | "steadystate_ramp_time", Some(t)) => match parse_duration(t) {
+                Ok(_) if o.key.ends_with("dur") || o.key.ends_with("duration") => {
+                    self.spec.settings.stable_window = Some(t.to_string());
+                    self.steady_dur = true;
+                }
+                Ok(_) => self.spec.settings.stable_ramp = Some(t.to_string()),
+                Err(e) => refuse(Some(e)),
+            },
             // Errors that are not errors: with dfsbench's way of going on after one (fio's
             // continue_on_error), they are not counted either.
             ("ignore_error", Some(t)) => self.spec.workloads.io.ignore_error = Some(t.trim().to_string()),

@@ -281,7 +281,7 @@ pub(super) async fn run_io<C: Client>(
     // as fio does when it loops, or every pass after the first reads the client's memory.
     // Each later pass is a re-read of the file (see cache.rs); a failed drop ends the attempts.
     let passes = time_based || io.loops > 1;
-    let rereads = passes && !rw.writes() && ctx.page_cache && !io.direct && blocks > 0;
+    let rereads = passes && !rw.writes() && ctx.page_cache && !io.direct && blocks > 0 && io.device_file.is_none();
     let mut evict_each_pass = rereads && ctx.invalidate;
     // fio's strided zones: a pass is one round over them.
     let mut zones = io.zones.map(|z| ZoneCursor::new(z, region_len));

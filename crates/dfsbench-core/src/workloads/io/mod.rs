@@ -219,6 +219,10 @@ pub struct IoJob {
     /// The target is a block device: reads read what is on it, without a layout.
     #[serde(skip)]
     pub on_device: bool,
+    /// The job's file is a character device that holds no data (/dev/null, /dev/zero): read
+    /// as it is, without a layout, its pages never cached.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device_file: Option<String>,
 }
 
 fn is_none_ignored(v: &[Vec<String>; 3]) -> bool {
@@ -557,7 +561,7 @@ impl Kind for IoJob {
             direct,
             fsync: s.fsync.unwrap_or(false),
             shared_file: own.shared_file.unwrap_or(false),
-            same_file: own.same_file.unwrap_or(false),
+            same_file: own.same_file.unwrap_or(own.device_file.is_some() && own.shared_file != Some(true)),
             pre_read,
             probe: ioengine == IoEngine::Auto,
             ioengine,
@@ -565,7 +569,17 @@ impl Kind for IoJob {
             size_from_file,
             file_id: None,
             verify: run.verify == Some(true),
-            on_device: false,
+            on_device: own.device_file.is_some(),
+            device_file: match own.device_file.as_deref() {
+                Some(d) if !dfsbench_backends::is_dataless_char_device(std::path::Path::new(d)) => {
+                    return Err(ConfigError::value(
+                        "device_file",
+                        format!("'{d}'"),
+                        "name a character device that holds no data: /dev/null, /dev/zero or /dev/full",
+                    ))
+                }
+                d => d.map(str::to_string),
+            },
         })
     }
 
@@ -593,6 +607,10 @@ impl Kind for IoJob {
     }
 
     fn files_read(&self, index: usize, step: IoStep, owner: usize, _: &[u64]) -> Vec<String> {
+        if self.device_file.is_some() {
+            // A device of no data caches no pages.
+            return Vec::new();
+        }
         match step {
             IoStep::Run(_) => vec![io_file(index, self, owner)],
             IoStep::Layout | IoStep::PreRead(_) | IoStep::Probe(_) => Vec::new(),
@@ -958,7 +976,9 @@ fn file_and_region(ctx: &JobContext, io: &IoJob, worker: usize) -> (String, u64)
 /// The file worker `worker` of job `job` reads and writes. A named file is the run's, shared
 /// by every job that names it (fio's jobs of one filename).
 pub(super) fn io_file(job: usize, io: &IoJob, worker: usize) -> String {
-    if let Some(name) = &io.filename {
+    if let Some(device) = &io.device_file {
+        device.clone()
+    } else if let Some(name) = &io.filename {
         format!("{}/{name}", crate::workloads::RUN_FILES)
     } else if io.one_file() {
         format!("{}/shared.dat", io_dir(job))

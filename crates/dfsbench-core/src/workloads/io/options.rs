@@ -340,6 +340,12 @@ pub struct Options {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fio_filename: Option<String>,
 
+    /// The job's file is this character device that holds no data (/dev/null, /dev/zero,
+    /// /dev/full), which --overwrite-device named (fio's filename=/dev/null) (io).
+    #[arg(skip)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_file: Option<String>,
+
     /// Without size, the job's size is its file's when the job starts: a file an earlier job
     /// of the run made (fio's job without size on an existing file) (io).
     #[arg(skip)]
