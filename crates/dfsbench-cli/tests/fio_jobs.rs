@@ -11,11 +11,13 @@ use serde_json::Value;
 
 const EXAMPLES: &str = "/usr/share/doc/fio/examples";
 
-/// The examples dfsbench runs (README, "Coming from fio"); it refuses every other one.
-const RUNS: [&str; 20] = [
+/// The examples dfsbench runs as they are (README, "Coming from fio"); it refuses every other
+/// one, for its device ([`ON_A_DEVICE`]) or for an engine that is not dfsbench's.
+const RUNS: [&str; 22] = [
     "1mbs_clients.fio",
     "aio-read.fio",
     "backwards-read.fio",
+    "butterfly.fio",
     "dedupe-global.fio",
     "exitwhat.fio",
     "fio-rand-RW.fio",
@@ -31,9 +33,46 @@ const RUNS: [&str; 20] = [
     "poisson-rate-submission.fio",
     "rand-zones.fio",
     "ssd-test.fio",
+    "surface-scan.fio",
     "tiobench-example.fio",
     "waitfor.fio",
 ];
+
+/// The examples refused for their device alone, unless --overwrite-device names it: the
+/// first ten then run (`device_examples_run_on_the_named_device`), the last five never do,
+/// their device being a zoned one, a device for trims, or one given on fio's command line.
+/// numa.fio is refused on a machine of one NUMA node for its node 1 too, as fio refuses it.
+const ON_A_DEVICE: [&str; 15] = [
+    "basic-verify.fio",
+    "cmdprio-bssplit.fio",
+    "cmdprio-percentage.fio",
+    "cross-stripe-verify.fio",
+    "disk-zone-profile.fio",
+    "jesd219.fio",
+    "latency-profile.fio",
+    "numa.fio",
+    "ssd-steadystate.fio",
+    "steadystate.fio",
+    "enospc-pressure.fio",
+    "xnvme-compare.fio",
+    "xnvme-zoned.fio",
+    "zbd-rand-write.fio",
+    "zbd-seq-read.fio",
+];
+
+/// Why an example is refused: a device, or an engine dfsbench does not have (named even when
+/// the file's variables are unset), or (numa.fio on a machine of one node) a NUMA node.
+fn reason_kind(name: &str, why: &str) -> &'static str {
+    if why.contains("dfsbench's engines are") {
+        "engine"
+    } else if why.contains("device") {
+        "device"
+    } else if name == "numa.fio" && why.contains("this machine has no NUMA node") {
+        "device"
+    } else {
+        "other"
+    }
+}
 
 /// Whether `what` is here; its absence fails the test under DFSBENCH_REQUIRE_LAB=1 (CI
 /// installs the packages of scripts/deps.sh).
@@ -77,6 +116,7 @@ fn fio_examples_run_or_name_what_they_lack() {
     files.sort();
     assert!(files.len() > 50, "{} examples", files.len());
     let mut ran = Vec::new();
+    let mut refused = Vec::new();
     for path in &files {
         let name = path.file_name().unwrap().to_str().unwrap();
         let text = std::fs::read_to_string(path).unwrap();
@@ -173,8 +213,10 @@ fn fio_examples_run_or_name_what_they_lack() {
         assert_eq!(lines.len(), 1, "{name}: one line: {}", r.stderr);
         let e = lines[0];
         assert!(e.starts_with(&format!("dfsbench: {}:", path.display())), "{name}: {e}");
-        // Every named option is on the line the error gives.
+        // Every named option is on the line the error gives, and the reason is the file's
+        // device or its engine, nothing else.
         let mut named = 0;
+        let mut kinds = std::collections::BTreeSet::new();
         for part in e.split("] line ").skip(1) {
             let (n, rest) = part.split_once(' ').unwrap();
             let shown = rest.split('`').nth(1).unwrap();
@@ -182,16 +224,25 @@ fn fio_examples_run_or_name_what_they_lack() {
                 line_holds(&text, n.parse().unwrap(), shown),
                 "{name}: line {n} does not hold `{shown}`: {e}"
             );
-            named += 1;
-        }
-        // ... or the unset variable of a file that needs one.
-        if let Some((_, var)) = e.split_once("variable ") {
-            let (var, _) = var.split_once(' ').unwrap();
-            assert!(text.contains(&format!("${{{var}}}")), "{name}: {e}");
+            let why = rest.split_once("` (").map_or("", |(_, w)| w);
+            kinds.insert(reason_kind(name, why));
             named += 1;
         }
         assert!(named > 0, "{name}: the error names no option: {e}");
+        // Another engine's file may name its device too (libzbc's zoned one).
+        let kinds: Vec<_> = kinds.into_iter().collect();
+        if ON_A_DEVICE.contains(&name) {
+            assert_eq!(kinds, ["device"], "{name}: {e}");
+        } else {
+            assert!(
+                kinds.contains(&"engine") && !kinds.contains(&"other"),
+                "{name}: {kinds:?}: {e}"
+            );
+        }
+        refused.push(name.to_string());
     }
+    // Every example runs, or is refused for its device or its engine.
+    assert_eq!(ran.len() + refused.len(), files.len());
     assert_eq!(ran, RUNS, "the examples that run (keep README's list in step)");
 }
 
@@ -532,11 +583,17 @@ fn fill_device_writes_until_the_target_is_full() {
 /// Run job file `text` through fio and through dfsbench: each job of `jobs` moves the bytes
 /// given, in both. Returns dfsbench's result.
 fn agree(text: &str, jobs: &[(&str, u64)]) -> Value {
+    agree_with(text, jobs, |_| {})
+}
+
+/// [`agree`], once `prepare` made what the job file needs in `DIR` (before each tool runs).
+fn agree_with(text: &str, jobs: &[(&str, u64)], prepare: impl Fn(&Path)) -> Value {
     let dir = tempfile::tempdir().unwrap();
     let job = dir.path().join("agree.fio");
     std::fs::write(&job, text).unwrap();
     let work = tempfile::tempdir().unwrap();
     let env = [("DIR", work.path().to_str().unwrap()), ("SIZE", "1MiB")];
+    prepare(work.path());
 
     let out = Command::new("fio")
         .args(["--output-format=json", job.to_str().unwrap()])
@@ -552,6 +609,7 @@ fn agree(text: &str, jobs: &[(&str, u64)]) -> Value {
             .sum()
     };
 
+    prepare(work.path());
     let target = Target::temp();
     let mut cmd = Command::new(bin());
     cmd.envs(env);
@@ -627,7 +685,7 @@ fn fio_command_lines_run_as_written() {
         "--name=x",
         "--size=1m",
         "--rw=randread:8",
-        "--verify_fatal=1",
+        "--iodepth_batch=1",
         "-t",
         &dir,
     ]);
@@ -635,7 +693,7 @@ fn fio_command_lines_run_as_written() {
     assert!(
         r.stderr.contains("the fio command line")
             && r.stderr.contains("[x] argument 3 `rw=randread:8` (")
-            && r.stderr.contains("[x] argument 4 `verify_fatal=1`"),
+            && r.stderr.contains("[x] argument 4 `iodepth_batch=1`"),
         "{}",
         r.describe()
     );
@@ -700,5 +758,420 @@ fn the_etcd_disk_check_syncs_as_fio_does() {
     assert_eq!(
         result["config"]["jobs"][0]["sync_every"],
         serde_json::json!({"writes": 1, "data_only": true})
+    );
+}
+
+/// An example job file of fio's, as fio-examples installs it (None, and a note, without).
+fn example(name: &str) -> Option<String> {
+    let path = Path::new(EXAMPLES).join(name);
+    if !present("fio's example job files", path.is_file()) {
+        return None;
+    }
+    Some(std::fs::read_to_string(path).unwrap())
+}
+
+/// fio's JSON on stdout, past any line fio printed before it.
+fn fio_json(out: &std::process::Output) -> Value {
+    let at = out
+        .stdout
+        .iter()
+        .position(|&b| b == b'{')
+        .unwrap_or_else(|| panic!("no JSON from fio: {}", String::from_utf8_lossy(&out.stderr)));
+    serde_json::from_slice(&out.stdout[at..]).expect("fio's JSON")
+}
+
+/// Bytes each job moved, in fio's JSON (reads and writes) and in dfsbench's result (its
+/// measured phases).
+fn fio_bytes(fio: &Value) -> std::collections::BTreeMap<String, u64> {
+    let mut out = std::collections::BTreeMap::new();
+    for j in fio["jobs"].as_array().unwrap() {
+        *out.entry(j["jobname"].as_str().unwrap().to_string()).or_default() +=
+            u(&j["read"]["io_bytes"]) + u(&j["write"]["io_bytes"]);
+    }
+    out
+}
+
+fn our_bytes(result: &Value) -> std::collections::BTreeMap<String, u64> {
+    let mut out = std::collections::BTreeMap::new();
+    for p in measured(result) {
+        *out.entry(p["job_name"].as_str().unwrap().to_string()).or_default() += u(&p["bytes"]);
+    }
+    out
+}
+
+/// fio's jobs of one filename share its file, and so do dfsbench's: butterfly.fio's readers
+/// of an existing file they give no size take its size, and waitfor.fio's readers read what
+/// its writers wrote (no layout of their own). Both tools move the same bytes in every job.
+#[test]
+fn jobs_of_one_filename_share_its_file_as_in_fio() {
+    if !fio_here() {
+        return;
+    }
+    let (Some(butterfly), Some(waitfor)) = (example("butterfly.fio"), example("waitfor.fio")) else {
+        return;
+    };
+    const MIB: u64 = 1 << 20;
+    let text = butterfly.replace("filename=/tmp/testfile", "filename=${DIR}/testfile");
+    let result = agree_with(&text, &[("forward", MIB), ("backward", MIB)], |dir| {
+        std::fs::write(dir.join("testfile"), vec![7u8; MIB as usize]).unwrap();
+    });
+    let jobs = result["config"]["jobs"].as_array().unwrap();
+    assert!(
+        jobs.iter().all(|j| j["filename"] == "testfile" && u(&j["size"]) == MIB),
+        "{jobs:?}"
+    );
+    // One layout of the shared file, by the first job; the second found it.
+    let layouts: Vec<u64> = result["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["name"].as_str().unwrap().starts_with("layout"))
+        .map(|p| u(&p["bytes"]))
+        .collect();
+    assert_eq!(layouts, [MIB, 0], "{layouts:?}");
+
+    // waitfor.fio with files of 2 MiB (128 MiB there): four jobs of four clones in turn.
+    let text = waitfor
+        .replace("/tmp/data", "${DIR}/data")
+        .replace("filesize=128m", "filesize=2m");
+    let all = 4 * 2 * MIB;
+    let result = agree_with(
+        &text,
+        &[("writers", all), ("readers", all), ("writers2", all), ("readers2", all)],
+        |_| {},
+    );
+    for p in result["phases"].as_array().unwrap() {
+        if p["name"].as_str().unwrap().starts_with("layout") {
+            assert_eq!(u(&p["bytes"]), 0, "the readers read the writers' file: {p}");
+        }
+    }
+}
+
+/// A tmpfs of `kib` KiB mounted on `dir`, unmounted when dropped.
+struct Tmpfs(std::path::PathBuf);
+
+impl Tmpfs {
+    fn mount(dir: &Path, kib: u64) -> Tmpfs {
+        let ok = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={kib}k"), "tmpfs"])
+            .arg(dir)
+            .status()
+            .unwrap();
+        assert!(ok.success(), "mount tmpfs");
+        Tmpfs(dir.to_path_buf())
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+/// surface-scan.fio as it is: a writer fills the file system (fill_device), then a reader
+/// that gives no size reads and checks all the writer wrote. On tmpfs of 8 MiB for fio, and
+/// of 8 MiB and one page for dfsbench (its run directory's marker file takes a page), both
+/// write 8 MiB and read 8 MiB back, every byte checked in dfsbench.
+#[test]
+fn surface_scan_fills_and_reads_back_as_fio() {
+    if !fio_here() || !common::is_root() {
+        return;
+    }
+    let Some(text) = example("surface-scan.fio") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let job = dir.path().join("surface-scan.fio");
+    std::fs::write(&job, text).unwrap();
+    let fio_fs = tempfile::tempdir().unwrap();
+    let mounted = Tmpfs::mount(fio_fs.path(), 8 << 10);
+    let out = Command::new("fio")
+        .args(["--output-format=json", job.to_str().unwrap()])
+        .current_dir(fio_fs.path())
+        .output()
+        .unwrap();
+    let fio = fio_bytes(&fio_json(&out));
+    drop(mounted);
+    let target = Target::temp();
+    let _mounted = Tmpfs::mount(target.path().unwrap(), (8 << 10) + 4);
+    let r = run_with(Command::new(bin()), &target.uri(), &[job.to_str().unwrap()]);
+    let result = expect_ok(&target, &[], r);
+    let ours = our_bytes(&result);
+    assert_eq!(fio.get("write-phase"), Some(&(8 << 20)), "{fio:?}");
+    assert_eq!(ours, fio);
+    let read = measured(&result)
+        .into_iter()
+        .find(|p| p["job_name"] == "verify-phase")
+        .unwrap();
+    assert_eq!(u(&read["verify"]["checked_bytes"]), 8 << 20, "{read}");
+}
+
+/// One of fio's examples on a device, copied with its device replaced by `node` and `edits`
+/// (smaller sizes and times for a device of 8 MiB and a test): run by fio, then by dfsbench
+/// with --overwrite-device naming the node, each in a directory of its own (their logs).
+/// Returns fio's JSON, dfsbench's result and the two directories.
+fn on_device(
+    name: &str,
+    node: &str,
+    edits: &[(&str, &str)],
+) -> Option<(Value, Value, tempfile::TempDir, tempfile::TempDir)> {
+    let mut text = example(name)?;
+    for (from, to) in edits {
+        assert!(text.contains(from), "{name} has no {from}");
+        text = text.replace(from, to);
+    }
+    let text: String = text
+        .lines()
+        .map(|l| match l.strip_prefix("filename=/dev/") {
+            Some(_) => format!("filename={node}\n"),
+            None => format!("{l}\n"),
+        })
+        .collect();
+    let (fio_dir, our_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let job = fio_dir.path().join(name);
+    std::fs::write(&job, &text).unwrap();
+    let out = Command::new("fio")
+        .args(["--output-format=json", job.to_str().unwrap()])
+        .current_dir(fio_dir.path())
+        .output()
+        .unwrap();
+    let fio = fio_json(&out);
+    let result_file = our_dir.path().join("result.json");
+    let r = Command::new(bin())
+        .args(["run", job.to_str().unwrap(), "-q", "--overwrite-device", node, "-o"])
+        .arg(&result_file)
+        .current_dir(our_dir.path())
+        .output()
+        .unwrap();
+    assert!(r.status.success(), "{name}: {}", String::from_utf8_lossy(&r.stderr));
+    let result: Value = serde_json::from_slice(&std::fs::read(&result_file).unwrap()).unwrap();
+    common::validate(&result);
+    assert_eq!(result["status"], "complete", "{name}");
+    Some((fio, result, fio_dir, our_dir))
+}
+
+/// The lines of a log file in fio's format: (direction, block size, priority) of each I/O.
+fn log_lines(path: &Path) -> Vec<(String, u64, String)> {
+    std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .lines()
+        .map(|l| {
+            let f: Vec<&str> = l.split(", ").collect();
+            (f[2].to_string(), f[3].parse().unwrap(), f[f.len() - 1].to_string())
+        })
+        .collect()
+}
+
+/// The example files fio runs on a device, on a loop device (8 MiB) through a node made with
+/// mknod in a temporary directory: with --overwrite-device naming it dfsbench runs each, and
+/// both tools move the same bytes in every job (where fio's own random choices of sizes do not
+/// decide them: jesd219.fio within a block per clone, cmdprio-bssplit.fio see below), write
+/// the same logs and give the same I/Os the same priorities.
+#[test]
+fn device_examples_run_on_the_named_device() {
+    if !fio_here() {
+        return;
+    }
+    let Some(l) = common::loopdev::Loop::new() else { return };
+    let node = l.node_str();
+    const DEV: u64 = common::loopdev::DEVICE as u64;
+    // The same bytes in every job.
+    let same = |name: &str, edits: &[(&str, &str)]| {
+        let (fio, result, fio_dir, our_dir) = on_device(name, &node, edits)?;
+        assert_eq!(our_bytes(&result), fio_bytes(&fio), "{name}");
+        Some((fio, result, fio_dir, our_dir))
+    };
+    // A random write of the device, read back and checked: 8 MiB each way.
+    let (fio, ..) = same("basic-verify.fio", &[]).unwrap();
+    assert_eq!(fio_bytes(&fio)["write-and-verify"], 2 * DEV);
+    // Six clones (30 there, over 124 GiB each), 16 KiB written every 128 KiB from 120 KiB into
+    // each one's MiB, each block read back and checked after it was written
+    // (verify_backlog=1), twice (loops=2).
+    let (_, result, ..) = same(
+        "cross-stripe-verify.fio",
+        &[
+            ("numjobs=30", "numjobs=6"),
+            ("offset_increment=124g", "offset_increment=1m"),
+            ("io_size=120g", "io_size=128k"),
+        ],
+    )
+    .unwrap();
+    let write = &measured(&result)[0];
+    assert_eq!(u(&write["verify"]["checked_bytes"]), 6 * 2 * 128 << 10, "{write}");
+    // Zones of 1 MiB every 3 MiB (256m every 2g there), read round and round until the
+    // device's size is read; the bandwidth log's offsets are the same.
+    let (_, _, fio_dir, our_dir) = same(
+        "disk-zone-profile.fio",
+        &[("zonesize=256m", "zonesize=1m"), ("zoneskip=2g", "zoneskip=2m")],
+    )
+    .unwrap();
+    let offsets = |d: &Path| -> std::collections::BTreeSet<u64> {
+        let text = std::fs::read_to_string(d.join("disk-zone-profile_bw.1.log")).unwrap();
+        text.lines()
+            .map(|l| l.split(", ").nth(4).unwrap().parse().unwrap())
+            .collect()
+    };
+    assert_eq!(offsets(our_dir.path()), offsets(fio_dir.path()));
+    assert!(
+        offsets(our_dir.path()).iter().all(|o| (o >> 20) % 3 == 0),
+        "only the zones"
+    );
+    // The latency target's search (windows of 0.1 s here, 5 s there): on this device the
+    // device's bytes are read before the search ends, in both, which then report all of it.
+    same(
+        "latency-profile.fio",
+        &[("latency_window=5000000", "latency_window=100000")],
+    )
+    .unwrap();
+    // NUMA placement, on this machine's node 0 (job2 asks for nodes 0-1), 4 MiB each.
+    let (_, result, ..) = same("numa.fio", &[("0-1", "0"), ("size=512m", "size=4m")]).unwrap();
+    assert_eq!(
+        result["config"]["jobs"][1]["numa"]["mem_policy"],
+        serde_json::json!(["interleave", [0]])
+    );
+    // A sequential fill, then four clones writing randomly over all of it, with a bandwidth
+    // log per clone, named and numbered as fio's (clones 2 to 5), a line per write.
+    let (_, _, fio_dir, our_dir) = same("ssd-steadystate.fio", &[]).unwrap();
+    for n in 2..=5 {
+        let log = format!("fioa-steady-state_bw.{n}.log");
+        let lines = |d: &Path| log_lines(&d.join(&log)).len();
+        assert_eq!(lines(our_dir.path()), lines(fio_dir.path()), "{log}");
+        assert_eq!(lines(our_dir.path()), (DEV / 4096) as usize, "{log}");
+    }
+    // 20 % of the reads at the realtime class, the others at the job's idle class, as each
+    // I/O's priority in the latency log says (log_prio).
+    let (_, _, fio_dir, our_dir) = same("cmdprio-percentage.fio", &[]).unwrap();
+    for d in [fio_dir.path(), our_dir.path()] {
+        let prios: std::collections::BTreeSet<String> = log_lines(&d.join("prio-run.log_lat.1.log"))
+            .into_iter()
+            .map(|(_, _, p)| p)
+            .collect();
+        assert_eq!(
+            prios.into_iter().collect::<Vec<_>>(),
+            ["0x2000", "0x6000"],
+            "{}",
+            d.display()
+        );
+    }
+    // Reads and writes of their own block sizes, a priority per block size and share, as the
+    // latency logs of both tools show: 64 KiB reads at the realtime class (job 1), or a quarter
+    // at realtime level 1 and the rest at idle level 2 (jobs 2 and 3), every other I/O at none
+    // (jobs 1 and 2) or at the job's best effort level 7 (job 3). fio's bytes are not
+    // dfsbench's here: its random map counts blocks of the smallest size (64 KiB) while its
+    // writes' offsets are multiples of theirs (1 MiB), so its first job's writes find no free
+    // block once the first 64 are taken and it ends at 19.7 MB of 64 MiB (fio 3.33);
+    // dfsbench's jobs move the device's bytes each.
+    let (fio, result, fio_dir, our_dir) = on_device("cmdprio-bssplit.fio", &node, &[]).unwrap();
+    assert_eq!(fio_bytes(&fio).len(), 3);
+    assert!(
+        our_bytes(&result).values().all(|b| *b >= DEV),
+        "{:?}",
+        our_bytes(&result)
+    );
+    let allowed = |job: usize, dir: &str, bs: u64, prio: &str| match (job, dir, bs) {
+        (1, "0", 65536) => prio == "0x2000",
+        (2 | 3, "0", 65536) => prio == "0x2001" || prio == "0x6002",
+        (1 | 2, _, _) => prio == "0x0000",
+        _ => prio == "0x4007",
+    };
+    for n in 1..=3 {
+        for d in [fio_dir.path(), our_dir.path()] {
+            let lines = log_lines(&d.join(format!("prio-run.log_lat.{n}.log")));
+            assert!(!lines.is_empty());
+            for (dir, bs, prio) in lines {
+                assert!(
+                    allowed(n, &dir, bs, &prio),
+                    "job {n} in {}: {dir} {bs} {prio}",
+                    d.display()
+                );
+            }
+        }
+    }
+    // Random reads and writes of 12 block sizes at offsets aligned to 4 KiB (blockalign) in a
+    // zoned distribution, four clones: fio's last I/O of each clone may pass the size, as
+    // dfsbench's does.
+    let (fio, result, ..) = on_device("jesd219.fio", &node, &[]).unwrap();
+    let (theirs, ours) = (fio_bytes(&fio)["JESD219"], our_bytes(&result)["JESD219"]);
+    for b in [theirs, ours] {
+        assert!(
+            (4 * DEV..4 * DEV + 4 * 65536).contains(&b),
+            "fio {theirs}, dfsbench {ours}"
+        );
+    }
+    // Zoned block devices stay refused, for their device, even when the flag names it.
+    for name in ["zbd-rand-write.fio", "zbd-seq-read.fio"] {
+        let text: String = example(name)
+            .unwrap()
+            .lines()
+            .map(|l| {
+                if l.starts_with("filename=/dev/") {
+                    format!("filename={node}\n")
+                } else {
+                    format!("{l}\n")
+                }
+            })
+            .collect();
+        let job = l.dir.path().join(name);
+        std::fs::write(&job, text).unwrap();
+        let r = common::dfsbench(&["run", job.to_str().unwrap(), "--overwrite-device", &node]);
+        assert_eq!(r.code, Some(2), "{}", r.describe());
+        assert!(r.stderr.contains("must be a zoned block device"), "{}", r.stderr);
+    }
+}
+
+/// steadystate.fio on nodes of /dev/null and /dev/zero made in a temporary directory (ss_dur
+/// of 3 s and ss_ramp of 1 s here, 30 s and 10 s there): dfsbench, with --overwrite-device
+/// naming both, ends each job once its throughput is steady by fio's measure (the deviation of
+/// IOPS, the slope of the bandwidth), as fio does, long before the runtime.
+#[test]
+fn steady_state_ends_jobs_as_fio_does() {
+    if !fio_here() || !common::is_root() {
+        return;
+    }
+    let Some(text) = example("steadystate.fio") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let null = common::loopdev::char_node(dir.path(), "null", 1, 3);
+    let zero = common::loopdev::char_node(dir.path(), "zero", 1, 5);
+    let text = text
+        .replace("/dev/null", null.to_str().unwrap())
+        .replace("/dev/zero", zero.to_str().unwrap())
+        .replace("ss_dur=30s", "ss_dur=3s")
+        .replace("ss_dur=10s", "ss_dur=3s")
+        .replace("ss_ramp=10s", "ss_ramp=1s")
+        .replace("ss_ramp=5s", "ss_ramp=1s")
+        .replace("runtime=5m", "runtime=40s");
+    let job = dir.path().join("steadystate.fio");
+    std::fs::write(&job, text).unwrap();
+    let out = Command::new("fio")
+        .args(["--output-format=json", job.to_str().unwrap()])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let fio = fio_json(&out);
+    for j in fio["jobs"].as_array().unwrap() {
+        assert_eq!(u(&j["steadystate"]["attained"]), 1, "fio: {}", j["jobname"]);
+    }
+    let target = Target::temp();
+    let flags = [
+        "--overwrite-device",
+        null.to_str().unwrap(),
+        "--overwrite-device",
+        zero.to_str().unwrap(),
+    ];
+    let args = [&[job.to_str().unwrap()][..], &flags].concat();
+    let r = run_with(Command::new(bin()), &target.uri(), &args);
+    let result = expect_ok(&target, &args, r);
+    for p in measured(&result) {
+        assert_eq!(p["steady"]["stable"], true, "{p}");
+        assert!(p["duration_s"].as_f64().unwrap() < 35.0, "{}", p["duration_s"]);
+    }
+    let jobs = result["config"]["jobs"].as_array().unwrap();
+    assert_eq!(jobs[0]["device_file"], null.to_str().unwrap());
+    assert_eq!(
+        (
+            jobs[1]["until_stable"]["slope"].as_bool(),
+            jobs[1]["until_stable"]["bytes"].as_bool()
+        ),
+        (Some(true), Some(true))
     );
 }

@@ -137,7 +137,10 @@ impl Stable {
         }
         if self.slope {
             let nf = n as f64;
-            let (sx, sxx) = ((0..n).map(|x| x as f64).sum::<f64>(), (0..n).map(|x| (x * x) as f64).sum::<f64>());
+            let (sx, sxx) = (
+                (0..n).map(|x| x as f64).sum::<f64>(),
+                (0..n).map(|x| (x * x) as f64).sum::<f64>(),
+            );
             let sxy: f64 = tail.iter().enumerate().map(|(x, &y)| x as f64 * y as f64).sum();
             let sy = mean * nf;
             let slope = (sxy - sx * sy / nf) / (sxx - sx * sx / nf);
@@ -258,7 +261,9 @@ mod tests {
         assert!(!s.holds(&[100, 100, 120], i));
         assert!(!s.holds(&[0, 0, 0], i), "no throughput is not a steady state");
         // fio's bw_slope:1%: a rising series is not steady, a flat noisy one is.
-        let slope = Stable::band(0.01, Duration::from_secs(4)).with_measure("bw_slope").unwrap();
+        let slope = Stable::band(0.01, Duration::from_secs(4))
+            .with_measure("bw_slope")
+            .unwrap();
         assert!(!slope.holds(&[100, 110, 120, 130], i));
         assert!(slope.holds(&[100, 90, 110, 100], i));
         assert!(Stable::band(0.1, i).with_measure("lat").is_err());

@@ -92,7 +92,16 @@ impl Aio {
     /// Queue a read or write of `len` bytes at `buf` for `slot`, at I/O priority `prio` (0:
     /// none); `complete` submits it.
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn queue(&mut self, slot: usize, fd: i32, write: bool, buf: *mut u8, len: usize, offset: u64, prio: u16) {
+    pub(super) fn queue(
+        &mut self,
+        slot: usize,
+        fd: i32,
+        write: bool,
+        buf: *mut u8,
+        len: usize,
+        offset: u64,
+        prio: u16,
+    ) {
         let cb = &mut self.iocbs[slot];
         *cb = Iocb {
             aio_reqprio: prio as i16,

@@ -378,7 +378,9 @@ impl PosixClient {
         if path.starts_with('/') && !is_dataless_char_device(Path::new(path)) {
             return Err(OpError::new(
                 "EPERM",
-                format!("{path}: dfsbench opens nothing outside its run directory but /dev/null, /dev/zero and /dev/full"),
+                format!(
+                    "{path}: dfsbench opens nothing outside its run directory but /dev/null, /dev/zero and /dev/full"
+                ),
             ));
         }
         let p = c_path(&mut self.path, path);

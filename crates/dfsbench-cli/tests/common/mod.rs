@@ -6,6 +6,7 @@
 
 pub mod bindfs;
 pub mod lab;
+pub mod loopdev;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

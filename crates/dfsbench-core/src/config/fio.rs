@@ -292,7 +292,12 @@ fn read(name: &str, sections: &[Section], unit: &str, given: Given<'_>) -> Resul
     // A block device as the run's target is its one file: a character device cannot be
     // beside it.
     let char_jobs = file.jobs.iter().any(|j| j.workloads.io.device_file.is_some());
-    if char_jobs && file.target.as_deref().is_some_and(|t| dfsbench_backends::is_block_device(std::path::Path::new(t))) {
+    if char_jobs
+        && file
+            .target
+            .as_deref()
+            .is_some_and(|t| dfsbench_backends::is_block_device(std::path::Path::new(t)))
+    {
         if let Some(s) = sections.iter().find(|s| s.name != "global") {
             refused.push(Refused {
                 section: s.name.clone(),
@@ -308,8 +313,12 @@ fn read(name: &str, sections: &[Section], unit: &str, given: Given<'_>) -> Resul
             job.workloads.io.skip_verify = Some(true);
         }
     }
-    global_refused.retain(|r| native > 0 || jobs == 0 || r.whole);
     refused.append(&mut global_refused);
+    // A job of another engine (or a zoned device's) is why the file cannot run, whatever
+    // else it holds: the file is refused for those alone.
+    if native < jobs {
+        refused.retain(|r| r.whole);
+    }
     name_groups(&mut file.jobs, &groups);
     // exit_what=all ends the whole run in fio: in dfsbench it stops the job's group, which
     // is the same in the last group.

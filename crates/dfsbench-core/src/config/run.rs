@@ -399,8 +399,12 @@ fn validate_load(s: &JobSettings, time_based: bool) -> Result<Load, ConfigError>
         }
         Some(rule)
     } else {
-        if s.stable_band.is_some() || s.stable_window.is_some() || s.stable_measure.is_some() || s.stable_ramp.is_some() {
-            return Err("stable_band, stable_window, stable_measure and stable_ramp need until_stable: add --until-stable".into());
+        if s.stable_band.is_some() || s.stable_window.is_some() || s.stable_measure.is_some() || s.stable_ramp.is_some()
+        {
+            return Err(
+                "stable_band, stable_window, stable_measure and stable_ramp need until_stable: add --until-stable"
+                    .into(),
+            );
         }
         None
     };

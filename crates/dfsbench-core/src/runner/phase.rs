@@ -65,8 +65,18 @@ impl<S: Storage> JobRun<'_, S> {
             if self.group_end.is_some_and(|e| e.load(Relaxed)) {
                 return Status::Complete;
             }
+            // A job of a group drops the cached pages of its first measured phase before the
+            // group starts: another job of the group may be writing the same file then (fio's
+            // jobs of one filename), whose write-back would hold this job back.
+            let mut dropped = None;
             if !phase.prepare && !started {
                 started = true;
+                if self.together.is_some() {
+                    match self.drop_cached(&phase, &existing, group) {
+                        Ok(cache) => dropped = Some(cache),
+                        Err(stop) => return stop,
+                    }
+                }
                 if let Err(stop) = self.start_measuring() {
                     return stop;
                 }
@@ -75,7 +85,7 @@ impl<S: Storage> JobRun<'_, S> {
             let end = self.phase(
                 &phase,
                 seq,
-                &existing,
+                (&existing, dropped),
                 agreed.take(),
                 crew,
                 done_rx,
@@ -133,7 +143,7 @@ impl<S: Storage> JobRun<'_, S> {
         &self,
         phase: &Phase,
         seq: u64,
-        existing: &Arc<Vec<Vec<u64>>>,
+        (existing, dropped): (&Arc<Vec<Vec<u64>>>, Option<Option<PhaseCache>>),
         agreed: Option<serde_json::Value>,
         crew: &Crew,
         done_rx: &mpsc::Receiver<usize>,
@@ -141,7 +151,10 @@ impl<S: Storage> JobRun<'_, S> {
         group: &mut Group,
         results: &mut Vec<PhaseResult>,
     ) -> Result<PhaseEnd, Status> {
-        let cache = self.drop_cached(phase, existing, group)?;
+        let cache = match dropped {
+            Some(cache) => cache,
+            None => self.drop_cached(phase, existing, group)?,
+        };
         *crew.current.lock().expect("lock") = Some(Current {
             phase: phase.clone(),
             ctl: None,

@@ -238,7 +238,10 @@ impl<'a> Job<'a> {
             _ => None,
         };
         // A character device (/dev/null) has no size of its own.
-        if let Some(o) = self.filename.filter(|_| self.size.is_none() && !self.sized && self.spec.workloads.io.device_file.is_some()) {
+        if let Some(o) = self
+            .filename
+            .filter(|_| self.size.is_none() && !self.sized && self.spec.workloads.io.device_file.is_some())
+        {
             refused.push(Refused {
                 section: s.name.clone(),
                 line: o.line,

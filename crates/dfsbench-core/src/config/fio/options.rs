@@ -5,7 +5,7 @@ use crate::units::parse_duration;
 
 use super::super::{RunSpec, WorkloadFile};
 use super::job::{Job, Rate};
-use super::values::{bssplit, bytes_pair, cmdprio_bssplit, bytes_range, flag, one_rate, percentage, size_bytes};
+use super::values::{bssplit, bytes_pair, bytes_range, cmdprio_bssplit, flag, one_rate, percentage, size_bytes};
 use super::{Opt, Refused};
 
 /// The fio options this reader knows: it reads them (or takes them as fio's default and

@@ -223,7 +223,12 @@ fn bssplit_and_offsets_map_onto_io_keys() {
     let e = |t: &str| parse("t.fio", t, no_vars).unwrap_err().to_string();
     assert!(e("[a]\nsize=1m\nbssplit=4k/50:8k/50\nrate=1m\n").contains("give rate_iops"));
     // Reads and writes of their own sizes.
-    let two = parse("t.fio", "[a]\nsize=1m\nrw=randrw\nbssplit=4k/50:8k/50,8k/100\n", no_vars).unwrap();
+    let two = parse(
+        "t.fio",
+        "[a]\nsize=1m\nrw=randrw\nbssplit=4k/50:8k/50,8k/100\n",
+        no_vars,
+    )
+    .unwrap();
     let io = &two.jobs[0].workloads.io;
     assert_eq!(
         (io.bssplit.as_deref(), io.bssplit_write.as_deref()),
@@ -422,7 +427,12 @@ fn verify_keeps_fio_checksum_kinds() {
         "{pattern}"
     );
     // Jobs that verify beside jobs that do not: the run verifies, and those skip it.
-    let mixed = parse("t.fio", "[a]\nsize=1m\nrw=write\n[b]\nsize=1m\nrw=write\nverify=md5\n", no_vars).unwrap();
+    let mixed = parse(
+        "t.fio",
+        "[a]\nsize=1m\nrw=write\n[b]\nsize=1m\nrw=write\nverify=md5\n",
+        no_vars,
+    )
+    .unwrap();
     assert_eq!(mixed.run.verify, Some(true));
     let skip: Vec<_> = mixed.jobs.iter().map(|j| j.workloads.io.skip_verify).collect();
     assert_eq!(skip, [Some(true), None]);

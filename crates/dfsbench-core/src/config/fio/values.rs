@@ -132,7 +132,9 @@ pub(super) fn cmdprio_bssplit(text: &str, kb_base: u64) -> Result<String, String
                 .map(str::trim)
                 .filter(|e| !e.is_empty())
                 .map(|e| {
-                    let (bs, rest) = e.split_once('/').ok_or_else(|| format!("'{e}': write SIZE/PCT or SIZE/PCT/CLASS/LEVEL"))?;
+                    let (bs, rest) = e
+                        .split_once('/')
+                        .ok_or_else(|| format!("'{e}': write SIZE/PCT or SIZE/PCT/CLASS/LEVEL"))?;
                     Ok(format!("{}/{rest}", size_bytes(bs, kb_base)?))
                 })
                 .collect();

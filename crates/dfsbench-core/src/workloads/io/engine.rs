@@ -89,6 +89,8 @@ pub(super) const LAYOUT_CHUNK: usize = 1 << 20;
 /// stores). Worker 0 writes a shared (or same) file for everyone.
 pub(super) async fn run_layout<C: Client>(w: &mut Worker<C>, ctx: &JobContext, io: &IoJob, rec: &mut Recorder<'_>) {
     if io.one_file() && w.id != 0 {
+        // Worker 0 lays the one file out: the others take no part.
+        rec.sit_out();
         return;
     }
     let (path, _) = file_and_region(ctx, io, w.id);
@@ -103,6 +105,7 @@ pub(super) async fn run_layout<C: Client>(w: &mut Worker<C>, ctx: &JobContext, i
         .as_ref()
         .map(|_| NAMED_LAYOUT.lock().unwrap_or_else(|e| e.into_inner()));
     if io.filename.is_some() && w.client.stat(&path).await.is_ok_and(|len| len >= size) {
+        rec.sit_out();
         return;
     }
     let key = file_key(ctx, io, w.id);
@@ -466,7 +469,11 @@ pub(super) async fn run_io<C: Client>(
             }
             // Strided zones: the zone gives the place, and cuts the length to its end.
             let zoned = zones.as_mut().map(|z| {
-                let want = if mixed_sizes { io.pick_len(write, &mut w.rng) } else { unit };
+                let want = if mixed_sizes {
+                    io.pick_len(write, &mut w.rng)
+                } else {
+                    unit
+                };
                 z.next(want, rw.random().then_some((step, unit)), &mut w.rng)
             });
             let at = match (&picker, hole, zoned) {

@@ -26,8 +26,8 @@ mod floor;
 mod flow;
 mod latency;
 mod log;
-mod options;
 mod numa;
+mod options;
 mod phases;
 mod prio;
 mod probe;
@@ -236,13 +236,27 @@ fn ignore_lists(text: Option<&str>) -> Result<[Vec<String>; 3], ConfigError> {
     let Some(text) = text else { return Ok(out) };
     for (i, list) in text.split(',').enumerate() {
         if i > 2 {
-            return Err(ConfigError::value("ignore_error", format!("'{text}'"), "give at most three lists: reads, writes, checks"));
+            return Err(ConfigError::value(
+                "ignore_error",
+                format!("'{text}'"),
+                "give at most three lists: reads, writes, checks",
+            ));
         }
         for kind in list.split(':').map(str::trim).filter(|k| !k.is_empty()) {
             let name = match kind.parse::<i32>() {
                 Ok(n) => dfsbench_backends::OpError::from_errno(n).kind.to_string(),
-                Err(_) if kind.starts_with('E') && kind.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit()) => kind.to_string(),
-                Err(_) => return Err(ConfigError::value("ignore_error", format!("'{kind}'"), "give errno names such as ENOSPC, or numbers")),
+                Err(_)
+                    if kind.starts_with('E') && kind.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit()) =>
+                {
+                    kind.to_string()
+                }
+                Err(_) => {
+                    return Err(ConfigError::value(
+                        "ignore_error",
+                        format!("'{kind}'"),
+                        "give errno names such as ENOSPC, or numbers",
+                    ))
+                }
             };
             out[i].push(name);
         }
@@ -650,13 +664,19 @@ impl Kind for IoJob {
                     .take()
                     .expect("the runner prepares a phase before it runs it");
                 if let Some(e) = state.numa_error.take() {
-                    let e = dfsbench_backends::OpError::new("numa", format!("cannot place the worker on its NUMA nodes: {e}"));
+                    let e = dfsbench_backends::OpError::new(
+                        "numa",
+                        format!("cannot place the worker on its NUMA nodes: {e}"),
+                    );
                     rec.error(0, dfsbench_backends::clock::Instant::now(), &e, "", None);
                 }
                 // fio's prio/prioclass: the worker's thread's I/O priority.
                 if let Some(v) = self.prio.as_ref().and_then(|p| p.job) {
                     if let Err(e) = prio::set_thread(v) {
-                        let e = dfsbench_backends::OpError::new("ioprio_set", format!("cannot set the I/O priority {v:#06x}: {e}"));
+                        let e = dfsbench_backends::OpError::new(
+                            "ioprio_set",
+                            format!("cannot set the I/O priority {v:#06x}: {e}"),
+                        );
                         rec.error(0, dfsbench_backends::clock::Instant::now(), &e, "", None);
                     }
                 }

@@ -30,7 +30,10 @@ fn node_list(key: &'static str, text: &str) -> Result<Vec<u32>, ConfigError> {
     let mut out = Vec::new();
     for part in text.split(',').map(str::trim) {
         let (lo, hi) = part.split_once('-').unwrap_or((part, part));
-        let (lo, hi) = (lo.trim().parse::<u32>().map_err(|_| bad())?, hi.trim().parse::<u32>().map_err(|_| bad())?);
+        let (lo, hi) = (
+            lo.trim().parse::<u32>().map_err(|_| bad())?,
+            hi.trim().parse::<u32>().map_err(|_| bad())?,
+        );
         if lo > hi || hi > 1023 {
             return Err(bad());
         }
@@ -38,7 +41,10 @@ fn node_list(key: &'static str, text: &str) -> Result<Vec<u32>, ConfigError> {
     }
     out.dedup();
     // Refused as fio refuses them: a node the machine lacks.
-    if let Some(n) = out.iter().find(|n| !std::path::Path::new(&format!("{NODES}/node{n}")).exists()) {
+    if let Some(n) = out
+        .iter()
+        .find(|n| !std::path::Path::new(&format!("{NODES}/node{n}")).exists())
+    {
         let have = std::fs::read_to_string(format!("{NODES}/online")).unwrap_or_default();
         return Err(ConfigError::value(
             key,

@@ -48,7 +48,11 @@ impl Prio {
         };
         let class = |key: &'static str, v: u32| {
             if !(1..=3).contains(&v) {
-                return Err(ConfigError::value(key, v, "give a class: 1 realtime, 2 best effort, 3 idle"));
+                return Err(ConfigError::value(
+                    key,
+                    v,
+                    "give a class: 1 realtime, 2 best effort, 3 idle",
+                ));
             }
             Ok(v as u16)
         };
@@ -67,11 +71,21 @@ impl Prio {
                 .split(',')
                 .map(|p| p.trim().parse::<u32>())
                 .collect::<Result<_, _>>()
-                .map_err(|_| ConfigError::value(key, format!("'{v}'"), "give a number, or one for reads and one for writes: 20,10"))?;
+                .map_err(|_| {
+                    ConfigError::value(
+                        key,
+                        format!("'{v}'"),
+                        "give a number, or one for reads and one for writes: 20,10",
+                    )
+                })?;
             match nums.as_slice() {
                 [one] => Ok(Some([*one, *one])),
                 [r, w] => Ok(Some([*r, *w])),
-                _ => Err(ConfigError::value(key, format!("'{v}'"), "give one value, or one for reads and one for writes")),
+                _ => Err(ConfigError::value(
+                    key,
+                    format!("'{v}'"),
+                    "give one value, or one for reads and one for writes",
+                )),
             }
         };
         let perc = pair("cmdprio_percentage", &own.cmdprio_percentage)?;
@@ -82,11 +96,18 @@ impl Prio {
             let implicit = ioprio(class("cmdprio_class", classes[d])?, level("cmdprio", levels[d])?);
             match (perc, &own.cmdprio_bssplit) {
                 (Some(_), Some(_)) => {
-                    return Err("cmdprio_percentage and cmdprio_bssplit both give the shares of prioritized I/Os: give one".into())
+                    return Err(
+                        "cmdprio_percentage and cmdprio_bssplit both give the shares of prioritized I/Os: give one"
+                            .into(),
+                    )
                 }
                 (Some(p), None) => {
                     if p[d] > 100 {
-                        return Err(ConfigError::value("cmdprio_percentage", p[d], "give a percentage from 0 to 100"));
+                        return Err(ConfigError::value(
+                            "cmdprio_percentage",
+                            p[d],
+                            "give a percentage from 0 to 100",
+                        ));
                     }
                     if p[d] > 0 {
                         cmd[d].push((0, vec![(p[d], implicit)]));
@@ -141,7 +162,11 @@ fn bssplit(text: &str, implicit: u16) -> Result<Vec<(u64, Vec<(u32, u16)>)>, Con
     let mut out: Vec<(u64, Vec<(u32, u16)>)> = Vec::new();
     for entry in text.split(':').map(str::trim).filter(|e| !e.is_empty()) {
         let parts: Vec<&str> = entry.split('/').collect();
-        let num = |p: &str| p.trim().parse::<u32>().map_err(|_| bad("write SIZE/PCT or SIZE/PCT/CLASS/LEVEL"));
+        let num = |p: &str| {
+            p.trim()
+                .parse::<u32>()
+                .map_err(|_| bad("write SIZE/PCT or SIZE/PCT/CLASS/LEVEL"))
+        };
         let (bs, perc, prio) = match parts.as_slice() {
             [bs, p] => (size_key("cmdprio_bssplit", bs)?, num(p)?, implicit),
             [bs, p, c, l] => {
@@ -173,7 +198,14 @@ fn bssplit(text: &str, implicit: u16) -> Result<Vec<(u64, Vec<(u32, u16)>)>, Con
 pub(super) fn set_thread(value: u16) -> std::io::Result<()> {
     const IOPRIO_WHO_PROCESS: libc::c_long = 1;
     // SAFETY: ioprio_set takes three integers and touches no memory of ours.
-    let ret = unsafe { libc::syscall(libc::SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0 as libc::c_long, libc::c_long::from(value)) };
+    let ret = unsafe {
+        libc::syscall(
+            libc::SYS_ioprio_set,
+            IOPRIO_WHO_PROCESS,
+            0 as libc::c_long,
+            libc::c_long::from(value),
+        )
+    };
     if ret < 0 {
         Err(std::io::Error::last_os_error())
     } else {
@@ -215,6 +247,10 @@ mod tests {
         assert_eq!(p.pick(true, 1 << 20, &mut rng), ioprio(2, 7));
         let small: Vec<u16> = (0..1000).map(|_| p.pick(false, 65536, &mut rng)).collect();
         assert!(small.iter().all(|v| *v == 0x2001 || *v == 0x6002));
-        assert!(Prio::validate(&Options { cmdprio: Some("1".into()), ..Options::default() }).is_err());
+        assert!(Prio::validate(&Options {
+            cmdprio: Some("1".into()),
+            ..Options::default()
+        })
+        .is_err());
     }
 }
