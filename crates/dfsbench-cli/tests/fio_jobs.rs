@@ -87,12 +87,18 @@ fn present(what: &str, found: bool) -> bool {
     found
 }
 
+/// fio, in a process group of its own: with exitall it may signal its process group (kill(0)
+/// for a job not yet started), which would otherwise end the tests and cargo with it.
+fn fio() -> Command {
+    use std::os::unix::process::CommandExt;
+    let mut c = Command::new("fio");
+    c.process_group(0);
+    c
+}
+
 /// Whether fio runs here (see [`present`]).
 fn fio_here() -> bool {
-    let fio = Command::new("fio")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
+    let fio = fio().arg("--version").output().is_ok_and(|o| o.status.success());
     present("fio", fio)
 }
 
@@ -362,11 +368,12 @@ fn fio_and_dfsbench_agree_on_a_job_file() {
     assert_eq!((u(&jobs[2]["io_size"]), u(&jobs[2]["number_ios"])), (512 << 10, 50));
     assert_eq!((u(&jobs[2]["thinktime_us"]), u(&jobs[2]["thinktime_blocks"])), (100, 2));
     assert!(jobs.iter().all(|j| j["group"].is_null()), "one after another");
-    // Two groups, three jobs: clones writing one shared file in bssplit's sizes beside a
-    // paced random reader, then a sequential reader alone once both ended (its stonewall).
+    // Two groups, three jobs on one file shared by name: clones writing it in bssplit's sizes
+    // beside a paced random reader of it, then a sequential reader of it alone once both
+    // ended (its stonewall), which reads what the writers wrote.
     let result = agree(
-        "[global]\ndirectory=${DIR}\nsize=${SIZE}\n\n\
-         [writers]\nrw=write\nfilename=shared\nnumjobs=2\nbssplit=4k/50:16k/30:64k/20\n\n\
+        "[global]\ndirectory=${DIR}\nsize=${SIZE}\nfilename=shared\n\n\
+         [writers]\nrw=write\nnumjobs=2\nbssplit=4k/50:16k/30:64k/20\n\n\
          [paced]\nrw=randread\nbs=4k\nrate_iops=500\n\n\
          [reader]\nstonewall\nrw=read\nbs=64k\n",
         &[
@@ -375,6 +382,17 @@ fn fio_and_dfsbench_agree_on_a_job_file() {
             ("reader", per_clone(65536)),
         ],
     );
+    let jobs = result["config"]["jobs"].as_array().unwrap();
+    assert!(jobs.iter().all(|j| j["filename"] == "shared"), "one file by name");
+    // The paced reader laid the file out before the group started; the last reader found it.
+    let layouts: Vec<(&str, u64)> = result["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["name"].as_str().unwrap().starts_with("layout"))
+        .map(|p| (p["job_name"].as_str().unwrap(), u(&p["bytes"])))
+        .collect();
+    assert_eq!(layouts, [("paced", per_clone(4096)), ("reader", 0)], "{layouts:?}");
     let phase = |job: &str| measured(&result).into_iter().find(|p| p["job_name"] == job).unwrap();
     let span = |p: &Value| {
         let start = p["start_s"].as_f64().unwrap() + p["ramp_s"].as_f64().unwrap();
@@ -422,7 +440,7 @@ fn flow_weights_pace_jobs_against_each_other() {
     )
     .unwrap();
     let ratio = |ios: &dyn Fn(&str) -> u64| ios("job1") as f64 / ios("job2").max(1) as f64;
-    let out = Command::new("fio")
+    let out = fio()
         .args(["--output-format=json", job.to_str().unwrap()])
         .output()
         .unwrap();
@@ -473,7 +491,7 @@ fn the_dedupe_working_set_is_fios() {
         .replace("size=100m", "size=8m");
     std::fs::write(&job, text).unwrap();
     let work = tempfile::tempdir().unwrap();
-    let out = Command::new("fio")
+    let out = fio()
         .args(["--directory", work.path().to_str().unwrap(), job.to_str().unwrap()])
         .output()
         .unwrap();
@@ -530,7 +548,7 @@ fn exitall_stops_the_jobs_beside_one_that_ended() {
         "[global]\nsize=1m\nbs=4k\nexitall\n\n[short]\nrw=write\n\n[long]\nrw=randread\ntime_based\nruntime=120\n",
     )
     .unwrap();
-    let out = Command::new("fio")
+    let out = fio()
         .args([
             "--output-format=json",
             "--directory",
@@ -595,7 +613,7 @@ fn agree_with(text: &str, jobs: &[(&str, u64)], prepare: impl Fn(&Path)) -> Valu
     let env = [("DIR", work.path().to_str().unwrap()), ("SIZE", "1MiB")];
     prepare(work.path());
 
-    let out = Command::new("fio")
+    let out = fio()
         .args(["--output-format=json", job.to_str().unwrap()])
         .envs(env)
         .current_dir(dir.path())
@@ -719,11 +737,7 @@ fn the_etcd_disk_check_syncs_as_fio_does() {
         "--bs=2300",
         "--name=mytest",
     ];
-    let out = Command::new("fio")
-        .args(words)
-        .arg("--output-format=json")
-        .output()
-        .unwrap();
+    let out = fio().args(words).arg("--output-format=json").output().unwrap();
     assert!(out.status.success(), "fio: {}", String::from_utf8_lossy(&out.stderr));
     let fio: Value = serde_json::from_slice(&out.stdout).expect("fio's JSON");
     let job = &fio["jobs"][0];
@@ -820,7 +834,8 @@ fn jobs_of_one_filename_share_its_file_as_in_fio() {
         jobs.iter().all(|j| j["filename"] == "testfile" && u(&j["size"]) == MIB),
         "{jobs:?}"
     );
-    // One layout of the shared file, by the first job; the second found it.
+    // One layout of the shared file, by one of the two jobs (at the same time); the other
+    // found it.
     let layouts: Vec<u64> = result["phases"]
         .as_array()
         .unwrap()
@@ -828,7 +843,9 @@ fn jobs_of_one_filename_share_its_file_as_in_fio() {
         .filter(|p| p["name"].as_str().unwrap().starts_with("layout"))
         .map(|p| u(&p["bytes"]))
         .collect();
-    assert_eq!(layouts, [MIB, 0], "{layouts:?}");
+    let mut sorted = layouts.clone();
+    sorted.sort();
+    assert_eq!(sorted, [0, MIB], "{layouts:?}");
 
     // waitfor.fio with files of 2 MiB (128 MiB there): four jobs of four clones in turn.
     let text = waitfor
@@ -885,7 +902,7 @@ fn surface_scan_fills_and_reads_back_as_fio() {
     std::fs::write(&job, text).unwrap();
     let fio_fs = tempfile::tempdir().unwrap();
     let mounted = Tmpfs::mount(fio_fs.path(), 8 << 10);
-    let out = Command::new("fio")
+    let out = fio()
         .args(["--output-format=json", job.to_str().unwrap()])
         .current_dir(fio_fs.path())
         .output()
@@ -930,12 +947,22 @@ fn on_device(
     let (fio_dir, our_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let job = fio_dir.path().join(name);
     std::fs::write(&job, &text).unwrap();
-    let out = Command::new("fio")
-        .args(["--output-format=json", job.to_str().unwrap()])
-        .current_dir(fio_dir.path())
-        .output()
-        .unwrap();
-    let fio = fio_json(&out);
+    // fio 3.33 fails its own check now and then on cross-stripe-verify.fio here ("bad header
+    // numberio 2, wanted 0": a block of the second loop checked against the first loop's
+    // number, error 84): its first run of up to five with no error in any job is fio's.
+    let mut theirs = Value::Null;
+    for _ in 0..5 {
+        let out = fio()
+            .args(["--output-format=json", job.to_str().unwrap()])
+            .current_dir(fio_dir.path())
+            .output()
+            .unwrap();
+        theirs = fio_json(&out);
+        if theirs["jobs"].as_array().unwrap().iter().all(|j| u(&j["error"]) == 0) {
+            break;
+        }
+    }
+    let fio = theirs;
     let result_file = our_dir.path().join("result.json");
     let r = Command::new(bin())
         .args(["run", job.to_str().unwrap(), "-q", "--overwrite-device", node, "-o"])
@@ -1142,7 +1169,7 @@ fn steady_state_ends_jobs_as_fio_does() {
         .replace("runtime=5m", "runtime=40s");
     let job = dir.path().join("steadystate.fio");
     std::fs::write(&job, text).unwrap();
-    let out = Command::new("fio")
+    let out = fio()
         .args(["--output-format=json", job.to_str().unwrap()])
         .current_dir(dir.path())
         .output()

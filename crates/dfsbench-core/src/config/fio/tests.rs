@@ -451,7 +451,7 @@ fn a_command_line_is_read_as_fio_reads_it() {
             arg(3, "rw", Some("randread")),
             arg(4, "size", Some("1m")),
         ],
-        None,
+        &[],
     )
     .unwrap();
     let here = std::env::current_dir().unwrap();
@@ -468,7 +468,7 @@ fn a_command_line_is_read_as_fio_reads_it() {
             arg(2, "size", Some("1m")),
             arg(3, "zonemode", Some("zbd")),
         ],
-        None,
+        &[],
     )
     .unwrap_err()
     .to_string();
@@ -605,4 +605,91 @@ fn fill_device_needs_no_size() {
     let f = parse("t.fio", "[a]\nrw=read\nfill_fs=1\n", no_vars).unwrap();
     let e = validate(&f.run, &f.jobs).unwrap_err().to_string();
     assert!(e.contains("fill_device writes until the target is full"), "{e}");
+}
+
+/// A zoned block device's job (zonemode=zbd) is refused for its device alone, whatever else
+/// it says; strided zones are io's zones.
+#[test]
+fn zones_strided_or_of_a_zoned_device() {
+    let e = parse(
+        "t.fio",
+        "[global]\nzonemode=zbd\nzonesize=256M\nmax_open_zones=32\n[dev1]\nfilename=/dev/sdj\nioengine=psync\n",
+        no_vars,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("`zonemode=zbd` (the target must be a zoned block device"),
+        "{e}"
+    );
+    assert!(!e.contains("max_open_zones") && !e.contains("/dev/sdj"), "{e}");
+    let f = parse(
+        "t.fio",
+        "[a]\nsize=8m\nzonemode=strided\nzonesize=1m\nzoneskip=2m\n",
+        no_vars,
+    )
+    .unwrap();
+    let io = &f.jobs[0].workloads.io;
+    assert_eq!(
+        (io.zonesize.as_deref(), io.zoneskip.as_deref()),
+        (Some("1048576"), Some("2097152"))
+    );
+    validate(&f.run, &f.jobs).unwrap();
+    // fio ignores the zone options without zonemode=strided.
+    let f = parse("t.fio", "[a]\nsize=8m\nzonesize=1m\n", no_vars).unwrap();
+    assert_eq!(f.jobs[0].workloads.io.zonesize, None);
+    // A job that creates no file is for a device given on fio's command line.
+    let e = parse("t.fio", "[a]\nsize=1m\nallow_file_create=0\nrw=${RW}\n", no_vars)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("`allow_file_create=0` (fio then runs only on files that exist"),
+        "{e}"
+    );
+    assert!(!e.contains("RW"), "{e}");
+}
+
+/// fio's logs, latency target, priorities and steady state become io's options and the
+/// job's steady-state rule.
+#[test]
+fn measurement_options_are_read() {
+    let text = "[global]\nsize=1m\nioengine=libaio\n[first]\nnumjobs=3\n[a]\nwrite_bw_log\nwrite_lat_log=p\nlog_offset=1\nlog_prio=1\n\
+                latency_target=500\nlatency_window=100000\nlatency_percentile=99.9\nrandom_generator=lfsr\n\
+                prioclass=3\ncmdprio_percentage=20\ncmdprio_class=1\nbssplit=64k/40:1m/60,1m/100\n\
+                cmdprio_bssplit=64k/25/1/1:64k/75/3/2,1m/0\n";
+    let f = parse("t.fio", text, no_vars).unwrap();
+    let io = &f.jobs[1].workloads.io;
+    assert_eq!(
+        (io.write_bw_log.as_deref(), io.write_lat_log.as_deref()),
+        (Some("a"), Some("p"))
+    );
+    assert_eq!(
+        (io.log_offset, io.log_prio, io.log_number),
+        (Some(true), Some(true), Some(4))
+    );
+    assert_eq!(io.latency_target.as_deref(), Some("500us"));
+    assert_eq!(io.latency_percentile, Some(99.9));
+    assert_eq!((io.prioclass, io.cmdprio_percentage.as_deref()), (Some(3), Some("20")));
+    assert_eq!(
+        io.cmdprio_bssplit.as_deref(),
+        Some("65536/25/1/1:65536/75/3/2,1048576/0")
+    );
+    let e = validate(&f.run, &f.jobs).unwrap_err().to_string();
+    assert!(e.contains("cmdprio_percentage and cmdprio_bssplit"), "{e}");
+    // ss: until_stable with fio's measure, window and ramp; clones judged together only.
+    let text =
+        "[w]\nsize=1m\ntime_based\nruntime=60\nnumjobs=2\ngroup_reporting\nss=bw_slope:1%\nss_dur=10s\nss_ramp=5s\n";
+    let f = parse("t.fio", text, no_vars).unwrap();
+    let st = &f.jobs[0].settings;
+    assert_eq!(
+        (st.until_stable, st.stable_measure.as_deref(), st.stable_band.as_deref()),
+        (Some(true), Some("bw_slope"), Some("1%"))
+    );
+    let config = validate(&f.run, &f.jobs).unwrap();
+    let rule = config.jobs[0].until_stable.unwrap();
+    assert!(rule.slope && rule.bytes && rule.ramp == std::time::Duration::from_secs(5));
+    let e = parse("t.fio", &text.replace("group_reporting\n", ""), no_vars)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("judges each clone's steady state alone"), "{e}");
 }

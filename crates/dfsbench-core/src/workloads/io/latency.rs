@@ -27,10 +27,14 @@ pub struct LatencyTarget {
     /// The most an I/O may take, from its start to its completion.
     pub target_ns: u64,
     /// How long each depth runs before it is judged (and the measured window lasts).
-    #[serde(with = "crate::job::secs")]
+    #[serde(serialize_with = "secs")]
     pub window: Duration,
     /// The share of a window's I/Os that must be under the target, in percent.
     pub percentile: f64,
+}
+
+fn secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(d.as_secs_f64())
 }
 
 impl LatencyTarget {

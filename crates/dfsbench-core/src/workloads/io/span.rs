@@ -400,3 +400,27 @@ mod tests {
         assert!(e.contains("leave one of them out"), "{e}");
     }
 }
+
+#[cfg(test)]
+mod zone_tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    /// fio's strided zones: in order in each zone, the next zone a skip further, round again.
+    #[test]
+    fn zones_go_round() {
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(1);
+        let mut z = ZoneCursor::new(Zones { size: 2, skip: 3 }, 12);
+        assert_eq!(z.round(), 2 + 2 + 2);
+        let starts: Vec<u64> = (0..8).map(|_| z.next(1, None, &mut rng).0).collect();
+        assert_eq!(starts, [0, 1, 5, 6, 10, 11, 0, 1]);
+        // The last zone cut by the region's end; random offsets stay in their zone.
+        let mut z = ZoneCursor::new(Zones { size: 4, skip: 4 }, 10);
+        assert_eq!(z.round(), 4 + 2);
+        for _ in 0..4 {
+            assert!(z.next(1, Some((1, 1)), &mut rng).0 < 4);
+        }
+        let (at, len) = z.next(4, Some((1, 1)), &mut rng);
+        assert!((8..10).contains(&at) && at + len <= 10, "{at} {len}");
+    }
+}
