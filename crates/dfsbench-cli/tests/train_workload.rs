@@ -233,3 +233,124 @@ fn an_accelerator_search_steps_up_to_the_accelerators_given() {
         assert!(out.stdout.contains(line), "{}", out.stdout);
     }
 }
+
+/// A run of `args` on `dir` that must succeed with `note` its only stderr line (a kept
+/// dataset's).
+fn run_noting(dir: &std::path::Path, args: &[&str], note: &str) -> Value {
+    let r = run(&dir.display().to_string(), args);
+    assert_eq!(r.code, Some(0), "{args:?}: {}", r.describe());
+    let lines = r.stderr_lines();
+    assert!(
+        lines.len() == 1 && lines[0].contains(note),
+        "{args:?}: {}",
+        r.describe()
+    );
+    r.result().clone()
+}
+
+/// A run of `args` on `target` that must be refused before it ran, with `why` in its one line.
+fn refused(target: &str, args: &[&str], why: &str) {
+    let r = run(target, args);
+    assert!(matches!(r.code, Some(1 | 2)), "{args:?}: {}", r.describe());
+    let lines = r.stderr_lines();
+    assert!(lines.len() == 1 && lines[0].contains(why), "{args:?}: {}", r.describe());
+}
+
+/// `--phases generate --dataset NAME` keeps the dataset beside the run directories; later runs
+/// train on it without writing a byte, and refuse another layout, a foreign or half-made
+/// folder, and mem://, each in one line; `dfsbench clean` removes it.
+#[test]
+fn a_kept_dataset_is_generated_once_and_trained_on_in_later_runs() {
+    let target = Target::temp();
+    let dir = target.path().unwrap();
+    let layout = [
+        "-w",
+        "train",
+        "--files",
+        "12",
+        "--samples-per-file",
+        "4",
+        "--sample-size",
+        "8k",
+        "--batch-size",
+        "3",
+        "--accelerators",
+        "2",
+        "--epochs",
+        "1",
+        "--compute-time",
+        "1ms",
+    ];
+    let with = |extra: &[&'static str]| [&layout[..], extra].concat();
+    refused(
+        &target.uri(),
+        &with(&["--phases", "train"]),
+        "train alone reads a dataset an earlier run kept: give --dataset NAME",
+    );
+    refused(
+        &target.uri(),
+        &with(&["--phases", "train", "--dataset", "s1"]),
+        "no dataset 's1' at",
+    );
+    let made = run_noting(
+        dir,
+        &with(&["--phases", "generate", "--dataset", "s1"]),
+        "kept after the run",
+    );
+    let generate = phases(&made, "generate");
+    assert_eq!((generate.len(), phases(&made, "train").len()), (1, 0));
+    let dataset = n(&generate[0]["bytes"]);
+    let kept = dir.join("dfsbench-dataset-s1");
+    assert!(kept.join("f11").is_file() && target.run_dirs().is_empty());
+    // Train alone, and the default run, read what is there: every sample once, nothing written.
+    for extra in [
+        &["--phases", "train", "--dataset", "s1"][..],
+        &["--dataset", "s1", "--seed", "7"],
+    ] {
+        let r = run_noting(dir, &with(extra), "not generated again");
+        assert!(phases(&r, "generate").is_empty(), "{extra:?}");
+        let e = phases(&r, "train");
+        assert_eq!(e.len(), 1);
+        assert_eq!((n(&e[0]["ops"]), n(&e[0]["bytes"])), (48, dataset), "{extra:?}");
+        assert!(target.run_dirs().is_empty());
+    }
+    let s1 = kept.display().to_string();
+    refused(
+        &target.uri(),
+        &with(&["--phases", "generate", "--dataset", "s1"]),
+        &format!("dataset 's1' is already at {s1}"),
+    );
+    let other = [&layout[..], &["--dataset", "s1"]].concat();
+    let mut other: Vec<&str> = other.into_iter().collect();
+    other[7] = "4k";
+    refused(
+        &target.uri(),
+        &other,
+        "holds another layout: sample size 8192 there, 4096 asked (--sample-size 8192 reads it)",
+    );
+    std::fs::create_dir(dir.join("dfsbench-dataset-mine")).unwrap();
+    refused(
+        &target.uri(),
+        &with(&["--phases", "train", "--dataset", "mine"]),
+        "is there but is not a dataset dfsbench kept (no readable manifest)",
+    );
+    refused(
+        "mem://",
+        &with(&["--dataset", "s1"]),
+        "mem:// keeps nothing after its process ends",
+    );
+    // A half-made dataset (a generate that was killed) is refused, not read.
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(kept.join("f3"))
+        .unwrap()
+        .set_len(100)
+        .unwrap();
+    refused(&target.uri(), &with(&["--dataset", "s1"]), "is incomplete");
+    // clean removes the kept dataset, and refuses the folder dfsbench did not make.
+    let out = common::dfsbench(&["clean", &s1]);
+    assert_eq!(out.code, Some(0), "{}", out.describe());
+    assert!(!kept.exists() && dir.join("dfsbench-dataset-mine").is_dir());
+    let out = common::dfsbench(&["clean", &dir.join("dfsbench-dataset-mine").display().to_string()]);
+    assert_eq!(out.code, Some(1), "{}", out.describe());
+}

@@ -9,7 +9,7 @@
 
 use std::fmt::Debug;
 
-use dfsbench_backends::{Capabilities, Capability, Client};
+use dfsbench_backends::{Capabilities, Capability, Client, TargetInfo};
 use serde::{Deserialize, Serialize};
 
 use dfsbench_result::PhaseResult;
@@ -56,6 +56,17 @@ pub struct RunSettings {
     pub shuffle: Option<bool>,
     /// `--verify`, when given.
     pub verify: Option<bool>,
+}
+
+/// The opened target as [`Kind::on_target`] sees it.
+#[derive(Debug, Clone, Copy)]
+pub struct TargetAt<'a> {
+    pub info: &'a TargetInfo,
+    pub run_id: &'a str,
+    /// The run's `--seed`.
+    pub seed: u64,
+    /// Rank 0, which binds first; the others bind after it, to what it made.
+    pub root: bool,
 }
 
 /// What one workload module provides.
@@ -132,6 +143,11 @@ pub trait Kind: Sized + Clone + Debug + Serialize + Send + Sync {
     /// `workers` workers; only workloads of positional I/O on one file can.
     fn on_device(&mut self, _bytes: u64, _workers: usize) -> Result<(), String> {
         Err("only io jobs run on a block device".into())
+    }
+    /// Bind the job to what its target holds before anything runs (train's kept dataset):
+    /// rank 0 first (`at.root`), then the other ranks; returns a note for the user.
+    fn on_target(&mut self, _index: usize, _at: &TargetAt) -> Result<Option<String>, String> {
+        Ok(None)
     }
     /// What every worker of every rank must run alike in the next phase, which rank 0 reads
     /// from the merged `result` of this one and hands to all ranks with the phase's end (io's
@@ -354,6 +370,11 @@ macro_rules! registry {
             pub(crate) fn on_device(&mut self, bytes: u64, workers: usize) -> Result<(), String> {
                 match self {
                     $($(#[$attr])* Workload::$variant(w) => w.on_device(bytes, workers)),*
+                }
+            }
+            pub(crate) fn on_target(&mut self, index: usize, at: &TargetAt) -> Result<Option<String>, String> {
+                match self {
+                    $($(#[$attr])* Workload::$variant(w) => w.on_target(index, at)),*
                 }
             }
             pub(crate) fn agreed(&self, result: &PhaseResult) -> Option<serde_json::Value> {

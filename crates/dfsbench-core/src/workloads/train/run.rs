@@ -13,16 +13,20 @@ use crate::workloads::whole::{read_whole, write_whole, ReadFailure};
 
 use super::dataset::{Dataset, Place, Shuffle};
 use super::timeline::Timeline;
-use super::{file_path, TrainJob};
+use super::TrainJob;
 
-/// The seed of the dataset's sizes: the same in every run with the same `--seed`.
-fn dataset_seed(ctx: &JobContext) -> u64 {
-    ctx.seed ^ ((ctx.job_index as u64) << 48) ^ 0x7a41_0000
+/// The seed of the dataset's sizes: the same in every run with the same `--seed`, or the one
+/// a kept dataset was generated with.
+fn dataset_seed(ctx: &JobContext, t: &TrainJob) -> u64 {
+    match &t.kept {
+        Some(k) => k.seed,
+        None => super::kept::dataset_seed(ctx.seed, ctx.job_index),
+    }
 }
 
 /// The seed of epoch `e`'s order.
 fn epoch_seed(ctx: &JobContext, e: u64) -> u64 {
-    dataset_seed(ctx) ^ e.wrapping_mul(0x9e37_79b9_7f4a_7c15)
+    super::kept::dataset_seed(ctx.seed, ctx.job_index) ^ e.wrapping_mul(0x9e37_79b9_7f4a_7c15)
 }
 
 /// What accelerator `a` of `accelerators` reads in an epoch of `dataset`: its share of the
@@ -78,7 +82,7 @@ pub(crate) fn accelerator_of(
 impl<C: Client> Worker<C> {
     /// Write files `id`, `id + workers`, ... of the dataset.
     pub(super) async fn generate(&mut self, ctx: &JobContext, t: &TrainJob, rec: &mut Recorder<'_>) {
-        let d = t.dataset(dataset_seed(ctx));
+        let d = t.dataset(dataset_seed(ctx, t));
         let opts = FileOpts::default();
         let workers = ctx.total_workers.max(1) as u64;
         let mut f = self.id as u64;
@@ -86,7 +90,7 @@ impl<C: Client> Worker<C> {
             let Some((intended, start)) = self.begin(rec.ctl()).await else {
                 return;
             };
-            file_path(&mut self.path, ctx.job_index, f);
+            t.file_path(&mut self.path, ctx.job_index, f);
             let key = FileKey {
                 job: ctx.job_index as u16,
                 set: 0,
@@ -126,7 +130,7 @@ impl<C: Client> Worker<C> {
         active: Option<u64>,
         rec: &mut Recorder<'_>,
     ) {
-        let d = t.dataset(dataset_seed(ctx));
+        let d = t.dataset(dataset_seed(ctx, t));
         let Some((accelerators, me)) = accelerator_of(self.id as u64, ctx.total_workers as u64, t.accelerators, active)
         else {
             return rec.sit_out();
@@ -148,7 +152,7 @@ impl<C: Client> Worker<C> {
                     break 'steps;
                 };
                 let place = d.place(sample);
-                file_path(&mut self.path, ctx.job_index, place.file);
+                t.file_path(&mut self.path, ctx.job_index, place.file);
                 let r = if d.samples_per_file == 1 {
                     let key = FileKey {
                         job: ctx.job_index as u16,
