@@ -71,13 +71,11 @@ fn every_epoch_reads_the_generated_dataset_once_on_both_backends() {
                 assert_eq!((n(&total["samples"]), n(&total["bytes"])), (samples, dataset), "{at}");
                 assert_eq!(n(&total["steps"]), samples / 3, "{at}");
                 assert_eq!(n(&t["wait"]["count"]), samples / 3, "{at}: a wait per step");
-                let accels: Vec<&Value> = e["workers_detail"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|w| &w["accelerator"])
-                    .collect();
-                assert_eq!(accels.len(), 2);
+                // unet3d's 4 read threads: each accelerator is 4 workers, the first reports it.
+                let detail = e["workers_detail"].as_array().unwrap();
+                assert_eq!(detail.len(), 8, "{at}");
+                let accels: Vec<&Value> = detail.iter().filter_map(|w| w.get("accelerator")).collect();
+                assert_eq!(accels.len(), 2, "{at}");
                 for a in &accels {
                     assert_eq!(n(&a["samples"]), samples / 2, "{at}: an even share");
                 }
@@ -156,6 +154,60 @@ fn au_is_compute_over_compute_and_wait_and_a_slower_store_lowers_it() {
     assert!(n(&t["wait"]["min_ns"]) >= 17_900_000, "{}", t["wait"]);
     assert!(aus[1] < aus[0], "latency lowered AU: {} < {}", aus[1], aus[0]);
     assert_eq!(t["meets_threshold"], false);
+}
+
+/// An accelerator's read threads are parallel readers: on a store where every read takes
+/// 5 ms, four of them keep it busier than one, and the epoch still reads the dataset once.
+#[test]
+fn parallel_readers_raise_au_where_latency_limits_one() {
+    let args = |readers: &'static str| {
+        [
+            "-w",
+            "train",
+            "--files",
+            "48",
+            "--sample-size",
+            "4k",
+            "--sample-size-stdev",
+            "0",
+            "--batch-size",
+            "4",
+            "--accelerators",
+            "2",
+            "--epochs",
+            "1",
+            "--compute-time",
+            "5ms",
+            "--prefetch",
+            "1",
+            "--read-threads",
+            readers,
+        ]
+    };
+    let mut aus = Vec::new();
+    for readers in ["1", "4"] {
+        let a = args(readers);
+        let r = expect_ok(&Target::Mem, &a, run("mem://?latency=5ms", &a));
+        let e = phases(&r, "train")[0];
+        let t = &e["train"];
+        let at = format!("{readers} read threads");
+        assert_eq!(n(&t["accelerators"]), 2, "{at}");
+        assert_eq!(n(&e["workers"]), 2 * readers.parse::<u64>().unwrap(), "{at}");
+        assert_eq!((n(&e["ops"]), n(&e["bytes"])), (48, 48 * 4096), "{at}");
+        let total = &t["total"];
+        assert_eq!((n(&total["samples"]), n(&total["bytes"])), (48, 48 * 4096), "{at}");
+        assert_eq!(
+            (n(&total["steps"]), n(&t["wait"]["count"])),
+            (12, 12),
+            "{at}: a wait per step"
+        );
+        assert!((t["au"].as_f64().unwrap() - au_of(total)).abs() < 1e-12, "{at}");
+        aus.push(t["au"].as_f64().unwrap());
+    }
+    // One reader: every 5 ms compute waits for a batch of four 5 ms reads, AU <= 5/20 at best.
+    // Four readers load four batches at once.
+    assert!(aus[0] <= 0.25 + 1e-9, "one reader: AU {}", aus[0]);
+    assert!(aus[1] > aus[0], "4 readers AU {} above 1 reader's {}", aus[1], aus[0]);
 }
 
 /// workloads/mlperf-train.toml runs as shipped, its preset and scale from the environment.

@@ -294,16 +294,18 @@ fn validate_job(index: usize, s: &JobSpec, run: &RunSpec) -> Result<Job, ConfigE
                 "each accelerator is a worker: give --accelerators or --workers, not both",
             )))
         }
-        Some(n) if threads.is_some_and(|t| t > n) => {
-            return Err(ctx(ConfigError::value(
-                "threads",
-                threads.unwrap_or_default(),
-                format!("give between 1 and the number of workers ({n})"),
-            )))
-        }
         Some(n) => n,
         None => workers,
     };
+    // Each may be several workers (a train accelerator's parallel readers).
+    let workers = workers.saturating_mul(workload.workers_each());
+    if let Some(t) = threads.filter(|&t| t > workers) {
+        return Err(ctx(ConfigError::value(
+            "threads",
+            t,
+            format!("give between 1 and the number of workers ({workers})"),
+        )));
+    }
     workload.check_workers(workers).map_err(&ctx)?;
     let (rate, rate_steps, arrival, until_stable) = validate_load(j, duration.is_some()).map_err(ctx)?;
     let start_delay = j.start_delay.as_deref().map(parse_duration).transpose();

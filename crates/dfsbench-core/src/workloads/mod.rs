@@ -135,6 +135,10 @@ pub trait Kind: Sized + Clone + Debug + Serialize + Send + Sync {
     fn workers(&self) -> Option<usize> {
         None
     }
+    /// Workers that each of those is (train's parallel readers of an accelerator).
+    fn workers_each(&self) -> usize {
+        1
+    }
     /// Adapt defaulted choices to the backend; returns a note on what was left out.
     fn fit(&mut self, _caps: Capabilities, _backend: &str) -> Option<String> {
         None
@@ -360,6 +364,11 @@ macro_rules! registry {
             pub(crate) fn workers(&self) -> Option<usize> {
                 match self {
                     $($(#[$attr])* Workload::$variant(w) => w.workers()),*
+                }
+            }
+            pub(crate) fn workers_each(&self) -> usize {
+                match self {
+                    $($(#[$attr])* Workload::$variant(w) => w.workers_each()),*
                 }
             }
             pub(crate) fn fit(&mut self, caps: Capabilities, backend: &str) -> Option<String> {

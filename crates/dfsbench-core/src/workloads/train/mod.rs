@@ -24,12 +24,15 @@ use crate::workloads::{RunSettings, TargetAt, Timing};
 
 mod dataset;
 mod kept;
+mod lines;
 mod profile;
+mod reader;
 mod run;
 mod timeline;
 
 use dataset::Dataset;
 use kept::Kept;
+use lines::Lines;
 pub use profile::Accelerator;
 use profile::{profile, Profile, PROFILES};
 
@@ -75,8 +78,8 @@ pub struct Options {
     #[arg(long, value_name = "TIME", help_heading = "train")]
     pub compute_time: Option<String>,
 
-    /// Reader threads per accelerator (DLIO's read_threads); with --prefetch they set how many
-    /// batches may be loaded ahead of the accelerator.
+    /// Parallel readers per accelerator, each a worker loading whole batches (DLIO's
+    /// read_threads); with --prefetch they set how many batches may be loaded ahead of it.
     #[arg(long, value_name = "N", help_heading = "train")]
     pub read_threads: Option<u64>,
 
@@ -134,6 +137,9 @@ pub struct TrainJob {
     /// Whether the phases were named (else a kept dataset already there skips generate).
     #[serde(skip)]
     pub phases_given: bool,
+    /// Where the readers of each accelerator meet in an epoch.
+    #[serde(skip)]
+    pub(crate) lines: Lines,
 }
 
 /// The phases of a train job, in the order they run.
@@ -311,6 +317,7 @@ impl Kind for TrainJob {
             dataset: None,
             kept: None,
             phases_given: s.phases.is_some(),
+            lines: Lines::default(),
         };
         job.dataset = own.dataset.as_ref().map(|n| match n.as_str() {
             "" => kept::derived_name(&job),
@@ -434,6 +441,10 @@ impl Kind for TrainJob {
 
     fn workers(&self) -> Option<usize> {
         self.accelerators
+    }
+
+    fn workers_each(&self) -> usize {
+        usize::try_from(self.read_threads).unwrap_or(usize::MAX)
     }
 
     fn on_target(&mut self, index: usize, at: &TargetAt) -> Result<Option<String>, String> {
