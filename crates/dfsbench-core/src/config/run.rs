@@ -285,18 +285,17 @@ fn validate_job(index: usize, s: &JobSpec, run: &RunSpec) -> Result<Job, ConfigE
     let workload = workloads::validate(name, &s.workloads, &s.shared, &run.settings())
         .unwrap_or_else(|| Err(format!("unknown workload '{name}'").into()))
         .map_err(&ctx)?;
-    // Workers the workload's own options ask for (train's accelerators) are the job's.
-    let workers = match workload.workers() {
-        Some(n) if j.workers.or(run.workers).is_some_and(|w| w != n) => {
-            return Err(ctx(ConfigError::value(
+    // What the workload's own options ask for (train's accelerators) sets the job's workers.
+    let workers =
+        match workload.workers() {
+            Some(n) if j.workers.or(run.workers).is_some_and(|w| w != n) => return Err(ctx(ConfigError::value(
                 "accelerators",
                 n,
-                "each accelerator is a worker: give --accelerators or --workers, not both",
-            )))
-        }
-        Some(n) => n,
-        None => workers,
-    };
+                "without --accelerators, --workers sets the accelerators: give --accelerators or --workers, not both",
+            ))),
+            Some(n) => n,
+            None => workers,
+        };
     // Each may be several workers (a train accelerator's parallel readers).
     let workers = workers.saturating_mul(workload.workers_each());
     if let Some(t) = threads.filter(|&t| t > workers) {

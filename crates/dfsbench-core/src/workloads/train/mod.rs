@@ -49,7 +49,7 @@ pub struct Options {
     #[arg(long, value_name = "TYPE", help_heading = "train")]
     pub accelerator: Option<String>,
 
-    /// Emulated accelerators per rank, one worker each [default: --workers].
+    /// Emulated accelerators per rank, --read-threads workers each [default: --workers].
     #[arg(long, value_name = "N", help_heading = "train")]
     pub accelerators: Option<usize>,
 
