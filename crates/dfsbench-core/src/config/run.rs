@@ -261,9 +261,9 @@ fn validate_job(index: usize, s: &JobSpec, run: &RunSpec) -> Result<Job, ConfigE
     let time_based = j.time_based != Some(false);
     match (j.time_based, duration) {
         (Some(true), None) => return Err(ctx("time_based needs a duration: add duration (--runtime/--duration)".into())),
-        (Some(false), Some(_)) if name != "io" => {
+        (Some(false), Some(_)) if !matches!(name, "io" | "files") => {
             return Err(ctx(format!(
-                "time_based = false (one pass, cut short at the duration) applies to io jobs: remove it from this {name} job"
+                "time_based = false (one pass, cut short at the duration) applies to io and files jobs: remove it from this {name} job"
             )
             .into()))
         }
