@@ -29,7 +29,7 @@ pub(crate) use device::CAPABILITIES as DEVICE_CAPABILITIES;
 pub use device::{is_block_device, BACKEND as DEVICE_BACKEND};
 
 /// Name of the marker file that proves a directory is a run directory made by dfsbench.
-pub(crate) const RUN_MARKER: &str = ".dfsbench-run";
+pub const RUN_MARKER: &str = ".dfsbench-run";
 /// Prefix of every run directory.
 pub const RUN_PREFIX: &str = "dfsbench-";
 

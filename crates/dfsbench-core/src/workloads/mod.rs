@@ -148,6 +148,11 @@ pub trait Kind: Sized + Clone + Debug + Serialize + Send + Sync {
     fn on_device(&mut self, _bytes: u64, _workers: usize) -> Result<(), String> {
         Err("only io jobs run on a block device".into())
     }
+    /// Whether [`Kind::on_target`] has anything to bind: the ranks agree on the binding only
+    /// then, so that other runs pay no extra round.
+    fn binds_to_target(&self) -> bool {
+        false
+    }
     /// Bind the job to what its target holds before anything runs (train's kept dataset):
     /// rank 0 first (`at.root`), then the other ranks; returns a note for the user.
     fn on_target(&mut self, _index: usize, _at: &TargetAt) -> Result<Option<String>, String> {
@@ -379,6 +384,11 @@ macro_rules! registry {
             pub(crate) fn on_device(&mut self, bytes: u64, workers: usize) -> Result<(), String> {
                 match self {
                     $($(#[$attr])* Workload::$variant(w) => w.on_device(bytes, workers)),*
+                }
+            }
+            pub(crate) fn binds_to_target(&self) -> bool {
+                match self {
+                    $($(#[$attr])* Workload::$variant(w) => w.binds_to_target()),*
                 }
             }
             pub(crate) fn on_target(&mut self, index: usize, at: &TargetAt) -> Result<Option<String>, String> {

@@ -6,15 +6,14 @@
 
 use std::path::{Path, PathBuf};
 
+use dfsbench_backends::{RUN_MARKER, RUN_PREFIX};
 use serde::{Deserialize, Serialize};
 
 use super::TrainJob;
 use crate::workloads::TargetAt;
 
-/// The prefix of a kept dataset's directory: a run directory's, so clean knows it.
-const DIR_PREFIX: &str = "dfsbench-dataset-";
-/// The run marker's name (`dfsbench clean` checks it names the directory).
-const MARKER: &str = ".dfsbench-run";
+/// What follows the run directories' prefix in a kept dataset's name, so clean knows it.
+const DIR_INFIX: &str = "dataset-";
 const MANIFEST: &str = ".dfsbench-dataset.json";
 const FORMAT: &str = "dfsbench train dataset 1";
 
@@ -94,7 +93,7 @@ pub(crate) fn bind(t: &TrainJob, name: &str, index: usize, at: &TargetAt) -> Res
     let parent = parent.ok_or("the run directory has no parent directory")?;
     // Named in full in messages, so that the `dfsbench clean` they give works from anywhere.
     let parent = std::fs::canonicalize(&parent).unwrap_or(parent);
-    let dir_name = format!("{DIR_PREFIX}{name}");
+    let dir_name = format!("{RUN_PREFIX}{DIR_INFIX}{name}");
     let dir = parent.join(&dir_name);
     let wanted = manifest(t, dataset_seed(at.seed, index), at.run_id);
     let found = read_manifest(&dir)?;
@@ -241,7 +240,8 @@ fn make_dir(dir: &PathBuf, dir_name: &str, m: &Manifest) -> Result<(), String> {
     let write = |file: &str, text: String| {
         std::fs::write(dir.join(file), text).map_err(|e| format!("cannot write {}: {e}", dir.join(file).display()))
     };
-    write(MARKER, format!("{dir_name}\n"))?;
+    // The run marker naming the directory, which `dfsbench clean` checks.
+    write(RUN_MARKER, format!("{dir_name}\n"))?;
     let json = serde_json::to_string_pretty(m).expect("a manifest serializes");
     write(MANIFEST, json + "\n")
 }

@@ -447,6 +447,9 @@ impl Kind for TrainJob {
         usize::try_from(self.read_threads).unwrap_or(usize::MAX)
     }
 
+    fn binds_to_target(&self) -> bool {
+        self.dataset.is_some()
+    }
     fn on_target(&mut self, index: usize, at: &TargetAt) -> Result<Option<String>, String> {
         let Some(name) = self.dataset.clone() else {
             return Ok(None);
