@@ -26,4 +26,4 @@ pub use target::{AnyStorage, BackendInfo, Target, BACKENDS};
 pub use clean::clean_run;
 pub use dal::NetOptions;
 pub use mem::MemStorage;
-pub use posix::{is_block_device, is_dataless_char_device, DEVICE_BACKEND, RUN_PREFIX};
+pub use posix::{is_block_device, is_dataless_char_device, DEVICE_BACKEND, RUN_MARKER, RUN_PREFIX};

@@ -1,4 +1,5 @@
-//! `dfsbench clean`: remove run directories left by `--keep` or a killed run, on any backend.
+//! `dfsbench clean`: remove run directories left by `--keep` or a killed run, on any backend,
+//! and the datasets train's `--dataset` kept (they carry a run directory's marker).
 
 use dfsbench_backends::clean_run;
 

@@ -46,8 +46,9 @@ pub enum Command {
     History(crate::history::HistoryArgs),
     /// Remove run directories left by `--keep` or a killed run (only ones dfsbench created).
     Clean {
-        /// Run directories (dfsbench-<run id>) to remove: a path, or a target URI ending in the
-        /// run's name (s3://bucket/prefix/dfsbench-<run id>?endpoint=..., hdfs://nn:8020/p/dfsbench-...).
+        /// Run directories (dfsbench-<run id>) or kept train datasets (dfsbench-dataset-NAME) to
+        /// remove: a path, or a target URI ending in the run's name
+        /// (s3://bucket/prefix/dfsbench-<run id>?endpoint=..., hdfs://nn:8020/p/dfsbench-...).
         #[arg(required = true, value_name = "RUN_DIR")]
         paths: Vec<String>,
     },

@@ -65,9 +65,7 @@ const ON_A_DEVICE: [&str; 15] = [
 fn reason_kind(name: &str, why: &str) -> &'static str {
     if why.contains("dfsbench's engines are") {
         "engine"
-    } else if why.contains("device") {
-        "device"
-    } else if name == "numa.fio" && why.contains("this machine has no NUMA node") {
+    } else if why.contains("device") || (name == "numa.fio" && why.contains("this machine has no NUMA node")) {
         "device"
     } else {
         "other"
@@ -1024,7 +1022,7 @@ fn device_examples_run_on_the_named_device() {
     )
     .unwrap();
     let write = &measured(&result)[0];
-    assert_eq!(u(&write["verify"]["checked_bytes"]), 6 * 2 * 128 << 10, "{write}");
+    assert_eq!(u(&write["verify"]["checked_bytes"]), (6 * 2 * 128) << 10, "{write}");
     // Zones of 1 MiB every 3 MiB (256m every 2g there), read round and round until the
     // device's size is read; the bandwidth log's offsets are the same.
     let (_, _, fio_dir, our_dir) = same(
@@ -1191,6 +1189,13 @@ fn steady_state_ends_jobs_as_fio_does() {
     for p in measured(&result) {
         assert_eq!(p["steady"]["stable"], true, "{p}");
         assert!(p["duration_s"].as_f64().unwrap() < 35.0, "{}", p["duration_s"]);
+    }
+    // The nodes are left as they were: written to, never replaced or removed.
+    for (node, minor) in [(&null, 3), (&zero, 5)] {
+        use std::os::unix::fs::{FileTypeExt, MetadataExt};
+        let m = std::fs::symlink_metadata(node).unwrap();
+        assert!(m.file_type().is_char_device(), "{}", node.display());
+        assert_eq!((libc::major(m.rdev()), libc::minor(m.rdev())), (1, minor));
     }
     let jobs = result["config"]["jobs"].as_array().unwrap();
     assert_eq!(jobs[0]["device_file"], null.to_str().unwrap());

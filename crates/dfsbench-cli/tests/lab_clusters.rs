@@ -1301,6 +1301,7 @@ fn two_lab_directories_run_the_same_system_at_once() {
 }
 
 /// The words of the lab's mpirun line, and its rsh agent (the word after `plm_rsh_agent`).
+#[cfg(feature = "mpi")]
 fn lab_mpirun(st: &Value) -> (Vec<String>, PathBuf) {
     let words = shell_words::split(st["mpirun"].as_str().expect("an mpirun line")).unwrap();
     let at = words.iter().position(|w| w == "plm_rsh_agent").expect("an rsh agent");
@@ -1309,6 +1310,7 @@ fn lab_mpirun(st: &Value) -> (Vec<String>, PathBuf) {
 }
 
 /// One point of `study` on the lab's first 2 client nodes (`--launcher lab`): its result.
+#[cfg(feature = "mpi")]
 fn lab_study_point(lab: &Lab, study: &str, scale: &str, point: &str) -> Value {
     let dir = lab.dir.path().join(study);
     let d = dir.display().to_string();
@@ -1325,6 +1327,7 @@ fn lab_study_point(lab: &Lab, study: &str, scale: &str, point: &str) -> Value {
 }
 
 /// `COMMAND` on a client node through the lab's rsh agent, as mpirun runs it.
+#[cfg(feature = "mpi")]
 fn on_client(agent: &Path, client: &str, command: &str) -> Output {
     Command::new("timeout")
         .args(["-s", "KILL", "60"])

@@ -71,13 +71,11 @@ fn every_epoch_reads_the_generated_dataset_once_on_both_backends() {
                 assert_eq!((n(&total["samples"]), n(&total["bytes"])), (samples, dataset), "{at}");
                 assert_eq!(n(&total["steps"]), samples / 3, "{at}");
                 assert_eq!(n(&t["wait"]["count"]), samples / 3, "{at}: a wait per step");
-                let accels: Vec<&Value> = e["workers_detail"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|w| &w["accelerator"])
-                    .collect();
-                assert_eq!(accels.len(), 2);
+                // unet3d's 4 read threads: each accelerator is 4 workers, the first reports it.
+                let detail = e["workers_detail"].as_array().unwrap();
+                assert_eq!(detail.len(), 8, "{at}");
+                let accels: Vec<&Value> = detail.iter().filter_map(|w| w.get("accelerator")).collect();
+                assert_eq!(accels.len(), 2, "{at}");
                 for a in &accels {
                     assert_eq!(n(&a["samples"]), samples / 2, "{at}: an even share");
                 }
@@ -158,6 +156,60 @@ fn au_is_compute_over_compute_and_wait_and_a_slower_store_lowers_it() {
     assert_eq!(t["meets_threshold"], false);
 }
 
+/// An accelerator's read threads are parallel readers: on a store where every read takes
+/// 5 ms, four of them keep it busier than one, and the epoch still reads the dataset once.
+#[test]
+fn parallel_readers_raise_au_where_latency_limits_one() {
+    let args = |readers: &'static str| {
+        [
+            "-w",
+            "train",
+            "--files",
+            "48",
+            "--sample-size",
+            "4k",
+            "--sample-size-stdev",
+            "0",
+            "--batch-size",
+            "4",
+            "--accelerators",
+            "2",
+            "--epochs",
+            "1",
+            "--compute-time",
+            "5ms",
+            "--prefetch",
+            "1",
+            "--read-threads",
+            readers,
+        ]
+    };
+    let mut aus = Vec::new();
+    for readers in ["1", "4"] {
+        let a = args(readers);
+        let r = expect_ok(&Target::Mem, &a, run("mem://?latency=5ms", &a));
+        let e = phases(&r, "train")[0];
+        let t = &e["train"];
+        let at = format!("{readers} read threads");
+        assert_eq!(n(&t["accelerators"]), 2, "{at}");
+        assert_eq!(n(&e["workers"]), 2 * readers.parse::<u64>().unwrap(), "{at}");
+        assert_eq!((n(&e["ops"]), n(&e["bytes"])), (48, 48 * 4096), "{at}");
+        let total = &t["total"];
+        assert_eq!((n(&total["samples"]), n(&total["bytes"])), (48, 48 * 4096), "{at}");
+        assert_eq!(
+            (n(&total["steps"]), n(&t["wait"]["count"])),
+            (12, 12),
+            "{at}: a wait per step"
+        );
+        assert!((t["au"].as_f64().unwrap() - au_of(total)).abs() < 1e-12, "{at}");
+        aus.push(t["au"].as_f64().unwrap());
+    }
+    // One reader: every 5 ms compute waits for a batch of four 5 ms reads, AU <= 5/20 at best.
+    // Four readers load four batches at once.
+    assert!(aus[0] <= 0.25 + 1e-9, "one reader: AU {}", aus[0]);
+    assert!(aus[1] > aus[0], "4 readers AU {} above 1 reader's {}", aus[1], aus[0]);
+}
+
 /// workloads/mlperf-train.toml runs as shipped, its preset and scale from the environment.
 #[test]
 fn the_shipped_workload_file_runs_a_preset() {
@@ -232,4 +284,125 @@ fn an_accelerator_search_steps_up_to_the_accelerators_given() {
         assert_eq!(out.code, Some(0), "{}", out.describe());
         assert!(out.stdout.contains(line), "{}", out.stdout);
     }
+}
+
+/// A run of `args` on `dir` that must succeed with `note` its only stderr line (a kept
+/// dataset's).
+fn run_noting(dir: &std::path::Path, args: &[&str], note: &str) -> Value {
+    let r = run(&dir.display().to_string(), args);
+    assert_eq!(r.code, Some(0), "{args:?}: {}", r.describe());
+    let lines = r.stderr_lines();
+    assert!(
+        lines.len() == 1 && lines[0].contains(note),
+        "{args:?}: {}",
+        r.describe()
+    );
+    r.result().clone()
+}
+
+/// A run of `args` on `target` that must be refused before it ran, with `why` in its one line.
+fn refused(target: &str, args: &[&str], why: &str) {
+    let r = run(target, args);
+    assert!(matches!(r.code, Some(1 | 2)), "{args:?}: {}", r.describe());
+    let lines = r.stderr_lines();
+    assert!(lines.len() == 1 && lines[0].contains(why), "{args:?}: {}", r.describe());
+}
+
+/// `--phases generate --dataset NAME` keeps the dataset beside the run directories; later runs
+/// train on it without writing a byte, and refuse another layout, a foreign or half-made
+/// folder, and mem://, each in one line; `dfsbench clean` removes it.
+#[test]
+fn a_kept_dataset_is_generated_once_and_trained_on_in_later_runs() {
+    let target = Target::temp();
+    let dir = target.path().unwrap();
+    let layout = [
+        "-w",
+        "train",
+        "--files",
+        "12",
+        "--samples-per-file",
+        "4",
+        "--sample-size",
+        "8k",
+        "--batch-size",
+        "3",
+        "--accelerators",
+        "2",
+        "--epochs",
+        "1",
+        "--compute-time",
+        "1ms",
+    ];
+    let with = |extra: &[&'static str]| [&layout[..], extra].concat();
+    refused(
+        &target.uri(),
+        &with(&["--phases", "train"]),
+        "train alone reads a dataset an earlier run kept: give --dataset NAME",
+    );
+    refused(
+        &target.uri(),
+        &with(&["--phases", "train", "--dataset", "s1"]),
+        "no dataset 's1' at",
+    );
+    let made = run_noting(
+        dir,
+        &with(&["--phases", "generate", "--dataset", "s1"]),
+        "kept after the run",
+    );
+    let generate = phases(&made, "generate");
+    assert_eq!((generate.len(), phases(&made, "train").len()), (1, 0));
+    let dataset = n(&generate[0]["bytes"]);
+    let kept = dir.join("dfsbench-dataset-s1");
+    assert!(kept.join("f11").is_file() && target.run_dirs().is_empty());
+    // Train alone, and the default run, read what is there: every sample once, nothing written.
+    for extra in [
+        &["--phases", "train", "--dataset", "s1"][..],
+        &["--dataset", "s1", "--seed", "7"],
+    ] {
+        let r = run_noting(dir, &with(extra), "not generated again");
+        assert!(phases(&r, "generate").is_empty(), "{extra:?}");
+        let e = phases(&r, "train");
+        assert_eq!(e.len(), 1);
+        assert_eq!((n(&e[0]["ops"]), n(&e[0]["bytes"])), (48, dataset), "{extra:?}");
+        assert!(target.run_dirs().is_empty());
+    }
+    let s1 = kept.display().to_string();
+    refused(
+        &target.uri(),
+        &with(&["--phases", "generate", "--dataset", "s1"]),
+        &format!("dataset 's1' is already at {s1}"),
+    );
+    let other = [&layout[..], &["--dataset", "s1"]].concat();
+    let mut other: Vec<&str> = other.into_iter().collect();
+    other[7] = "4k";
+    refused(
+        &target.uri(),
+        &other,
+        "holds another layout: sample size 8192 there, 4096 asked (--sample-size 8192 reads it)",
+    );
+    std::fs::create_dir(dir.join("dfsbench-dataset-mine")).unwrap();
+    refused(
+        &target.uri(),
+        &with(&["--phases", "train", "--dataset", "mine"]),
+        "is there but is not a dataset dfsbench kept (no readable manifest)",
+    );
+    refused(
+        "mem://",
+        &with(&["--dataset", "s1"]),
+        "mem:// keeps nothing after its process ends",
+    );
+    // A half-made dataset (a generate that was killed) is refused, not read.
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(kept.join("f3"))
+        .unwrap()
+        .set_len(100)
+        .unwrap();
+    refused(&target.uri(), &with(&["--dataset", "s1"]), "is incomplete");
+    // clean removes the kept dataset, and refuses the folder dfsbench did not make.
+    let out = common::dfsbench(&["clean", &s1]);
+    assert_eq!(out.code, Some(0), "{}", out.describe());
+    assert!(!kept.exists() && dir.join("dfsbench-dataset-mine").is_dir());
+    let out = common::dfsbench(&["clean", &dir.join("dfsbench-dataset-mine").display().to_string()]);
+    assert_eq!(out.code, Some(1), "{}", out.describe());
 }

@@ -966,6 +966,43 @@ fn io_runtime_without_time_based_cuts_one_pass() {
     assert!(f(&phase(&r, "write")["duration_s"]) < 30.0);
 }
 
+/// The same for a files job (a study's `--max-point-time`): the write and the read make one
+/// pass, cut short at the duration; the delete removes every file the write made.
+#[test]
+fn files_runtime_without_time_based_cuts_one_pass() {
+    // Paced at 500 files/s, 20000 files take 40 s on any machine: the 1 s runtime must cut
+    // the write, and the read of what it wrote.
+    let base = [
+        "-w",
+        "files",
+        "--file-size",
+        "1k",
+        "-j",
+        "2",
+        "--time_based=0",
+        "--rate",
+        "500",
+    ];
+    let cut = common::run(
+        "mem://",
+        &[&base[..], &["--files", "10000", "--runtime", "1s"]].concat(),
+    );
+    let r = expect_ok(&Target::Mem, &base, cut);
+    let (write, read, delete) = (phase(&r, "write"), phase(&r, "read"), phase(&r, "delete"));
+    let written = u(&write["ops"]);
+    assert!(written > 0 && written < 20_000, "cut short: {written}");
+    assert!(u(&read["ops"]) <= written, "one pass: no file read twice");
+    assert_eq!(u(&delete["ops"]), written);
+    assert_eq!(r["config"]["jobs"][0]["time_based"], false);
+    // A pass that ends before the duration is not repeated.
+    let whole = common::run("mem://", &[&base[..], &["--files", "20", "--runtime", "30s"]].concat());
+    let r = expect_ok(&Target::Mem, &base, whole);
+    for op in ["write", "read", "delete"] {
+        assert_eq!(u(&phase(&r, op)["ops"]), 40, "{op}");
+        assert!(f(&phase(&r, op)["duration_s"]) < 30.0, "{op}");
+    }
+}
+
 /// A worker opens its io file (and fills its write buffers) before the phase's clock starts,
 /// as fio does before its job's: on a store where opening takes 300 ms, the 300 ms fall
 /// between the layout's end and the read's start, not into the read phase. Load can only

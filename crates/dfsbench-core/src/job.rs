@@ -17,8 +17,8 @@ pub struct Job {
     pub threads: Option<usize>,
     #[serde(with = "opt_secs")]
     pub duration: Option<Duration>,
-    /// Phases with a duration loop until it is over; false (io only, fio's runtime without
-    /// time_based): they make one pass, cut short at the duration.
+    /// Phases with a duration loop until it is over; false (io and files jobs, fio's runtime
+    /// without time_based): they make one pass, cut short at the duration.
     #[serde(skip_serializing_if = "is_true")]
     pub time_based: bool,
     #[serde(with = "secs")]

@@ -15,7 +15,8 @@ use crate::cluster::Group;
 use crate::config::RunConfig;
 use crate::faults::{self, Record, Timeline};
 use crate::host::{host, process_cpu_times};
-use crate::runner::{agree, fit_to_backend, fit_to_device, run, FitError, Observer, RunClock, Status};
+use crate::runner::{agree, bind_to_target, fit_to_backend, fit_to_device, run, FitError, Observer, RunClock, Status};
+use crate::workloads::TargetAt;
 use dfsbench_backends::clock::Instant;
 use dfsbench_result::PhaseResult;
 use dfsbench_result::{self as result, RunResult, Tool};
@@ -225,6 +226,33 @@ fn open_storage(
     }
 }
 
+/// Bind the jobs to what the target holds: rank 0 first (it makes what is missing), then,
+/// once every rank knows it succeeded, the others to what it made.
+fn bind(config: &mut RunConfig, info: &TargetInfo, run_id: &str, group: &mut Group) -> Result<Vec<String>, StartError> {
+    // The same config on every rank: all skip the round alike.
+    if !config.jobs.iter().any(|j| j.workload.binds_to_target()) {
+        return Ok(Vec::new());
+    }
+    let mut at = TargetAt {
+        info,
+        run_id,
+        seed: config.seed,
+        root: true,
+    };
+    let first = group.is_root().then(|| bind_to_target(config, &at));
+    let problem = first.as_ref().and_then(|r| r.as_ref().err()).map(|e| e.to_string());
+    if let Some(e) = agree(group, problem, "the check of what the target holds") {
+        return Err(StartError(StartCause::RunDir(e)));
+    }
+    match first {
+        Some(notes) => notes.map_err(|e| StartError(StartCause::Backend(e))),
+        None => {
+            at.root = false;
+            bind_to_target(config, &at).map_err(|e| StartError(StartCause::Backend(e)))
+        }
+    }
+}
+
 /// A run whose directory is open.
 struct Started<'a> {
     run_id: &'a str,
@@ -252,7 +280,7 @@ impl Started<'_> {
                 Some(bytes) => fit_to_device(&mut config, bytes).map(|()| notes),
                 None => Ok(notes),
             });
-        let notes = match fitted {
+        let mut notes = match fitted {
             Ok(notes) => notes,
             Err(e) => {
                 if group.is_root() {
@@ -261,6 +289,11 @@ impl Started<'_> {
                 return Err(StartError(StartCause::Backend(e)));
             }
         };
+        notes.extend(bind(&mut config, &info, self.run_id, group).inspect_err(|_| {
+            if group.is_root() {
+                let _ = s.remove_run();
+            }
+        })?);
         let endpoint = match self.target {
             Target::Net(spec) => spec.endpoint_address(),
             _ => None,

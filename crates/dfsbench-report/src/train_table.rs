@@ -154,11 +154,19 @@ pub fn accelerators_table(result: &RunResult) -> Option<String> {
     let epochs = epochs(result, false);
     let mut sums: Vec<(usize, Accelerator)> = Vec::new();
     for (p, _) in &epochs {
+        // Each accelerator is its read_threads workers; the first of them holds its figures.
+        let readers = p
+            .params
+            .get("read_threads")
+            .and_then(|r| r.as_u64())
+            .unwrap_or(1)
+            .max(1) as usize;
         for w in &p.workers_detail {
             let Some(a) = w.accelerator else { continue };
-            match sums.iter_mut().find(|(id, _)| *id == w.worker) {
+            let id = w.worker / readers;
+            match sums.iter_mut().find(|(i, _)| *i == id) {
                 Some((_, s)) => *s = s.plus(a),
-                None => sums.push((w.worker, a)),
+                None => sums.push((id, a)),
             }
         }
     }

@@ -29,7 +29,7 @@ pub(crate) use device::CAPABILITIES as DEVICE_CAPABILITIES;
 pub use device::{is_block_device, is_dataless_char_device, BACKEND as DEVICE_BACKEND};
 
 /// Name of the marker file that proves a directory is a run directory made by dfsbench.
-pub(crate) const RUN_MARKER: &str = ".dfsbench-run";
+pub const RUN_MARKER: &str = ".dfsbench-run";
 /// Prefix of every run directory.
 pub const RUN_PREFIX: &str = "dfsbench-";
 
@@ -324,6 +324,18 @@ pub struct PosixClient {
     path2: Vec<u8>,
 }
 
+/// Refuse a path outside the run directory: only [`PosixClient::open`] takes one (a device
+/// that holds no data); no other call may make, stat, rename or remove anything there.
+fn inside(path: &str) -> OpResult<()> {
+    if path.starts_with('/') {
+        return Err(OpError::new(
+            "EPERM",
+            format!("{path}: dfsbench makes, renames and removes nothing outside its run directory"),
+        ));
+    }
+    Ok(())
+}
+
 /// Write `path` and a terminating NUL into `buf` and return a C string pointer into it.
 fn c_path(buf: &mut Vec<u8>, path: &str) -> *const libc::c_char {
     debug_assert!(!path.as_bytes().contains(&0));
@@ -465,6 +477,7 @@ impl Client for PosixClient {
             // The job's directory is the device itself: nothing to make.
             return Ok(());
         }
+        inside(path)?;
         let p = c_path(&mut self.path, path);
         // SAFETY: p is NUL-terminated.
         check(unsafe { libc::mkdirat(self.dirfd(), p, 0o755) }).map(|_| ())
@@ -474,6 +487,7 @@ impl Client for PosixClient {
         if self.device.is_some() {
             return Ok(());
         }
+        inside(path)?;
         let p = c_path(&mut self.path, path);
         // SAFETY: p is NUL-terminated.
         check(unsafe { libc::unlinkat(self.dirfd(), p, libc::AT_REMOVEDIR) }).map(|_| ())
@@ -483,6 +497,7 @@ impl Client for PosixClient {
         if self.device.is_some() {
             return Err(device::no_names("create"));
         }
+        inside(path)?;
         let fd = self.open(path, libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY)?;
         close(fd)
     }
@@ -491,6 +506,7 @@ impl Client for PosixClient {
         if let Some(d) = &self.device {
             return Ok(d.bytes);
         }
+        inside(path)?;
         let p = c_path(&mut self.path, path);
         // SAFETY: st is plain old data filled by fstatat; p is NUL-terminated.
         let mut st: libc::stat = unsafe { std::mem::zeroed() };
@@ -507,6 +523,8 @@ impl Client for PosixClient {
         if self.device.is_some() {
             return Err(device::no_names("rename"));
         }
+        inside(from)?;
+        inside(to)?;
         let a = c_path(&mut self.path, from);
         let b = c_path(&mut self.path2, to);
         let d = self.dirfd();
@@ -552,6 +570,7 @@ impl Client for PosixClient {
             // Nothing on a device is the run's to remove.
             return Ok(());
         }
+        inside(path)?;
         let p = c_path(&mut self.path, path);
         // SAFETY: p is NUL-terminated.
         check(unsafe { libc::unlinkat(self.dirfd(), p, 0) }).map(|_| ())
@@ -651,5 +670,52 @@ impl Client for PosixClient {
         // SAFETY: fd is open. The advice only tunes readahead: a refusal changes no result.
         unsafe { libc::posix_fadvise(fd.as_raw_fd(), 0, 0, advice) };
         PosixBlock::new(fd, opts)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The posix client's calls do their system calls inline, so one poll finishes them.
+    fn block_on<F: std::future::Future>(f: F) -> F::Output {
+        use std::task::{Context, Poll, Waker};
+        let mut f = std::pin::pin!(f);
+        match f.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
+            Poll::Ready(v) => v,
+            Poll::Pending => panic!("posix client calls never wait"),
+        }
+    }
+
+    #[test]
+    fn nothing_outside_the_run_directory_is_made_stated_renamed_or_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = dir.path().join("theirs");
+        std::fs::write(&outside, b"not the run's").unwrap();
+        let theirs = outside.to_str().unwrap();
+        let s = PosixStorage::create_run("t", dir.path(), "dfsbench-test").unwrap();
+        let mut c = s.client(0, 1).unwrap();
+        let gone = dir.path().join("gone");
+        let gone = gone.to_str().unwrap();
+        let refused = [
+            block_on(c.delete(theirs)).unwrap_err(),
+            block_on(c.rename(theirs, gone)).unwrap_err(),
+            block_on(c.rename("mine", theirs)).unwrap_err(),
+            block_on(c.rmdir(dir.path().to_str().unwrap())).unwrap_err(),
+            block_on(c.mkdir(gone)).unwrap_err(),
+            block_on(c.create(gone)).unwrap_err(),
+            block_on(c.stat(theirs)).unwrap_err(),
+            block_on(c.open_close(theirs)).unwrap_err(),
+        ];
+        for e in refused {
+            assert_eq!(e.kind, "EPERM", "{}", e.message);
+        }
+        assert_eq!(std::fs::read(&outside).unwrap(), b"not the run's");
+        assert!(!Path::new(gone).exists());
+        // Within the run directory the same calls work.
+        block_on(c.create("mine")).unwrap();
+        block_on(c.rename("mine", "yours")).unwrap();
+        assert_eq!(block_on(c.stat("yours")).unwrap(), 0);
+        block_on(c.delete("yours")).unwrap();
     }
 }

@@ -101,8 +101,9 @@ pub struct StudyArgs {
     #[arg(long, value_name = "COMMAND")]
     pub recovery_probe: Option<String>,
 
-    /// Cap each point's count-based I/O at TIME: one pass, cut short at TIME (fio's runtime
-    /// without time_based). A point with added delay says before it starts how long it takes
+    /// Cap each point's count-based I/O (block and whole-file jobs) at TIME: each phase makes
+    /// one pass, cut short at TIME (fio's runtime without time_based); deletes still remove
+    /// every file written. A point with added delay says before it starts how long it takes
     /// at least (surfnet's randread-8k-20ms at scale 1: 262144 reads x 20 ms, 1 h 27 min).
     #[arg(long, value_name = "TIME", value_parser = super::budget::parse_limit, conflicts_with = "from")]
     pub max_point_time: Option<String>,

@@ -31,13 +31,15 @@ fn serial_blocks(job: &JobSpec) -> Option<u64> {
     Some(size / bs / io.iodepth.unwrap_or(1).max(1) as u64)
 }
 
-/// `--max-point-time`: the point's count-based io jobs make one pass cut short at `limit`
-/// (fio's runtime without time_based); other jobs keep their own end. Returns whether a job
-/// was capped.
+/// `--max-point-time`: the point's count-based io and files jobs make one pass cut short at
+/// `limit` (fio's runtime without time_based: each write or read phase, while a files job's
+/// delete still removes every file written); other jobs keep their own end. Returns whether a
+/// job was capped.
 pub fn cap(point: &mut Point, limit: &str) -> bool {
     let mut capped = false;
     for job in &mut point.jobs {
-        if job.settings.workload.as_deref() == Some("io") && job.settings.duration.is_none() {
+        let passes = matches!(job.settings.workload.as_deref(), Some("io" | "files"));
+        if passes && job.settings.duration.is_none() {
             job.settings.duration = Some(limit.to_string());
             job.settings.time_based = Some(false);
             capped = true;
@@ -87,5 +89,27 @@ mod tests {
         dfsbench_core::config::validate(&Default::default(), &p.jobs).unwrap();
         assert!(least_time(&p).is_some(), "still count-based: one pass, cut short");
         assert!(parse_limit("0.5s").is_err() && parse_limit("soon").is_err());
+    }
+
+    #[test]
+    fn whole_file_jobs_are_capped_and_timed_ones_keep_their_end() {
+        // At scale 0.01 clients-sweep's large files run until steady, for at most 3 s.
+        let s = catalog::build("clients-sweep", Scale::parse("0.01").unwrap(), &[]).unwrap();
+        let mut p = s.points.into_iter().find(|p| p.id == "clients8").unwrap();
+        let timed: Vec<_> = p.jobs.iter().map(|j| j.settings.duration.clone()).collect();
+        assert!(cap(&mut p, "5s"));
+        for (job, before) in p.jobs.iter().zip(timed) {
+            match before {
+                None => assert_eq!(
+                    (job.settings.duration.as_deref(), job.settings.time_based),
+                    (Some("5s"), Some(false)),
+                    "{}",
+                    job.settings.name.as_deref().unwrap_or("")
+                ),
+                Some(d) => assert_eq!(job.settings.duration, Some(d)),
+            }
+        }
+        assert!(p.params.ends_with("each pass at most 5s (--max-point-time)"));
+        dfsbench_core::config::validate(&Default::default(), &p.jobs).unwrap();
     }
 }

@@ -261,9 +261,9 @@ fn validate_job(index: usize, s: &JobSpec, run: &RunSpec) -> Result<Job, ConfigE
     let time_based = j.time_based != Some(false);
     match (j.time_based, duration) {
         (Some(true), None) => return Err(ctx("time_based needs a duration: add duration (--runtime/--duration)".into())),
-        (Some(false), Some(_)) if name != "io" => {
+        (Some(false), Some(_)) if !matches!(name, "io" | "files") => {
             return Err(ctx(format!(
-                "time_based = false (one pass, cut short at the duration) applies to io jobs: remove it from this {name} job"
+                "time_based = false (one pass, cut short at the duration) applies to io and files jobs: remove it from this {name} job"
             )
             .into()))
         }
@@ -285,25 +285,26 @@ fn validate_job(index: usize, s: &JobSpec, run: &RunSpec) -> Result<Job, ConfigE
     let workload = workloads::validate(name, &s.workloads, &s.shared, &run.settings())
         .unwrap_or_else(|| Err(format!("unknown workload '{name}'").into()))
         .map_err(&ctx)?;
-    // Workers the workload's own options ask for (train's accelerators) are the job's.
-    let workers = match workload.workers() {
-        Some(n) if j.workers.or(run.workers).is_some_and(|w| w != n) => {
-            return Err(ctx(ConfigError::value(
+    // What the workload's own options ask for (train's accelerators) sets the job's workers.
+    let workers =
+        match workload.workers() {
+            Some(n) if j.workers.or(run.workers).is_some_and(|w| w != n) => return Err(ctx(ConfigError::value(
                 "accelerators",
                 n,
-                "each accelerator is a worker: give --accelerators or --workers, not both",
-            )))
-        }
-        Some(n) if threads.is_some_and(|t| t > n) => {
-            return Err(ctx(ConfigError::value(
-                "threads",
-                threads.unwrap_or_default(),
-                format!("give between 1 and the number of workers ({n})"),
-            )))
-        }
-        Some(n) => n,
-        None => workers,
-    };
+                "without --accelerators, --workers sets the accelerators: give --accelerators or --workers, not both",
+            ))),
+            Some(n) => n,
+            None => workers,
+        };
+    // Each may be several workers (a train accelerator's parallel readers).
+    let workers = workers.saturating_mul(workload.workers_each());
+    if let Some(t) = threads.filter(|&t| t > workers) {
+        return Err(ctx(ConfigError::value(
+            "threads",
+            t,
+            format!("give between 1 and the number of workers ({workers})"),
+        )));
+    }
     workload.check_workers(workers).map_err(&ctx)?;
     let (rate, rate_steps, arrival, until_stable) = validate_load(j, duration.is_some()).map_err(ctx)?;
     let start_delay = j.start_delay.as_deref().map(parse_duration).transpose();

@@ -203,7 +203,8 @@ pub struct JobSettings {
     pub duration: Option<String>,
 
     /// fio's time_based: with --duration/--runtime, 1 (the default) loops until the time is
-    /// over; 0 makes one pass, cut short at the duration, as fio without time_based (io).
+    /// over; 0 makes one pass, cut short at the duration, as fio without time_based (io and files jobs;
+    /// a files job's delete always removes every file it wrote).
     #[arg(long = "time-based", visible_alias = "time_based", value_name = "0|1", num_args = 0..=1, default_missing_value = "1", value_parser = workloads::parse_flag, help_heading = "Workload")]
     #[serde(default, deserialize_with = "flag_or_01", skip_serializing_if = "Option::is_none")]
     pub time_based: Option<bool>,

@@ -23,6 +23,7 @@ use crate::job::Job;
 use crate::plan::Phase;
 use crate::stats::Live;
 use crate::worker::JobContext;
+use crate::workloads::TargetAt;
 use dfsbench_result::PhaseResult;
 
 mod crew;
@@ -73,6 +74,9 @@ pub enum FitError {
         capability: &'static str,
         backend: String,
     },
+    /// A job that cannot bind to what the target holds (train's kept dataset).
+    #[error("job '{job}': {why}")]
+    Target { job: String, why: String },
     /// A job that cannot run on the block device the target is.
     #[error("job '{job}' cannot run on the device: {why}")]
     Device { job: String, why: String },
@@ -145,6 +149,24 @@ pub fn fit_to_backend(config: &mut RunConfig, caps: Capabilities, backend: &str)
                     threads: t,
                     workers: job.workers,
                 });
+            }
+        }
+    }
+    Ok(notes)
+}
+
+/// Bind every job to what the opened target holds ([`Kind::on_target`](crate::workloads::Kind)).
+/// Returns notes for the user.
+pub fn bind_to_target(config: &mut RunConfig, at: &TargetAt) -> Result<Vec<String>, FitError> {
+    let mut notes = Vec::new();
+    for (index, job) in config.jobs.iter_mut().enumerate() {
+        match job.workload.on_target(index, at) {
+            Ok(note) => notes.extend(note.map(|n| format!("job '{}': {n}", job.name))),
+            Err(why) => {
+                return Err(FitError::Target {
+                    job: job.name.clone(),
+                    why,
+                })
             }
         }
     }

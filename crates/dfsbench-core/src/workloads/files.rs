@@ -271,7 +271,8 @@ impl<C: Client> Worker<C> {
             self.existing.resize(f.sets.len(), 0);
             self.lost.resize(f.sets.len(), Vec::new());
         }
-        let time_based = ctx.duration.is_some() && phase != FilePhase::Delete;
+        // Without time_based a write or read makes one pass, cut short at the duration.
+        let time_based = ctx.duration.is_some() && ctx.time_based && phase != FilePhase::Delete;
         // Reads read `src`'s files: another rank's with --shuffle.
         let (owner, existing) = if phase == FilePhase::Read {
             (self.src, self.src_existing.get(set).copied().unwrap_or(0))

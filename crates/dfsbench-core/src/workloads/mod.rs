@@ -9,7 +9,7 @@
 
 use std::fmt::Debug;
 
-use dfsbench_backends::{Capabilities, Capability, Client};
+use dfsbench_backends::{Capabilities, Capability, Client, TargetInfo};
 use serde::{Deserialize, Serialize};
 
 use dfsbench_result::PhaseResult;
@@ -60,6 +60,17 @@ pub struct RunSettings {
     pub shuffle: Option<bool>,
     /// `--verify`, when given.
     pub verify: Option<bool>,
+}
+
+/// The opened target as [`Kind::on_target`] sees it.
+#[derive(Debug, Clone, Copy)]
+pub struct TargetAt<'a> {
+    pub info: &'a TargetInfo,
+    pub run_id: &'a str,
+    /// The run's `--seed`.
+    pub seed: u64,
+    /// Rank 0, which binds first; the others bind after it, to what it made.
+    pub root: bool,
 }
 
 /// What one workload module provides.
@@ -133,6 +144,10 @@ pub trait Kind: Sized + Clone + Debug + Serialize + Send + Sync {
     fn workers(&self) -> Option<usize> {
         None
     }
+    /// Workers that each of those is (train's parallel readers of an accelerator).
+    fn workers_each(&self) -> usize {
+        1
+    }
     /// Adapt defaulted choices to the backend; returns a note on what was left out.
     fn fit(&mut self, _caps: Capabilities, _backend: &str) -> Option<String> {
         None
@@ -150,6 +165,16 @@ pub trait Kind: Sized + Clone + Debug + Serialize + Send + Sync {
     /// Take the size of [`Kind::sized_by_file`]'s file, `bytes`, which `workers` workers share.
     fn take_file_size(&mut self, _bytes: u64, _workers: usize) -> Result<(), String> {
         Ok(())
+    }
+    /// Whether [`Kind::on_target`] has anything to bind: the ranks agree on the binding only
+    /// then, so that other runs pay no extra round.
+    fn binds_to_target(&self) -> bool {
+        false
+    }
+    /// Bind the job to what its target holds before anything runs (train's kept dataset):
+    /// rank 0 first (`at.root`), then the other ranks; returns a note for the user.
+    fn on_target(&mut self, _index: usize, _at: &TargetAt) -> Result<Option<String>, String> {
+        Ok(None)
     }
     /// What every worker of every rank must run alike in the next phase, which rank 0 reads
     /// from the merged `result` of this one and hands to all ranks with the phase's end (io's
@@ -189,6 +214,8 @@ pub(crate) fn names_in_words() -> String {
 macro_rules! registry {
     ($($(#[$attr:meta])* $variant:ident => $module:ident :: $job:ident),* $(,)?) => {
         /// A validated job's workload.
+        // One a job, never in a hot loop: an io job's many fio options may make it large.
+        #[allow(clippy::large_enum_variant)]
         #[derive(Debug, Clone, Serialize)]
         #[serde(tag = "workload", rename_all = "lowercase")]
         pub enum Workload {
@@ -369,6 +396,11 @@ macro_rules! registry {
                     $($(#[$attr])* Workload::$variant(w) => w.workers()),*
                 }
             }
+            pub(crate) fn workers_each(&self) -> usize {
+                match self {
+                    $($(#[$attr])* Workload::$variant(w) => w.workers_each()),*
+                }
+            }
             pub(crate) fn fit(&mut self, caps: Capabilities, backend: &str) -> Option<String> {
                 match self {
                     $($(#[$attr])* Workload::$variant(w) => w.fit(caps, backend)),*
@@ -387,6 +419,16 @@ macro_rules! registry {
             pub(crate) fn take_file_size(&mut self, bytes: u64, workers: usize) -> Result<(), String> {
                 match self {
                     $($(#[$attr])* Workload::$variant(w) => w.take_file_size(bytes, workers)),*
+                }
+            }
+            pub(crate) fn binds_to_target(&self) -> bool {
+                match self {
+                    $($(#[$attr])* Workload::$variant(w) => w.binds_to_target()),*
+                }
+            }
+            pub(crate) fn on_target(&mut self, index: usize, at: &TargetAt) -> Result<Option<String>, String> {
+                match self {
+                    $($(#[$attr])* Workload::$variant(w) => w.on_target(index, at)),*
                 }
             }
             pub(crate) fn agreed(&self, result: &PhaseResult) -> Option<serde_json::Value> {

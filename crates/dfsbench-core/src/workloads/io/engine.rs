@@ -204,6 +204,7 @@ pub(super) async fn open_io<C: Client>(
 /// `stint`.
 /// One function on purpose (about 120 lines): the submit and the completion halves share
 /// the per-slot arrays and the in-flight count as locals of the hot loop.
+#[allow(clippy::too_many_arguments)]
 pub(super) async fn run_io<C: Client>(
     w: &mut Worker<C>,
     ctx: &JobContext,

@@ -13,19 +13,21 @@ use crate::workloads::shared::size_key;
 
 use super::Options;
 
+/// For a block size (0: any), the shares of its I/Os, in percent, that carry each priority.
+type BySize = Vec<(u64, Vec<(u32, u16)>)>;
+
 /// The priorities of a job's I/Os.
 #[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
 pub struct Prio {
     /// The job's own (prioclass, prio), as ioprio_set's value.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub job: Option<u16>,
-    /// Per direction (reads, writes): for a block size (0: any), the shares of its I/Os, in
-    /// percent, that carry each priority.
+    /// Per direction (reads, writes).
     #[serde(skip_serializing_if = "is_none_given")]
-    pub cmd: [Vec<(u64, Vec<(u32, u16)>)>; 2],
+    pub cmd: [BySize; 2],
 }
 
-fn is_none_given(cmd: &[Vec<(u64, Vec<(u32, u16)>)>; 2]) -> bool {
+fn is_none_given(cmd: &[BySize; 2]) -> bool {
     cmd.iter().all(Vec::is_empty)
 }
 
@@ -91,7 +93,7 @@ impl Prio {
         let perc = pair("cmdprio_percentage", &own.cmdprio_percentage)?;
         let classes = pair("cmdprio_class", &own.cmdprio_class)?.unwrap_or([CLASS_RT as u32; 2]);
         let levels = pair("cmdprio", &own.cmdprio)?.unwrap_or([0; 2]);
-        let mut cmd: [Vec<(u64, Vec<(u32, u16)>)>; 2] = [Vec::new(), Vec::new()];
+        let mut cmd: [BySize; 2] = [Vec::new(), Vec::new()];
         for d in 0..2 {
             let implicit = ioprio(class("cmdprio_class", classes[d])?, level("cmdprio", levels[d])?);
             match (perc, &own.cmdprio_bssplit) {
@@ -157,9 +159,9 @@ impl Prio {
 
 /// One side of cmdprio_bssplit: `64k/25:1m/0`, each entry's priority the `implicit` one, or
 /// `64k/25/1/1:64k/75/3/2` with a class and a level per entry.
-fn bssplit(text: &str, implicit: u16) -> Result<Vec<(u64, Vec<(u32, u16)>)>, ConfigError> {
+fn bssplit(text: &str, implicit: u16) -> Result<BySize, ConfigError> {
     let bad = |why: &str| ConfigError::value("cmdprio_bssplit", format!("'{text}'"), why.to_string());
-    let mut out: Vec<(u64, Vec<(u32, u16)>)> = Vec::new();
+    let mut out: BySize = Vec::new();
     for entry in text.split(':').map(str::trim).filter(|e| !e.is_empty()) {
         let parts: Vec<&str> = entry.split('/').collect();
         let num = |p: &str| {

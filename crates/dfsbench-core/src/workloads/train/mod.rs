@@ -20,14 +20,19 @@ use crate::workloads::shared::{parse_phases, size_key, RW_CLASSES};
 use crate::workloads::whole::chunk_for;
 use crate::workloads::Phase;
 use crate::workloads::{Kind, SharedOptions, Step};
-use crate::workloads::{RunSettings, Timing};
+use crate::workloads::{RunSettings, TargetAt, Timing};
 
 mod dataset;
+mod kept;
+mod lines;
 mod profile;
+mod reader;
 mod run;
 mod timeline;
 
 use dataset::Dataset;
+use kept::Kept;
+use lines::Lines;
 pub use profile::Accelerator;
 use profile::{profile, Profile, PROFILES};
 
@@ -44,7 +49,7 @@ pub struct Options {
     #[arg(long, value_name = "TYPE", help_heading = "train")]
     pub accelerator: Option<String>,
 
-    /// Emulated accelerators per rank, one worker each [default: --workers].
+    /// Emulated accelerators per rank, --read-threads workers each [default: --workers].
     #[arg(long, value_name = "N", help_heading = "train")]
     pub accelerators: Option<usize>,
 
@@ -73,8 +78,8 @@ pub struct Options {
     #[arg(long, value_name = "TIME", help_heading = "train")]
     pub compute_time: Option<String>,
 
-    /// Reader threads per accelerator (DLIO's read_threads); with --prefetch they set how many
-    /// batches may be loaded ahead of the accelerator.
+    /// Parallel readers per accelerator, each a worker loading whole batches (DLIO's
+    /// read_threads); with --prefetch they set how many batches may be loaded ahead of it.
     #[arg(long, value_name = "N", help_heading = "train")]
     pub read_threads: Option<u64>,
 
@@ -86,6 +91,11 @@ pub struct Options {
     /// and --accelerators of them, each with its AU (--accelerator-search or =1).
     #[arg(long, value_name = "0|1", num_args = 0..=1, default_missing_value = "1", value_parser = crate::workloads::parse_flag, help_heading = "train")]
     pub accelerator_search: Option<bool>,
+
+    /// Keep the dataset for later runs in the target's dfsbench-dataset-NAME, and train on it
+    /// there if an earlier run generated it (NAME: from the layout when left out).
+    #[arg(long, value_name = "NAME", num_args = 0..=1, default_missing_value = "", help_heading = "train")]
+    pub dataset: Option<String>,
 
     /// Least accelerator utilization for a pass, in percent [default: the profile's].
     #[arg(long, value_name = "PCT", help_heading = "train")]
@@ -118,6 +128,18 @@ pub struct TrainJob {
     pub accelerator_search: bool,
     /// Bytes per write call when generating, and per read call of a ranged read.
     pub bs: usize,
+    /// The name of the dataset kept for later runs (`--dataset`), when given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dataset: Option<String>,
+    /// The kept dataset, once bound to the target.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) kept: Option<Kept>,
+    /// Whether the phases were named (else a kept dataset already there skips generate).
+    #[serde(skip)]
+    pub phases_given: bool,
+    /// Where the readers of each accelerator meet in an epoch.
+    #[serde(skip)]
+    pub(crate) lines: Lines,
 }
 
 /// The phases of a train job, in the order they run.
@@ -253,10 +275,13 @@ impl Kind for TrainJob {
             Some(list) => parse_phases(list, &TrainPhase::ALL, TrainPhase::name)?,
             None => TrainPhase::ALL.to_vec(),
         };
-        if phases[0] != TrainPhase::Generate {
+        if phases[0] != TrainPhase::Generate && own.dataset.is_none() {
             return Err(
-                "train reads the dataset its generate phase wrote in the same run: keep the generate phase".into(),
+                "train alone reads a dataset an earlier run kept: give --dataset NAME (the name --phases generate --dataset NAME kept it under), or keep the generate phase".into(),
             );
+        }
+        if let Some(name) = own.dataset.as_deref().filter(|n| !n.is_empty()) {
+            kept::check_name(name).map_err(|e| ConfigError::value("dataset", format!("'{name}'"), e))?;
         }
         let accelerator_search = own.accelerator_search.unwrap_or(false);
         if accelerator_search && own.accelerators.is_none() {
@@ -267,7 +292,7 @@ impl Kind for TrainJob {
         if accelerator_search && own.epochs.is_some() {
             return Err("accelerator_search runs one epoch per step: leave out epochs".into());
         }
-        Ok(TrainJob {
+        let mut job = TrainJob {
             preset: p.name,
             accelerator,
             accelerators: own.accelerators,
@@ -289,7 +314,16 @@ impl Kind for TrainJob {
             phases,
             accelerator_search,
             bs: s.block_size(1 << 20)?,
-        })
+            dataset: None,
+            kept: None,
+            phases_given: s.phases.is_some(),
+            lines: Lines::default(),
+        };
+        job.dataset = own.dataset.as_ref().map(|n| match n.as_str() {
+            "" => kept::derived_name(&job),
+            n => n.to_string(),
+        });
+        Ok(job)
     }
 
     fn phases(&self, index: usize, job: &Timing) -> Vec<Phase> {
@@ -359,7 +393,10 @@ impl Kind for TrainJob {
     }
 
     fn setup_dirs(&self, index: usize, _: usize) -> Box<dyn Iterator<Item = String> + '_> {
-        Box::new(std::iter::once(train_dir(index)))
+        match self.kept {
+            Some(_) => Box::new(std::iter::empty()),
+            None => Box::new(std::iter::once(train_dir(index))),
+        }
     }
 
     /// Any accelerator may read any file of the shuffled dataset.
@@ -370,7 +407,7 @@ impl Kind for TrainJob {
         let mut path = String::new();
         (0..self.files)
             .map(|f| {
-                file_path(&mut path, index, f);
+                self.file_path(&mut path, index, f);
                 path.clone()
             })
             .collect()
@@ -405,6 +442,38 @@ impl Kind for TrainJob {
     fn workers(&self) -> Option<usize> {
         self.accelerators
     }
+
+    fn workers_each(&self) -> usize {
+        usize::try_from(self.read_threads).unwrap_or(usize::MAX)
+    }
+
+    fn binds_to_target(&self) -> bool {
+        self.dataset.is_some()
+    }
+    fn on_target(&mut self, index: usize, at: &TargetAt) -> Result<Option<String>, String> {
+        let Some(name) = self.dataset.clone() else {
+            return Ok(None);
+        };
+        match kept::bind(self, &name, index, at)? {
+            kept::Bound::Generate(k) => {
+                let note = format!(
+                    "generates dataset '{name}' in {}, kept after the run (later runs with --dataset {name} train on it; `dfsbench clean {}` removes it)",
+                    k.path, k.path
+                );
+                self.kept = Some(k);
+                Ok(at.root.then_some(note))
+            }
+            kept::Bound::Read(k, m) => {
+                self.phases.retain(|&p| p != TrainPhase::Generate);
+                let note = format!(
+                    "trains on dataset '{name}' in {} ({} files, {} bytes, generated by run {}): not generated again",
+                    k.path, m.files, m.bytes, m.made_by_run
+                );
+                self.kept = Some(k);
+                Ok(at.root.then_some(note))
+            }
+        }
+    }
 }
 
 impl TrainJob {
@@ -429,15 +498,28 @@ impl TrainJob {
     }
 }
 
-/// The job's dataset directory.
+/// The job's dataset directory in the run directory.
 fn train_dir(job: usize) -> String {
     format!("j{job}-train")
 }
 
-fn file_path(s: &mut String, job: usize, file: u64) {
-    s.clear();
-    s.push('j');
-    push_num(s, job as u64);
-    s.push_str("-train/f");
-    push_num(s, file);
+impl TrainJob {
+    /// The path of the dataset's file `file`: in the run directory, or in the kept dataset's
+    /// beside it.
+    fn file_path(&self, s: &mut String, job: usize, file: u64) {
+        s.clear();
+        match &self.kept {
+            Some(k) => {
+                s.push_str("../");
+                s.push_str(&k.dir);
+            }
+            None => {
+                s.push('j');
+                push_num(s, job as u64);
+                s.push_str("-train");
+            }
+        }
+        s.push_str("/f");
+        push_num(s, file);
+    }
 }

@@ -1,28 +1,30 @@
-//! The operation loops of the train workload: a worker writes its share of the dataset, or is
-//! one emulated accelerator for an epoch (its reads, its batches, its time line).
+//! The train workload's generate loop (a worker writes its share of the dataset) and what an
+//! epoch's readers share: the accelerators' shares of the shuffled order and the ranged read.
 
 use dfsbench_backends::clock::Instant;
 use dfsbench_backends::{BlockIo, BlockOp, BlockOpts, Client, Completion, FileOpts, IoEngine, OpError};
 
-use crate::load::sleep_until;
 use crate::pattern::FileKey;
 use crate::stats::Recorder;
 use crate::worker::{JobContext, Worker};
-use crate::workloads::shared::{READ, WRITE};
-use crate::workloads::whole::{read_whole, write_whole, ReadFailure};
+use crate::workloads::shared::WRITE;
+use crate::workloads::whole::{write_whole, ReadFailure};
 
-use super::dataset::{Dataset, Place, Shuffle};
-use super::timeline::Timeline;
-use super::{file_path, TrainJob};
+use super::dataset::{Place, Shuffle};
+use super::TrainJob;
 
-/// The seed of the dataset's sizes: the same in every run with the same `--seed`.
-fn dataset_seed(ctx: &JobContext) -> u64 {
-    ctx.seed ^ ((ctx.job_index as u64) << 48) ^ 0x7a41_0000
+/// The seed of the dataset's sizes: the same in every run with the same `--seed`, or the one
+/// a kept dataset was generated with.
+pub(super) fn dataset_seed(ctx: &JobContext, t: &TrainJob) -> u64 {
+    match &t.kept {
+        Some(k) => k.seed,
+        None => super::kept::dataset_seed(ctx.seed, ctx.job_index),
+    }
 }
 
 /// The seed of epoch `e`'s order.
-fn epoch_seed(ctx: &JobContext, e: u64) -> u64 {
-    dataset_seed(ctx) ^ e.wrapping_mul(0x9e37_79b9_7f4a_7c15)
+pub(super) fn epoch_seed(ctx: &JobContext, e: u64) -> u64 {
+    super::kept::dataset_seed(ctx.seed, ctx.job_index) ^ e.wrapping_mul(0x9e37_79b9_7f4a_7c15)
 }
 
 /// What accelerator `a` of `accelerators` reads in an epoch of `dataset`: its share of the
@@ -43,17 +45,10 @@ pub(crate) fn share(samples: u64, batch: u64, accelerators: u64, a: u64) -> Shar
     }
 }
 
-/// The samples of epoch `e` that accelerator `a` reads, in order.
-pub(crate) fn epoch_samples(
-    d: &Dataset,
-    t: &TrainJob,
-    seed: u64,
-    accelerators: u64,
-    a: u64,
-) -> impl Iterator<Item = u64> {
-    let s = share(d.samples(), t.batch_size, accelerators, a);
-    let order = Shuffle::new(d.samples(), seed);
-    (s.first..s.first + s.steps * t.batch_size).map(move |i| order.at(i))
+/// The samples of batch `k` of the share `s` of the epoch's `order`, in order.
+pub(crate) fn batch_samples(order: Shuffle, s: Share, batch: u64, k: u64) -> impl Iterator<Item = u64> {
+    let first = s.first + k * batch;
+    (first..first + batch).map(move |i| order.at(i))
 }
 
 /// Which accelerator worker `id` of `workers` over all ranks is, and how many there are: with
@@ -78,7 +73,7 @@ pub(crate) fn accelerator_of(
 impl<C: Client> Worker<C> {
     /// Write files `id`, `id + workers`, ... of the dataset.
     pub(super) async fn generate(&mut self, ctx: &JobContext, t: &TrainJob, rec: &mut Recorder<'_>) {
-        let d = t.dataset(dataset_seed(ctx));
+        let d = t.dataset(dataset_seed(ctx, t));
         let opts = FileOpts::default();
         let workers = ctx.total_workers.max(1) as u64;
         let mut f = self.id as u64;
@@ -86,7 +81,7 @@ impl<C: Client> Worker<C> {
             let Some((intended, start)) = self.begin(rec.ctl()).await else {
                 return;
             };
-            file_path(&mut self.path, ctx.job_index, f);
+            t.file_path(&mut self.path, ctx.job_index, f);
             let key = FileKey {
                 job: ctx.job_index as u16,
                 set: 0,
@@ -114,89 +109,10 @@ impl<C: Client> Worker<C> {
             f += workers;
         }
     }
-
-    /// Be an accelerator for epoch `e`: load each batch of its share (one sample at a time,
-    /// at most `depth` batches ahead of it) while it computes the ones loaded before. In a
-    /// search step with `active` accelerators per rank, the others sit it out.
-    pub(super) async fn epoch(
-        &mut self,
-        ctx: &JobContext,
-        t: &TrainJob,
-        e: u64,
-        active: Option<u64>,
-        rec: &mut Recorder<'_>,
-    ) {
-        let d = t.dataset(dataset_seed(ctx));
-        let Some((accelerators, me)) = accelerator_of(self.id as u64, ctx.total_workers as u64, t.accelerators, active)
-        else {
-            return rec.sit_out();
-        };
-        let mut samples = epoch_samples(&d, t, epoch_seed(ctx, e), accelerators, me);
-        let steps = share(d.samples(), t.batch_size, accelerators, me).steps;
-        let ctl = rec.ctl();
-        let mut line = Timeline::new(Instant::now(), t.compute(), t.depth());
-        let mut done = Vec::new();
-        'steps: for _ in 0..steps {
-            let at = line.next_load_at(Instant::now());
-            if !sleep_until(at, ctl, self.alone).await {
-                break;
-            }
-            let (mut loaded, mut bytes) = (0, 0);
-            for _ in 0..t.batch_size {
-                let Some(sample) = samples.next() else { break };
-                let Some((intended, start)) = self.begin(ctl).await else {
-                    break 'steps;
-                };
-                let place = d.place(sample);
-                file_path(&mut self.path, ctx.job_index, place.file);
-                let r = if d.samples_per_file == 1 {
-                    let key = FileKey {
-                        job: ctx.job_index as u16,
-                        set: 0,
-                        worker: 0,
-                        index: place.file,
-                    };
-                    let r = read_whole(
-                        &mut self.client,
-                        &self.path,
-                        place.size,
-                        FileOpts::default(),
-                        &mut self.buf,
-                        None,
-                        key,
-                    )
-                    .await;
-                    r.map(|(n, first_byte)| {
-                        rec.note_read(start, n, first_byte, false);
-                        n
-                    })
-                } else {
-                    read_range(&mut self.client, &self.path, place, t.bs, &mut done).await
-                };
-                let end = Instant::now();
-                rec.add_retries(self.client.take_retries());
-                match r {
-                    Ok(n) => {
-                        rec.record_op(READ, intended, start, end, n);
-                        loaded += 1;
-                        bytes += n;
-                    }
-                    Err((err, offset)) => rec.error(READ, end, &err, &self.path, offset),
-                }
-            }
-            let wait = line.loaded(Instant::now(), loaded, bytes);
-            rec.record_wait(wait.as_nanos() as u64);
-        }
-        // The epoch ends when the accelerator has computed its last batch.
-        let end = line.end();
-        let computed = sleep_until(end, ctl, self.alone).await;
-        rec.busy_until(if computed { end } else { Instant::now() });
-        rec.note_accelerator(line.figures());
-    }
 }
 
 /// Read a sample stored at `place` of the file `path`, `bs` bytes per request.
-async fn read_range<C: Client>(
+pub(super) async fn read_range<C: Client>(
     client: &mut C,
     path: &str,
     place: Place,
@@ -262,8 +178,13 @@ mod tests {
         // 20 files of 3 samples: 60 samples, 3 accelerators of batches of 5 read 4 steps each.
         let t = job(20, 5);
         let d = t.dataset(1);
-        let orders: Vec<Vec<u64>> = (0..2)
-            .map(|e| (0..3).flat_map(|a| epoch_samples(&d, &t, 77 + e, 3, a)).collect())
+        let order = |e: u64| Shuffle::new(d.samples(), 77 + e);
+        let samples = |e: u64, a: u64| {
+            let s = share(d.samples(), t.batch_size, 3, a);
+            (0..s.steps).flat_map(move |k| batch_samples(order(e), s, t.batch_size, k))
+        };
+        let orders: Vec<Vec<u64>> = (0..2u64)
+            .map(|e| (0..3u64).flat_map(|a| samples(e, a)).collect())
             .collect();
         for order in &orders {
             let mut sorted = order.clone();
