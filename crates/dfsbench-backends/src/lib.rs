@@ -13,6 +13,8 @@ pub mod redact;
 pub mod runtime;
 mod storage;
 mod target;
+#[cfg(test)]
+mod test_util;
 pub use dfsbench_result::units;
 
 pub use buf::{AlignedBuf, SharedData, ALIGN};

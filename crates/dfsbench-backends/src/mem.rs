@@ -576,16 +576,7 @@ impl BlockIo for MemBlock {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The mem backend never awaits anything, so polling once finishes every future.
-    fn block_on<F: std::future::Future>(f: F) -> F::Output {
-        use std::task::{Context, Poll, Waker};
-        let mut f = std::pin::pin!(f);
-        match f.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
-            Poll::Ready(v) => v,
-            Poll::Pending => panic!("mem backend futures never wait"),
-        }
-    }
+    use crate::test_util::block_on;
 
     #[test]
     fn keeps_posix_semantics() {

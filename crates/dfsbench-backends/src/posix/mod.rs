@@ -676,16 +676,7 @@ impl Client for PosixClient {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The posix client's calls do their system calls inline, so one poll finishes them.
-    fn block_on<F: std::future::Future>(f: F) -> F::Output {
-        use std::task::{Context, Poll, Waker};
-        let mut f = std::pin::pin!(f);
-        match f.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
-            Poll::Ready(v) => v,
-            Poll::Pending => panic!("posix client calls never wait"),
-        }
-    }
+    use crate::test_util::block_on;
 
     #[test]
     fn nothing_outside_the_run_directory_is_made_stated_renamed_or_removed() {
