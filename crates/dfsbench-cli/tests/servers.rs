@@ -154,6 +154,72 @@ fn refuses_what_objects_cannot_do(s: &Server, target: &str, backend: &str) {
     }
 }
 
+/// IO500 where nothing is written at an offset (object stores, HDFS), as IOR's S3 backend
+/// runs it: ior-easy in whole files, ior-hard a record an object, every record read back and
+/// checked, the random 4 KiB reads ranged reads of ior-easy's files, and the find sees them all.
+fn io500_without_positional_writes(s: &Server, target: &str, backend: &str) {
+    let args = [
+        "-w",
+        "io500",
+        "-j",
+        "2",
+        "--duration",
+        "300ms",
+        "--stonewall-wear-out",
+        "--easy-file-size",
+        "2m",
+        "--verify",
+    ];
+    let run = s.run(target, &args);
+    assert!(
+        run.stderr
+            .contains("ior-hard writes each 47008-byte record as an object of its own"),
+        "{}",
+        run.describe()
+    );
+    let r = s.run_ok(target, backend, &args);
+    let job = &r["config"]["jobs"][0];
+    assert!(job["hard_one_file"] == false && job["easy_one_file"] == false, "{job}");
+    // (ops, bytes, verified bytes) of a phase and its wear-out step.
+    let moved = |name: &str| {
+        phases(&r)
+            .iter()
+            .filter(|p| p["name"] == name)
+            .map(|p| {
+                (
+                    u(&p["ops"]),
+                    u(&p["bytes"]),
+                    p["verify"]["checked_bytes"].as_u64().unwrap_or(0),
+                )
+            })
+            .fold((0, 0, 0), |a, b| (a.0 + b.0, a.1 + b.1, a.2 + b.2))
+    };
+    let (records, bytes, _) = moved("ior-hard-write");
+    assert!(
+        records > 0 && records % 2 == 0,
+        "{backend}: {records} records, evened out"
+    );
+    assert_eq!(bytes, records * 47008);
+    assert_eq!(
+        moved("ior-hard-read"),
+        (records, bytes, bytes),
+        "{backend}: every record checked"
+    );
+    let (files, bytes, _) = moved("ior-easy-write");
+    assert_eq!(bytes, files * (2 << 20));
+    assert_eq!(moved("ior-easy-read"), (files, bytes, bytes));
+    let (random, bytes, checked) = moved("ior-rnd4K-easy-read");
+    assert!(random > 0, "{backend}: random reads ran");
+    assert_eq!((bytes, checked), (random * 4096, random * 4096));
+    let easy = moved("mdtest-easy-write").0;
+    let hard = moved("mdtest-hard-write").0;
+    assert_eq!(
+        u(&phase(&r, "find")["items"]),
+        files + easy + hard + records,
+        "{backend}: the find sees every file and every record"
+    );
+}
+
 /// What a file service adds: directory trees, and rename where the service has it.
 fn file_service_workloads(s: &Server, target: &str, backend: &str, rename: bool) {
     let r = s.run_ok(
@@ -182,6 +248,7 @@ fn minio_single_drive() {
         let target = s.s3_uri("&part_size=5m&part_concurrency=2");
         common_workloads(s, &target, "s3", true);
         refuses_what_objects_cannot_do(s, &target, "s3");
+        io500_without_positional_writes(s, &target, "s3");
         // The rename phase of a default meta run is skipped on object stores, with a note.
         let r = s.run(&s.s3_uri(""), &["-w", "meta", "--files", "5", "-j", "1"]);
         assert_eq!(r.code, Some(0), "{}", r.describe());
@@ -220,6 +287,7 @@ fn hdfs_native_and_webhdfs() {
         let native = format!("{}/bench", s.var("DFSBENCH_HDFS_URL"));
         common_workloads(s, &native, "hdfs", false);
         file_service_workloads(s, &native, "hdfs", true);
+        io500_without_positional_writes(s, &native, "hdfs");
         let web = s.var("DFSBENCH_HDFS_HTTP").replacen("http://", "webhdfs://", 1);
         let web = format!("{}/bench", web.trim_end_matches('/'));
         common_workloads(s, &web, "webhdfs", false);

@@ -51,7 +51,7 @@ pub fn io500(scale: Scale, nodes: &[usize]) -> Study {
         job
     };
     let what = format!(
-        "write phases {write_s} s each with stonewall wear-out; ior-easy 2 MiB transfers into a file per client (without positional writes: whole files of {easy_file} B), ior-hard 47008-byte records interleaved in one file, mdtest-easy empty files in a directory per client, mdtest-hard 3901-byte files in one directory"
+        "write phases {write_s} s each with stonewall wear-out; ior-easy 2 MiB transfers into a file per client (without positional writes: whole files of {easy_file} B), ior-hard 47008-byte records interleaved in one file (without positional writes: an object a record), mdtest-easy empty files in a directory per client, mdtest-hard 3901-byte files in one directory"
     );
     let mut configs: Vec<(String, String, Spread, JobSpec)> = vec![
         (
@@ -104,6 +104,7 @@ pub fn io500(scale: Scale, nodes: &[usize]) -> Study {
     let mut notes = vec![
         "The score is IO500's: the geometric mean of the four ior phases in GiB/s and of the eight mdtest and find phases in kIOPS, then the geometric mean of the two; ior-rnd4K-easy-read (4 KiB reads at random offsets of ior-easy's files for the write phases' time) is IO500's unscored last phase. Write phases count their wear-out step, as IOR and mdtest time it; find's rate is the entries it looked at per second, as pfind's. How dfsbench's phases differ from IOR's and mdtest's: docs/studies.md (io500).".to_string(),
     ];
+    notes.push("On targets without positional writes (object stores, HDFS) ior-easy writes whole files one after another and ior-hard each record as an object of its own (as IOR's S3 backend does), a different load from one shared file taking writes at offsets: compare their ior figures with a file system's with that in mind.".to_string());
     if write_s < MIN_WRITE_S {
         notes.push(format!(
             "Not a valid IO500 run: the write phases ran {write_s} s, IO500's rules ask for at least {MIN_WRITE_S} s (--scale 1)."

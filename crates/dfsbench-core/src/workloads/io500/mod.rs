@@ -63,6 +63,10 @@ pub struct Io500Job {
     pub easy_one_file: bool,
     pub easy_file_size: u64,
     pub hard_record: usize,
+    /// ior-hard writes its records into one shared file, as IOR does; false on backends
+    /// without positional writes, which write each record as an object of its own, named as
+    /// IOR's S3 backend names them (`hard_object`).
+    pub hard_one_file: bool,
     pub md_hard_size: u64,
     /// Files (ior-easy, mdtest) or records (ior-hard) per worker of a write phase when the
     /// job has no duration.
@@ -247,6 +251,7 @@ impl Kind for Io500Job {
             easy_one_file: true,
             easy_file_size,
             hard_record: hard_record as usize,
+            hard_one_file: true,
             md_hard_size: size_or("md_hard_size", own.md_hard_size.as_deref(), 3901)?,
             items,
             fsync: true,
@@ -291,12 +296,18 @@ impl Kind for Io500Job {
             .collect()
     }
 
+    /// ior-hard's one shared file needs writes and reads at offsets; the random reads need
+    /// reads at offsets of ior-easy's files, whichever way they were written.
     fn needs(&self) -> Vec<Capability> {
-        if self.phases.iter().any(|p| p.ior_hard()) {
-            vec![Capability::RangedRead, Capability::PositionalWrite]
-        } else {
-            Vec::new()
+        let one_file_hard = self.hard_one_file && self.phases.iter().any(|p| p.ior_hard());
+        let mut needs = Vec::new();
+        if one_file_hard || self.phases.contains(&Io500Step::IorRnd4kEasyRead) {
+            needs.push(Capability::RangedRead);
         }
+        if one_file_hard {
+            needs.push(Capability::PositionalWrite);
+        }
+        needs
     }
 
     fn setup_dirs(&self, index: usize, workers: usize) -> Box<dyn Iterator<Item = String> + '_> {
@@ -323,7 +334,10 @@ impl Kind for Io500Job {
                     path.clone()
                 })
                 .collect(),
-            Io500Step::IorHardRead => vec![hard_file(index)],
+            Io500Step::IorHardRead if self.hard_one_file => vec![hard_file(index)],
+            // Records as objects are only written where there is no page cache to invalidate
+            // (every backend with one writes at offsets).
+            Io500Step::IorHardRead => Vec::new(),
             Io500Step::MdtestHardRead => (0..count(MD_HARD))
                 .map(|i| {
                     file_path(&mut path, index, MD_HARD, owner, i);
@@ -357,19 +371,26 @@ impl Kind for Io500Job {
         }
     }
 
-    /// ior-hard writes records at offsets of one shared file: a backend without positional
-    /// writes (object stores, HDFS) runs the other phases.
+    /// ior-hard writes records at offsets of one shared file and ior-easy grows one file per
+    /// worker: a backend without positional writes (object stores, HDFS) writes whole files
+    /// for ior-easy and an object per record for ior-hard, as IOR's S3 backend does.
     fn fit(&mut self, caps: Capabilities, backend: &str) -> Option<String> {
         self.fsync &= caps.fsync;
         if caps.positional_write && caps.ranged_read {
             return None;
         }
-        self.phases
-            .retain(|p| !p.ior_hard() && *p != Io500Step::IorRnd4kEasyRead);
         self.easy_one_file = false;
+        self.hard_one_file = false;
+        let random_reads = if caps.ranged_read {
+            "ior-rnd4K-easy-read reads 4 KiB at random offsets of random ior-easy files"
+        } else {
+            self.phases.retain(|p| *p != Io500Step::IorRnd4kEasyRead);
+            "ior-rnd4K-easy-read is left out (no ranged reads)"
+        };
         Some(format!(
-            "the {backend} backend has no positional writes: skipping ior-hard-write and ior-hard-read (one shared file written at interleaved offsets) and ior-rnd4K-easy-read (random reads of ior-easy's one file per worker), and ior-easy writes whole files of {} instead of one growing file per worker",
-            format_size(self.easy_file_size)
+            "the {backend} backend has no positional writes: ior-easy writes whole files of {} one after another instead of one growing file per worker, ior-hard writes each {}-byte record as an object of its own (named file-OFFSET-LENGTH, as IOR's S3 backend names them) instead of at its offset of one shared file, and {random_reads}",
+            format_size(self.easy_file_size),
+            self.hard_record
         ))
     }
 }
@@ -397,6 +418,20 @@ pub(crate) fn easy_file(job: usize, w: usize) -> String {
 /// IO500's one shared ior-hard file.
 pub(crate) fn hard_file(job: usize) -> String {
     format!("{}/ior-hard/file", dir(job))
+}
+
+/// The object that holds ior-hard's record at `offset` where there are no positional writes:
+/// the shared file's own name for the first record, `file-OFFSET-LENGTH` for the others
+/// (IOR's S3-libs3 backend, one object per transfer).
+pub(crate) fn hard_object(s: &mut String, job: usize, offset: u64, record: usize) {
+    s.clear();
+    s.push_str(&hard_file(job));
+    if offset != 0 {
+        s.push('-');
+        push_num(s, offset);
+        s.push('-');
+        push_num(s, record as u64);
+    }
 }
 
 /// File `i` of worker `w` in data set `set`: ior-easy and mdtest-easy in a directory per
@@ -445,12 +480,13 @@ mod tests {
         assert_eq!(easy_file(0, 3), "j0-io500/ior-easy/w3/file");
     }
 
-    /// An object store (no positional writes, no fsync) runs every phase but ior-hard's, and
-    /// writes ior-easy's files without the fsync it cannot make.
+    /// An object store (no positional writes, no fsync) runs every phase, ior-hard's with a
+    /// record an object, and writes ior-easy's files without the fsync it cannot make.
     #[test]
-    fn object_stores_leave_out_ior_hard() {
+    fn object_stores_write_ior_hard_records_as_objects() {
         let mut job =
             Io500Job::validate(&Options::default(), &SharedOptions::default(), &RunSettings::default()).unwrap();
+        assert_eq!(job.needs(), [Capability::RangedRead, Capability::PositionalWrite]);
         let caps = Capabilities {
             directories: false,
             rename: false,
@@ -462,12 +498,34 @@ mod tests {
             page_cache: false,
             drive: dfsbench_backends::Drive::PerThread,
         };
-        assert!(job
-            .fit(caps, "s3")
-            .unwrap()
-            .contains("ior-hard-write and ior-hard-read"));
-        assert_eq!(job.phases.len(), 10);
-        assert!(!job.phases.iter().any(|p| p.ior_hard()) && !job.fsync && !job.easy_one_file);
+        let note = job.fit(caps, "s3").unwrap();
+        assert!(
+            note.contains("ior-hard writes each 47008-byte record as an object"),
+            "{note}"
+        );
+        assert_eq!(job.phases, Io500Step::ALL);
+        assert!(!job.fsync && !job.easy_one_file && !job.hard_one_file);
+        assert_eq!(job.needs(), [Capability::RangedRead]);
+        let mut s = String::new();
+        hard_object(&mut s, 0, 0, 47008);
+        assert_eq!(s, "j0-io500/ior-hard/file");
+        hard_object(&mut s, 1, 3 * 47008, 47008);
+        assert_eq!(s, "j1-io500/ior-hard/file-141024-47008");
+
+        // Without ranged reads only the random reads are left out.
+        let mut job =
+            Io500Job::validate(&Options::default(), &SharedOptions::default(), &RunSettings::default()).unwrap();
+        let note = job
+            .fit(
+                Capabilities {
+                    ranged_read: false,
+                    ..caps
+                },
+                "x",
+            )
+            .unwrap();
+        assert!(note.contains("ior-rnd4K-easy-read is left out"), "{note}");
+        assert_eq!(job.phases, &Io500Step::ALL[..12]);
         assert!(job.needs().is_empty());
     }
 

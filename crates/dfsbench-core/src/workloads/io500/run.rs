@@ -1,7 +1,7 @@
 //! A worker's part of each IO500 phase: transfers of its own file (ior-easy) or records of one
 //! shared file at interleaved offsets (ior-hard), whole files written and read (mdtest-hard,
-//! and ior-easy where the backend has no positional writes), empty files created, stat'ed
-//! and deleted (mdtest), and the find's listings.
+//! and where the backend has no positional writes ior-easy's files and ior-hard's records),
+//! empty files created, stat'ed and deleted (mdtest), and the find's listings.
 
 use dfsbench_backends::clock::Instant;
 
@@ -13,7 +13,9 @@ use crate::stats::Recorder;
 use crate::worker::{JobContext, Worker};
 use crate::workloads::whole::{read_whole, write_whole};
 
-use super::{easy_file, file_path, find_dirs, hard_file, Io500Job, Io500Step, IOR_EASY, IOR_HARD, RND_XFER};
+use super::{
+    easy_file, file_path, find_dirs, hard_file, hard_object, Io500Job, Io500Step, IOR_EASY, IOR_HARD, MD_HARD, RND_XFER,
+};
 
 /// Where record `i` of worker `w` of `workers` lies in ior-hard's shared file: the records of
 /// all workers interleaved, record by record (IOR's segments with -b = -t).
@@ -56,10 +58,12 @@ impl<C: Client> Worker<C> {
             // Random transfers over what ior-easy wrote, until the time is up (IO500's
             // stonewall), or the job's count without a duration.
             let limit = if ctx.duration.is_some() { u64::MAX } else { job.items };
-            if have > 0 {
+            if have > 0 && job.easy_one_file {
                 self.blocks(ctx, job, step, owner, 0..limit, rec).await;
+            } else if have > 0 {
+                self.random_reads(ctx, job, owner, have, limit, rec).await;
             }
-        } else if set == IOR_HARD || (set == IOR_EASY && job.easy_one_file) {
+        } else if (set == IOR_HARD && job.hard_one_file) || (set == IOR_EASY && job.easy_one_file) {
             self.blocks(ctx, job, step, owner, first..end, rec).await;
         } else {
             self.whole_files(ctx, job, step, set, owner, first..end, rec).await;
@@ -78,31 +82,44 @@ impl<C: Client> Worker<C> {
         range: std::ops::Range<u64>,
         rec: &mut Recorder<'_>,
     ) {
-        // ior-easy's files end with an fsync, as IOR's with -e; mdtest-hard's do not.
+        // IOR's files end with an fsync, as with -e; mdtest-hard's do not.
         let opts = FileOpts {
             direct: false,
-            fsync: set == IOR_EASY && step.writes() && job.fsync,
+            fsync: set != MD_HARD && step.writes() && job.fsync,
         };
-        let size = if set == IOR_EASY {
-            job.easy_file_size
-        } else {
-            job.md_hard_size
+        let size = match set {
+            IOR_EASY => job.easy_file_size,
+            IOR_HARD => job.hard_record as u64,
+            _ => job.md_hard_size,
         };
         let mut done = range.start;
         for i in range.clone() {
-            file_path(&mut self.path, ctx.job_index, set, owner, i);
+            // ior-hard's records are the shared file's: its data is worker 0's, record by
+            // record, as in the one shared file.
+            let key = if set == IOR_HARD {
+                let offset = hard_offset(i, owner, ctx.total_workers, job.hard_record);
+                hard_object(&mut self.path, ctx.job_index, offset, job.hard_record);
+                FileKey {
+                    job: ctx.job_index as u16,
+                    set: set as u16,
+                    worker: 0,
+                    index: offset / job.hard_record as u64,
+                }
+            } else {
+                file_path(&mut self.path, ctx.job_index, set, owner, i);
+                FileKey {
+                    job: ctx.job_index as u16,
+                    set: set as u16,
+                    worker: owner as u32,
+                    index: i,
+                }
+            };
             let Some((intended, start)) = self.begin(rec.ctl()).await else {
                 break;
             };
-            let key = FileKey {
-                job: ctx.job_index as u16,
-                set: set as u16,
-                worker: owner as u32,
-                index: i,
-            };
             let result: Result<u64, OpError> = match step {
                 Io500Step::MdtestEasyWrite => self.client.create(&self.path).await.map(|_| 0),
-                Io500Step::IorEasyWrite | Io500Step::MdtestHardWrite => {
+                Io500Step::IorEasyWrite | Io500Step::IorHardWrite | Io500Step::MdtestHardWrite => {
                     let (content, data) = (self.content, ctx.data.as_ref());
                     write_whole(
                         &mut self.client,
@@ -116,7 +133,7 @@ impl<C: Client> Worker<C> {
                     )
                     .await
                 }
-                Io500Step::IorEasyRead | Io500Step::MdtestHardRead => {
+                Io500Step::IorEasyRead | Io500Step::IorHardRead | Io500Step::MdtestHardRead => {
                     let pattern = self.pattern;
                     match read_whole(&mut self.client, &self.path, size, opts, &mut self.buf, pattern, key).await {
                         Ok((bytes, first_byte)) => {
@@ -245,6 +262,85 @@ impl<C: Client> Worker<C> {
             if job.fsync {
                 if let Err(e) = file.sync(false).await {
                     rec.error(0, Instant::now(), &e, &path, None);
+                }
+            }
+        }
+    }
+
+    /// ior-rnd4K-easy-read where ior-easy wrote whole files: 4 KiB at a random offset of a
+    /// random one of `owner`'s `files`, opened once before the first read, until the time is
+    /// up or `limit` reads are done.
+    async fn random_reads(
+        &mut self,
+        ctx: &JobContext,
+        job: &Io500Job,
+        owner: usize,
+        files: u64,
+        limit: u64,
+        rec: &mut Recorder<'_>,
+    ) {
+        let opts = BlockOpts {
+            block_size: RND_XFER,
+            queue_depth: 1,
+            direct: false,
+            create: false,
+            random: true,
+            file_len: 0,
+            engine: IoEngine::Psync,
+        };
+        let mut opened = Vec::with_capacity(files as usize);
+        for i in 0..files {
+            file_path(&mut self.path, ctx.job_index, IOR_EASY, owner, i);
+            match self.client.open_block(&self.path, opts).await {
+                Ok(f) => opened.push(f),
+                Err(e) => return rec.error(0, Instant::now(), &e, &self.path, None),
+            }
+        }
+        let blocks = (job.easy_file_size / RND_XFER as u64).max(1);
+        for _ in 0..limit {
+            let index = self.rng.gen_range(0..files);
+            let offset = self.rng.gen_range(0..blocks) * RND_XFER as u64;
+            let Some((intended, start)) = self.begin(rec.ctl()).await else {
+                break;
+            };
+            let file = &mut opened[index as usize];
+            self.completions.clear();
+            let result = match file.submit(0, BlockOp::Read, offset, RND_XFER) {
+                Ok(()) => file.complete(1, &mut self.completions).await,
+                Err(e) => Err(e),
+            };
+            let end = Instant::now();
+            let key = FileKey {
+                job: ctx.job_index as u16,
+                set: IOR_EASY as u16,
+                worker: owner as u32,
+                index,
+            };
+            let moved = result.and_then(|()| match self.completions.pop().map(|c| c.result) {
+                Some(Ok(RND_XFER)) => Ok(()),
+                Some(Ok(n)) => Err(OpError::new("short_io", format!("moved {n} of {RND_XFER} bytes"))),
+                Some(Err(e)) => Err(e),
+                None => Err(OpError::new("short_io", "no completion")),
+            });
+            let checked = moved.and_then(|()| match self.pattern {
+                Some(p) => p.check(key, offset, file.buffer(0)).map_err(|m| {
+                    OpError::new(
+                        "verify",
+                        format!("wrong data at offset {}: found {}", m.offset, m.found),
+                    )
+                }),
+                None => Ok(()),
+            });
+            match checked {
+                Ok(()) => {
+                    if self.pattern.is_some() {
+                        rec.add_verified(RND_XFER as u64);
+                    }
+                    rec.record_op(0, intended, start, end, RND_XFER as u64);
+                }
+                Err(e) => {
+                    file_path(&mut self.path, ctx.job_index, IOR_EASY, owner, index);
+                    rec.error(0, end, &e, &self.path, Some(offset));
                 }
             }
         }
