@@ -250,9 +250,12 @@ fn report_of_a_train_run_draws_au_waits_and_the_search() {
     assert!(search.contains(&answer), "{answer}: {search}");
     assert!(search.contains(&format!("with {} accelerators per rank", tried.join(", "))));
 
-    // AU over time: an epoch's AU drawn across its time, two points each.
+    // AU over time: second by second, as steps from the series, and an epoch's average
+    // drawn across its time, two points each.
     let time = figure(&page, "train-au-time");
     assert_eq!(circles(time, &colour), 2 * steps.len() + 1);
+    assert!(time.contains("AU per 1 s, all accelerators"), "{time}");
+    assert!(time.contains("in each 1 s of the run"), "{time}");
     let held = steps.iter().filter(|p| p["train"]["meets_threshold"] == true).count();
     assert!(time.contains(&format!("{held} of {} epochs reached the threshold", steps.len())));
 

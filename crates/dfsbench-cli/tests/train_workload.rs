@@ -81,8 +81,54 @@ fn every_epoch_reads_the_generated_dataset_once_on_both_backends() {
                 }
                 let summed: u64 = accels.iter().map(|a| n(&a["bytes"])).sum();
                 assert_eq!(summed, dataset, "{at}");
+                series_adds_up_to_the_epoch(e, &at);
             }
         }
+    }
+}
+
+/// AU over time: the epoch's series of compute and wait times, second by second, adds up
+/// exactly to the accelerators' totals.
+fn series_adds_up_to_the_epoch(e: &Value, at: &str) {
+    let sum = |k: &str| -> u64 { e["series"][k].as_array().map_or(0, |v| v.iter().map(n).sum()) };
+    let total = &e["train"]["total"];
+    assert!(n(&total["compute_ns"]) > 0, "{at}");
+    assert_eq!(
+        (sum("compute_ns"), sum("wait_ns")),
+        (n(&total["compute_ns"]), n(&total["wait_ns"])),
+        "{at}: {}",
+        e["series"]
+    );
+}
+
+/// Two processes' accelerators: their series add up across the processes as their totals do.
+#[test]
+fn au_over_time_adds_up_over_processes() {
+    let target = Target::temp();
+    let args = [
+        "-w",
+        "train",
+        "--files",
+        "16",
+        "--sample-size",
+        "4k",
+        "--batch-size",
+        "2",
+        "--accelerators",
+        "1",
+        "--epochs",
+        "2",
+        "--compute-time",
+        "3ms",
+        "--procs",
+        "2",
+    ];
+    let r = run_ok(&target, &args);
+    let epochs = phases(&r, "train");
+    assert_eq!(epochs.len(), 2);
+    for e in epochs {
+        assert_eq!(n(&e["train"]["accelerators"]), 2, "one per process");
+        series_adds_up_to_the_epoch(e, e["label"].as_str().unwrap());
     }
 }
 

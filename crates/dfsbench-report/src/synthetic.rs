@@ -241,7 +241,7 @@ fn phase(spec: &PhaseSpec, workers: usize, start_s: f64, rng: &mut Rng) -> Phase
         },
         "latency": latency,
         "ops_by_kind": ops_by_kind,
-        "series": Series { interval_s: 1.0, ops: series_ops, bytes: series_bytes, errors: series_errors, errors_by_kind: Default::default() },
+        "series": Series { interval_s: 1.0, ops: series_ops, bytes: series_bytes, errors: series_errors, ..Default::default() },
         "cpu": Cpu { user_s: duration_s * 0.8, sys_s: duration_s * 1.1, cores: 1.9 },
         "workers_detail": workers_detail,
     });

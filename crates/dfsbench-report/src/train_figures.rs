@@ -1,5 +1,5 @@
 //! The charts of a train run (MLPerf Storage's view): how busy the emulated accelerators
-//! were kept over the run, epoch by epoch (the result holds AU per epoch, not per second);
+//! were kept over the run, second by second and epoch by epoch;
 //! how long a step waited for its data, from each epoch's exact histogram; and an accelerator
 //! search's AU over the accelerators per rank, against the profile's threshold.
 
@@ -35,8 +35,29 @@ pub(crate) fn train(run: &Run) -> Result<Vec<Figure>> {
     Ok(out)
 }
 
-/// AU of each epoch over the time it ran (a flat segment per epoch: AU is its average), the
-/// least busy accelerator's as a dashed line, and the threshold.
+/// AU interval by interval, as steps (from the phase series' compute and wait times; absent
+/// in results written before they were kept): a segment per stretch of intervals in which
+/// the accelerators computed or waited, each clipped to its epoch.
+fn au_steps(epochs: &[(&PhaseResult, &TrainResult)]) -> Vec<Vec<(f64, f64)>> {
+    let mut out = Vec::new();
+    for (p, _) in epochs {
+        let (start, end) = (p.start_s, p.start_s + p.ramp_s + p.duration_s);
+        let width = p.series.interval_s;
+        let mut segment: Vec<(f64, f64)> = Vec::new();
+        for (i, au) in p.series.au().into_iter().enumerate() {
+            let (x0, x1) = (start + i as f64 * width, (start + (i + 1) as f64 * width).min(end));
+            match au {
+                Some(a) if x0 < x1 => segment.extend([(x0, a), (x1, a)]),
+                _ => out.extend((!segment.is_empty()).then(|| std::mem::take(&mut segment))),
+            }
+        }
+        out.extend((!segment.is_empty()).then_some(segment));
+    }
+    out
+}
+
+/// AU of each epoch over the time it ran: interval by interval as steps, the epoch's average
+/// as a flat segment, the least busy accelerator's average as a dashed one, and the threshold.
 fn au_over_time(run: &Run, epochs: &[(&PhaseResult, &TrainResult)]) -> Result<Figure> {
     let span = |p: &PhaseResult| (p.start_s, p.start_s + p.ramp_s + p.duration_s);
     let (start, end) = epochs
@@ -45,7 +66,13 @@ fn au_over_time(run: &Run, epochs: &[(&PhaseResult, &TrainResult)]) -> Result<Fi
         .fold((f64::INFINITY, 0.0f64), |(a, b), (s, e)| (a.min(s), b.max(e)));
     let x = Axis::linear("time since the run started (s)", Ticks::Plain).not_from_zero();
     let y = Axis::linear("accelerator utilization", Ticks::Percent).with_range(0.0, 1.05);
-    let title = format!("{}: AU per epoch over the run", run.label);
+    let steps = au_steps(epochs);
+    let interval = epochs[0].0.series.interval_s;
+    let title = if steps.is_empty() {
+        format!("{}: AU per epoch over the run", run.label)
+    } else {
+        format!("{}: AU over the run", run.label)
+    };
     let mut chart = LineChart::new(title.clone(), x, y, WIDE);
     let segments = |f: fn(&TrainResult) -> f64| -> Vec<Vec<(f64, f64)>> {
         epochs
@@ -67,8 +94,19 @@ fn au_over_time(run: &Run, epochs: &[(&PhaseResult, &TrainResult)]) -> Result<Fi
         });
     }
     let colour = svg::colour(run.colour);
+    let per_interval = !steps.is_empty();
+    if per_interval {
+        chart.series.push(Series {
+            name: format!("AU per {interval} s, all accelerators"),
+            colour,
+            segments: steps,
+            dashed: false,
+            marker: Marker::None,
+            width: 1,
+        });
+    }
     chart.series.push(Series {
-        name: "AU, all accelerators".into(),
+        name: "AU, all accelerators, epoch average".into(),
         colour,
         segments: segments(|t| t.au),
         dashed: false,
@@ -103,7 +141,14 @@ fn au_over_time(run: &Run, epochs: &[(&PhaseResult, &TrainResult)]) -> Result<Fi
         svg: svg::line_chart(&chart)?,
         wide: true,
         note: Some(format!(
-            "AU = compute / (compute + wait) of every accelerator over each epoch, drawn across the epoch's time; {held} of {} epochs reached the threshold.",
+            "AU = compute / (compute + wait) of every accelerator{}; {held} of {} epochs reached the threshold.",
+            if per_interval {
+                format!(
+                    ", in each {interval} s of the run (a batch computed across an interval's end counts in both) and over each epoch"
+                )
+            } else {
+                " over each epoch, drawn across the epoch's time".to_string()
+            },
             epochs.len()
         )),
     })

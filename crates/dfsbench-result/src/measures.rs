@@ -216,6 +216,27 @@ pub struct Series {
     /// Errors per interval by kind (`fine_series` only).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub errors_by_kind: BTreeMap<String, Vec<u64>>,
+    /// Train epochs: nanoseconds the emulated accelerators computed, and waited for data, in
+    /// each interval, summed over them; AU over time is compute / (compute + wait).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub compute_ns: Vec<u64>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub wait_ns: Vec<u64>,
+}
+
+impl Series {
+    /// Interval by interval, the emulated accelerators' utilization (train epochs): None for an
+    /// interval in which they neither computed nor waited.
+    pub fn au(&self) -> Vec<Option<f64>> {
+        let len = self.compute_ns.len().max(self.wait_ns.len());
+        let at = |v: &[u64], i: usize| v.get(i).copied().unwrap_or(0);
+        (0..len)
+            .map(|i| {
+                let (c, w) = (at(&self.compute_ns, i), at(&self.wait_ns, i));
+                (c + w > 0).then(|| crate::au(c, w))
+            })
+            .collect()
+    }
 }
 
 /// CPU used by the dfsbench process during the phase.

@@ -208,6 +208,7 @@ mod tests {
             )]
             .into(),
             ops,
+            ..Default::default()
         }
     }
 

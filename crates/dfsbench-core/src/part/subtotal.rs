@@ -114,6 +114,8 @@ fn add_series(into: &mut Series, from: &Series) {
     add_vec(&mut into.ops, &from.ops);
     add_vec(&mut into.bytes, &from.bytes);
     add_vec(&mut into.errors, &from.errors);
+    add_vec(&mut into.compute_ns, &from.compute_ns);
+    add_vec(&mut into.wait_ns, &from.wait_ns);
     for (kind, v) in &from.errors_by_kind {
         add_vec(into.errors_by_kind.entry(kind.clone()).or_default(), v);
     }
@@ -353,7 +355,7 @@ mod tests {
             ops: ops.to_vec(),
             bytes: ops.to_vec(),
             errors: vec![0; ops.len()],
-            errors_by_kind: Default::default(),
+            ..Default::default()
         }
     }
 

@@ -119,7 +119,7 @@ fn part(rank: usize, classes: usize, n: u64) -> (RankPart, Vec<Histogram<u64>>) 
             ops: (0..1 + rank as u64 % 3).map(|i| i + rank as u64).collect(),
             bytes: vec![rank as u64; 2],
             errors: vec![0, 1],
-            errors_by_kind: BTreeMap::new(),
+            ..Default::default()
         },
         fine_series: None,
         quiet: None,

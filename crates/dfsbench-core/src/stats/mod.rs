@@ -23,7 +23,9 @@ mod recorder;
 mod series;
 
 pub(crate) use recorder::{Latencies, Recorder, BATCH};
-pub(crate) use series::{add_vec, coarsen, series_of, widen_series, Buckets, FINE_SERIES_INTERVAL, SERIES_INTERVAL};
+pub(crate) use series::{
+    add_vec, coarsen, series_of, widen_series, Buckets, Busy, FINE_SERIES_INTERVAL, SERIES_INTERVAL,
+};
 
 /// Running totals of one worker, written by it and read by the sampler (and, when the worker's
 /// thread is stuck in the storage at the end of a phase, by the runner instead of its result).
@@ -521,6 +523,42 @@ mod tests {
         assert_eq!(wide.ops[1], 1, "1.95 s is in the second 1 s interval");
         assert_eq!(wide.ops[2000], 1);
         assert_eq!(wide.ops.iter().sum::<u64>(), 2);
+    }
+
+    /// An accelerator's compute and wait spans count in the intervals they cover, split at
+    /// interval ends, and their sums are the spans' lengths however the series widens.
+    #[test]
+    fn busy_spans_split_over_intervals_and_sum_exactly() {
+        let start = Instant::now();
+        let (ms, secs) = (Duration::from_millis, Duration::from_secs);
+        let mut b = Buckets::new(start, SERIES_INTERVAL, None);
+        b.add_span(start + ms(200), start + ms(2500), Busy::Wait);
+        b.add_span(start + ms(2500), start + ms(2600), Busy::Compute);
+        let mut s = Series {
+            interval_s: 1.0,
+            ..Series::default()
+        };
+        b.add_into(&mut s);
+        let ns = |d: Duration| d.as_nanos() as u64;
+        assert_eq!(s.wait_ns, [ns(ms(800)), ns(ms(1000)), ns(ms(500))]);
+        assert_eq!(s.compute_ns, [0, 0, ns(ms(100))]);
+        assert_eq!(s.au()[2], Some(100.0 / 600.0));
+        assert_eq!(s.au()[0], Some(0.0));
+
+        // 100 ms intervals, a span far out makes them widen: nothing is lost.
+        let mut fine = Buckets::new(start, FINE_SERIES_INTERVAL, None);
+        fine.add_span(start + ms(50), start + ms(350), Busy::Compute);
+        fine.add_span(start + secs(1999), start + secs(2001), Busy::Compute);
+        assert_eq!(fine.width(), SERIES_INTERVAL);
+        let mut wide = Series {
+            interval_s: fine.width().as_secs_f64(),
+            ..Series::default()
+        };
+        fine.add_into(&mut wide);
+        assert_eq!(wide.compute_ns.iter().sum::<u64>(), ns(ms(300)) + ns(secs(2)));
+        assert_eq!(wide.compute_ns[0], ns(ms(300)));
+        assert_eq!(wide.compute_ns[1999], ns(secs(1)));
+        assert!(wide.wait_ns.is_empty() && wide.ops.iter().all(|&o| o == 0));
     }
 
     #[test]

@@ -10,7 +10,7 @@ use std::cell::RefCell;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Mutex;
 
-use super::{worker_histogram, Buckets, Live, PhaseControl, Reread, WorkerLatency, WorkerPhase};
+use super::{worker_histogram, Buckets, Busy, Live, PhaseControl, Reread, WorkerLatency, WorkerPhase};
 
 /// The exact latency histograms of one process's workers in one phase: per gateway of the
 /// target (worker `w` talks to gateway `w mod n`) and class of operation, the time to first
@@ -237,10 +237,15 @@ impl<'a> Recorder<'a> {
         );
     }
 
-    /// Record how long an emulated accelerator waited for its next batch (train epochs): it
-    /// goes to the process's exact wait histogram, not to the operations.
-    pub fn record_wait(&mut self, ns: u64) {
-        self.hold(Slot::Wait, ns);
+    /// Record a batch an emulated accelerator started (train epochs): it waited for its data
+    /// from `idle_from` to `start` and then computed for `compute`. The wait goes to the
+    /// process's exact wait histogram and both spans to the phase's series (AU over time),
+    /// none of it to the operations.
+    pub fn record_step(&mut self, idle_from: Instant, start: Instant, compute: std::time::Duration) {
+        self.hold(Slot::Wait, start.saturating_duration_since(idle_from).as_nanos() as u64);
+        let mut series = self.series.borrow_mut();
+        series.add_span(idle_from, start, Busy::Wait);
+        series.add_span(start, start + compute, Busy::Compute);
     }
 
     /// Note what the emulated accelerator this worker is did in the phase.

@@ -49,6 +49,16 @@ pub struct Buckets {
     errors: Vec<u64>,
     /// Errors per interval by kind, when asked for (the 100 ms series of runs with faults).
     errors_by_kind: Option<BTreeMap<&'static str, Vec<u64>>>,
+    /// Nanoseconds emulated accelerators computed and waited (train epochs; empty otherwise).
+    compute_ns: Vec<u64>,
+    wait_ns: Vec<u64>,
+}
+
+/// What an emulated accelerator did over a span of time: computed a batch or waited for one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Busy {
+    Compute,
+    Wait,
 }
 
 impl Buckets {
@@ -67,6 +77,8 @@ impl Buckets {
             bytes: Vec::with_capacity(reserve),
             errors: Vec::with_capacity(reserve),
             errors_by_kind: None,
+            compute_ns: Vec::new(),
+            wait_ns: Vec::new(),
         };
         b.grow_to(0);
         b
@@ -127,12 +139,38 @@ impl Buckets {
         }
     }
 
+    /// Count the nanoseconds from `from` to `to` that an emulated accelerator computed or
+    /// waited, each in the interval it fell in (time before the start in the first): a batch
+    /// computed across a second's end counts in both seconds.
+    pub fn add_span(&mut self, from: Instant, to: Instant, busy: Busy) {
+        let mut at = from;
+        while at < to {
+            let i = self.slot(at);
+            let until = self.current_to.min(to);
+            let v = match busy {
+                Busy::Compute => &mut self.compute_ns,
+                Busy::Wait => &mut self.wait_ns,
+            };
+            if v.len() <= i {
+                v.resize(i + 1, 0);
+            }
+            v[i] += until.saturating_duration_since(at).as_nanos() as u64;
+            at = until;
+        }
+    }
+
     /// Make every interval [`widening`] times wider, summing the counts they take in.
     fn widen(&mut self) {
         let factor = widening(self.width);
-        for v in [&mut self.ops, &mut self.bytes, &mut self.errors]
-            .into_iter()
-            .chain(self.errors_by_kind.iter_mut().flat_map(|m| m.values_mut()))
+        for v in [
+            &mut self.ops,
+            &mut self.bytes,
+            &mut self.errors,
+            &mut self.compute_ns,
+            &mut self.wait_ns,
+        ]
+        .into_iter()
+        .chain(self.errors_by_kind.iter_mut().flat_map(|m| m.values_mut()))
         {
             *v = sum_chunks(v, factor);
         }
@@ -154,6 +192,8 @@ impl Buckets {
         add(&mut series.ops, &self.ops);
         add(&mut series.bytes, &self.bytes);
         add(&mut series.errors, &self.errors);
+        add(&mut series.compute_ns, &self.compute_ns);
+        add(&mut series.wait_ns, &self.wait_ns);
         for (kind, v) in self.errors_by_kind.iter().flatten() {
             add(series.errors_by_kind.entry(kind.to_string()).or_default(), v);
         }
@@ -177,6 +217,8 @@ pub(crate) fn widen_series(series: &Series, factor: usize) -> Series {
             .iter()
             .map(|(k, v)| (k.clone(), sum_chunks(v, factor)))
             .collect(),
+        compute_ns: sum_chunks(&series.compute_ns, factor),
+        wait_ns: sum_chunks(&series.wait_ns, factor),
     }
 }
 

@@ -83,9 +83,9 @@ impl<C: Client> Worker<C> {
                 bytes += n;
             }
             let ready = Instant::now();
-            line.lock()
-                .timeline
-                .loaded(k, ready, loaded, bytes, &mut |w| rec.record_wait(w.as_nanos() as u64));
+            line.lock().timeline.loaded(k, ready, loaded, bytes, &mut |s| {
+                rec.record_step(s.idle_from, s.start, s.compute)
+            });
             k += readers;
         };
         self.end_epoch(&line, finished, readers, reader, rec).await;

@@ -20,6 +20,21 @@ struct Loaded {
     bytes: u64,
 }
 
+/// A batch the accelerator started: it was idle from `idle_from` until `start` (no time when
+/// the batch was there before it was free), then computed for `compute`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Started {
+    pub idle_from: Instant,
+    pub start: Instant,
+    pub compute: Duration,
+}
+
+impl Started {
+    pub(crate) fn waited(&self) -> Duration {
+        self.start.saturating_duration_since(self.idle_from)
+    }
+}
+
 #[derive(Debug)]
 pub(crate) struct Timeline {
     compute: Duration,
@@ -61,9 +76,9 @@ impl Timeline {
     }
 
     /// Batch `k` of `samples` samples and `bytes` bytes finished loading at `ready`. It and the
-    /// loaded batches after it start in order, each as soon as the accelerator is free; `wait`
-    /// sees how long the accelerator waited for each one that started.
-    pub(crate) fn loaded(&mut self, k: u64, ready: Instant, samples: u64, bytes: u64, wait: &mut impl FnMut(Duration)) {
+    /// loaded batches after it start in order, each as soon as the accelerator is free; `seen`
+    /// sees each one that started.
+    pub(crate) fn loaded(&mut self, k: u64, ready: Instant, samples: u64, bytes: u64, seen: &mut impl FnMut(Started)) {
         self.loaded.push(Loaded {
             batch: k,
             ready,
@@ -72,8 +87,12 @@ impl Timeline {
         });
         while let Some(i) = self.loaded.iter().position(|b| b.batch == self.started) {
             let b = self.loaded.swap_remove(i);
-            let waited = b.ready.saturating_duration_since(self.free_at);
-            let start = b.ready.max(self.free_at);
+            let step = Started {
+                idle_from: self.free_at,
+                start: b.ready.max(self.free_at),
+                compute: self.compute,
+            };
+            let start = step.start;
             self.free_at = start + self.compute;
             self.starts[(self.started % self.depth as u64) as usize] = start;
             self.started += 1;
@@ -82,8 +101,8 @@ impl Timeline {
             f.samples += b.samples;
             f.bytes += b.bytes;
             f.compute_ns += self.compute.as_nanos() as u64;
-            f.wait_ns += waited.as_nanos() as u64;
-            wait(waited);
+            f.wait_ns += step.waited().as_nanos() as u64;
+            seen(step);
         }
     }
 
@@ -109,7 +128,7 @@ mod tests {
         let mut now = t0;
         for k in 0..n {
             now = t.load_at(k, now).expect("one reader never waits for another") + load;
-            t.loaded(k, now, 4, 400, &mut |w| waits.push(w));
+            t.loaded(k, now, 4, 400, &mut |s| waits.push(s.waited()));
         }
         waits
     }
@@ -143,7 +162,7 @@ mod tests {
         let t0 = Instant::now();
         let mut t = Timeline::new(t0, 100 * MS, 2);
         // Loading is instant: batch 0 computes from t0, 1 from t0+100ms, 2 from t0+200ms.
-        let mut none = |_| {};
+        let mut none = |_: Started| {};
         assert_eq!(t.load_at(0, t0), Some(t0));
         t.loaded(0, t0, 1, 1, &mut none);
         assert_eq!(t.load_at(1, t0), Some(t0));
@@ -161,7 +180,7 @@ mod tests {
         let t0 = Instant::now();
         let mut t = Timeline::new(t0, MS, 4);
         let mut waits = Vec::new();
-        let mut w = |d| waits.push(d);
+        let mut w = |s: Started| waits.push(s.waited());
         // Batch 1 is loaded first: it waits for batch 0.
         t.loaded(1, t0 + 10 * MS, 1, 1, &mut w);
         assert_eq!(t.started, 0);
