@@ -272,3 +272,52 @@ fn report_of_a_train_run_draws_au_waits_and_the_search() {
         assert!(waits.contains(&line), "no line '{line}'");
     }
 }
+
+/// With --nodes 2 under mpirun on this one machine: a profile's search runs a client process
+/// per node, each with the step's accelerators, and llama3-8b's 8 ranks run 4 per node; the
+/// rows are those results' and say the launcher did not spread them over hosts.
+#[cfg(feature = "mpi")]
+#[test]
+fn client_nodes_run_under_the_launcher() {
+    if !common::mpirun_found() {
+        return;
+    }
+    let target = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let dir = out.path().join("mlperf");
+    let launcher = format!("mpirun {} -np {{np}}", common::MPIRUN_OPTIONS.join(" "));
+    let run = Command::new(bin())
+        .args(["study", "mlperf-storage", "-t", target.path().to_str().unwrap()])
+        .args(["--scale", "0.0001", "--nodes", "2", "--launcher", &launcher])
+        .args(["--points", "train-resnet50-nodes2,checkpoint-llama3-8b-nodes2"])
+        .args(["--out", dir.to_str().unwrap()])
+        .envs(common::MPIRUN_ENV)
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let doc = json(&dir.join("tables.json"));
+    // Table 0: each profile's row on this client, then on 2 client nodes.
+    let row = &doc["tables"][0]["rows"][3];
+    assert_eq!(row["labels"][0], "resnet50, 2 client nodes");
+    let r = json(&dir.join(cell(&doc, 0, 3, 0)["result"].as_str().unwrap()));
+    assert_eq!(r["cluster"]["ranks"], 2);
+    let steps = search_steps(&r);
+    assert!(!steps.is_empty());
+    for p in steps {
+        let active = p["params"]["active_accelerators"].as_u64().unwrap();
+        assert_eq!(
+            p["train"]["accelerators"],
+            2 * active,
+            "the step's accelerators on each client"
+        );
+    }
+    assert_eq!(cell(&doc, 0, 2, 0)["value"], Value::Null, "one client's row: not run");
+    // Table 2: llama3-8b's 8 ranks over 2 nodes.
+    assert_eq!(doc["tables"][2]["rows"][1]["labels"][1], "8 on 2 nodes");
+    let r = json(&dir.join(cell(&doc, 2, 1, 0)["result"].as_str().unwrap()));
+    assert_eq!(r["cluster"]["ranks"], 8);
+    assert!(num(&cell(&doc, 2, 1, 0)["value"]) > 0.0);
+    let md = std::fs::read_to_string(dir.join("tables.md")).unwrap();
+    assert!(md.contains("the launcher did not spread them"), "{md}");
+    assert_eq!(std::fs::read_dir(target.path()).unwrap().count(), 0, "nothing left");
+}

@@ -52,7 +52,8 @@ pub struct StudyArgs {
     pub points: Option<Vec<String>>,
 
     /// Client node counts of the studies with a node axis (size-sweep: 4,16,64; dfsperf:
-    /// 1,2,4,8,16; clients-sweep spreads its clients over the largest); needs --launcher.
+    /// 1,2,4,8,16; io500 and mlperf-storage: any; clients-sweep spreads its clients over the
+    /// largest); needs --launcher.
     #[arg(
         long,
         value_delimiter = ',',

@@ -248,7 +248,7 @@ fn run(a: &StudyArgs, print: Option<StudyFormat>) -> Result<(PathBuf, Result<(),
     let over_nodes = |s: &model::Study| s.points.iter().any(|p| matches!(p.spread, model::Spread::Nodes { .. }));
     if !nodes.is_empty() && !over_nodes(&study) {
         return Err(Failure::usage(format!(
-            "--nodes {}: {} has no point over these node counts (size-sweep and dfsperf have a node axis, clients-sweep spreads its clients over the largest count; size-sweep's 1 node is its one-client table)",
+            "--nodes {}: {} has no point over these node counts (size-sweep, dfsperf, io500 and mlperf-storage have a node axis, clients-sweep spreads its clients over the largest count; size-sweep's 1 node is its one-client table)",
             nodes.iter().map(usize::to_string).collect::<Vec<_>>().join(","),
             study.name
         )));

@@ -54,7 +54,7 @@ pub fn build(name: &str, scale: Scale, nodes: &[usize]) -> Option<Study> {
         "surfnet" => surfnet::surfnet(scale),
         "fio-matrix" => fio_matrix::fio_matrix(scale),
         "io500" => io500::io500(scale, nodes),
-        "mlperf-storage" => mlperf_storage::mlperf_storage(scale),
+        "mlperf-storage" => mlperf_storage::mlperf_storage(scale, nodes),
         _ => return None,
     })
 }
