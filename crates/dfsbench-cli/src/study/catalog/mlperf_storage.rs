@@ -70,7 +70,7 @@ pub fn mlperf_storage(scale: Scale, nodes: &[usize]) -> Study {
             let id = format!("train-{name}-nodes{k}");
             search_rows(&id, &clients(name, k), au, top, &mut held_rows, &mut step_rows);
             let spread = Spread::Nodes { nodes: k, per_node: 1 };
-            points.push(point(&id, format!("{what}; {k} client nodes"), job.clone(), spread));
+            points.push(point(&id, format!("{what}; {}", clients_on(k)), job.clone(), spread));
         }
         let x: Vec<f64> = counts(top).iter().map(|&a| a as f64).collect();
         let mut threshold = series(1, 1, rows.clone(), x.clone());
@@ -107,7 +107,7 @@ pub fn mlperf_storage(scale: Scale, nodes: &[usize]) -> Study {
             let per_node = ranks as usize / k;
             let uneven = (!(ranks as usize).is_multiple_of(k))
                 .then(|| format!("left out on {k} nodes: {preset}'s {ranks} ranks do not spread evenly over them"));
-            let labels = vec![preset.into(), format!("{ranks} on {k} nodes")];
+            let labels = vec![preset.into(), format!("{ranks} on {}", nodes_n(k))];
             ckpt_rows.push(checkpoint_row(&id, labels, uneven.as_ref()));
             let mut job = job.clone();
             job.settings.workers = Some(1);
@@ -117,7 +117,7 @@ pub fn mlperf_storage(scale: Scale, nodes: &[usize]) -> Study {
             };
             let on = match &uneven {
                 Some(_) => format!("{k} nodes: left out"),
-                None => format!("{k} nodes x {per_node} processes"),
+                None => format!("{} x {per_node} processes", nodes_n(k)),
             };
             let mut p = point(&id, format!("{what}; {on}"), job, spread);
             p.left_out = uneven;
@@ -229,7 +229,23 @@ fn search_rows(
 
 /// A profile's label on `k` client nodes.
 fn clients(profile: &str, k: usize) -> String {
-    format!("{profile}, {k} client nodes")
+    format!("{profile}, {}", clients_on(k))
+}
+
+/// `1 node`, `2 nodes`.
+fn nodes_n(k: usize) -> String {
+    match k {
+        1 => "1 node".into(),
+        k => format!("{k} nodes"),
+    }
+}
+
+/// `1 client node`, `2 client nodes`.
+fn clients_on(k: usize) -> String {
+    match k {
+        1 => "1 client node".into(),
+        k => format!("{k} client nodes"),
+    }
 }
 
 /// A checkpoint's row: write and read GB/s and seconds of the slowest rank.
@@ -302,6 +318,9 @@ mod tests {
         assert!(three.left_out.as_deref().unwrap().contains("do not spread evenly"));
         assert_eq!(s.tables[0].rows.len(), 3 * 3, "a row per profile and client count");
         assert_eq!(s.tables[0].rows[1].labels[0], "unet3d, 2 client nodes");
+        let one = mlperf_storage(Scale::parse("0.01").unwrap(), &[1]);
+        assert_eq!(one.tables[0].rows[1].labels[0], "unet3d, 1 client node");
+        assert_eq!(one.tables[2].rows[1].labels[1], "8 on 1 node");
         assert_eq!(s.tables[2].rows.len(), 2 * 3);
         assert_eq!(s.figures[0].series[0].rows.len(), 9, "every row's bar");
     }

@@ -139,7 +139,10 @@ impl<'a> Job<'a> {
     pub(super) fn finish(mut self, s: &Section, refused: &mut Vec<Refused>) -> ReadJob<'a> {
         let mut refuse = |o: &Opt, why: &str| refused.push(Refused::of(o, Some(why.into())));
         match (self.time_based, self.runtime) {
-            (Some(o), None) => refuse(o, "time_based needs runtime"),
+            (Some(o), None) => refuse(
+                o,
+                "time_based needs a runtime above 0: without one fio runs until stopped",
+            ),
             // One pass over size, cut short at runtime: also a runtime given on dfsbench's
             // command line (`--runtime`), as fio's own would be.
             (None, _) => self.spec.settings.time_based = Some(false),

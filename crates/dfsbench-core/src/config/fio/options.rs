@@ -280,6 +280,11 @@ impl<'a> Job<'a> {
                 None => refuse(Some("give 0 or 1".into())),
             },
             ("runtime" | "timeout", Some(t)) => match parse_duration(t) {
+                // fio's 0 is no limit, as if it were not given (an earlier one is undone).
+                Ok(d) if d.is_zero() => {
+                    self.spec.settings.duration = None;
+                    self.runtime = None;
+                }
                 Ok(_) => {
                     self.spec.settings.duration = Some(t.to_string());
                     self.runtime = Some(o);

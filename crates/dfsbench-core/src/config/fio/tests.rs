@@ -295,6 +295,11 @@ fn fio_semantics_dfsbench_lacks_are_refused() {
     let e = |t: &str| parse("t.fio", t, no_vars).unwrap_err().to_string();
     let capped = parse("t.fio", "[a]\nsize=1m\nruntime=10\n", no_vars).unwrap();
     assert_eq!(capped.jobs[0].settings.time_based, Some(false));
+    // runtime=0 is fio's no limit: one pass over size, also where [global] gave a runtime.
+    let unlimited = parse("t.fio", "[global]\nruntime=10\n[a]\nsize=1m\nruntime=0\n", no_vars).unwrap();
+    assert_eq!(unlimited.jobs[0].settings.duration, None);
+    validate(&unlimited.run, &unlimited.jobs).unwrap();
+    assert!(e("[a]\nsize=1m\ntime_based\nruntime=0\n").contains("time_based needs a runtime above 0"));
     // numjobs clones of a named file share it, each over all of it.
     let clones = parse("t.fio", "[a]\nsize=1m\nfilename=f\nnumjobs=4\n", no_vars).unwrap();
     assert_eq!(clones.jobs[0].workloads.io.same_file, Some(true));
