@@ -2,6 +2,7 @@
 
 #![warn(unreachable_pub)]
 
+mod beside;
 mod buf;
 mod clean;
 pub mod clock;
@@ -17,6 +18,7 @@ mod target;
 mod test_util;
 pub use dfsbench_result::units;
 
+pub use beside::{Beside, Found};
 pub use buf::{AlignedBuf, SharedData, ALIGN};
 pub use error::{one_line, take_detail, OpError};
 pub use storage::{

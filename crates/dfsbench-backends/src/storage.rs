@@ -237,6 +237,11 @@ pub trait Storage: Sync {
     fn write_back(&self) -> bool {
         false
     }
+    /// The target beside the run directory, where a dataset kept for later runs lives; None
+    /// where nothing outlives the run (mem://) or there is no such place (a device).
+    fn beside(&self) -> Option<Box<dyn crate::Beside + '_>> {
+        None
+    }
 }
 
 /// Sets the content of a chunk about to be written at a file offset.

@@ -220,6 +220,77 @@ fn io500_without_positional_writes(s: &Server, target: &str, backend: &str) {
     );
 }
 
+/// A train dataset kept beside the runs on the service (`--dataset`): generated once, trained
+/// on by a later run without a byte written, refused when half there, and removed by `dfsbench
+/// clean` at the location the run named, which leaves the prefix as it was.
+fn kept_dataset_beside_the_runs(s: &Server, target: &str, backend: &str) {
+    let layout = [
+        "-w",
+        "train",
+        "--files",
+        "6",
+        "--samples-per-file",
+        "2",
+        "--sample-size",
+        "8k",
+        "--batch-size",
+        "2",
+        "--accelerators",
+        "1",
+        "--epochs",
+        "1",
+        "--compute-time",
+        "1ms",
+    ];
+    let with = |extra: &[&'static str]| [&layout[..], extra].concat();
+    let made = s.run(target, &with(&["--phases", "generate", "--dataset", "kd"]));
+    assert_eq!(made.code, Some(0), "{backend}: {}", made.describe());
+    let note = made
+        .stderr_lines()
+        .into_iter()
+        .find(|l| l.contains("kept after the run"));
+    let note = note.unwrap_or_else(|| panic!("{backend}: no note of the kept dataset: {}", made.describe()));
+    // `dfsbench clean LOCATION` removes it: the location is the target's URI and the name.
+    let location = note
+        .split('`')
+        .nth(1)
+        .and_then(|c| c.strip_prefix("dfsbench clean "))
+        .unwrap();
+    assert!(location.contains("/dfsbench-dataset-kd"), "{backend}: {location}");
+    let dataset = u(&phase(made.result(), "generate")["bytes"]);
+    let r = s.run_ok(target, backend, &with(&["--phases", "train", "--dataset", "kd"]));
+    assert!(
+        phases(&r).iter().all(|p| p["name"] != "generate"),
+        "{backend}: not generated again"
+    );
+    let e = phase(&r, "train");
+    assert_eq!(
+        (u(&e["ops"]), u(&e["bytes"])),
+        (12, dataset),
+        "{backend}: every sample read once"
+    );
+    let other = s.run(target, &with(&["--phases", "generate", "--dataset", "kd"]));
+    assert_eq!(other.code, Some(1), "{backend}: {}", other.describe());
+    assert!(
+        other.stderr.contains("dataset 'kd' is already at"),
+        "{}",
+        other.describe()
+    );
+    let mut clean = s.command();
+    let out = clean.args(["clean", location]).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{backend}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let gone = s.run(target, &with(&["--phases", "train", "--dataset", "kd"]));
+    assert!(
+        gone.stderr.contains("no dataset 'kd' at"),
+        "{backend}: {}",
+        gone.describe()
+    );
+}
+
 /// What a file service adds: directory trees, and rename where the service has it.
 fn file_service_workloads(s: &Server, target: &str, backend: &str, rename: bool) {
     let r = s.run_ok(
@@ -249,6 +320,7 @@ fn minio_single_drive() {
         common_workloads(s, &target, "s3", true);
         refuses_what_objects_cannot_do(s, &target, "s3");
         io500_without_positional_writes(s, &target, "s3");
+        kept_dataset_beside_the_runs(s, &target, "s3");
         // The rename phase of a default meta run is skipped on object stores, with a note.
         let r = s.run(&s.s3_uri(""), &["-w", "meta", "--files", "5", "-j", "1"]);
         assert_eq!(r.code, Some(0), "{}", r.describe());
@@ -288,6 +360,7 @@ fn hdfs_native_and_webhdfs() {
         common_workloads(s, &native, "hdfs", false);
         file_service_workloads(s, &native, "hdfs", true);
         io500_without_positional_writes(s, &native, "hdfs");
+        kept_dataset_beside_the_runs(s, &native, "hdfs");
         let web = s.var("DFSBENCH_HDFS_HTTP").replacen("http://", "webhdfs://", 1);
         let web = format!("{}/bench", web.trim_end_matches('/'));
         common_workloads(s, &web, "webhdfs", false);

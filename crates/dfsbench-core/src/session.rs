@@ -228,16 +228,24 @@ fn open_storage(
 
 /// Bind the jobs to what the target holds: rank 0 first (it makes what is missing), then,
 /// once every rank knows it succeeded, the others to what it made.
-fn bind(config: &mut RunConfig, info: &TargetInfo, run_id: &str, group: &mut Group) -> Result<Vec<String>, StartError> {
+fn bind<S: Storage>(
+    config: &mut RunConfig,
+    s: &S,
+    info: &TargetInfo,
+    run_id: &str,
+    group: &mut Group,
+) -> Result<Vec<String>, StartError> {
     // The same config on every rank: all skip the round alike.
     if !config.jobs.iter().any(|j| j.workload.binds_to_target()) {
         return Ok(Vec::new());
     }
+    let beside = s.beside();
     let mut at = TargetAt {
         info,
         run_id,
         seed: config.seed,
         root: true,
+        beside: beside.as_deref(),
     };
     let first = group.is_root().then(|| bind_to_target(config, &at));
     let problem = first.as_ref().and_then(|r| r.as_ref().err()).map(|e| e.to_string());
@@ -289,7 +297,7 @@ impl Started<'_> {
                 return Err(StartError(StartCause::Backend(e)));
             }
         };
-        notes.extend(bind(&mut config, &info, self.run_id, group).inspect_err(|_| {
+        notes.extend(bind(&mut config, s, &info, self.run_id, group).inspect_err(|_| {
             if group.is_root() {
                 let _ = s.remove_run();
             }

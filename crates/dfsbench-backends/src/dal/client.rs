@@ -17,6 +17,9 @@ use super::{count_entries, op_error, stream_error};
 /// One worker's operator.
 pub struct DalClient {
     pub(super) op: Operator,
+    /// The prefix that holds the run directory, for `../NAME/...` (a kept dataset), where the
+    /// run reaches there.
+    pub(super) beside: Option<Operator>,
     pub(super) part_size: Option<usize>,
     pub(super) part_concurrency: usize,
     pub(super) retries: u32,
@@ -47,6 +50,24 @@ macro_rules! retry {
     }};
 }
 
+impl DalClient {
+    /// The operator that serves `path` and the path in it: the run's, or for `../NAME/...`
+    /// the one of the prefix that holds the run directory; nothing further up.
+    fn at<'p>(&self, path: &'p str) -> OpResult<(Operator, &'p str)> {
+        let (op, rest) = match path.strip_prefix("../") {
+            Some(rest) => (self.beside.as_ref(), rest),
+            None => (Some(&self.op), path),
+        };
+        match op {
+            Some(op) if !rest.split('/').any(|c| c == "..") => Ok((op.clone(), rest)),
+            _ => Err(OpError::new(
+                "EPERM",
+                format!("{path}: outside the run directory, and not a dataset this run keeps beside it"),
+            )),
+        }
+    }
+}
+
 // Every call is boxed: a worker's future then holds a pointer, not the largest of OpenDAL's
 // request futures (hundreds of KiB per worker at -j 256), and the heap holds only the future of
 // the request in flight.
@@ -55,46 +76,75 @@ impl Client for DalClient {
 
     async fn mkdir(&mut self, path: &str) -> OpResult<()> {
         Box::pin(async move {
+            let (op, path) = self.at(path)?;
             let dir = format!("{path}/");
-            retry!(self, self.op.create_dir(&dir))
+            retry!(self, op.create_dir(&dir))
         })
         .await
     }
 
     async fn rmdir(&mut self, path: &str) -> OpResult<()> {
         Box::pin(async move {
+            let (op, path) = self.at(path)?;
             let dir = format!("{path}/");
-            retry!(self, self.op.delete(&dir))
+            retry!(self, op.delete(&dir))
         })
         .await
     }
 
     async fn create(&mut self, path: &str) -> OpResult<()> {
-        Box::pin(async move { retry!(self, self.op.write(path, Buffer::new())).map(|_| ()) }).await
+        Box::pin(async move {
+            let (op, path) = self.at(path)?;
+            retry!(self, op.write(path, Buffer::new())).map(|_| ())
+        })
+        .await
     }
 
     async fn stat(&mut self, path: &str) -> OpResult<u64> {
-        Box::pin(async move { retry!(self, self.op.stat(path)).map(|m| m.content_length()) }).await
+        Box::pin(async move {
+            let (op, path) = self.at(path)?;
+            retry!(self, op.stat(path)).map(|m| m.content_length())
+        })
+        .await
     }
 
     async fn open_close(&mut self, path: &str) -> OpResult<()> {
-        Box::pin(async move { retry!(self, self.op.read(path)).map(|_| ()) }).await
+        Box::pin(async move {
+            let (op, path) = self.at(path)?;
+            retry!(self, op.read(path)).map(|_| ())
+        })
+        .await
     }
 
     async fn rename(&mut self, from: &str, to: &str) -> OpResult<()> {
-        Box::pin(async move { retry!(self, self.op.rename(from, to)) }).await
+        Box::pin(async move {
+            if from.starts_with("../") != to.starts_with("../") {
+                return Err(OpError::new(
+                    "EPERM",
+                    format!("{from} -> {to}: a rename stays inside the run directory or beside it"),
+                ));
+            }
+            let ((op, from), (_, to)) = (self.at(from)?, self.at(to)?);
+            retry!(self, op.rename(from, to))
+        })
+        .await
     }
 
     async fn list(&mut self, dir: &str) -> OpResult<u64> {
         Box::pin(async move {
+            let (op, dir) = self.at(dir)?;
             let d = format!("{dir}/");
-            retry!(self, count_entries(&self.op, &d))
+            retry!(self, count_entries(&op, &d))
         })
         .await
     }
 
     async fn delete(&mut self, path: &str) -> OpResult<()> {
-        Box::pin(async move { retry!(self, self.op.delete(path)) }).await
+        Box::pin(async move {
+            let (op, path) = self.at(path)?;
+            retry!(self, op.delete(path))
+        })
+        .await
     }
 
     async fn write_file(&mut self, path: &str, size: u64, _opts: FileOpts, mut src: Source<'_>) -> OpResult<()> {
@@ -113,16 +163,16 @@ impl Client for DalClient {
                 off += len as u64;
             }
             let body = Buffer::from(chunks);
+            let (op, path) = self.at(path)?;
             match self.part_size {
                 // One request: a PUT on object stores, one upload on file services.
-                None => retry!(self, self.op.write(path, body.clone())).map(|_| ()),
+                None => retry!(self, op.write(path, body.clone())).map(|_| ()),
                 // A multipart upload of part_size parts, part_concurrency in flight.
                 Some(part) => {
                     let mut attempt = 0;
                     loop {
                         let upload = async {
-                            let mut w = self
-                                .op
+                            let mut w = op
                                 .writer_with(path)
                                 .chunk(part)
                                 .concurrent(self.part_concurrency)
@@ -154,7 +204,8 @@ impl Client for DalClient {
     ) -> OpResult<FileRead> {
         Box::pin(async move {
             let mut check = check;
-            let reader = retry!(self, self.op.reader(path))?;
+            let (op, path) = self.at(path)?;
+            let reader = retry!(self, op.reader(path))?;
             let mut stream = reader.into_bytes_stream(..).await.map_err(op_error)?;
             let mut read = FileRead::default();
             while let Some(chunk) = stream.next().await {
@@ -174,7 +225,8 @@ impl Client for DalClient {
 
     async fn open_block(&mut self, path: &str, opts: BlockOpts) -> OpResult<DalBlock> {
         Box::pin(async move {
-            let reader = retry!(self, self.op.reader(path))?;
+            let (op, path) = self.at(path)?;
+            let reader = retry!(self, op.reader(path))?;
             let depth = opts.queue_depth.max(1);
             Ok(DalBlock {
                 reader,
@@ -269,5 +321,45 @@ impl BlockIo for DalBlock {
 
     async fn sync(&mut self, _data_only: bool) -> OpResult<()> {
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn operator(root: &str) -> Operator {
+        let s3 = opendal::services::S3::default()
+            .bucket("b")
+            .endpoint("http://127.0.0.1:9")
+            .region("us-east-1")
+            .root(root);
+        Operator::new(s3).unwrap().finish()
+    }
+
+    fn client(beside: bool) -> DalClient {
+        DalClient {
+            op: operator("/p/dfsbench-run/"),
+            beside: beside.then(|| operator("/p/")),
+            part_size: None,
+            part_concurrency: 1,
+            retries: 0,
+            retried: 0,
+        }
+    }
+
+    /// `../NAME/...` is served by the prefix that holds the run, only where the run keeps a
+    /// dataset there, and nothing above that prefix is reached.
+    #[test]
+    fn paths_beside_the_run_go_to_the_prefix_and_no_further() {
+        let c = client(true);
+        let (op, path) = c.at("j0/f1").unwrap();
+        assert_eq!((op.info().root(), path), ("/p/dfsbench-run/".to_string(), "j0/f1"));
+        let (op, path) = c.at("../dfsbench-dataset-x/f3").unwrap();
+        assert_eq!((op.info().root(), path), ("/p/".to_string(), "dfsbench-dataset-x/f3"));
+        for outside in ["../../x", "../a/../../x", "j0/../../x"] {
+            assert_eq!(c.at(outside).unwrap_err().kind, "EPERM", "{outside}");
+        }
+        assert_eq!(client(false).at("../dfsbench-dataset-x/f3").unwrap_err().kind, "EPERM");
     }
 }

@@ -5,6 +5,7 @@
 //! dfsbench's back: with `--retries N`, temporary failures are retried here and every retry is
 //! counted.
 
+mod beside;
 mod client;
 mod spec;
 mod swift_auth;
@@ -142,6 +143,9 @@ pub struct DalStorage {
     caps: Capabilities,
     retries: u32,
     setup: Setup,
+    /// A job reaches beside the run directory (a kept dataset, through [`Storage::beside`]):
+    /// clients made from then on also get an operator of the prefix that holds it.
+    reaches_beside: AtomicBool,
 }
 
 fn http_client(pool: usize) -> Result<reqwest::Client, OpError> {
@@ -356,6 +360,7 @@ impl DalStorage {
             caps: Capabilities::default(),
             retries: opts.retries,
             setup: Setup::of(opts),
+            reaches_beside: Default::default(),
         };
         let admin = storage.operator(&storage.spec.prefix, 4, 0)?;
         Ok((storage, admin))
@@ -510,13 +515,25 @@ impl Storage for DalStorage {
     }
 
     fn client(&self, worker: usize, queue_depth: usize) -> OpResult<DalClient> {
+        let beside = self.reaches_beside.load(Ordering::Relaxed);
         Ok(DalClient {
             op: self.operator(&join(&self.spec.prefix, &self.run_name), queue_depth, worker)?,
+            beside: match beside {
+                true => Some(self.operator(&self.spec.prefix, queue_depth, worker)?),
+                false => None,
+            },
             part_size: self.spec.part_size,
             part_concurrency: self.spec.part_concurrency,
             retries: self.retries,
             retried: 0,
         })
+    }
+
+    fn beside(&self) -> Option<Box<dyn crate::Beside + '_>> {
+        // Made like the run's own operators, which the run then fails to make as well.
+        let op = self.operator(&self.spec.prefix, 4, 0).ok()?;
+        self.reaches_beside.store(true, Ordering::Relaxed);
+        Some(Box::new(beside::DalBeside { storage: self, op }))
     }
 
     fn remove_run(&self) -> OpResult<()> {

@@ -5,6 +5,7 @@
 //! syscall and nothing else.
 
 mod aio;
+mod beside;
 mod block;
 mod device;
 mod mmap;
@@ -303,6 +304,13 @@ impl Storage for PosixStorage {
         // are not on the run directory's file system.
         // SAFETY: run_fd is an open directory of the file system the run writes to.
         self.device.is_none() && unsafe { libc::syncfs(self.run_fd.as_raw_fd()) } == 0
+    }
+
+    fn beside(&self) -> Option<Box<dyn crate::Beside + '_>> {
+        // A device's parent is /dev or like it: nothing is kept there.
+        let parent = self.run_dir.parent().filter(|_| self.device.is_none())?;
+        let parent = std::fs::canonicalize(parent).unwrap_or_else(|_| parent.to_path_buf());
+        Some(Box::new(beside::PosixBeside { parent }))
     }
 
     fn remove_run(&self) -> OpResult<()> {

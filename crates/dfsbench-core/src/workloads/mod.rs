@@ -63,7 +63,7 @@ pub struct RunSettings {
 }
 
 /// The opened target as [`Kind::on_target`] sees it.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub struct TargetAt<'a> {
     pub info: &'a TargetInfo,
     pub run_id: &'a str,
@@ -71,6 +71,8 @@ pub struct TargetAt<'a> {
     pub seed: u64,
     /// Rank 0, which binds first; the others bind after it, to what it made.
     pub root: bool,
+    /// Beside the run directory in the target; None where nothing outlives the run.
+    pub beside: Option<&'a dyn dfsbench_backends::Beside>,
 }
 
 /// What one workload module provides.
