@@ -5,7 +5,7 @@
 
 use dfsbench_backends::clock::Instant;
 
-use dfsbench_backends::{BlockIo, BlockOp, BlockOpts, Client, FileOpts, IoEngine, OpError};
+use dfsbench_backends::{BlockIo, BlockOp, BlockOpts, Client, Completion, FileOpts, IoEngine, OpError};
 use rand::{Rng, RngCore};
 
 use crate::pattern::FileKey;
@@ -224,25 +224,10 @@ impl<C: Client> Worker<C> {
             if let (true, Some(c)) = (write, &self.content) {
                 c.fill(key, offset, file.buffer(0));
             }
-            self.completions.clear();
-            let result = match file.submit(0, op, offset, size) {
-                Ok(()) => file.complete(1, &mut self.completions).await,
-                Err(e) => Err(e),
-            };
+            let moved = whole_op(&mut file, op, offset, size, &mut self.completions).await;
             let end = Instant::now();
-            let moved = result.and_then(|()| match self.completions.pop().map(|c| c.result) {
-                Some(Ok(n)) if n == size => Ok(n),
-                Some(Ok(n)) => Err(OpError::new("short_io", format!("moved {n} of {size} bytes"))),
-                Some(Err(e)) => Err(e),
-                None => Err(OpError::new("short_io", "no completion")),
-            });
             let checked = match (&moved, self.pattern.filter(|_| !write)) {
-                (Ok(n), Some(p)) => p.check(key, offset, &file.buffer(0)[..*n]).map_err(|m| {
-                    OpError::new(
-                        "verify",
-                        format!("wrong data at offset {}: found {}", m.offset, m.found),
-                    )
-                }),
+                (Ok(n), Some(p)) => p.check(key, offset, &file.buffer(0)[..*n]).map_err(verify_error),
                 _ => Ok(()),
             };
             match moved.and_then(|n| checked.map(|()| n)) {
@@ -304,11 +289,7 @@ impl<C: Client> Worker<C> {
                 break;
             };
             let file = &mut opened[index as usize];
-            self.completions.clear();
-            let result = match file.submit(0, BlockOp::Read, offset, RND_XFER) {
-                Ok(()) => file.complete(1, &mut self.completions).await,
-                Err(e) => Err(e),
-            };
+            let moved = whole_op(file, BlockOp::Read, offset, RND_XFER, &mut self.completions).await;
             let end = Instant::now();
             let key = FileKey {
                 job: ctx.job_index as u16,
@@ -316,19 +297,8 @@ impl<C: Client> Worker<C> {
                 worker: owner as u32,
                 index,
             };
-            let moved = result.and_then(|()| match self.completions.pop().map(|c| c.result) {
-                Some(Ok(RND_XFER)) => Ok(()),
-                Some(Ok(n)) => Err(OpError::new("short_io", format!("moved {n} of {RND_XFER} bytes"))),
-                Some(Err(e)) => Err(e),
-                None => Err(OpError::new("short_io", "no completion")),
-            });
-            let checked = moved.and_then(|()| match self.pattern {
-                Some(p) => p.check(key, offset, file.buffer(0)).map_err(|m| {
-                    OpError::new(
-                        "verify",
-                        format!("wrong data at offset {}: found {}", m.offset, m.found),
-                    )
-                }),
+            let checked = moved.and_then(|_| match self.pattern {
+                Some(p) => p.check(key, offset, file.buffer(0)).map_err(verify_error),
                 None => Ok(()),
             });
             match checked {
@@ -365,6 +335,33 @@ impl<C: Client> Worker<C> {
             }
         }
     }
+}
+
+/// One operation of `size` bytes at `offset` on slot 0 of `file`, waited for: the bytes moved,
+/// or an error for a failed or short one.
+async fn whole_op<B: BlockIo>(
+    file: &mut B,
+    op: BlockOp,
+    offset: u64,
+    size: usize,
+    completions: &mut Vec<Completion>,
+) -> Result<usize, OpError> {
+    completions.clear();
+    file.submit(0, op, offset, size)?;
+    file.complete(1, completions).await?;
+    match completions.pop().map(|c| c.result) {
+        Some(Ok(n)) if n == size => Ok(n),
+        Some(Ok(n)) => Err(OpError::new("short_io", format!("moved {n} of {size} bytes"))),
+        Some(Err(e)) => Err(e),
+        None => Err(OpError::new("short_io", "no completion")),
+    }
+}
+
+fn verify_error(m: crate::pattern::Mismatch) -> OpError {
+    OpError::new(
+        "verify",
+        format!("wrong data at offset {}: found {}", m.offset, m.found),
+    )
 }
 
 #[cfg(test)]
